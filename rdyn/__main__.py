@@ -1,0 +1,3 @@
+from rdyn.cli import main
+
+raise SystemExit(main())

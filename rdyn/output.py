@@ -1,0 +1,85 @@
+"""Output conventions of the interface contract (SPEC.md, "Interface contract").
+
+* ``--json`` prints exactly one JSON object on stdout; progress and logs go to stderr.
+* float64 results are JSON numbers in shortest round-trip form; with ``--dps N`` every
+  real is a string of N significant digits; integers are always numbers.
+* a non-finite value becomes ``null`` with a warning on stderr.
+* bad input raises :class:`UsageError`: one line on stderr, exit status 2.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+
+
+class UsageError(ValueError):
+    """Bad user input; reported as one line on stderr with exit status 2."""
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise :class:`UsageError` with ``message`` unless ``condition`` holds."""
+    if not condition:
+        raise UsageError(message)
+
+
+def warn(message: str) -> None:
+    print(f"rdyn: warning: {message}", file=sys.stderr)
+
+
+def _real(value: Any, dps: int | None, path: str) -> Any:
+    if isinstance(value, mpmath.mpf):
+        finite = mpmath.isfinite(value)
+    else:
+        value = float(value)
+        finite = math.isfinite(value)
+    if not finite:
+        warn(f"non-finite value at {path or 'result'} reported as null")
+        return None
+    if dps is None:
+        return float(value)
+    return _digits(value, dps)
+
+
+def _digits(value: Any, dps: int) -> str:
+    """``value`` as a string of exactly ``dps`` significant digits (scientific form)."""
+    with mpmath.workdps(dps + 10):
+        x = mpmath.mpf(value)
+        if x == 0:
+            return "0." + "0" * (dps - 1) + "e+0" if dps > 1 else "0e+0"
+        return mpmath.nstr(x, dps, strip_zeros=False, min_fixed=1, max_fixed=0)
+
+
+def jsonable(obj: Any, dps: int | None = None, path: str = "") -> Any:
+    """Convert a result tree to JSON-ready values following the contract."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v, dps, f"{path}.{k}" if path else str(k)) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v, dps, f"{path}[{i}]") for i, v in enumerate(obj)]
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if hasattr(obj, "dtype") and getattr(obj.dtype, "kind", "") in "iu":
+        return int(obj)
+    if isinstance(obj, Fraction):
+        return _real(float(obj), dps, path)
+    return _real(obj, dps, path)
+
+
+def emit_json(obj: dict, dps: int | None = None) -> None:
+    """Print ``obj`` as the one JSON object of a ``--json`` run."""
+    print(json.dumps(jsonable(obj, dps), allow_nan=False))
+
+
+def format_real(value: Any, digits: int = 10) -> str:
+    """Human-readable real for the text summary."""
+    if value is None:
+        return "none"
+    if isinstance(value, mpmath.mpf):
+        return mpmath.nstr(value, digits)
+    return f"{float(value):.{digits}g}"
