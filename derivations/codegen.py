@@ -1,0 +1,193 @@
+"""One printer, several numeric backends: derived sympy expressions -> Python source.
+
+The same generated source runs on float64 (``math``, compiled by numba), on mpmath at any
+precision, and on python-flint ``arb`` balls. Backends differ only in the namespace ``F``
+(elementary functions and pi) and the constructor ``R`` of exact rationals, so every backend
+evaluates literally the same recursion. Common subexpressions are shared (``sympy.cse``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable, Sequence
+
+import sympy as sp
+from sympy.printing.pycode import PythonCodePrinter
+
+_FUNCTIONS = ("exp", "log", "sqrt", "atan", "sin", "cos", "acos", "atan2", "log1p", "expm1")
+
+
+class _BackendPrinter(PythonCodePrinter):
+    """Prints functions as ``F.name(...)``, pi as ``F.pi``, rationals as ``R(p)/R(q)``."""
+
+    def _print_Function(self, expr):
+        name = type(expr).__name__
+        if name not in _FUNCTIONS:
+            raise ValueError(f"no backend function for {name}")
+        return f"F.{name}({', '.join(self._print(a) for a in expr.args)})"
+
+    _print_exp = _print_sqrt = _print_atan = _print_sin = _print_cos = _print_Function
+    _print_log = _print_acos = _print_atan2 = _print_Function
+
+    def _print_Pi(self, expr):
+        return "F.pi"
+
+    def _print_Rational(self, expr):
+        return f"(R({expr.p})/R({expr.q}))"
+
+    def _print_Half(self, expr):
+        return self._print_Rational(expr)
+
+    def _print_Integer(self, expr):
+        return f"R({expr.p})"
+
+    def _print_Pow(self, expr, rational=False):
+        base, exponent = expr.args
+        if exponent == sp.Rational(1, 2):
+            return f"F.sqrt({self._print(base)})"
+        if exponent == -sp.Rational(1, 2):
+            return f"(R(1)/F.sqrt({self._print(base)}))"
+        if exponent.is_Integer:
+            n = int(exponent)
+            b = self.parenthesize(base, 1000)
+            if n == 0:
+                return "R(1)"
+            power = "*".join([b] * abs(n)) if abs(n) <= 4 else f"{b}**{abs(n)}"
+            return f"({power})" if n > 0 else f"(R(1)/({power}))"
+        if exponent.is_Rational and exponent.q == 2:
+            return f"(F.sqrt({self._print(base)})**{exponent.p})" if exponent.p > 0 else \
+                f"(R(1)/F.sqrt({self._print(base)})**{-exponent.p})"
+        raise ValueError(f"unsupported power {expr}")
+
+
+def emit_assignments(outputs: Sequence[sp.Expr], indent: str = "    ") -> tuple[list[str], list[str]]:
+    """Lines assigning common subexpressions, and the printed outputs."""
+    printer = _BackendPrinter()
+    replacements, reduced = sp.cse(list(outputs), symbols=sp.numbered_symbols("_x"))
+    lines = [f"{indent}{sym} = {printer.doprint(expr)}" for sym, expr in replacements]
+    return lines, [printer.doprint(expr) for expr in reduced]
+
+
+@dataclass
+class ConstantPool:
+    """Hoists subexpressions that depend only on parameters out of per-step code.
+
+    ``hoist(expr)`` replaces every maximal parameter-only, non-atomic subtree by a symbol
+    ``c[i]``; ``source(name, parameters)`` prints ``def name(*parameters): return (...)``
+    computing them once per run.
+    """
+
+    variables: frozenset
+    constants: dict = None
+
+    def __post_init__(self):
+        self.constants = {}
+
+    def _symbol(self, expr: sp.Expr) -> sp.Symbol:
+        if expr not in self.constants:
+            self.constants[expr] = sp.Symbol(f"c[{len(self.constants)}]")
+        return self.constants[expr]
+
+    def hoist(self, expr: sp.Expr) -> sp.Expr:
+        if expr.free_symbols & self.variables:
+            if expr.is_Atom:
+                return expr
+            if expr.is_Pow and expr.exp.is_Number:
+                return sp.Pow(self.hoist(expr.base), expr.exp)
+            if expr.is_Mul or expr.is_Add:  # fold all parameter-only operands into one constant
+                fixed = [a for a in expr.args if not (a.free_symbols & self.variables)]
+                moving = [self.hoist(a) for a in expr.args if a.free_symbols & self.variables]
+                if len(fixed) > 1 or (fixed and fixed[0] not in (sp.S.One, sp.S.NegativeOne)):
+                    moving.append(self._symbol(expr.func(*fixed)))
+                elif fixed:
+                    moving.append(fixed[0])
+                return expr.func(*moving, evaluate=False)
+            return expr.func(*[self.hoist(arg) for arg in expr.args])
+        if expr in (sp.S.Zero, sp.S.One, sp.S.NegativeOne):
+            return expr
+        return self._symbol(expr)
+
+    def source(self, name: str, parameters: str) -> str:
+        printer = _BackendPrinter()
+        body = ", ".join(printer.doprint(expr) for expr in self.constants)
+        return f"def {name}({parameters}):\n    return ({body},)\n"
+
+
+def math_namespace():
+    """The ``math`` module itself, so numba can compile ``F.exp(...)`` calls."""
+    return math
+
+
+def mpmath_namespace() -> SimpleNamespace:
+    import mpmath
+
+    ns = {name: getattr(mpmath, name) for name in _FUNCTIONS}
+    return SimpleNamespace(**ns, pi=mpmath.pi)
+
+
+class ArbFunctions:
+    """python-flint ``arb`` versions of the elementary functions (balls in, balls out)."""
+
+    @staticmethod
+    def _arb(x):
+        from flint import arb
+
+        return x if isinstance(x, arb) else arb(x)
+
+    exp = staticmethod(lambda x: ArbFunctions._arb(x).exp())
+    log = staticmethod(lambda x: ArbFunctions._arb(x).log())
+    sqrt = staticmethod(lambda x: ArbFunctions._arb(x).nonnegative_part().sqrt())
+    atan = staticmethod(lambda x: ArbFunctions._arb(x).atan())
+    sin = staticmethod(lambda x: ArbFunctions._arb(x).sin())
+    cos = staticmethod(lambda x: ArbFunctions._arb(x).cos())
+    acos = staticmethod(lambda x: ArbFunctions._arb(x).acos())
+    log1p = staticmethod(lambda x: ArbFunctions._arb(x).log1p())
+    expm1 = staticmethod(lambda x: ArbFunctions._arb(x).expm1())
+
+    @staticmethod
+    def atan2(y, x):
+        from flint import arb
+
+        return arb.atan2(ArbFunctions._arb(y), ArbFunctions._arb(x))
+
+    @property
+    def pi(self):
+        from flint import arb
+
+        return arb.pi()
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Namespace ``F`` of functions and rational constructor ``R`` for generated code."""
+
+    name: str
+    functions: object
+    rational: Callable
+
+    def namespace(self) -> dict:
+        return {"F": self.functions, "R": self.rational}
+
+
+def float_backend() -> Backend:
+    return Backend("float64", math_namespace(), float)
+
+
+def mpmath_backend() -> Backend:
+    import mpmath
+
+    return Backend("mpmath", mpmath_namespace(), mpmath.mpf)
+
+
+def arb_backend() -> Backend:
+    from flint import arb
+
+    return Backend("arb", ArbFunctions(), arb)
+
+
+def compile_source(source: str, name: str, backend: Backend) -> Callable:
+    """exec ``source`` in the backend's namespace and return the function ``name``."""
+    namespace = backend.namespace()
+    exec(compile(source, f"<rdyn generated: {name} [{backend.name}]>", "exec"), namespace)
+    return namespace[name]

@@ -1,0 +1,222 @@
+"""Run Model A's collapsed (C1, C2, C3) dynamics and report the phase boundaries t1 and T*.
+
+Model (SPEC.md, Model A; seed 000, Lemma D.2): W_V(t) = C1(t) V*, W_KQ(t) = C2(t) A_in -
+C3(t) A_out, full-batch GD on L = 1/2 E||Y - TF(X)||_F^2 (summed over all M*D entries) from
+zero. p(t) = 1/(K + (D-K) exp(-(C2+C3)/scale)) is the attention on an in-group key
+(scale = D, or sqrt(D) with --logit-scale sqrtD). C1*(t) is the fixed point of the C1 update
+at fixed p. loss is the excess loss L - 1/2 E||E||_F^2 (noise constant removed).
+
+  t1 = min{t >= 1 : C1(t) >= t1_fraction * C1*(t)}   (Lemma D.13; default 0.95)
+  T* = min{t >= 0 : p(t) >= tstar_attention}          (Lemma D.16; default 1/(2K))
+
+eta_limit is the supremum of step sizes for which dC1(t+1)/dC1(t) at fixed p (C1 > 0 branch)
+lies in (-1, 1) for every p in [1/D, 1/K]; lost_at_step is the first step where it does not.
+All quantities are dimensionless; steps are GD iterations (t = 0 is the zero initial state).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rdyn.output import UsageError, emit_json, format_real, require
+
+NAME = "teacher"
+HELP = "Model A collapsed dynamics: C1, C2, C3, phases t1 and T*"
+
+PRESETS = {  # task: (default D, default K, K fixed?)
+    "cnn": (36, 4, False),
+    "gcn": (20, 3, True),
+    "sts": (20, 4, False),
+    "gslp": (20, 1, True),
+}
+
+
+def preset_groups(task: str, D: int, K: int) -> list[list[int]]:
+    """The group G^i of every query column i for a preset teacher (SPEC.md table)."""
+    if task == "cnn":
+        return [list(range((i // K) * K, (i // K) * K + K)) for i in range(D)]
+    if task == "gcn":
+        return [sorted({(i - 1) % D, i, (i + 1) % D}) for i in range(D)]
+    if task == "sts":
+        return [list(range(K)) for _ in range(D)]
+    if task == "gslp":
+        return [[0] for _ in range(D)]
+    raise UsageError(f"unknown task {task!r}")
+
+
+def validate_groups(groups, D: int | None = None) -> tuple[int, int]:
+    """Check a user family of groups: D lists of K distinct indices in 0..D-1. Returns (D, K)."""
+    require(isinstance(groups, list) and groups and all(isinstance(g, list) for g in groups),
+            "--groups must be a JSON list of D index lists")
+    n = len(groups)
+    require(D is None or D == n, f"--groups has {n} groups but --D is {D}")
+    sizes = {len(g) for g in groups}
+    require(len(sizes) == 1, f"every group must have the same size K; got sizes {sorted(sizes)}")
+    (K,) = sizes
+    for i, g in enumerate(groups):
+        require(all(isinstance(j, int) and 0 <= j < n for j in g),
+                f"group {i} has an index outside 0..{n - 1}")
+        require(len(set(g)) == len(g), f"group {i} repeats an index")
+    require(1 <= K < n, f"need 1 <= K < D, got K={K}, D={n}")
+    return n, K
+
+
+def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``rdyn teacher`` (shared with ``rdyn crosscheck``)."""
+    parser.add_argument("--task", choices=sorted(PRESETS), default=None,
+                        help="preset teacher (default: sts if --D/--K are given, else cnn)")
+    parser.add_argument("--D", type=int, default=None, help="number of tokens D")
+    parser.add_argument("--K", type=int, default=None, help="group size K (1 <= K < D)")
+    parser.add_argument("--groups", type=Path, default=None,
+                        help="JSON file: list of D index lists (group of each query column), all of size K")
+    parser.add_argument("--activation", choices=("identity", "relu", "leaky"), default="relu")
+    parser.add_argument("--kappa", type=float, default=None,
+                        help="LeakyReLU negative slope in [0, 1) (leaky only; default 0.1)")
+    parser.add_argument("--eta", type=float, default=None,
+                        help="step size (default: half of eta_limit)")
+    parser.add_argument("--vstar-norm2", type=float, default=1.0, help="||V*||_F^2 (default 1)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="GD steps N (default: run to T*, then as many steps again; <= 1e9)")
+    parser.add_argument("--record", type=str, default=None,
+                        help="comma-separated steps in 0..N whose state to report")
+    parser.add_argument("--sigma-prime-zero", type=float, default=1.0,
+                        help="sigma'(0), used at the first step where W_V = 0 (default 1)")
+    parser.add_argument("--logit-scale", choices=("D", "sqrtD"), default="D",
+                        help="softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D) (conference)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_teacher_arguments(parser)
+    parser.add_argument("--t1-fraction", type=float, default=0.95,
+                        help="t1 threshold: C1 >= fraction * C1* (default 0.95)")
+    parser.add_argument("--tstar-attention", type=float, default=None,
+                        help="T* threshold on p (default 1/(2K))")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+def teacher_config_from_args(args):
+    """(TeacherConfig, groups) from parsed teacher options, with one-line usage errors."""
+    from reduced_dynamics.model_a import TeacherConfig
+
+    if args.groups is not None:
+        require(args.task is None, "--groups and --task are exclusive")
+        try:
+            groups = json.loads(Path(args.groups).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UsageError(f"cannot read --groups {args.groups}: {exc}") from None
+        D, K = validate_groups(groups, args.D)
+        require(args.K is None or args.K == K, f"--groups have size {K} but --K is {args.K}")
+    else:
+        task = args.task or ("sts" if (args.D is not None or args.K is not None) else "cnn")
+        D0, K0, k_fixed = PRESETS[task]
+        D = args.D if args.D is not None else D0
+        K = args.K if args.K is not None else K0
+        require(not (k_fixed and K != K0), f"task {task} has K = {K0}; --K cannot change it")
+        require(K >= 1, f"K must be >= 1, got {K}")
+        require(K < D, f"need K < D, got K={K}, D={D}")
+        if task == "cnn":
+            require(D % K == 0, f"cnn needs D to be a multiple of K, got D={D}, K={K}")
+        groups = preset_groups(task, D, K)
+    require(args.activation == "leaky" or args.kappa is None,
+            "--kappa applies to --activation leaky only")
+    kappa = 0.1 if args.kappa is None else args.kappa
+    require(0 <= kappa < 1, f"kappa must be in [0, 1), got {kappa}")
+    require(args.eta is None or args.eta > 0, f"eta must be > 0, got {args.eta}")
+    require(args.vstar_norm2 > 0, f"--vstar-norm2 must be > 0, got {args.vstar_norm2}")
+    require(args.steps is None or 0 <= args.steps <= 10**9, "--steps must be in 0..1e9")
+    config = TeacherConfig(D=D, K=K, activation=args.activation, kappa=kappa, eta=args.eta,
+                           vstar_norm2=args.vstar_norm2, sigma_prime_zero=args.sigma_prime_zero,
+                           logit_scale=args.logit_scale)
+    return config, groups
+
+
+def parse_record(text: str | None, steps: int | None) -> list[int]:
+    if not text:
+        return []
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"--record must be comma-separated integers, got {text!r}") from None
+    for v in values:
+        require(v >= 0 and (steps is None or v <= steps),
+                f"record step {v} outside 0..{steps if steps is not None else 'N'}")
+    return sorted(set(values))
+
+
+def run(args) -> int:
+    from reduced_dynamics.model_a import Thresholds, run as run_dynamics
+
+    config, _ = teacher_config_from_args(args)
+    record = parse_record(args.record, args.steps)
+    require(0 < args.t1_fraction, "--t1-fraction must be > 0")
+    require(args.tstar_attention is None or 0 < args.tstar_attention <= 1,
+            "--tstar-attention must be in (0, 1]")
+    thresholds = Thresholds(args.t1_fraction, args.tstar_attention)
+    backend = "float64" if args.dps is None else "arb"
+    result = run_dynamics(config, steps=args.steps, record=record, thresholds=thresholds,
+                          backend=backend, dps=args.dps, progress=not args.quiet)
+    for v in record:
+        require(v <= result.steps, f"record step {v} outside 0..{result.steps}")
+    summary = result_summary(result, args.dps)
+    if args.json:
+        emit_json(summary, args.dps)
+    else:
+        print(text_summary(result))
+    return 0
+
+
+def _exact(value, dps):
+    """A sympy number as float64, or as an mpf carrying dps + 10 digits."""
+    if dps is None:
+        return float(value)
+    import mpmath
+    import sympy as sp
+
+    with mpmath.workdps(dps + 10):
+        return mpmath.mpf(str(sp.N(value, dps + 10)))
+
+
+def result_summary(result, dps=None) -> dict:
+    """The JSON object of the interface contract (plus eta, loss_slope, model)."""
+    from reduced_dynamics.model_a import eta_limit_exact
+
+    c = result.config
+    return {
+        "t1": result.t1,
+        "T_star": result.T_star,
+        "final": result.final.as_dict(),
+        "record": {str(t): r.as_dict() for t, r in sorted(result.record.items())},
+        "stability": {"eta_limit": _exact(eta_limit_exact(c), dps),
+                      "lost_at_step": result.lost_at_step},
+        "eta": _exact(c.exact_step_size(), dps),
+        "loss_slope": result.loss_slope,
+        "model": {"D": c.D, "K": c.K, "activation": c.activation,
+                  "kappa": c.kappa if c.activation == "leaky" else None,
+                  "vstar_norm2": c.vstar_norm2, "sigma_prime_zero": c.sigma_prime_zero,
+                  "logit_scale": c.logit_scale, "backend": result.backend},
+    }
+
+
+def text_summary(result) -> str:
+    c = result.config
+    f = result.final
+    act = c.activation + (f" (kappa={c.kappa})" if c.activation == "leaky" else "")
+    lines = [
+        f"Model A collapsed dynamics: D={c.D}, K={c.K}, {act}, ||V*||_F^2={c.vstar_norm2}, "
+        f"logits/{c.logit_scale}, backend {result.backend}",
+        f"  eta = {format_real(result.eta)}  (eta_limit = {format_real(result.eta_limit)}; "
+        f"stability lost at step {result.lost_at_step if result.lost_at_step is not None else 'never'})",
+        f"  t1 = {result.t1 if result.t1 is not None else 'not reached'}   "
+        f"T* = {result.T_star if result.T_star is not None else 'not reached'}   steps run = {result.steps}",
+        f"  final: C1 = {format_real(f.C1, 15)}  C2 = {format_real(f.C2, 15)}  C3 = {format_real(f.C3, 15)}",
+        f"         p = {format_real(f.p, 15)} (1/K = {format_real(1 / c.K)})  "
+        f"C1* = {format_real(f.C1_star, 15)}  excess loss = {format_real(f.loss, 15)}",
+    ]
+    if result.loss_slope is not None:
+        lines.append(f"  late-time log-log loss slope = {result.loss_slope:.4f} (paper: Theta(1/T), slope -1)")
+    for t, r in sorted(result.record.items()):
+        lines.append(f"  t={t}: C1={format_real(r.C1, 12)} C2={format_real(r.C2, 12)} "
+                     f"C3={format_real(r.C3, 12)} p={format_real(r.p, 12)} loss={format_real(r.loss, 12)}")
+    return "\n".join(lines)

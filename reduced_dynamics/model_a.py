@@ -1,0 +1,366 @@
+"""Iterating Model A's collapsed dynamics: float64 (numba), arbitrary precision (arb, mpmath).
+
+One event loop (:func:`_make_advance`) serves every backend: numba compiles it for float64,
+and the same Python function runs on python-flint ``arb`` (``--dps``, fast) or mpmath
+(independent reference). It advances the state in chunks, so a driver can show progress,
+checkpoint or stop between chunks, and a batch or compiled backend only has to supply
+another ``advance``.
+
+Definitions (SPEC.md, "Phase boundaries"):
+``t1 = min{t >= 1 : C1(t) >= t1_fraction * C1*(t)}`` (Lemma D.13, default 0.95) and
+``T* = min{t >= 0 : p(t) >= tstar_attention}`` (Lemma D.16, default 1/(2K)).
+``lost_at_step`` is the first t in 0..N-1 where the C1 multiplier at p(t) leaves (-1, 1).
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Callable, Sequence
+
+import numpy as np
+
+from reduced_dynamics.model_a_kernels import eta_limit_expression, kernels
+
+MAX_STEPS = 10**9
+STRIP_EVERY = 32
+NO_EVENT = -1
+
+
+@dataclass(frozen=True)
+class TeacherConfig:
+    """Parameters of one collapsed Model A run (symbols as in SPEC.md, Model A).
+
+    ``vstar_norm2`` is ||V*||_F^2; ``sigma_prime_zero`` is sigma'(0); ``logit_scale`` is the
+    softmax divisor ("D" or "sqrtD"); ``kappa`` is used by the leaky activation only.
+    ``eta = None`` means half of :func:`eta_limit`.
+    """
+
+    D: int
+    K: int
+    activation: str = "relu"
+    kappa: float = 0.1
+    eta: float | None = None
+    vstar_norm2: float = 1.0
+    sigma_prime_zero: float = 1.0
+    logit_scale: str = "D"
+
+    def __post_init__(self) -> None:
+        if not (1 <= self.K < self.D):
+            raise ValueError(f"need 1 <= K < D, got D={self.D}, K={self.K}")
+        if self.activation not in ("identity", "relu", "leaky"):
+            raise ValueError(f"unknown activation {self.activation!r}")
+        if not (0 <= self.kappa < 1):
+            raise ValueError(f"kappa must be in [0, 1), got {self.kappa}")
+        if self.eta is not None and not (self.eta > 0):
+            raise ValueError(f"eta must be > 0, got {self.eta}")
+        if not (self.vstar_norm2 > 0):
+            raise ValueError(f"||V*||_F^2 must be > 0, got {self.vstar_norm2}")
+        if self.logit_scale not in ("D", "sqrtD"):
+            raise ValueError(f"logit scale must be D or sqrtD, got {self.logit_scale!r}")
+
+    @property
+    def step_size(self) -> float:
+        return self.eta if self.eta is not None else eta_limit(self) / 2
+
+    def exact_step_size(self):
+        """eta as an exact sympy number: the given float's decimal form, or eta_limit/2."""
+        import sympy as sp
+
+        if self.eta is not None:
+            return sp.Rational(repr(self.eta))
+        return eta_limit_exact(self) / 2
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Phase thresholds: C1 >= t1_fraction * C1* (t1) and p >= tstar_attention (T*)."""
+
+    t1_fraction: float = 0.95
+    tstar_attention: float | None = None  # None: 1/(2K)
+
+    def attention(self, K: int) -> float:
+        return 1.0 / (2 * K) if self.tstar_attention is None else self.tstar_attention
+
+
+def attention_crossing(config: TeacherConfig, level: float) -> float:
+    """The value of C2 + C3 at which p = 1/(K + (D-K) exp(-(C2+C3)/scale)) reaches ``level``
+    (p is increasing in C2 + C3); +inf if p never reaches it (level >= 1/K)."""
+    room = 1.0 / level - config.K
+    if room <= 0:
+        return math.inf
+    scale = config.D if config.logit_scale == "D" else math.sqrt(config.D)
+    return -scale * math.log(room / (config.D - config.K))
+
+
+def eta_limit_exact(config: TeacherConfig):
+    """Supremum of step sizes keeping the C1 multiplier in (-1, 1) for p in [1/D, 1/K]
+    (derived: 2K / (D E[sigma(g)^2])), exact (kappa read as its decimal form)."""
+    import sympy as sp
+
+    from derivations import model_a as ma
+
+    expr = eta_limit_expression(config.activation)
+    return sp.nsimplify(expr.subs({ma.D: config.D, ma.K: config.K,
+                                   ma.kappa: sp.Rational(repr(config.kappa))}))
+
+
+def eta_limit(config: TeacherConfig) -> float:
+    """:func:`eta_limit_exact` in float64."""
+    return float(eta_limit_exact(config))
+
+
+@dataclass(frozen=True)
+class StateReport:
+    """Observables at one step: the state, attention level p, C1*, excess loss."""
+
+    t: int
+    C1: object
+    C2: object
+    C3: object
+    p: object
+    C1_star: object
+    loss: object
+
+    def as_dict(self) -> dict:
+        return {"t": self.t, "C1": self.C1, "C2": self.C2, "C3": self.C3, "p": self.p,
+                "C1_star": self.C1_star, "loss": self.loss}
+
+
+@dataclass
+class RunResult:
+    config: TeacherConfig
+    eta: float
+    steps: int
+    t1: int | None
+    T_star: int | None
+    lost_at_step: int | None
+    eta_limit: float
+    final: StateReport
+    record: dict[int, StateReport]
+    loss_curve: list[tuple[int, object]] = field(default_factory=list)
+    loss_slope: float | None = None
+    backend: str = "float64"
+
+
+# --------------------------------------------------------------------------------------------
+# The event loop, written once; numba compiles it for float64.
+# --------------------------------------------------------------------------------------------
+
+def _make_advance(step: Callable, attention: Callable, c1_star: Callable,
+                  multiplier: Callable) -> Callable:
+    def advance(state, t, n, c, capture_steps, capture_out, cursor, events, settings):
+        """Advance ``state`` (C1, C2, C3 at step t) by up to n steps; ``c`` = prepare(...).
+
+        events = [t1, T_star, lost_at_step, end] (-1: not yet); settings = [t1_fraction,
+        tstar_attention, check_stability, default_end, prefilter]: p is only evaluated once
+        C2 + C3 >= prefilter (a bound a little below the exact crossing). Returns the new t.
+        """
+        C1 = state[0]
+        C2 = state[1]
+        C3 = state[2]
+        for _ in range(n):
+            if events[0] < 0 and t >= 1 and C1 >= settings[0] * c1_star(C2, C3, c):
+                events[0] = t
+            if events[1] < 0 and C2 + C3 >= settings[4] and attention(C2, C3, c) >= settings[1]:
+                events[1] = t
+                if settings[3] > 0:
+                    events[3] = max(2 * t, 1000)
+            if settings[2] > 0 and events[2] < 0 and t < events[3]:
+                m = multiplier(C2, C3, c)
+                if not (-1 < m < 1):
+                    events[2] = t
+            while cursor[0] < len(capture_steps) and capture_steps[cursor[0]] == t:
+                capture_out[cursor[0], 0] = C1
+                capture_out[cursor[0], 1] = C2
+                capture_out[cursor[0], 2] = C3
+                cursor[0] += 1
+            if t >= events[3]:
+                break
+            C1, C2, C3 = step(C1, C2, C3, c)
+            t += 1
+        state[0] = C1
+        state[1] = C2
+        state[2] = C3
+        return t
+
+    return advance
+
+
+@lru_cache(maxsize=None)
+def compiled_advance(activation: str, scale: str) -> Callable:
+    """The float64 event loop, compiled by numba (compiled once per process and config)."""
+    import numba
+
+    k = kernels(activation, scale, "float64")
+    jit = numba.njit
+    return jit(_make_advance(jit(k.step), jit(k.attention), jit(k.c1_star), jit(k.multiplier)))
+
+
+def python_advance(activation: str, scale: str, backend: str) -> Callable:
+    """The event loop on arb / mpmath numbers (the driver drops ball radii between chunks)."""
+    k = kernels(activation, scale, backend)
+    return _make_advance(k.step, k.attention, k.c1_star, k.multiplier)
+
+
+# --------------------------------------------------------------------------------------------
+# Driver
+# --------------------------------------------------------------------------------------------
+
+def log_grid(last: int, per_decade: int = 20) -> np.ndarray:
+    """Steps 0, 1, ..., and about ``per_decade`` log-spaced steps per decade up to ``last``."""
+    points = np.unique(np.round(np.logspace(0, math.log10(max(last, 1)), 
+                                            int(per_decade * math.log10(max(last, 10))) + 1)))
+    return np.unique(np.concatenate([[0], points.astype(np.int64), [last]]))
+
+
+def late_slope(curve: Sequence[tuple[int, float]], start: int) -> float | None:
+    """Least-squares slope of log(loss) against log(t) over the points with t >= start."""
+    pts = [(t, float(v)) for t, v in curve if t >= max(start, 1) and float(v) > 0]
+    if len(pts) < 3:
+        return None
+    x = np.log([t for t, _ in pts])
+    y = np.log([v for _, v in pts])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+class _Numbers:
+    """Conversion between Python floats / decimal strings and a backend's numbers."""
+
+    def __init__(self, backend: str, dps: int | None):
+        self.backend = backend
+        self.dps = dps
+        if backend != "float64":
+            import mpmath
+
+            mpmath.mp.dps = max(mpmath.mp.dps, dps + 12)  # reported values keep every digit
+        if backend == "arb":
+            import flint
+
+            flint.ctx.prec = int(dps * 3.33) + 40
+            self.make = lambda x: flint.arb(repr(x)) if isinstance(x, float) else flint.arb(x)
+            self.strip = lambda x: x.mid()
+        elif backend == "mpmath":
+            import mpmath
+
+            self.make = lambda x: mpmath.mpf(repr(x)) if isinstance(x, float) else mpmath.mpf(x)
+            self.strip = lambda x: x
+        else:
+            self.make = float
+            self.strip = lambda x: x
+
+    def exact(self, value):
+        """A sympy number at this backend's precision."""
+        import sympy as sp
+
+        return self.make(str(sp.N(value, self.dps + 20)))
+
+    def to_mpf(self, x):
+        import mpmath
+
+        if self.backend == "arb":
+            return mpmath.mpf(x.mid().str(self.dps + 10, radius=False))
+        return mpmath.mpf(x) if self.backend == "mpmath" else float(x)
+
+
+def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] = (),
+        thresholds: Thresholds = Thresholds(), backend: str = "float64", dps: int | None = None,
+        progress: bool = False, chunk: int = 2_000_000) -> RunResult:
+    """Iterate the collapsed map from C1 = C2 = C3 = 0.
+
+    ``steps = None`` runs to T* and then as many steps again (at least 1000 steps in all,
+    at most ``MAX_STEPS``). ``backend``: "float64" (numba), "arb" (python-flint midpoints at
+    ``dps`` digits plus guard bits) or "mpmath" (``dps`` + 12 digits).
+    """
+    if backend != "float64" and dps is None:
+        raise ValueError("arbitrary-precision backends need dps")
+    if steps is not None and not (0 <= steps <= MAX_STEPS):
+        raise ValueError(f"steps must be in 0..{MAX_STEPS}")
+    num = _Numbers(backend, dps)
+    limit = eta_limit(config)
+    prefilter = attention_crossing(config, thresholds.attention(config.K))
+    prefilter -= 1e-6 * (abs(prefilter) + 1)
+    eta = config.step_size
+    end = steps if steps is not None else MAX_STEPS
+    grid = log_grid(end if steps is not None else MAX_STEPS)
+    capture_steps = np.unique(np.concatenate([grid, np.asarray(list(record), dtype=np.int64)]))
+    capture_steps = capture_steps[capture_steps <= end].astype(np.int64)
+    if backend == "float64":
+        advance = compiled_advance(config.activation, config.logit_scale)
+        state = np.zeros(3)
+        params = (config.D, config.K, eta, config.vstar_norm2, config.kappa, config.sigma_prime_zero)
+        capture_out = np.full((capture_steps.shape[0], 3), np.nan)
+        settings = np.array([thresholds.t1_fraction, thresholds.attention(config.K),
+                             float(eta >= limit * (1 - 1e-9)), float(steps is None), prefilter])
+    else:
+        advance = python_advance(config.activation, config.logit_scale, backend)
+        state = [num.make(0)] * 3
+        params = [config.D, config.K, num.exact(config.exact_step_size()), num.make(config.vstar_norm2),
+                  num.make(config.kappa), num.make(config.sigma_prime_zero)]
+        capture_out = np.empty((capture_steps.shape[0], 3), dtype=object)
+        settings = [num.make(thresholds.t1_fraction), num.make(thresholds.attention(config.K)),
+                    1 if eta >= limit * (1 - 1e-9) else 0, 1 if steps is None else 0,
+                    num.make(prefilter)]
+        # arb midpoints: the radius from the dependency effect grows ~1.25x per step
+        # (NUMERICS.md); dropping it every STRIP_EVERY steps keeps it far below the guard bits.
+        chunk = STRIP_EVERY
+    events = np.array([NO_EVENT, NO_EVENT, NO_EVENT, end], dtype=np.int64)
+    cursor = np.zeros(1, dtype=np.int64)
+    if backend != "float64":  # plain lists: numpy scalar indexing dominates a Python loop
+        events, cursor, capture_steps = events.tolist(), cursor.tolist(), capture_steps.tolist()
+    k = kernels(config.activation, config.logit_scale, backend)
+    c = k.prepare(*params)
+    if backend == "float64":
+        c = np.array(c, dtype=np.float64)
+    long_run = steps is None or steps > (10**6 if backend == "float64" else 10**4)
+    bar = _progress_bar(progress and long_run, steps)
+    t = 0
+    shown = 0
+    while True:
+        t_new = advance(state, t, chunk, c, capture_steps, capture_out, cursor, events, settings)
+        if backend != "float64":
+            state = [num.strip(x) for x in state]
+        if bar is not None and (t_new - shown >= 100_000 or t_new >= events[3]):
+            bar.total = int(events[3]) if events[3] < MAX_STEPS else None
+            bar.update(t_new - shown)
+            shown = t_new
+        if t_new == t or t_new >= events[3]:
+            t = t_new
+            break
+        t = t_new
+    if bar is not None:
+        bar.close()
+    # one more pass at the final step so events at t = end (t1, T*) are seen, without stepping
+    events[3] = t
+    advance(state, t, 1, c, capture_steps, capture_out, cursor, events, settings)
+
+    def report(tt, c1, c2, c3) -> StateReport:
+        values = (c1, c2, c3, k.attention(c2, c3, c), k.c1_star(c2, c3, c), k.loss(c1, c2, c3, c))
+        return StateReport(int(tt), *(num.to_mpf(v) for v in values))
+
+    captured = {int(s): report(s, *capture_out[i]) for i, s in enumerate(capture_steps) if s <= t}
+    final = report(t, *state)
+    curve = [(s, r.loss) for s, r in sorted(captured.items())]
+    T_star = int(events[1]) if events[1] >= 0 else None
+    result = RunResult(
+        config=config, eta=eta, steps=t,
+        t1=int(events[0]) if events[0] >= 0 else None, T_star=T_star,
+        lost_at_step=int(events[2]) if events[2] >= 0 else None, eta_limit=limit,
+        final=final, record={int(s): captured[int(s)] for s in record},
+        loss_curve=curve, backend=backend,
+    )
+    result.loss_slope = late_slope(curve, max(2 * (T_star or 0), t // 10))
+    return result
+
+
+def _progress_bar(progress: bool, total: int | None):
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="step", unit_scale=True, file=sys.stderr, desc="rdyn teacher")
+
+
+def with_eta(config: TeacherConfig, eta: float) -> TeacherConfig:
+    return replace(config, eta=eta)
