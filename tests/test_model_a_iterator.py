@@ -97,10 +97,12 @@ def test_kernels_at_exp_underflow(activation):
 
 
 def test_stability_limit_and_loss():
-    cfg = TeacherConfig(D=20, K=4, activation="relu", eta=0.81)  # eta_limit = 0.8
-    r = run(cfg, steps=10)
+    # multiplier 1 - eta D E[sigma^2] Var(Y2); at p = 1/D it is 1 - eta/2 (ReLU): lost at t=0 iff eta >= 4
+    r = run(TeacherConfig(D=20, K=4, activation="relu", eta=4.5), steps=10)
     assert r.eta_limit == pytest.approx(0.8, rel=1e-15)
-    assert r.lost_at_step is not None
+    assert r.lost_at_step == 0
+    assert run(TeacherConfig(D=20, K=4, eta=0.79), steps=10**6).lost_at_step is None
+
 
 
 def test_sqrt_d_scale_is_faster():
