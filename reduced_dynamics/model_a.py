@@ -350,7 +350,7 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
         final=final, record={int(s): captured[int(s)] for s in record},
         loss_curve=curve, backend=backend,
     )
-    result.loss_slope = late_slope(curve, max(2 * (T_star or 0), t // 10))
+    result.loss_slope = late_slope(curve, max(T_star or 0, t // 10))
     return result
 
 
