@@ -318,6 +318,14 @@ def theta_claim_checks() -> list[Check]:
             f"T* = Theta(K D^2/(eta ||V*||^2)): exponent of D (logits/{scale}; K=2, relu, eta={eta})",
             "pass" if claim_ok else "discrepancy", abs(slope - 2) / 2, None,
             {"measured_exponent": slope, "claimed_exponent": 2, "D": Ds, "T_star": tstars}))
+        Ks = [2, 4, 8]
+        tstars = [run(TeacherConfig(D=64, K=K, eta=0.1, logit_scale=scale)).T_star for K in Ks]
+        slope = _fit(Ks, tstars)
+        checks.append(Check(
+            f"A.Tstar.K_exponent.{scale}", f"{PAPER}, Lemma D.16",
+            f"T* = Theta(K D^2/(eta ||V*||^2)): exponent of K (logits/{scale}; D=64, relu, eta=0.1)",
+            "pass" if abs(slope - 1) < 0.25 else "discrepancy", abs(slope - 1), None,
+            {"measured_exponent": slope, "claimed_exponent": 1, "K": Ks, "T_star": tstars}))
         etas = [0.02, 0.04, 0.08]
         tstars = [run(TeacherConfig(D=20, K=4, eta=e, logit_scale=scale)).T_star for e in etas]
         slope = _fit(etas, tstars)
@@ -349,6 +357,13 @@ def theta_claim_checks() -> list[Check]:
             f"excess loss = Theta(1/T): late log-log slope (logits/{scale}; D=20, K=4, relu, 2e7 steps)",
             "pass" if slope is not None and abs(slope + 1) < 0.1 else "fail",
             None if slope is None else abs(slope + 1), None, {"measured_slope": slope}))
+        T = result.steps - (result.T_star or 0)
+        constant = float(result.final.loss) * 0.4 * T / (4 * 20**4)
+        checks.append(Check(
+            f"A.loss.constant.{scale}", f"{PAPER}, Theorem 3.1",
+            f"measured c in excess loss = c K D^4/(eta (T - T*)) at T = 2e7 "
+            f"(logits/{scale}; D=20, K=4, relu, eta=0.4)",
+            "info", None, None, {"constant": constant, "T_minus_Tstar": T}))
     return checks
 
 
