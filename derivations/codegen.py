@@ -40,7 +40,7 @@ class _BackendPrinter(PythonCodePrinter):
         return self._print_Rational(expr)
 
     def _print_Integer(self, expr):
-        return f"R({expr.p})"
+        return str(expr.p)  # Python ints are exact in every backend; rationals go through R
 
     def _print_Pow(self, expr, rational=False):
         base, exponent = expr.args
@@ -126,36 +126,34 @@ def mpmath_namespace() -> SimpleNamespace:
     return SimpleNamespace(**ns, pi=mpmath.pi)
 
 
-class ArbFunctions:
-    """python-flint ``arb`` versions of the elementary functions (balls in, balls out)."""
+def arb_namespace() -> SimpleNamespace:
+    """python-flint ``arb`` versions of the elementary functions (balls in, balls out).
 
-    @staticmethod
-    def _arb(x):
-        from flint import arb
+    Arguments that are not yet balls (integer parameters in ``prepare``) are converted.
+    ``sqrt`` takes the non-negative part first, so a ball touching 0 stays finite
+    (NUMERICS.md).
+    """
+    from flint import arb
 
-        return x if isinstance(x, arb) else arb(x)
+    def method(name):
+        unbound = getattr(arb, name)
 
-    exp = staticmethod(lambda x: ArbFunctions._arb(x).exp())
-    log = staticmethod(lambda x: ArbFunctions._arb(x).log())
-    sqrt = staticmethod(lambda x: ArbFunctions._arb(x).nonnegative_part().sqrt())
-    atan = staticmethod(lambda x: ArbFunctions._arb(x).atan())
-    sin = staticmethod(lambda x: ArbFunctions._arb(x).sin())
-    cos = staticmethod(lambda x: ArbFunctions._arb(x).cos())
-    acos = staticmethod(lambda x: ArbFunctions._arb(x).acos())
-    log1p = staticmethod(lambda x: ArbFunctions._arb(x).log1p())
-    expm1 = staticmethod(lambda x: ArbFunctions._arb(x).expm1())
+        def call(x):
+            try:
+                return unbound(x)
+            except TypeError:  # not a ball yet (an integer parameter in ``prepare``)
+                return unbound(arb(x))
+        return call
 
-    @staticmethod
-    def atan2(y, x):
-        from flint import arb
+    functions = {name: method(name) for name in ("exp", "log", "atan", "sin", "cos", "acos",
+                                                 "log1p", "expm1")}
+    functions["sqrt"] = lambda x: (x if isinstance(x, arb) else arb(x)).nonnegative_part().sqrt()
+    functions["atan2"] = lambda y, x: arb.atan2(arb(y), arb(x))
 
-        return arb.atan2(ArbFunctions._arb(y), ArbFunctions._arb(x))
+    class ArbNamespace(SimpleNamespace):
+        pi = property(lambda self: arb.pi())  # at the precision in force when used
 
-    @property
-    def pi(self):
-        from flint import arb
-
-        return arb.pi()
+    return ArbNamespace(**functions)
 
 
 @dataclass(frozen=True)
@@ -183,7 +181,7 @@ def mpmath_backend() -> Backend:
 def arb_backend() -> Backend:
     from flint import arb
 
-    return Backend("arb", ArbFunctions(), arb)
+    return Backend("arb", arb_namespace(), arb)
 
 
 def compile_source(source: str, name: str, backend: Backend) -> Callable:

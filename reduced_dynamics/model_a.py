@@ -296,7 +296,8 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
     else:
         advance = python_advance(config.activation, config.logit_scale, backend)
         state = [num.make(0)] * 3
-        params = [config.D, config.K, num.exact(config.exact_step_size()), num.make(config.vstar_norm2),
+        # integer parameters as backend numbers too: D/K on Python ints would be a float
+        params = [num.make(config.D), num.make(config.K), num.exact(config.exact_step_size()), num.make(config.vstar_norm2),
                   num.make(config.kappa), num.make(config.sigma_prime_zero)]
         capture_out = np.empty((capture_steps.shape[0], 3), dtype=object)
         settings = [num.make(thresholds.t1_fraction), num.make(thresholds.attention(config.K)),

@@ -32,17 +32,21 @@ _VARIABLES = frozenset({ma.C1, ma.C2, ma.C3, _e})
 
 
 def _function(pool: codegen.ConstantPool, header: str, branches, scale: str) -> str:
-    """A generated function whose body computes e, then one block per branch."""
+    """A generated function whose body computes e, then one block per branch.
+
+    ``branches`` holds (keyword, expressions, return template): the template formats the
+    printed expressions (default: return them all).
+    """
     divisor = ma.D if scale == "D" else sp.sqrt(ma.D)
-    e_line = codegen.emit_assignments([pool.hoist(1 / divisor)], "")[1][0]
-    out = [header, f"    e = F.exp(-(C2 + C3) * {e_line})"]
-    for keyword, exprs in branches:
+    e_line = codegen.emit_assignments([pool.hoist(-1 / divisor)], "")[1][0]
+    out = [header, f"    e = F.exp((C2 + C3) * {e_line})"]
+    for keyword, exprs, template in branches:
         indent = "    " if keyword is None else "        "
         if keyword is not None:
             out.append(f"    {keyword}")
         lines, printed = codegen.emit_assignments([pool.hoist(x.subs(_RENAME)) for x in exprs], indent)
-        result = printed[0] if len(printed) == 1 else ", ".join(printed)
-        out += lines + [f"{indent}return {result}"]
+        out += lines + [indent + (template or "return {}").format(*printed)
+                        if template else f"{indent}return {', '.join(printed)}"]
     return "\n".join(out) + "\n"
 
 
@@ -51,16 +55,22 @@ def kernel_source(activation: str, scale: str) -> str:
     """Source of prepare, step, attention, c1_star, multiplier, loss for one configuration."""
     x = model_a_expressions(activation, scale)
     pool = codegen.ConstantPool(_VARIABLES)
-    nxt = lambda b: [x[f"C{i}_next_{b}"] for i in (1, 2, 3)]  # noqa: E731
+    ratio = pool.hoist(ma.K / (ma.D - ma.K))
+
+    def nxt(branch):
+        # C3 moves by K/(D-K) times C2's move: the derived invariant (tests: A.invariant.*)
+        exprs = [x[f"C1_next_{branch}"], x[f"C2_next_{branch}"] - ma.C2]
+        return branch_keyword[branch], exprs, "_d = {1}; return {0}, C2 + _d, C3 + %s * _d" % ratio
+
+    branch_keyword = {"positive": "if C1 > 0:", "zero": "elif C1 == 0:", "negative": "else:"}
     functions = [
-        _function(pool, "def step(C1, C2, C3, c):",
-                  [("if C1 > 0:", nxt("positive")), ("elif C1 == 0:", nxt("zero")),
-                   ("else:", nxt("negative"))], scale),
-        _function(pool, "def attention(C2, C3, c):", [(None, [x["p"]])], scale),
-        _function(pool, "def c1_star(C2, C3, c):", [(None, [x["C1_star"]])], scale),
-        _function(pool, "def multiplier(C2, C3, c):", [(None, [x["C1_multiplier"]])], scale),
+        _function(pool, "def step(C1, C2, C3, c):", [nxt(b) for b in ma.BRANCHES], scale),
+        _function(pool, "def attention(C2, C3, c):", [(None, [x["p"]], None)], scale),
+        _function(pool, "def c1_star(C2, C3, c):", [(None, [x["C1_star"]], None)], scale),
+        _function(pool, "def multiplier(C2, C3, c):", [(None, [x["C1_multiplier"]], None)], scale),
         _function(pool, "def loss(C1, C2, C3, c):",
-                  [("if C1 >= 0:", [x["loss_positive"]]), ("else:", [x["loss_negative"]])], scale),
+                  [("if C1 >= 0:", [x["loss_positive"]], None),
+                   ("else:", [x["loss_negative"]], None)], scale),
     ]
     return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
 
