@@ -259,6 +259,13 @@ def a_of_t_checks() -> list[Check]:
         arct = sp.atan(K * N * p / (1 - K * p))
         printed = (K * p**2 / 4 + K * p**2 / (2 * sp.pi) * arct) if activation == "relu" else \
             ((1 + g.kappa) ** 2 * K * p**2 / 4 + (1 - g.kappa) ** 2 * K * p**2 / (2 * sp.pi) * arct)
+        b_term = g.appendix_f("E[x2 s(x1) s'(x1+x2)]", activation).subs(
+            {g.a_var: K * p**2, g.b_var: N * q**2}, simultaneous=True)
+        f3 = _f_values(activation)["F3"]
+        checks.append(exact_check(
+            f"A.F3_is_A_plus_B.{activation}", f"{PAPER}, Lemma D.6 / F.5",
+            "F3 = A(t) + B(t) with A = E[s(pu) s'(y) pu], B = E[s(pu) s'(y) qw] (derived forms)",
+            sp.simplify(derived + b_term - f3) == 0))
         values = {g.kappa: sp.Rational(1, 10), K: 4, N: 16, p: sp.Rational(1, 10)}
         d_val, p_val = float(derived.subs(values)), float(printed.subs(values))
         rel = abs(d_val - p_val) / abs(d_val)
