@@ -154,6 +154,11 @@ def run(args) -> int:
     require(args.tstar_attention is None or 0 < args.tstar_attention <= 1,
             "--tstar-attention must be in (0, 1]")
     thresholds = Thresholds(args.t1_fraction, args.tstar_attention)
+    if args.steps is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*
+        require(thresholds.attention(config.K) < 1 / config.K,
+                "T* is never reached when --tstar-attention >= 1/K; give --steps")
+        require(config.sigma_prime_zero != 0,
+                "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); give --steps")
     backend = "float64" if args.dps is None else "arb"
     result = run_dynamics(config, steps=args.steps, record=record, thresholds=thresholds,
                           backend=backend, dps=args.dps, progress=not args.quiet)

@@ -41,6 +41,8 @@ def test_json_dps_strings():
     (["--task", "cnn", "--D", "30", "--K", "4"], "multiple"),
     (["--steps", "5", "--record", "6"], "outside"),
     (["--task", "gslp", "--K", "2"], "K = 1"),
+    (["--tstar-attention", "0.25"], "never reached"),
+    (["--sigma-prime-zero", "0"], "nothing moves"),
 ])
 def test_bad_input_one_line_exit_2(args, message):
     out = rdyn("teacher", *args)
@@ -66,3 +68,12 @@ def test_default_run_text_summary():
     out = rdyn("teacher", "--task", "gslp", "--D", "8", "--quiet")
     assert out.returncode == 0, out.stderr
     assert "T* =" in out.stdout and "t1 =" in out.stdout
+
+
+def test_sigma_prime_zero_enters_first_step_only():
+    out = rdyn("teacher", "--task", "sts", "--steps", "3", "--record", "1",
+               "--sigma-prime-zero", "0.5", "--json")
+    data = json.loads(out.stdout)
+    assert data["record"]["1"]["C1"] == 0.1  # eta D s0 p / 2 = 0.4 * 20 * 0.5 / 20 / 2
+    frozen = json.loads(rdyn("teacher", "--steps", "5", "--sigma-prime-zero", "0", "--json").stdout)
+    assert frozen["final"]["C1"] == 0.0 and frozen["final"]["C2"] == 0.0
