@@ -9,6 +9,7 @@ under both logit scales.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import mpmath
@@ -310,53 +311,58 @@ def _fit(xs, ys):
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
+@dataclass(frozen=True)
+class ExponentClaim:
+    """A Theta-claim ``quantity ~ parameter^exponent`` tested on three runs."""
+
+    id: str
+    lemma: str
+    claim: str
+    parameter: str  # TeacherConfig field varied
+    values: tuple
+    base: dict  # the other TeacherConfig fields
+    quantity: str  # "T_star" or "t1"
+    exponent: float
+    tolerance: float
+    mismatch: str  # status when the measured exponent is off: a printed claim -> discrepancy
+    steps: int | None = None
+
+
+EXPONENT_CLAIMS = (
+    ExponentClaim("A.Tstar.D_exponent", "Lemma D.16", "T* = Theta(K D^2/(eta ||V*||^2)): exponent of D",
+                  "D", (16, 32, 64), {"K": 2, "eta": 0.125}, "T_star", 2, 0.25, "discrepancy"),
+    ExponentClaim("A.Tstar.K_exponent", "Lemma D.16", "T* = Theta(K D^2/(eta ||V*||^2)): exponent of K",
+                  "K", (2, 4, 8), {"D": 64, "eta": 0.1}, "T_star", 1, 0.25, "discrepancy"),
+    ExponentClaim("A.Tstar.eta_exponent", "Lemma D.16", "T* = Theta(1/eta): exponent of eta",
+                  "eta", (0.02, 0.04, 0.08), {"D": 20, "K": 4}, "T_star", -1, 0.1, "fail"),
+    ExponentClaim("A.Tstar.vnorm_exponent", "Lemma D.16", "T* = Theta(1/||V*||_F^2): exponent of ||V*||_F^2",
+                  "vstar_norm2", (0.5, 1.0, 2.0), {"D": 20, "K": 4, "eta": 0.05}, "T_star", -1, 0.1, "fail"),
+    ExponentClaim("A.t1.eta_exponent", "Lemma D.13", "t1 = Theta(1/eta): exponent of eta",
+                  "eta", (0.01, 0.02, 0.04), {"D": 20, "K": 4}, "t1", -1, 0.1, "fail", steps=2000),
+)
+
+
+def exponent_check(claim: ExponentClaim, scale: str) -> Check:
+    from reduced_dynamics.model_a import TeacherConfig, run
+
+    measured = [getattr(run(TeacherConfig(**{**claim.base, claim.parameter: v}, logit_scale=scale),
+                            steps=claim.steps), claim.quantity) for v in claim.values]
+    slope = _fit(claim.values, measured)
+    error = abs(slope - claim.exponent)
+    setting = ", ".join(f"{k}={v}" for k, v in claim.base.items())
+    return Check(f"{claim.id}.{scale}", f"{PAPER}, {claim.lemma}",
+                 f"{claim.claim} (logits/{scale}; ReLU, {setting})",
+                 "pass" if error < claim.tolerance else claim.mismatch, error / abs(claim.exponent), None,
+                 {"measured_exponent": slope, "claimed_exponent": claim.exponent,
+                  claim.parameter: list(claim.values), claim.quantity: measured})
+
+
 def theta_claim_checks() -> list[Check]:
     from reduced_dynamics.model_a import TeacherConfig, run
 
     checks = []
     for scale in ("D", "sqrtD"):
-        Ds = [16, 32, 64]
-        eta = 0.25 * 4 * 2 / Ds[-1]
-        tstars = [run(TeacherConfig(D=D, K=2, eta=eta, logit_scale=scale)).T_star for D in Ds]
-        slope = _fit(Ds, tstars)
-        claim_ok = abs(slope - 2) < 0.25
-        checks.append(Check(
-            f"A.Tstar.D_exponent.{scale}", f"{PAPER}, Lemma D.16",
-            f"T* = Theta(K D^2/(eta ||V*||^2)): exponent of D (logits/{scale}; K=2, relu, eta={eta})",
-            "pass" if claim_ok else "discrepancy", abs(slope - 2) / 2, None,
-            {"measured_exponent": slope, "claimed_exponent": 2, "D": Ds, "T_star": tstars}))
-        Ks = [2, 4, 8]
-        tstars = [run(TeacherConfig(D=64, K=K, eta=0.1, logit_scale=scale)).T_star for K in Ks]
-        slope = _fit(Ks, tstars)
-        checks.append(Check(
-            f"A.Tstar.K_exponent.{scale}", f"{PAPER}, Lemma D.16",
-            f"T* = Theta(K D^2/(eta ||V*||^2)): exponent of K (logits/{scale}; D=64, relu, eta=0.1)",
-            "pass" if abs(slope - 1) < 0.25 else "discrepancy", abs(slope - 1), None,
-            {"measured_exponent": slope, "claimed_exponent": 1, "K": Ks, "T_star": tstars}))
-        etas = [0.02, 0.04, 0.08]
-        tstars = [run(TeacherConfig(D=20, K=4, eta=e, logit_scale=scale)).T_star for e in etas]
-        slope = _fit(etas, tstars)
-        checks.append(Check(
-            f"A.Tstar.eta_exponent.{scale}", f"{PAPER}, Lemma D.16",
-            f"T* = Theta(1/eta): exponent of eta (logits/{scale}; D=20, K=4, relu)",
-            "pass" if abs(slope + 1) < 0.1 else "fail", abs(slope + 1), None,
-            {"measured_exponent": slope, "eta": etas, "T_star": tstars}))
-        norms = [0.5, 1.0, 2.0]
-        tstars = [run(TeacherConfig(D=20, K=4, eta=0.05, vstar_norm2=v, logit_scale=scale)).T_star for v in norms]
-        slope = _fit(norms, tstars)
-        checks.append(Check(
-            f"A.Tstar.vnorm_exponent.{scale}", f"{PAPER}, Lemma D.16",
-            f"T* = Theta(1/||V*||_F^2): exponent of ||V*||_F^2 (logits/{scale}; D=20, K=4, relu)",
-            "pass" if abs(slope + 1) < 0.1 else "fail", abs(slope + 1), None,
-            {"measured_exponent": slope, "vstar_norm2": norms, "T_star": tstars}))
-        etas = [0.01, 0.02, 0.04]
-        t1s = [run(TeacherConfig(D=20, K=4, eta=e, logit_scale=scale), steps=2000).t1 for e in etas]
-        slope = _fit(etas, t1s)
-        checks.append(Check(
-            f"A.t1.eta_exponent.{scale}", f"{PAPER}, Lemma D.13",
-            f"t1 = Theta(1/eta): exponent of eta (logits/{scale}; D=20, K=4, relu)",
-            "pass" if abs(slope + 1) < 0.1 else "fail", abs(slope + 1), None,
-            {"measured_exponent": slope, "eta": etas, "t1": t1s}))
+        checks += [exponent_check(claim, scale) for claim in EXPONENT_CLAIMS]
         result = run(TeacherConfig(D=20, K=4, eta=0.4, logit_scale=scale), steps=2 * 10**7)
         slope = result.loss_slope
         checks.append(Check(
