@@ -31,7 +31,8 @@ def _load(name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rdyn", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="rdyn", description="rdyn: exact, checkable training dynamics of two "
+                     "transformer theory papers (see README.md).")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in SUBCOMMANDS:
         module = _load(name)
