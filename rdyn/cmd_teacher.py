@@ -94,6 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tstar-attention", type=float, default=None,
                         help="T* threshold on p (default 1/(2K))")
     parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--certify", action="store_true",
+                        help="also iterate with rigorous arb balls (requires --dps): JSON gains "
+                        "'certified' (t1 and T* proven) and 'radius' (relative, final step)")
 
 
 def teacher_config_from_args(args):
@@ -159,16 +162,31 @@ def run(args) -> int:
                 "T* is never reached when --tstar-attention >= 1/K; give --steps")
         require(config.sigma_prime_zero != 0,
                 "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); give --steps")
+    certify = getattr(args, "certify", False)
+    require(not certify or args.dps is not None, "--certify requires --dps")
     backend = "float64" if args.dps is None else "arb"
     result = run_dynamics(config, steps=args.steps, record=record, thresholds=thresholds,
                           backend=backend, dps=args.dps, progress=not args.quiet)
     for v in record:
         require(v <= result.steps, f"record step {v} outside 0..{result.steps}")
     summary = result_summary(result, args.dps)
+    certificate = None
+    if certify:
+        from reduced_dynamics.certified import certified_run
+
+        certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
+                                    dps=args.dps, progress=not args.quiet)
+        # certified: t1 and T* proven, and equal to the values reported above
+        summary["certified"] = certificate.certified and (
+            (result.t1, result.T_star) == (certificate.t1.step, certificate.T_star.step))
+        summary["radius"] = certificate.radius_final
+        summary["certificate"] = certificate.summary()
     if args.json:
         emit_json(summary, args.dps)
     else:
         print(text_summary(result))
+        if certificate is not None:
+            print(certificate.text())
     return 0
 
 

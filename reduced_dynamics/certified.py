@@ -1,0 +1,290 @@
+"""Certified iteration of Model A's collapsed map with python-flint ``arb`` balls.
+
+Every state is a box X_t = (C1, C2, C3) of balls that provably contains the exact real-number
+trajectory from C1 = C2 = C3 = 0 (parameters: D, K exact; eta, ||V*||_F^2, kappa, sigma'(0)
+read as their decimal forms, eta = eta_limit / 2 exactly when not given). No radius is ever
+dropped, so the phase boundaries are *certified*:
+
+  t1 = min{t >= 1 : C1(t) >= t1_fraction * C1*(t)},   T* = min{t >= 0 : p(t) >= level}
+
+is certified when, for the enclosure of the test quantity (C1 - fraction C1*, resp. p - level),
+every step before the event is strictly negative and the event step is strictly
+non-negative. Otherwise the result says "not certified" and gives the first step whose
+enclosure contains 0 (the overlap).
+
+Why not just run the generated ``step`` on balls: C1 enters its own update several times, so
+ball arithmetic overestimates (the dependency effect) and the radius grows ~1.25x per step
+(NUMERICS.md). Instead a mean-value form is used. Within one branch of the map (C1 > 0 or
+C1 < 0) f is smooth, so for x, m in X_t, f(x) = f(m) + J(xi)(x - m) with xi on the segment
+[m, x], which lies in the convex box X_t. Hence
+
+  f(X_t)  is contained in  f([m]) + J(X_t) . (X_t - m),
+
+where m = mid(X_t) is a point ball, f([m]) is the generated ``step`` on point balls (only
+rounding radius) and J(X_t) is a ball enclosure of the Jacobian over the whole box, printed
+by :mod:`derivations.codegen` from the sympy derivatives of the same derived expressions
+(:func:`jacobian_source`). The map is written as C1' = g(C1, e), C2' = C2 + d(C1, e),
+C3' = C3 + r d(C1, e) with e = exp(-(C2 + C3)/scale) and r = K/(D - K) (the generated step),
+so with e_C = de/dC2 = de/dC3 = -e/scale:
+
+  J = [[g_C1, g_e e_C, g_e e_C], [d_C1, 1 + d_e e_C, d_e e_C], [r d_C1, r d_e e_C, 1 + r d_e e_C]].
+
+The product is evaluated in ball arithmetic, then the result re-centred. If the box straddles
+C1 = 0 (the branch is not determined) the enclosure stops ("not certified"). Step 0 -> 1 is
+exact input (C1 = 0 is a point), so the zero branch is evaluated directly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import sympy as sp
+
+from derivations import model_a as ma
+from derivations import codegen
+from derivations.catalog import model_a_expressions
+
+_DERIVATIVES = ("g_C1", "g_eC", "d_C1", "d_eC")
+
+
+@lru_cache(maxsize=None)
+def jacobian_source(activation: str, scale: str) -> str:
+    """Source of ``prepare`` and ``jacobian_positive/negative(C1, C2, C3, c) -> (g_C1,
+    g_e e_C, d_C1, d_e e_C)`` (derivatives of the generated step's C1 map g and C2 increment
+    d; e_C = -e/scale), printed like :mod:`reduced_dynamics.model_a_kernels`."""
+    from reduced_dynamics.model_a_kernels import PARAMETERS, _VARIABLES, _function
+
+    x = model_a_expressions(activation, scale)
+    e = ma.out_group_ratio
+    divisor = ma.D if scale == "D" else sp.sqrt(ma.D)
+    pool = codegen.ConstantPool(_VARIABLES)
+    functions = []
+    for branch in ("positive", "negative"):
+        g = x[f"C1_next_{branch}"]
+        d = x[f"C2_next_{branch}"] - ma.C2
+        e_c = -e / divisor
+        exprs = [sp.diff(g, ma.C1), sp.diff(g, e) * e_c, sp.diff(d, ma.C1), sp.diff(d, e) * e_c]
+        assert not any(ex.has(ma.C2) or ex.has(ma.C3) for ex in exprs)
+        functions.append(_function(pool, f"def jacobian_{branch}(C1, C2, C3, c):",
+                                   [(None, exprs, None)], scale))
+    return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
+
+
+@lru_cache(maxsize=None)
+def jacobian_kernels(activation: str, scale: str):
+    """(prepare, jacobian_positive, jacobian_negative) on arb balls."""
+    backend = codegen.arb_backend()
+    namespace = backend.namespace()
+    exec(compile(jacobian_source(activation, scale),
+                 f"<rdyn model A jacobian [{activation}/{scale}/arb]>", "exec"), namespace)
+    return namespace["prepare"], namespace["jacobian_positive"], namespace["jacobian_negative"]
+
+
+@dataclass
+class EventCertificate:
+    """One threshold crossing: its step, whether certified, and the first ambiguous step."""
+
+    name: str
+    step: int | None = None          # event step (by the midpoint test where ambiguous)
+    certified: bool = False
+    overlap_step: int | None = None  # first step at which the enclosure of the test contains 0
+    overlap: object = None           # that enclosure (an arb ball)
+    _ambiguous: bool = False
+
+    def observe(self, t: int, value) -> None:
+        """Record the enclosure ``value`` of the test quantity at step t (event: value >= 0)."""
+        if self.step is not None:
+            return
+        if value >= 0:            # arb: True only if certainly >= 0
+            sure = True
+        elif value < 0:           # certainly < 0
+            return
+        else:
+            sure = False
+            if not self._ambiguous:
+                self._ambiguous = True
+                self.overlap_step, self.overlap = t, value
+            if not value.mid() >= 0:
+                return
+        self.step = t
+        self.certified = sure and not self._ambiguous
+
+    def as_dict(self) -> dict:
+        return {"step": self.step, "certified": self.certified, "overlap_step": self.overlap_step,
+                "overlap": None if self.overlap is None else
+                {"mid": _mpf(self.overlap.mid()), "rad": _mpf(self.overlap.rad())}}
+
+
+@dataclass
+class CertifiedResult:
+    """Outcome of :func:`certified_run`; ``state`` is the final box (arb balls)."""
+
+    steps: int
+    t1: EventCertificate
+    T_star: EventCertificate
+    state: tuple
+    prec: int
+    radius_final: float          # max relative radius of (C1, C2, C3) at the last step
+    radius_at_T_star: float | None
+    radius_growth: list = field(default_factory=list)  # (t, relative radius) samples
+    stopped: str | None = None   # why the enclosure stopped early (branch undetermined)
+
+    @property
+    def certified(self) -> bool:
+        events_ok = all(ev.certified or (ev.step is None and ev.overlap_step is None)
+                        for ev in (self.t1, self.T_star))
+        return events_ok and self.stopped is None
+
+    def text(self) -> str:
+        parts = [f"  certified: {'yes' if self.certified else 'NO'} ({self.prec}-bit balls; "
+                 f"relative radius {self.radius_final:.3g} at step {self.steps}"
+                 + (f", {self.radius_at_T_star:.3g} at T*" if self.radius_at_T_star is not None
+                    else "") + ")"]
+        for ev in (self.t1, self.T_star):
+            if ev.overlap_step is not None:
+                parts.append(f"  {ev.name} not certified: at step {ev.overlap_step} the test "
+                             f"enclosure {ev.overlap} contains 0")
+        if self.stopped:
+            parts.append(f"  enclosure stopped: {self.stopped}")
+        return "\n".join(parts)
+
+    def summary(self) -> dict:
+        return {"certified": self.certified, "radius": self.radius_final,
+                "radius_at_T_star": self.radius_at_T_star, "prec_bits": self.prec,
+                "t1": self.t1.as_dict(), "T_star": self.T_star.as_dict(),
+                "stopped": self.stopped}
+
+
+def _mpf(x):
+    import mpmath
+
+    return mpmath.mpf(x.str(40, radius=False)) if hasattr(x, "str") else x
+
+
+def _relative_radius(state) -> float:
+    worst = 0.0
+    for x in state:
+        r = float(x.rad())
+        if r == 0:
+            continue
+        m = abs(float(x.mid()))
+        worst = max(worst, r / m if m > 0 else float("inf"))
+    return worst
+
+
+def exact_ball(value):
+    """An arb ball that contains the sympy number ``value`` (rationals exactly)."""
+    from flint import arb
+
+    value = sp.nsimplify(value) if isinstance(value, float) else sp.sympify(value)
+    if value.is_Rational:
+        return arb(int(value.p)) / int(value.q)
+    import flint
+
+    digits = int(flint.ctx.prec / 3.3) + 20
+    text = str(sp.N(value, digits))
+    return arb(text) + arb(0, abs(float(value)) * 10.0 ** (-digits + 2))
+
+
+def decimal_ball(x):
+    """Ball containing the decimal number written by ``repr(x)`` (or the string ``x``)."""
+    from flint import arb
+
+    return arb(x if isinstance(x, str) else repr(float(x)))
+
+
+def certified_run(config, steps: int | None = None, thresholds=None, dps: int | None = 30,
+                  prec: int | None = None, tstar_level=None, progress: bool = False
+                  ) -> CertifiedResult:
+    """Iterate with certified enclosures; same definitions as :func:`reduced_dynamics.model_a.run`.
+
+    ``prec`` (bits) overrides the precision derived from ``dps`` (dps * 3.33 + 40, as the arb
+    path of ``run``). ``tstar_level`` overrides the T* level (string, arb ball or number;
+    default: thresholds' level, 1/(2K) exactly). ``steps = None``: run to T*, then to
+    max(2 T*, 1000) as ``run`` does.
+    """
+    import flint
+    from flint import arb
+
+    from reduced_dynamics.model_a import MAX_STEPS, Thresholds
+    from reduced_dynamics.model_a_kernels import kernels
+
+    thresholds = thresholds or Thresholds()
+    old_prec = flint.ctx.prec
+    prec = prec if prec is not None else int(dps * 3.33) + 40
+    flint.ctx.prec = prec
+    try:
+        k = kernels(config.activation, config.logit_scale, "arb")
+        jprepare, jac_pos, jac_neg = jacobian_kernels(config.activation, config.logit_scale)
+        params = [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
+                  decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
+                  decimal_ball(config.sigma_prime_zero)]
+        c = k.prepare(*params)
+        cj = jprepare(*params)
+        ratio = arb(config.K) / (config.D - config.K)
+        fraction = decimal_ball(thresholds.t1_fraction)
+        if tstar_level is not None:
+            level = tstar_level if isinstance(tstar_level, arb) else decimal_ball(tstar_level)
+        elif thresholds.tstar_attention is None:
+            level = arb(1) / (2 * config.K)
+        else:
+            level = decimal_ball(thresholds.tstar_attention)
+        t1 = EventCertificate("t1")
+        tstar = EventCertificate("T_star")
+        end = steps if steps is not None else MAX_STEPS
+        state = (arb(0), arb(0), arb(0))
+        stopped = None
+        radius_at_tstar = None
+        growth = []
+        next_sample = 1
+        bar = None
+        if progress:
+            from tqdm import tqdm
+            import sys
+
+            bar = tqdm(total=steps, unit="step", unit_scale=True, file=sys.stderr,
+                       desc="rdyn certify")
+        t = 0
+        while True:
+            C1, C2, C3 = state
+            if t >= 1 and t1.step is None:
+                t1.observe(t, C1 - fraction * k.c1_star(C2, C3, c))
+            if tstar.step is None:
+                tstar.observe(t, k.attention(C2, C3, c) - level)
+                if tstar.step is not None:
+                    radius_at_tstar = _relative_radius(state)
+                    if steps is None:
+                        end = max(2 * t, 1000)
+            if t >= next_sample:
+                growth.append((t, _relative_radius(state)))
+                next_sample *= 2
+            if t >= end:
+                break
+            if all(x.rad() == 0 for x in state):
+                state = k.step(C1, C2, C3, c)   # exact input (t = 0): any branch, directly
+            else:
+                if C1 > 0:
+                    a, b, g, h = jac_pos(C1, C2, C3, cj)
+                elif C1 < 0:
+                    a, b, g, h = jac_neg(C1, C2, C3, cj)
+                else:
+                    stopped = f"branch of the map undetermined at step {t}: C1 = {C1}"
+                    break
+                m1, m2, m3 = arb(C1.mid()), arb(C2.mid()), arb(C3.mid())
+                f1, f2, f3 = k.step(m1, m2, m3, c)
+                d1, d2, d3 = C1 - m1, C2 - m2, C3 - m3
+                de = d2 + d3
+                state = (f1 + a * d1 + b * de,
+                         f2 + g * d1 + d2 + h * de,
+                         f3 + ratio * (g * d1 + h * de) + d3)
+            t += 1
+            if bar is not None and t % 10000 == 0:
+                bar.update(10000)
+        if bar is not None:
+            bar.close()
+        return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=prec,
+                               radius_final=_relative_radius(state),
+                               radius_at_T_star=radius_at_tstar, radius_growth=growth,
+                               stopped=stopped)
+    finally:
+        flint.ctx.prec = old_prec

@@ -1,0 +1,515 @@
+"""Model B collapsed dynamics: alpha/beta (looped: w/v) recursions of seed 003.
+
+``alpha' = alpha - eta beta F(gamma)``, ``beta' = beta - eta alpha F(gamma)``, simultaneous,
+with ``F = L'(gamma)/d`` (derived in :mod:`derivations.model_b`). Expectations are weighted
+sums over a :class:`SpectralRule`: the spectral measure of ``S`` seen from ``a`` (distinct
+eigenvalue levels, descending, and the mass ``c^2`` of ``a`` on each eigenspace), either
+
+* exact: Task 2 spectra with at most two distinct eigenvalues, where the top-eigenspace mass
+  ``t ~ Beta(k/2, (d-k)/2)`` is integrated by Gauss-Legendre in ``t = sin^2(theta)``
+  (smooth integrand) at the working precision (mpmath object arrays when ``dps`` is given),
+* Monte Carlo: one fixed sample (``seed``) used for every step, so the recursion is
+  deterministic; the loss carries its standard error.
+
+Works on numpy float64 arrays or numpy object arrays of ``mpmath.mpf`` with the same code.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from fractions import Fraction
+from typing import Any, Callable
+
+import mpmath
+import numba
+import numpy as np
+
+MODELS = ("ln", "noln", "looped")
+
+
+# --------------------------------------------------------------------------- expectation rules
+@dataclass(frozen=True)
+class SpectralRule:
+    """Weighted nodes of the spectral measure of ``S`` seen from ``a``.
+
+    ``levels[i, k]`` distinct eigenvalues (column 0 = top), ``masses[i, k]`` squared projection
+    of ``a`` on that eigenspace, ``weights[i]`` (sum 1). ``kind`` is ``exact``/``monte_carlo``.
+    """
+    levels: Any
+    masses: Any
+    weights: Any
+    kind: str
+    mp: bool = False
+    beta_params: tuple | None = None   # (k, d) of t ~ Beta(k/2, (d-k)/2) for exact two-level rules
+
+    @cached_property
+    def m1(self):
+        return (self.levels * self.masses).sum(axis=1)
+
+    @cached_property
+    def m2(self):
+        return (self.levels * self.levels * self.masses).sum(axis=1)
+
+    def mean(self, values):
+        return (self.weights * values).sum()
+
+    def std_error(self, values) -> float | None:
+        if self.kind == "exact":
+            return None
+        v = np.asarray(values, dtype=float)
+        return float(v.std(ddof=1) / math.sqrt(v.size))
+
+
+def _sqrt(x):
+    if x.dtype == object:
+        return np.array([mpmath.sqrt(v) for v in x], dtype=object)
+    return np.sqrt(x)
+
+
+def distinct_levels(spectrum: tuple[int, ...]) -> list[tuple[int, int]]:
+    """(eigenvalue, multiplicity), descending."""
+    vals = sorted(set(spectrum), reverse=True)
+    return [(v, spectrum.count(v)) for v in vals]
+
+
+def exact_supported(spectrum: tuple[int, ...] | None) -> bool:
+    return spectrum is not None and len(set(spectrum)) <= 2
+
+
+def exact_rule(spectrum: tuple[int, ...], dps: int | None = None, nodes: int | None = None) -> SpectralRule:
+    """Gauss-Legendre rule for Task 2 with <= 2 distinct eigenvalues.
+
+    ``t = sin^2 theta`` has density ``2 sin^{k-1} cos^{d-k-1} / B(k/2, (d-k)/2)`` on
+    ``(0, pi/2)``; ``k`` = multiplicity of the top eigenvalue.
+    """
+    lv = distinct_levels(spectrum)
+    d = len(spectrum)
+    if len(lv) == 1:
+        one = mpmath.mpf(1) if dps else 1.0
+        arr = (lambda x: np.array(x, dtype=object)) if dps else np.array
+        return SpectralRule(arr([[one * lv[0][0]]]), arr([[one]]), arr([one]), "exact", bool(dps))
+    if len(lv) > 2:
+        raise ValueError("exact expectations need at most two distinct eigenvalues")
+    (lam1, k), (lam2, _) = lv
+    if dps is None:
+        n_nodes = nodes or 200
+        x, w = np.polynomial.legendre.leggauss(n_nodes)
+        theta = (x + 1) * math.pi / 4
+        wt = w * math.pi / 4
+        dens = 2 * np.sin(theta) ** (k - 1) * np.cos(theta) ** (d - k - 1) / math.exp(
+            math.lgamma(k / 2) + math.lgamma((d - k) / 2) - math.lgamma(d / 2))
+        t = np.sin(theta) ** 2
+        levels = np.tile(np.array([float(lam1), float(lam2)]), (n_nodes, 1))
+        masses = np.stack([t, 1 - t], axis=1)
+        return SpectralRule(levels, masses, wt * dens, "exact", False, (k, d))
+    obj = lambda x: np.array(x, dtype=object)
+
+    def build(degree):
+        gl = mpmath.calculus.quadrature.GaussLegendre(mpmath.mp)
+        pts = gl.get_nodes(mpmath.mpf(0), mpmath.pi / 2, degree, mpmath.mp.prec)
+        norm = mpmath.beta(mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2)
+        levels, masses, weights = [], [], []
+        for th, w in pts:
+            s, c = mpmath.sin(th), mpmath.cos(th)
+            t = s * s
+            levels.append([mpmath.mpf(lam1), mpmath.mpf(lam2)])
+            masses.append([t, 1 - t])
+            weights.append(w * 2 * s ** (k - 1) * c ** (d - k - 1) / norm)
+        return SpectralRule(obj(levels), obj(masses), obj(weights), "exact", True, (k, d))
+
+    def probe(rule):   # the least smooth statistics of the LN layer
+        m1, m2 = rule.m1, rule.m2
+        return [rule.mean(1 / _sqrt(m2)), rule.mean((m2 - m1 * m1) / (m2 * m2))]
+
+    with mpmath.workdps(dps + 10):
+        if nodes:
+            return build(nodes)
+        # accept degree m once degrees m-1 and m agree to 10^-(dps+3) on the probe statistics
+        degree = max(4, int(math.ceil(math.log2(dps / 3 + 1))) + 1)
+        rule = build(degree)
+        while degree < 10:
+            finer = build(degree + 1)
+            degree += 1
+            if all(abs(x - y) <= abs(y) * mpmath.mpf(10) ** (-dps - 3) for x, y in zip(probe(rule), probe(finer))):
+                return finer
+            rule = finer
+        return rule
+
+
+def sample_sphere_data(d: int, n: int, samples: int, rng: np.random.Generator):
+    """``X`` with iid uniform unit columns and ``a`` uniform: yields (X, a) chunks."""
+    chunk = max(1, min(samples, 20000))
+    done = 0
+    while done < samples:
+        m = min(chunk, samples - done)
+        X = rng.standard_normal((m, d, n))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        a = rng.standard_normal((m, d))
+        a /= np.linalg.norm(a, axis=1, keepdims=True)
+        yield X, a
+        done += m
+
+
+def monte_carlo_rule(data: str, d: int, n: int, spectrum: tuple[int, ...] | None,
+                     samples: int, seed: int) -> SpectralRule:
+    """One fixed sample of the spectral measure (``seed``)."""
+    rng = np.random.default_rng(seed)
+    if data == "spectrum":
+        lv = distinct_levels(spectrum)
+        u = rng.standard_normal((samples, d))
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+        spec = np.array(spectrum)
+        masses = np.stack([(u[:, spec == v] ** 2).sum(axis=1) for v, _ in lv], axis=1)
+        levels = np.tile(np.array([float(v) for v, _ in lv]), (samples, 1))
+    else:
+        lev, mas = [], []
+        for X, a in sample_sphere_data(d, n, samples, rng):
+            S = np.einsum("mij,mkj->mik", X, X)
+            lam, vec = np.linalg.eigh(S)
+            c = np.einsum("mij,mi->mj", vec, a)
+            lev.append(lam[:, ::-1])
+            mas.append((c * c)[:, ::-1])
+        levels, masses = np.concatenate(lev), np.concatenate(mas)
+    return SpectralRule(levels, masses, np.full(samples, 1.0 / samples), "monte_carlo", False)
+
+
+# ---------------------------------------------------------------------- per-sample model forms
+def ln_terms(rule: SpectralRule, g):
+    """Per-sample (loss, dloss/dgamma) of the LN layer (Lemma C.1; derivations.model_b)."""
+    m1, m2 = rule.m1, rule.m2
+    r2 = 1 + 2 * g * m1 + g * g * m2
+    r, sq2 = _sqrt(r2), _sqrt(m2)
+    loss = 2 - 2 * (m1 + g * m2) / (r * sq2)
+    dloss = -2 * (m2 - m1 * m1) / (sq2 * r2 * r)
+    return loss, dloss
+
+
+def noln_terms(rule: SpectralRule, g, target: str):
+    """Per-sample (loss, dloss/dgamma) of the no-LN layer (Section B.1; derivations.model_b)."""
+    m1, m2 = rule.m1, rule.m2
+    sq2 = _sqrt(m2)
+    if target == "unnormalized":
+        return 1 + 2 * (g - 1) * m1 + (g - 1) ** 2 * m2, 2 * (m1 + (g - 1) * m2)
+    return 2 + 2 * g * m1 - 2 * m1 / sq2 + g * g * m2 - 2 * g * sq2, 2 * (m1 + g * m2 - sq2)
+
+
+def model_terms(model: str, rule: SpectralRule, g, target: str | None = None, L: int = 1):
+    """Per-sample (loss, dloss/dgamma) of any of the three models, on a given rule."""
+    if model == "ln":
+        return ln_terms(rule, g)
+    if model == "looped":
+        return looped_terms(rule, g, L)
+    return noln_terms(rule, g, target)
+
+
+@numba.njit(cache=True)
+def _looped_terms_f64(lam, c, rho, L):   # pragma: no cover - compiled twin of looped_terms
+    N, K = lam.shape
+    loss = np.empty(N)
+    dloss = np.empty(N)
+    for i in range(N):
+        top = lam[i, 0]
+        den = 1.0 + rho * top
+        P = 0.0
+        dP = 0.0
+        for k in range(1, K):
+            z = (1.0 + rho * lam[i, k]) / den
+            z2L1 = z ** (2 * L - 1)
+            P += c[i, k] * z2L1 * z
+            dP += c[i, k] * (2 * L) * z2L1 * (lam[i, k] - top) / (den * den)
+        tot = c[i, 0] + P
+        loss[i] = P / tot
+        dloss[i] = c[i, 0] * dP / (tot * tot)
+    return loss, dloss
+
+
+def looped_terms(rule: SpectralRule, rho, L: int):
+    """Per-sample (Dist^2, d Dist^2/drho) of the looped LN model: P/(A+P)."""
+    lam, c = rule.levels, rule.masses
+    if not rule.mp and lam.shape[0] > 1000:
+        return _looped_terms_f64(np.ascontiguousarray(lam, dtype=float), np.ascontiguousarray(c, dtype=float),
+                                 float(rho), int(L))
+    top = lam[:, :1]
+    den = 1 + rho * top
+    z = (1 + rho * lam[:, 1:]) / den
+    z2L1 = z ** (2 * L - 1)
+    zz = z2L1 * z
+    A = c[:, 0]
+    P = (c[:, 1:] * zz).sum(axis=1)
+    dz = (lam[:, 1:] - top) / (den * den)
+    dP = (c[:, 1:] * (2 * L) * z2L1 * dz).sum(axis=1)
+    tot = A + P
+    return P / tot, A * dP / (tot * tot)
+
+
+def looped_two_level(rule: SpectralRule, rho, L: int):
+    """Exact (G, dG/drho) of the looped model for a two-level spectrum, by 2F1.
+
+    With ``t ~ Beta(a, b)`` (``a = k/2``, ``b = (d-k)/2``), ``q = ((1+rho l2)/(1+rho l1))^{2L}``
+    and ``z = -(1-q)/q``: ``G = E[(1-t) q/(t + (1-t) q)] = b/(a+b) 2F1(1, a; a+b+1; z)`` and
+    ``dG/dq = E[t(1-t)/(t+(1-t)q)^2] = q^-2 ab/((a+b)(a+b+1)) 2F1(2, a+1; a+b+2; z)`` (Euler's
+    integral). Gauss-Legendre fails here: the integrand has a boundary layer of width ``q``.
+    """
+    k, d = rule.beta_params
+    l1, l2 = rule.levels[0, 0], rule.levels[0, 1]
+    mp = rule.mp
+    with (mpmath.workdps(mpmath.mp.dps) if mp else mpmath.workprec(64)):
+        rho_, l1, l2 = mpmath.mpf(rho), mpmath.mpf(l1), mpmath.mpf(l2)
+        a, b = mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2
+        q = ((1 + rho_ * l2) / (1 + rho_ * l1)) ** (2 * L)
+        z = -(1 - q) / q
+        G = b / (a + b) * mpmath.hyp2f1(1, a, a + b + 1, z)
+        dGdq = a * b / ((a + b) * (a + b + 1)) * mpmath.hyp2f1(2, a + 1, a + b + 2, z) / (q * q)
+        dq = 2 * L * q * (l2 - l1) / ((1 + rho_ * l1) * (1 + rho_ * l2))
+        dG = dGdq * dq
+    return (G, dG) if mp else (float(G), float(dG))
+
+
+def upsilon1_two_level(rule: SpectralRule, L: int):
+    """Upsilon_1 = 2L th^{2L-1} (l1 - l2)/l1^2 * dG/dq at q = th^{2L}, th = l2/l1 (exact)."""
+    k, d = rule.beta_params
+    mp = rule.mp
+    with (mpmath.workdps(mpmath.mp.dps) if mp else mpmath.workprec(64)):
+        l1, l2 = mpmath.mpf(rule.levels[0, 0]), mpmath.mpf(rule.levels[0, 1])
+        a, b = mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2
+        th = l2 / l1
+        q = th ** (2 * L)
+        dGdq = a * b / ((a + b) * (a + b + 1)) * mpmath.hyp2f1(2, a + 1, a + b + 2, -(1 - q) / q) / (q * q)
+        u = 2 * L * th ** (2 * L - 1) * (l1 - l2) / (l1 * l1) * dGdq
+    return u if mp else float(u)
+
+
+def _two_level_exact(rule: SpectralRule) -> bool:
+    return rule.kind == "exact" and rule.beta_params is not None and rule.levels.shape[1] == 2
+
+
+# ------------------------------------------------------------------------------ constants
+@dataclass(frozen=True)
+class Constants:
+    kappa1: Any
+    kappa2: Any
+    kappa3: Any
+    kappa4: Any          # E[a^T S a / ||S a||]
+    kappa1_exact: Fraction
+    kappa2_exact: Fraction | None
+    upsilon3: Any        # E[(m2 - m1^2)/m2^2]  (LN growth constant)
+
+
+def kappa_exact(data: str, d: int, n: int, spectrum) -> tuple[Fraction, Fraction]:
+    """Closed forms (derivations.model_b.kappa_task1/2): n/d and n(n+d-1)/d^2 or sum m^2/d."""
+    if data == "spectrum":
+        return Fraction(sum(spectrum), d), Fraction(sum(m * m for m in spectrum), d)
+    return Fraction(n, d), Fraction(n * (n + d - 1), d * d)
+
+
+def constants(rule: SpectralRule, data: str, d: int, n: int, spectrum) -> Constants:
+    m1, m2 = rule.m1, rule.m2
+    sq2 = _sqrt(m2)
+    k1, k2 = kappa_exact(data, d, n, spectrum)
+    return Constants(rule.mean(m1), rule.mean(m2), rule.mean(sq2), rule.mean(m1 / sq2), k1, k2,
+                     rule.mean((m2 - m1 * m1) / (m2 * m2)))
+
+
+def upsilon1(rule: SpectralRule, L: int):
+    """Looped growth constant ``lim -rho^2 G'(rho)`` (derivations.model_b.growth_limits)."""
+    lam, c = rule.levels, rule.masses
+    top = lam[:, :1]
+    th = lam[:, 1:] / top
+    A = c[:, 0]
+    B = (c[:, 1:] * th ** (2 * L)).sum(axis=1)
+    inner = (c[:, 1:] * (2 * L) * th ** (2 * L - 1) * (top - lam[:, 1:]) / (top * top)).sum(axis=1)
+    return rule.mean(A * inner / ((A + B) * (A + B)))
+
+
+# ------------------------------------------------------------------------------ the iterator
+@dataclass(frozen=True)
+class Config:
+    model: str = "ln"
+    target: str | None = None       # noln: normalized / unnormalized
+    data: str = "sphere"
+    d: int = 16
+    n: int = 32
+    spectrum: tuple[int, ...] | None = None
+    L: int = 10
+    eta: float = 0.1
+    steps: int = 2000
+    alpha0: float = 0.0
+    beta0: float = 1.0
+    dps: int | None = None
+    samples: int = 100000
+    seed: int = 0
+
+
+@dataclass
+class Trajectory:
+    """Iterates t = 0..steps (alpha, beta, gamma) and loss at each step."""
+    alpha: list
+    beta: list
+    gamma: list
+    loss: list
+    F: list
+    std_error: float | None
+    expectation: str
+    constants: Constants
+    gamma_star: Any = None
+    upsilon1: Any = None
+    extras: dict = field(default_factory=dict)
+
+
+def build_rule(cfg: Config) -> SpectralRule:
+    if cfg.data == "spectrum" and exact_supported(cfg.spectrum):
+        return exact_rule(cfg.spectrum, cfg.dps)
+    return monte_carlo_rule(cfg.data, cfg.d, cfg.n, cfg.spectrum, cfg.samples, cfg.seed)
+
+
+def _num(x, mp: bool):
+    return mpmath.mpf(x) if mp else float(x)
+
+
+def _exact_moments_only(cfg: Config) -> bool:
+    """The unnormalised no-LN run needs only the rational kappa1, kappa2."""
+    return cfg.model == "noln" and cfg.target == "unnormalized"
+
+
+def step_terms(cfg: Config, rule: SpectralRule, const: Constants) -> Callable:
+    """``g -> (loss, F, per-sample loss or None)`` for the chosen model."""
+    d = cfg.d
+    if cfg.model == "ln":
+        def f(g):
+            loss_i, dl_i = ln_terms(rule, g)
+            return rule.mean(loss_i), rule.mean(dl_i) / d, loss_i
+    elif cfg.model == "looped" and _two_level_exact(rule):
+        def f(g):
+            G, dG = looped_two_level(rule, g, cfg.L)
+            return G, dG / d, None
+    elif cfg.model == "looped":
+        def f(g):
+            loss_i, dl_i = looped_terms(rule, g, cfg.L)
+            return rule.mean(loss_i), rule.mean(dl_i) / d, loss_i
+    else:
+        mp = rule.mp or (_exact_moments_only(cfg) and cfg.dps is not None)
+        k1 = (mpmath.mpf(const.kappa1_exact.numerator) / const.kappa1_exact.denominator) if mp \
+            else float(const.kappa1_exact)
+        k2 = (mpmath.mpf(const.kappa2_exact.numerator) / const.kappa2_exact.denominator) if mp \
+            else float(const.kappa2_exact)
+        if cfg.target == "unnormalized":
+            def f(g):
+                return (1 + 2 * (g - 1) * k1 + (g - 1) ** 2 * k2,
+                        2 * (k1 + (g - 1) * k2) / d, None)
+        else:
+            m1, m2 = rule.m1, rule.m2
+            sq2 = _sqrt(m2)
+            k3, k4 = const.kappa3, const.kappa4
+
+            def f(g):
+                loss = 2 - 2 * k4 + 2 * g * (k1 - k3) + g * g * k2
+                return loss, 2 * (k1 + g * k2 - k3) / d, -2 * m1 / sq2 - 2 * g * sq2
+    return f
+
+
+def gamma_star(cfg: Config, const: Constants, mp: bool):
+    if cfg.model != "noln":
+        return None
+    k1 = _num(const.kappa1_exact.numerator, mp) / const.kappa1_exact.denominator
+    k2 = _num(const.kappa2_exact.numerator, mp) / const.kappa2_exact.denominator
+    if cfg.target == "unnormalized":
+        return 1 - k1 / k2
+    return (const.kappa3 - k1) / k2
+
+
+def run(cfg: Config, progress: Callable[[int], None] | None = None,
+        rule: SpectralRule | None = None) -> Trajectory:
+    """Iterate the collapsed recursion ``cfg.steps`` times (simultaneous updates)."""
+    rule = rule or build_rule(cfg)
+    use_mp = rule.mp or (_exact_moments_only(cfg) and cfg.dps is not None)
+    ctx = mpmath.workdps(cfg.dps + 5) if use_mp else _NullCtx()
+    with ctx:
+        const = constants(rule, cfg.data, cfg.d, cfg.n, cfg.spectrum)
+        f = step_terms(cfg, rule, const)
+        a, b = _num(cfg.alpha0, use_mp), _num(cfg.beta0, use_mp)
+        eta = (mpmath.mpf(str(cfg.eta)) if use_mp else float(cfg.eta))
+        A, B, G, Ls, Fs = [a], [b], [a * b], [], []
+        per_sample = None
+        for t in range(cfg.steps + 1):
+            loss, F, per_sample = f(a * b)
+            Ls.append(loss)
+            Fs.append(F)
+            if t == cfg.steps:
+                break
+            a, b = a - eta * b * F, b - eta * a * F
+            A.append(a), B.append(b), G.append(a * b)
+            if progress and (t + 1) % 200 == 0:
+                progress(t + 1)
+        se = rule.std_error(per_sample) if per_sample is not None else None
+        if cfg.model == "noln" and cfg.target == "unnormalized":
+            se = None
+        ups1 = None
+        if cfg.model == "looped":
+            ups1 = upsilon1_two_level(rule, cfg.L) if _two_level_exact(rule) else upsilon1(rule, cfg.L)
+        gs = gamma_star(cfg, const, use_mp)
+    kind = "exact" if (rule.kind == "exact" or (cfg.model == "noln" and cfg.target == "unnormalized")) \
+        else "monte_carlo"
+    return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1)
+
+
+class _NullCtx:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+# ------------------------------------------------------------------------ derived reports
+def fitted_exponent(values, t_from: int) -> float | None:
+    """Least-squares slope of log|x_t| against log t over t in [t_from, end]."""
+    t = np.arange(len(values), dtype=float)
+    x = np.abs(np.array([float(v) for v in values]))
+    sel = (t >= max(t_from, 1)) & (x > 0)
+    if sel.sum() < 3:
+        return None
+    return float(np.polyfit(np.log(t[sel]), np.log(x[sel]), 1)[0])
+
+
+def contraction_ratio(gamma, lam_top, lam_next):
+    """``R = (1 + gamma lam_{r+1}) / (1 + gamma lam_1)`` (Theorem 4.6)."""
+    return (1 + gamma * lam_next) / (1 + gamma * lam_top)
+
+
+def test_spectrum(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed test point: eigenvalues (descending) of ``S_test`` and ``c_i^2`` of ``a_test``.
+
+    Spectrum data: the given spectrum; sphere data: one draw with ``seed + 1``.
+    """
+    rng = np.random.default_rng(cfg.seed + 1)
+    a = rng.standard_normal(cfg.d)
+    a /= np.linalg.norm(a)
+    if cfg.data == "spectrum":
+        lam = np.sort(np.array(cfg.spectrum, dtype=float))[::-1]
+        return lam, (a * a)[np.argsort(np.array(cfg.spectrum))[::-1]]
+    X = rng.standard_normal((cfg.d, cfg.n))
+    X /= np.linalg.norm(X, axis=0)
+    lam, vec = np.linalg.eigh(X @ X.T)
+    c = vec.T @ a
+    return lam[::-1], (c * c)[::-1]
+
+
+def theorem_4_7(rho: float, L: int, lam: np.ndarray, c2: np.ndarray) -> dict:
+    """sin(psi_L) at ``rho`` and at ``rho = oo`` (power method) with the Theorem 4.7 bounds."""
+    top = lam[0]
+    in_top = np.isclose(lam, top, rtol=1e-12, atol=0)
+    lam_next = lam[~in_top][0] if (~in_top).any() else top
+    ratio = lam_next / top
+
+    def sin_psi(mu):
+        w = c2 * mu ** (2 * L)
+        return math.sqrt(w[~in_top].sum() / w.sum())
+
+    c_next2 = c2[~in_top][0] if (~in_top).any() else 0.0
+    a_perp, a_top = math.sqrt(c2[~in_top].sum()), math.sqrt(c2[in_top].sum())
+    return {"L": L, "sin_psi_trained": sin_psi((1 + rho * lam) / (1 + rho * top)),
+            "sin_psi_power_method": sin_psi(lam / top),
+            "lower_bound": math.sqrt(c_next2) * ratio ** L,
+            "upper_bound": a_perp / a_top * ratio ** L,
+            "lambda_ratio": ratio}
