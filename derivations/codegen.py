@@ -189,3 +189,112 @@ def compile_source(source: str, name: str, backend: Backend) -> Callable:
     namespace = backend.namespace()
     exec(compile(source, f"<rdyn generated: {name} [{backend.name}]>", "exec"), namespace)
     return namespace[name]
+
+
+# --------------------------------------------------------------------------------------------
+# Interval (SSA) printing: the same expressions as a sequence of calls on (lo, hi) pairs.
+# --------------------------------------------------------------------------------------------
+
+INTERVAL_FUNCTIONS = {"exp": "iexp", "atan": "iatan", "sqrt": "isqrt"}
+
+
+class _IntervalSSA:
+    """Emits one assignment per operation: ``_vN = iadd(a, b)``, ``isub``, ``imul``, ``idiv``,
+    ``ineg``, ``isqr``, ``ipow(a, n)``, ``isqrt``, ``iexp``, ``iatan``; numbers become point
+    intervals ``ipoint(n)`` (integers, exact) or ``idiv(ipoint(p), ipoint(q))``. Identical
+    subtrees are emitted once."""
+
+    def __init__(self, names: dict, indent: str, prefix: str):
+        self.names = dict(names)   # sympy atom/subtree -> variable name
+        self.indent = indent
+        self.prefix = prefix
+        self.lines: list[str] = []
+        self.count = 0
+
+    def _new(self, call: str) -> str:
+        name = f"{self.prefix}{self.count}"
+        self.count += 1
+        self.lines.append(f"{self.indent}{name} = {call}")
+        return name
+
+    def emit(self, expr: sp.Expr) -> str:
+        if expr in self.names:
+            return self.names[expr]
+        name = self._emit(expr)
+        self.names[expr] = name
+        return name
+
+    def _number(self, value: sp.Expr) -> str:
+        value = sp.Rational(value)
+        if value.q == 1:
+            if abs(value.p) >= 2**53:
+                raise ValueError(f"integer {value} is not exact in float64")
+            return self._new(f"ipoint({float(value.p)!r})")
+        return self._new(f"idiv(ipoint({float(value.p)!r}), ipoint({float(value.q)!r}))")
+
+    def _emit(self, expr: sp.Expr) -> str:
+        if expr.is_Symbol:
+            raise ValueError(f"no interval variable for {expr}")
+        if expr.is_Rational:
+            return self._number(expr)
+        if expr.is_Add:
+            positive = [a for a in expr.args if not _is_negated(a)]
+            negative = [-a for a in expr.args if _is_negated(a)]
+            if not positive:
+                acc = self._new(f"ineg({self.emit(negative.pop(0))})")
+            else:
+                acc = self.emit(positive[0])
+                for a in positive[1:]:
+                    acc = self._new(f"iadd({acc}, {self.emit(a)})")
+            for a in negative:
+                acc = self._new(f"isub({acc}, {self.emit(a)})")
+            return acc
+        if expr.is_Mul:
+            coeff, rest = expr.as_coeff_Mul()
+            if coeff == -1:
+                return self._new(f"ineg({self.emit(rest)})")
+            args = list(expr.args)
+            acc = self.emit(args[0])
+            for a in args[1:]:
+                acc = self._new(f"imul({acc}, {self.emit(a)})")
+            return acc
+        if expr.is_Pow:
+            base, exponent = expr.args
+            if exponent.is_Integer:
+                n = int(exponent)
+                b = self.emit(base)
+                if n == 0:
+                    return self._new("ipoint(1.0)")
+                power = b if abs(n) == 1 else self._new(
+                    f"isqr({b})" if abs(n) == 2 else f"ipow({b}, {abs(n)})")
+                return power if n > 0 else self._new(f"idiv(ipoint(1.0), {power})")
+            if exponent.is_Rational and exponent.q == 2:
+                root = self._new(f"isqrt({self.emit(base)})")
+                n = abs(int(exponent.p))
+                power = root if n == 1 else self._new(f"ipow({root}, {n})")
+                return power if exponent > 0 else self._new(f"idiv(ipoint(1.0), {power})")
+            raise ValueError(f"unsupported power {expr}")
+        name = type(expr).__name__
+        if name in INTERVAL_FUNCTIONS and len(expr.args) == 1:
+            return self._new(f"{INTERVAL_FUNCTIONS[name]}({self.emit(expr.args[0])})")
+        if expr == sp.pi:
+            return self._new("ipi()")
+        raise ValueError(f"no interval operation for {expr!r}")
+
+
+def _is_negated(expr: sp.Expr) -> bool:
+    return expr.is_Mul and expr.as_coeff_Mul()[0] == -1 or (expr.is_Rational and expr < 0)
+
+
+def emit_interval_ssa(outputs: Sequence[sp.Expr], names: dict, indent: str = "    ",
+                      prefix: str = "_v") -> tuple[list[str], list[str]]:
+    """Lines evaluating ``outputs`` in interval arithmetic, one operation per line (SSA), and
+    the names holding the outputs. ``names`` maps the free symbols (state variables, hoisted
+    constants) to the names of interval variables in scope. Common subexpressions are shared
+    (``sympy.cse`` first, as :func:`emit_assignments`). The existing printers are unchanged:
+    this is a separate route over the same expressions."""
+    replacements, reduced = sp.cse(list(outputs), symbols=sp.numbered_symbols("_x"))
+    ssa = _IntervalSSA(names, indent, prefix)
+    for sym, expr in replacements:
+        ssa.names[sym] = ssa.emit(expr)
+    return ssa.lines, [ssa.emit(expr) for expr in reduced]

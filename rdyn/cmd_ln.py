@@ -21,6 +21,7 @@ import sys
 
 import mpmath
 
+from rdyn.cmd_teacher import add_checkpoint_arguments, checkpoint_options, run_with_checkpoints
 from rdyn.output import UsageError, emit_json, format_real, require, warn
 from reduced_dynamics import model_b as mb
 
@@ -31,21 +32,33 @@ _DEFAULTS = {"target": None, "L": None}
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", choices=mb.MODELS, default="ln")
+    parser.add_argument("--model", choices=mb.MODELS, default="ln",
+                        help="ln: one LN layer (default); noln: one layer without LN; "
+                        "looped: L looped LN layers")
     parser.add_argument("--target", choices=("normalized", "unnormalized"), default=None,
                         help="no-LN layer only (default normalized)")
     parser.add_argument("--data", choices=("sphere", "spectrum"), default=None,
                         help="Task 1 (sphere, default) or Task 2 (fixed spectrum)")
-    parser.add_argument("--d", type=int, default=16)
-    parser.add_argument("--n", type=int, default=None, help="default 32, or sum of --spectrum")
-    parser.add_argument("--spectrum", type=str, default=None, help="m1,...,md (positive integers)")
-    parser.add_argument("--L", type=int, default=None, help="looped only (default 10)")
-    parser.add_argument("--eta", type=float, default=0.1)
-    parser.add_argument("--steps", type=int, default=2000)
-    parser.add_argument("--alpha0", type=float, default=0.0)
-    parser.add_argument("--beta0", type=float, default=1.0)
-    parser.add_argument("--samples", type=int, default=100000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--d", type=int, default=16, help="dimension d of the tokens (default 16)")
+    parser.add_argument("--n", type=int, default=None,
+                        help="number n of data columns of X (default 32, or sum of --spectrum)")
+    parser.add_argument("--spectrum", type=str, default=None,
+                        help="Task 2: multiplicities m1,...,md (positive integers; S has "
+                        "eigenvalues m_i)")
+    parser.add_argument("--L", type=int, default=None,
+                        help="number of looped layers (looped only; default 10)")
+    parser.add_argument("--eta", type=float, default=0.1, help="GD step size (default 0.1)")
+    parser.add_argument("--steps", type=int, default=2000, help="GD steps (default 2000)")
+    parser.add_argument("--alpha0", type=float, default=0.0,
+                        help="initial alpha (looped: w) (default 0)")
+    parser.add_argument("--beta0", type=float, default=1.0,
+                        help="initial beta (looped: v) (default 1)")
+    parser.add_argument("--samples", type=int, default=100000,
+                        help="Monte Carlo sample size, when the expectation is not exact "
+                        "(default 100000)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the Monte Carlo sample (default 0)")
+    add_checkpoint_arguments(parser)
 
 
 def config_from_args(args) -> mb.Config:
@@ -152,7 +165,10 @@ def run(args) -> int:
         if long_run:
             print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
 
-    tr = mb.run(cfg, progress)
+    options = checkpoint_options(args)
+    tr, status = run_with_checkpoints(NAME, args, lambda: mb.run(cfg, progress, **options))
+    if status is not None:
+        return status
     result = summarize(cfg, tr)
     if args.json:
         emit_json(result, cfg.dps)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -95,8 +96,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="T* threshold on p (default 1/(2K))")
     parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     parser.add_argument("--certify", action="store_true",
-                        help="also iterate with rigorous arb balls (requires --dps): JSON gains "
-                        "'certified' (t1 and T* proven) and 'radius' (relative, final step)")
+                        help="also iterate with rigorous enclosures: outward-rounded float64 "
+                        "intervals (compiled; default) or, with --dps, arb balls. JSON gains "
+                        "'certified' (t1 and T* proven), 'radius' (relative, final step) and "
+                        "'certified_backend' (interval64 | arb)")
+    add_checkpoint_arguments(parser)
+
+
+def add_checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    """--checkpoint, --checkpoint-every, --resume (shared with ``rdyn ln``)."""
+    parser.add_argument("--checkpoint", metavar="FILE", default=None,
+                        help="write the complete loop state to FILE (.npz) every "
+                        "--checkpoint-every seconds, at the end and on Ctrl-C (then exit 130 "
+                        "and print the command that resumes)")
+    parser.add_argument("--checkpoint-every", metavar="SECONDS", type=float, default=60.0,
+                        help="seconds between checkpoints (default 60)")
+    parser.add_argument("--resume", metavar="FILE", default=None,
+                        help="continue from a checkpoint written with the same options (else "
+                        "exit 2 naming the differing option); the result is bit-identical to an "
+                        "uninterrupted run")
+
+
+def checkpoint_options(args) -> dict:
+    """The checkpoint keyword arguments of the iterators, validated (UsageError)."""
+    require(args.checkpoint_every >= 0, "--checkpoint-every must be >= 0 seconds")
+    if args.checkpoint is not None:
+        folder = os.path.dirname(os.path.abspath(args.checkpoint))
+        require(os.path.isdir(folder), f"--checkpoint: folder {folder} does not exist")
+    return {"checkpoint": args.checkpoint, "checkpoint_every": args.checkpoint_every,
+            "resume": args.resume}
+
+
+def run_with_checkpoints(name: str, args, job):
+    """Run ``job()`` turning checkpoint failures into usage errors (exit 2) and Ctrl-C into
+    one line on stderr and exit status 130: with --checkpoint, the step saved and the command
+    that resumes. Returns ``(result, None)`` or ``(None, 130)``."""
+    from reduced_dynamics.checkpoint import CheckpointError, Interrupted, resume_command
+
+    try:
+        return job(), None
+    except CheckpointError as exc:
+        raise UsageError(str(exc)) from None
+    except Interrupted as exc:
+        print(f"interrupted at step {exc.step}; resume with: "
+              f"{resume_command(sys.argv, name, exc.path)}", file=sys.stderr)
+    except KeyboardInterrupt:
+        if args.checkpoint is None:
+            print(f"rdyn {name}: interrupted (no checkpoint written; --checkpoint FILE makes "
+                  "runs resumable)", file=sys.stderr)
+        else:
+            print(f"rdyn {name}: interrupted before the first checkpoint; nothing to resume",
+                  file=sys.stderr)
+    return None, 130
 
 
 def teacher_config_from_args(args):
@@ -163,23 +214,36 @@ def run(args) -> int:
         require(config.sigma_prime_zero != 0,
                 "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); give --steps")
     certify = getattr(args, "certify", False)
-    require(not certify or args.dps is not None, "--certify requires --dps")
     backend = "float64" if args.dps is None else "arb"
-    result = run_dynamics(config, steps=args.steps, record=record, thresholds=thresholds,
-                          backend=backend, dps=args.dps, progress=not args.quiet)
+    options = checkpoint_options(args)
+    result, status = run_with_checkpoints(NAME, args, lambda: run_dynamics(
+        config, steps=args.steps, record=record, thresholds=thresholds, backend=backend,
+        dps=args.dps, progress=not args.quiet, **options))
+    if status is not None:
+        return status
     for v in record:
         require(v <= result.steps, f"record step {v} outside 0..{result.steps}")
     summary = result_summary(result, args.dps)
     certificate = None
     if certify:
         from reduced_dynamics.certified import certified_run
+        from reduced_dynamics.checkpoint import resume_command
 
-        certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
-                                    dps=args.dps, progress=not args.quiet)
+        try:  # not checkpointed: a resume from the final checkpoint re-runs this pass
+            certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
+                                        dps=args.dps, progress=not args.quiet,
+                                        backend="interval64" if args.dps is None else "arb")
+        except KeyboardInterrupt:
+            done = f"; resume with: {resume_command(sys.argv, NAME, args.checkpoint)}" \
+                if args.checkpoint else ""
+            print(f"rdyn teacher: interrupted in the --certify pass (the main run is complete"
+                  f"{' in the checkpoint' if args.checkpoint else ''}){done}", file=sys.stderr)
+            return 130
         # certified: t1 and T* proven, and equal to the values reported above
         summary["certified"] = certificate.certified and (
             (result.t1, result.T_star) == (certificate.t1.step, certificate.T_star.step))
         summary["radius"] = certificate.radius_final
+        summary["certified_backend"] = certificate.backend
         summary["certificate"] = certificate.summary()
     if args.json:
         emit_json(summary, args.dps)

@@ -18,7 +18,7 @@ from rdyn.output import emit_json
 
 NAME = "verify"
 HELP = "check derived identities and printed constants of both papers"
-MODULES = ("verify.checks_model_a", "verify.checks_model_b")
+MODULES = ("verify.checks_model_a", "verify.checks_model_b", "verify.checks_scaling")
 
 
 def add_arguments(parser) -> None:

@@ -128,6 +128,7 @@ class CertifiedResult:
     radius_at_T_star: float | None
     radius_growth: list = field(default_factory=list)  # (t, relative radius) samples
     stopped: str | None = None   # why the enclosure stopped early (branch undetermined)
+    backend: str = "arb"         # "arb" (balls of ``prec`` bits) or "interval64" (float64)
 
     @property
     def certified(self) -> bool:
@@ -136,7 +137,9 @@ class CertifiedResult:
         return events_ok and self.stopped is None
 
     def text(self) -> str:
-        parts = [f"  certified: {'yes' if self.certified else 'NO'} ({self.prec}-bit balls; "
+        kind = (f"{self.prec}-bit arb balls" if self.backend == "arb" else
+                "float64 intervals, outward-rounded")
+        parts = [f"  certified: {'yes' if self.certified else 'NO'} (backend {self.backend}: {kind}; "
                  f"relative radius {self.radius_final:.3g} at step {self.steps}"
                  + (f", {self.radius_at_T_star:.3g} at T*" if self.radius_at_T_star is not None
                     else "") + ")"]
@@ -151,6 +154,7 @@ class CertifiedResult:
     def summary(self) -> dict:
         return {"certified": self.certified, "radius": self.radius_final,
                 "radius_at_T_star": self.radius_at_T_star, "prec_bits": self.prec,
+                "backend": self.backend,
                 "t1": self.t1.as_dict(), "T_star": self.T_star.as_dict(),
                 "stopped": self.stopped}
 
@@ -194,15 +198,23 @@ def decimal_ball(x):
 
 
 def certified_run(config, steps: int | None = None, thresholds=None, dps: int | None = 30,
-                  prec: int | None = None, tstar_level=None, progress: bool = False
-                  ) -> CertifiedResult:
+                  prec: int | None = None, tstar_level=None, progress: bool = False,
+                  backend: str = "arb") -> CertifiedResult:
     """Iterate with certified enclosures; same definitions as :func:`reduced_dynamics.model_a.run`.
 
     ``prec`` (bits) overrides the precision derived from ``dps`` (dps * 3.33 + 40, as the arb
     path of ``run``). ``tstar_level`` overrides the T* level (string, arb ball or number;
     default: thresholds' level, 1/(2K) exactly). ``steps = None``: run to T*, then to
-    max(2 T*, 1000) as ``run`` does.
+    max(2 T*, 1000) as ``run`` does. ``backend="interval64"``: the compiled float64 interval
+    iteration of :mod:`reduced_dynamics.certified_interval` (``dps``/``prec`` ignored).
     """
+    if backend == "interval64":
+        from reduced_dynamics.certified_interval import certified_run_interval
+
+        return certified_run_interval(config, steps=steps, thresholds=thresholds,
+                                      tstar_level=tstar_level, progress=progress)
+    if backend != "arb":
+        raise ValueError(f"unknown certified backend {backend!r}")
     import flint
     from flint import arb
 

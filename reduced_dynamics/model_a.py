@@ -264,20 +264,101 @@ class _Numbers:
         return mpmath.mpf(x) if self.backend == "mpmath" else float(x)
 
 
+def run_identity(config: TeacherConfig, steps: int | None, record: Sequence[int],
+                 thresholds: Thresholds, backend: str, dps: int | None) -> dict:
+    """Everything that determines a run's trajectory and report (the checkpoint identity).
+    Keys are named after the ``rdyn teacher`` options."""
+    return {"D": config.D, "K": config.K, "activation": config.activation,
+            "kappa": config.kappa, "eta": config.eta, "vstar_norm2": config.vstar_norm2,
+            "sigma_prime_zero": config.sigma_prime_zero, "logit_scale": config.logit_scale,
+            "steps": steps, "record": sorted({int(s) for s in record}),
+            "t1_fraction": thresholds.t1_fraction, "tstar_attention": thresholds.tstar_attention,
+            "backend": backend, "dps": dps if backend != "float64" else None}
+
+
+@dataclass
+class _Loop:
+    """The complete state of the driver loop between two chunks (what a checkpoint holds)."""
+
+    t: int
+    state: object          # float64: array (3,); arb / mpmath: list of 3 numbers
+    events: object         # [t1, T_star, lost_at_step, end]
+    cursor: object         # [index of the next capture step]
+    capture_out: np.ndarray
+
+    def copy(self) -> "_Loop":
+        return _Loop(self.t, self.state.copy(), self.events.copy(), self.cursor.copy(),
+                     self.capture_out)  # entries past ``cursor`` are rewritten identically
+
+
+def _save_loop(path: str, identity: dict, loop: _Loop, capture_steps) -> None:
+    from reduced_dynamics import checkpoint
+    from rdyn import __version__
+
+    exact = identity["backend"] != "float64"
+    arrays = {
+        "state": checkpoint.exact_array(loop.state) if exact else np.asarray(loop.state),
+        "capture_out": checkpoint.exact_array(loop.capture_out) if exact else loop.capture_out,
+        "capture_steps": np.asarray(capture_steps, dtype=np.int64),
+    }
+    meta = {"t": int(loop.t), "events": [int(e) for e in loop.events],
+            "cursor": int(loop.cursor[0]), "rdyn_version": __version__}
+    checkpoint.save(path, "teacher", identity, arrays, meta)
+
+
+def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
+    """The loop state saved at ``path`` (CheckpointError if it does not fit ``identity``)."""
+    from reduced_dynamics import checkpoint
+
+    arrays, meta = checkpoint.load(path, "teacher", identity)
+    backend = identity["backend"]
+    try:
+        if not np.array_equal(arrays["capture_steps"], np.asarray(capture_steps, dtype=np.int64)):
+            raise checkpoint.CheckpointError(f"checkpoint {path} has other capture steps")
+        t, events, cursor = int(meta["t"]), [int(e) for e in meta["events"]], [int(meta["cursor"])]
+        if backend == "float64":
+            state = np.array(arrays["state"], dtype=np.float64)
+            capture_out = np.array(arrays["capture_out"], dtype=np.float64)
+            events, cursor = np.array(events, dtype=np.int64), np.array(cursor, dtype=np.int64)
+        else:
+            state = list(checkpoint.from_exact_array(arrays["state"], backend))
+            capture_out = checkpoint.from_exact_array(arrays["capture_out"], backend)
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, checkpoint.CheckpointError):
+            raise
+        raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
+    if len(state) != 3 or capture_out.shape != (len(capture_steps), 3) or len(events) != 4:
+        raise checkpoint.CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
+    return _Loop(t, state, events, cursor, capture_out)
+
+
 def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] = (),
         thresholds: Thresholds = Thresholds(), backend: str = "float64", dps: int | None = None,
-        progress: bool = False, chunk: int = 2_000_000) -> RunResult:
+        progress: bool = False, chunk: int = 2_000_000, checkpoint: str | None = None,
+        checkpoint_every: float = 60.0, resume: str | None = None) -> RunResult:
     """Iterate the collapsed map from C1 = C2 = C3 = 0.
 
     ``steps = None`` runs to T* and then as many steps again (at least 1000 steps in all,
     at most ``MAX_STEPS``). ``backend``: "float64" (numba), "arb" (python-flint midpoints at
     ``dps`` digits plus guard bits) or "mpmath" (``dps`` + 12 digits).
+
+    ``checkpoint``: file that receives the complete loop state (:mod:`reduced_dynamics.
+    checkpoint`, kind "teacher", identity :func:`run_identity`) between chunks, at most every
+    ``checkpoint_every`` seconds, at the end, and on KeyboardInterrupt (then re-raised as
+    :class:`reduced_dynamics.checkpoint.Interrupted` carrying the saved step). ``resume``:
+    continue from such a file (CheckpointError if it was written for another configuration);
+    the result is bit-identical to an uninterrupted run.
     """
     if backend != "float64" and dps is None:
         raise ValueError("arbitrary-precision backends need dps")
     if steps is not None and not (0 <= steps <= MAX_STEPS):
         raise ValueError(f"steps must be in 0..{MAX_STEPS}")
     num = _Numbers(backend, dps)
+    identity = run_identity(config, steps, record, thresholds, backend, dps)
+    if backend == "mpmath":  # _Numbers keeps a higher global mpmath precision if one is set
+        import mpmath
+
+        identity["mpmath_prec_bits"] = mpmath.mp.prec
     limit = eta_limit(config)
     prefilter = attention_crossing(config, thresholds.attention(config.K))
     prefilter -= 1e-6 * (abs(prefilter) + 1)
@@ -305,6 +386,7 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
                     num.make(prefilter)]
         # arb midpoints: the radius from the dependency effect grows ~1.25x per step
         # (NUMERICS.md); dropping it every STRIP_EVERY steps keeps it far below the guard bits.
+        # A checkpoint is only taken between chunks, so a resume keeps this phase.
         chunk = STRIP_EVERY
     events = np.array([NO_EVENT, NO_EVENT, NO_EVENT, end], dtype=np.int64)
     cursor = np.zeros(1, dtype=np.int64)
@@ -314,24 +396,16 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
     c = k.prepare(*params)
     if backend == "float64":
         c = np.array(c, dtype=np.float64)
+    loop = _Loop(0, state, events, cursor, capture_out)
+    if resume is not None:
+        loop = _load_loop(resume, identity, capture_steps)
     long_run = steps is None or steps > (10**6 if backend == "float64" else 10**4)
-    bar = _progress_bar(progress and long_run, steps)
-    t = 0
-    shown = 0
-    while True:
-        t_new = advance(state, t, chunk, c, capture_steps, capture_out, cursor, events, settings)
-        if backend != "float64":
-            state = [num.strip(x) for x in state]
-        if bar is not None and (t_new - shown >= 100_000 or t_new >= events[3]):
-            bar.total = int(events[3]) if events[3] < MAX_STEPS else None
-            bar.update(t_new - shown)
-            shown = t_new
-        if t_new == t or t_new >= events[3]:
-            t = t_new
-            break
-        t = t_new
-    if bar is not None:
-        bar.close()
+    bar = _progress_bar(progress and long_run, steps, initial=loop.t)
+    loop = _iterate(advance, loop, chunk, c, capture_steps, settings,
+                    strip=num.strip if backend != "float64" else None, bar=bar,
+                    checkpoint=checkpoint, identity=identity, save_every=checkpoint_every)
+    t, state, events, cursor, capture_out = (loop.t, loop.state, loop.events, loop.cursor,
+                                             loop.capture_out)
     # one more pass at the final step so events at t = end (t1, T*) are seen, without stepping
     events[3] = t
     advance(state, t, 1, c, capture_steps, capture_out, cursor, events, settings)
@@ -340,7 +414,9 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
         values = (c1, c2, c3, k.attention(c2, c3, c), k.c1_star(c2, c3, c), k.loss(c1, c2, c3, c))
         return StateReport(int(tt), *(num.to_mpf(v) for v in values))
 
-    captured = {int(s): report(s, *capture_out[i]) for i, s in enumerate(capture_steps) if s <= t}
+    # captured arb values are reported from their midpoints (as stored in a checkpoint)
+    captured = {int(s): report(s, *(num.strip(x) for x in capture_out[i]))
+                for i, s in enumerate(capture_steps) if s <= t}
     final = report(t, *state)
     curve = [(s, r.loss) for s, r in sorted(captured.items())]
     T_star = int(events[1]) if events[1] >= 0 else None
@@ -355,12 +431,70 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
     return result
 
 
-def _progress_bar(progress: bool, total: int | None):
+def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, settings,
+             strip: Callable | None, bar, checkpoint: str | None, identity: dict,
+             save_every: float) -> _Loop:
+    """Advance ``loop`` chunk by chunk until the end step; returns the final loop state.
+
+    ``strip`` (arb) drops ball radii after every chunk. With a ``checkpoint`` path the loop is
+    saved at most every ``save_every`` seconds between chunks, at the end, and on
+    KeyboardInterrupt (the last complete chunk boundary; then
+    :class:`~reduced_dynamics.checkpoint.Interrupted` is raised).
+    """
+    import time
+
+    def save(snapshot: _Loop) -> None:
+        _save_loop(checkpoint, identity, snapshot, capture_steps)
+
+    if checkpoint is None:
+        save = None
+    last_save = time.monotonic()
+    shown = loop.t
+    boundary = None  # a copy of the loop at the start of the chunk in progress
+    try:
+        while True:
+            boundary = None
+            boundary = loop.copy()
+            t_new = advance(loop.state, loop.t, chunk, c, capture_steps, loop.capture_out,
+                            loop.cursor, loop.events, settings)
+            if strip is not None:
+                loop.state = [strip(x) for x in loop.state]
+            done = t_new == loop.t or t_new >= loop.events[3]
+            loop.t = t_new
+            boundary = None
+            if bar is not None and (t_new - shown >= 100_000 or done):
+                bar.total = int(loop.events[3]) if loop.events[3] < MAX_STEPS else None
+                bar.update(t_new - shown)
+                shown = t_new
+            if done:
+                break
+            if save is not None and time.monotonic() - last_save >= save_every:
+                save(loop)
+                last_save = time.monotonic()
+        if save is not None:
+            save(loop)
+    except KeyboardInterrupt as exc:
+        if bar is not None:
+            bar.close()
+        if save is None:
+            raise
+        from reduced_dynamics.checkpoint import Interrupted
+
+        consistent = boundary if boundary is not None else loop
+        save(consistent)
+        raise Interrupted(int(consistent.t), checkpoint) from exc
+    if bar is not None:
+        bar.close()
+    return loop
+
+
+def _progress_bar(progress: bool, total: int | None, initial: int = 0):
     if not progress:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="step", unit_scale=True, file=sys.stderr, desc="rdyn teacher")
+    return tqdm(total=total, initial=initial, unit="step", unit_scale=True, file=sys.stderr,
+                desc="rdyn teacher")
 
 
 def with_eta(config: TeacherConfig, eta: float) -> TeacherConfig:

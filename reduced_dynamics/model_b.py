@@ -418,10 +418,75 @@ def gamma_star(cfg: Config, const: Constants, mp: bool):
     return (const.kappa3 - k1) / k2
 
 
+def run_identity(cfg: Config, rule: SpectralRule) -> dict:
+    """Everything that determines a run (the checkpoint identity): every :class:`Config` field
+    (named as the ``rdyn ln`` options; Monte Carlo ``seed`` and ``samples`` included, the
+    sample being rebuilt from them) and the kind and size of the expectation rule."""
+    identity = {name: getattr(cfg, name) for name in Config.__dataclass_fields__}
+    identity["spectrum"] = None if cfg.spectrum is None else [int(m) for m in cfg.spectrum]
+    identity["rule"] = {"kind": rule.kind, "nodes": int(len(rule.weights)), "mp": bool(rule.mp)}
+    return identity
+
+
+_SERIES = ("alpha", "beta", "gamma", "loss", "F")
+
+
+def _consistent_length(series: dict) -> int:
+    """The last step p such that alpha, beta, gamma hold steps 0..p and loss, F 0..p-1
+    (values are a deterministic function of the step, so truncating to p is consistent)."""
+    return min(len(series["alpha"]) - 1, len(series["beta"]) - 1, len(series["gamma"]) - 1,
+               len(series["loss"]), len(series["F"]))
+
+
+def _save_series(path: str, identity: dict, series: dict, exact: bool) -> int:
+    """Save the trajectory up to the last consistent step p (loss and F at p are recomputed
+    on resume); returns p."""
+    from rdyn import __version__
+    from reduced_dynamics import checkpoint
+
+    p = _consistent_length(series)
+    arrays = {}
+    for name in _SERIES:
+        values = series[name][:p + 1] if name in ("alpha", "beta", "gamma") else series[name][:p]
+        arrays[name] = checkpoint.exact_array(values) if exact else np.array(values, dtype=np.float64)
+    checkpoint.save(path, "ln", identity, arrays, {"t": p, "rdyn_version": __version__})
+    return p
+
+
+def _load_series(path: str, identity: dict, exact: bool) -> dict:
+    from reduced_dynamics import checkpoint
+
+    arrays, meta = checkpoint.load(path, "ln", identity)
+    try:
+        series = {name: (list(checkpoint.from_exact_array(arrays[name], "mpmath")) if exact
+                         else np.asarray(arrays[name], dtype=np.float64).tolist())
+                  for name in _SERIES}
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, checkpoint.CheckpointError):
+            raise
+        raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
+    p = int(meta.get("t", -1))
+    if p < 0 or p > identity["steps"] or _consistent_length(series) != p \
+            or len(series["alpha"]) != p + 1 or len(series["loss"]) != p:
+        raise checkpoint.CheckpointError(f"checkpoint {path} has series of the wrong length")
+    return series
+
+
 def run(cfg: Config, progress: Callable[[int], None] | None = None,
-        rule: SpectralRule | None = None) -> Trajectory:
-    """Iterate the collapsed recursion ``cfg.steps`` times (simultaneous updates)."""
+        rule: SpectralRule | None = None, checkpoint: str | None = None,
+        checkpoint_every: float = 60.0, resume: str | None = None) -> Trajectory:
+    """Iterate the collapsed recursion ``cfg.steps`` times (simultaneous updates).
+
+    ``checkpoint``: file that receives the trajectory so far (:mod:`reduced_dynamics.
+    checkpoint`, kind "ln", identity :func:`run_identity`) at most every ``checkpoint_every``
+    seconds, at the end, and on KeyboardInterrupt (re-raised as
+    :class:`reduced_dynamics.checkpoint.Interrupted`). ``resume``: continue from such a file;
+    the Trajectory is bit-identical to an uninterrupted run.
+    """
+    import time
+
     rule = rule or build_rule(cfg)
+    identity = run_identity(cfg, rule)
     use_mp = rule.mp or (_exact_moments_only(cfg) and cfg.dps is not None)
     ctx = mpmath.workdps(cfg.dps + 5) if use_mp else _NullCtx()
     with ctx:
@@ -429,18 +494,35 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
         f = step_terms(cfg, rule, const)
         a, b = _num(cfg.alpha0, use_mp), _num(cfg.beta0, use_mp)
         eta = (mpmath.mpf(str(cfg.eta)) if use_mp else float(cfg.eta))
-        A, B, G, Ls, Fs = [a], [b], [a * b], [], []
+        series = {"alpha": [a], "beta": [b], "gamma": [a * b], "loss": [], "F": []}
+        if resume is not None:
+            series = _load_series(resume, identity, use_mp)
+        A, B, G, Ls, Fs = (series[name] for name in _SERIES)
+        a, b = A[-1], B[-1]
         per_sample = None
-        for t in range(cfg.steps + 1):
-            loss, F, per_sample = f(a * b)
-            Ls.append(loss)
-            Fs.append(F)
-            if t == cfg.steps:
-                break
-            a, b = a - eta * b * F, b - eta * a * F
-            A.append(a), B.append(b), G.append(a * b)
-            if progress and (t + 1) % 200 == 0:
-                progress(t + 1)
+        last_save = time.monotonic()
+        try:
+            for t in range(len(Ls), cfg.steps + 1):
+                loss, F, per_sample = f(a * b)
+                Ls.append(loss)
+                Fs.append(F)
+                if t == cfg.steps:
+                    break
+                a, b = a - eta * b * F, b - eta * a * F
+                A.append(a), B.append(b), G.append(a * b)
+                if progress and (t + 1) % 200 == 0:
+                    progress(t + 1)
+                if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
+                    _save_series(checkpoint, identity, series, use_mp)
+                    last_save = time.monotonic()
+            if checkpoint is not None:
+                _save_series(checkpoint, identity, series, use_mp)
+        except KeyboardInterrupt as exc:
+            if checkpoint is None:
+                raise
+            from reduced_dynamics.checkpoint import Interrupted
+
+            raise Interrupted(_save_series(checkpoint, identity, series, use_mp), checkpoint) from exc
         se = rule.std_error(per_sample) if per_sample is not None else None
         if cfg.model == "noln" and cfg.target == "unnormalized":
             se = None

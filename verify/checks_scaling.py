@@ -1,0 +1,70 @@
+"""``rdyn verify`` checks from :mod:`verify.scaling`: measured exponents and constants of the
+papers' Theta-claims (Model A: t1, T*, late excess loss for identity / ReLU / LeakyReLU(0.1);
+Model B: growth of gamma, alpha, beta and of the looped rho, w, v).
+
+Per line (one factor varied geometrically, the rest fixed), two checks:
+
+* ``S.<claim>.<factor>.<activation>.exponent`` — ``pass`` when the claimed exponent is
+  confirmed (inside the fitted exponent's 95% t-interval, or the local exponent at the
+  asymptotic end within 10% of it), else ``discrepancy`` (the printed exponent differs from the
+  measured one; never ``fail``: the exponent claims are checked as printed, as in
+  ``verify.checks_model_a``);
+* ``S.<claim>.<factor>.<activation>.constant`` — ``info``: the constant C of the claimed form
+  with its 95% interval.
+
+The intervals come from deterministic data: they measure the departure from a pure power law
+over the swept range, not sampling noise. ``quick`` (``rdyn verify --quick``) uses the quick
+sizes and Model A with ReLU only (about 10 s); the full run uses the
+default sizes of ``rdyn scaling`` for all three activations (about 2 minutes).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from verify import scaling
+from verify.report import Check
+
+
+def _tag(result: scaling.LineResult) -> str:
+    line = result.line
+    return f"S.{line.claim}.{line.factor}" + (f".{line.activation}" if line.activation else "")
+
+
+def line_checks(result: scaling.LineResult) -> list[Check]:
+    """The exponent check and the constant check of one fitted line."""
+    line = result.line
+    claim = scaling.CLAIMS[line.claim]
+    where = f"{line.activation}, " if line.activation else ""
+    setting = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
+                        for k, v in line.fixed if k not in ("activation", "kappa") or line.activation == "leaky")
+    label = scaling.FACTOR_LABELS[line.factor]
+    lo, hi = result.exponent_ci
+    claimed = line.claimed_exponent
+    error = abs(result.exponent - claimed) / abs(claimed)
+    detail = {"claimed_exponent": claimed, "exponent": result.exponent, "exponent_ci95": [lo, hi],
+              "local_exponent": result.local_exponent, "basis": result.basis,
+              "factor": line.factor, "values": list(result.x), claim.quantity: list(result.y)}
+    exponent = Check(
+        f"{_tag(result)}.exponent", claim.source,
+        f"{claim.statement}: exponent of {label} is {claimed:g} ({where}{setting}); "
+        f"fitted {result.exponent:.3f} [{lo:.3f}, {hi:.3f}], local {result.local_exponent:.3f}",
+        "pass" if result.verdict == "confirmed" else "discrepancy", error, None, detail)
+    clo, chi = result.constant_ci
+    extra = {k: v for k, v in result.extra.items()}
+    constant = Check(
+        f"{_tag(result)}.constant", claim.source,
+        f"measured constant C in {result.constant_form} ({where}{setting}): "
+        f"{result.constant:.4g} [{clo:.4g}, {chi:.4g}]",
+        "info", None, None,
+        {"constant": result.constant, "constant_ci95": [clo, chi], "form": result.constant_form,
+         "fitted_exponent": result.exponent, **extra})
+    return [exponent, constant]
+
+
+@lru_cache(maxsize=None)
+def checks(quick: bool = False) -> tuple[Check, ...]:
+    out: list[Check] = []
+    activations = ("relu",) if quick else scaling.ACTIVATIONS
+    for result in scaling.report(activations=activations, quick=quick):
+        out += line_checks(result)
+    return tuple(out)
