@@ -309,5 +309,6 @@ def full_matrix_checks() -> list[Check]:
     return checks
 
 
-def checks() -> list[Check]:
+def checks(quick: bool = False) -> list[Check]:
+    """Every Model B check (``quick`` changes nothing here: all of them take seconds)."""
     return symbolic_checks() + numeric_checks() + full_matrix_checks()

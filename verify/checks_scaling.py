@@ -62,9 +62,10 @@ def line_checks(result: scaling.LineResult) -> list[Check]:
 
 
 @lru_cache(maxsize=None)
-def checks(quick: bool = False) -> tuple[Check, ...]:
+def checks(quick: bool = False, model: str = "all") -> tuple[Check, ...]:
+    """Both checks of every line of ``scaling.design(model, ...)`` (model: "A", "B" or "all")."""
     out: list[Check] = []
     activations = ("relu",) if quick else scaling.ACTIVATIONS
-    for result in scaling.report(activations=activations, quick=quick):
+    for result in scaling.report(model=model, activations=activations, quick=quick):
         out += line_checks(result)
     return tuple(out)

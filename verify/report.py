@@ -34,11 +34,10 @@ class Check:
 
 
 def digits_of(max_error: float | None) -> float | None:
-    """Correct decimal digits implied by a relative error (``None`` when exact)."""
-    if max_error is None:
+    """Correct decimal digits implied by a relative error (``None`` when exact: no error, or an
+    error of exactly 0, where the digit count is unbounded and JSON has no infinity)."""
+    if max_error is None or max_error <= 0:
         return None
-    if max_error <= 0:
-        return float("inf")
     return -math.log10(max_error)
 
 
