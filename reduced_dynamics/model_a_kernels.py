@@ -50,21 +50,26 @@ def _function(pool: codegen.ConstantPool, header: str, branches, scale: str) -> 
     return "\n".join(out) + "\n"
 
 
-@lru_cache(maxsize=None)
-def kernel_source(activation: str, scale: str) -> str:
-    """Source of prepare, step, attention, c1_star, multiplier, loss for one configuration."""
+def _generated_functions(activation: str, scale: str, extra: bool = False):
+    """The constant pool and the generated per-step functions (sources, in order).
+
+    With ``extra``, ``step_positive`` follows: the C1 > 0 branch of ``step`` alone (same
+    expressions, same pool), for loops that know every C1 is positive. It is printed after the
+    other functions so their sources and the constant indices stay as without it.
+    """
     x = model_a_expressions(activation, scale)
     pool = codegen.ConstantPool(_VARIABLES)
     ratio = pool.hoist(ma.K / (ma.D - ma.K))
 
-    def nxt(branch):
+    def nxt(branch, keyword):
         # C3 moves by K/(D-K) times C2's move: the derived invariant (tests: A.invariant.*)
         exprs = [x[f"C1_next_{branch}"], x[f"C2_next_{branch}"] - ma.C2]
-        return branch_keyword[branch], exprs, "_d = {1}; return {0}, C2 + _d, C3 + %s * _d" % ratio
+        return keyword, exprs, "_d = {1}; return {0}, C2 + _d, C3 + %s * _d" % ratio
 
     branch_keyword = {"positive": "if C1 > 0:", "zero": "elif C1 == 0:", "negative": "else:"}
     functions = [
-        _function(pool, "def step(C1, C2, C3, c):", [nxt(b) for b in ma.BRANCHES], scale),
+        _function(pool, "def step(C1, C2, C3, c):",
+                  [nxt(b, branch_keyword[b]) for b in ma.BRANCHES], scale),
         _function(pool, "def attention(C2, C3, c):", [(None, [x["p"]], None)], scale),
         _function(pool, "def c1_star(C2, C3, c):", [(None, [x["C1_star"]], None)], scale),
         _function(pool, "def multiplier(C2, C3, c):", [(None, [x["C1_multiplier"]], None)], scale),
@@ -72,6 +77,27 @@ def kernel_source(activation: str, scale: str) -> str:
                   [("if C1 >= 0:", [x["loss_positive"]], None),
                    ("else:", [x["loss_negative"]], None)], scale),
     ]
+    if extra:
+        size = len(pool.constants)
+        functions.append(_function(pool, "def step_positive(C1, C2, C3, c):",
+                                   [nxt("positive", None)], scale))
+        assert len(pool.constants) == size, "step_positive must reuse step's constants"
+    return pool, functions
+
+
+@lru_cache(maxsize=None)
+def kernel_source(activation: str, scale: str) -> str:
+    """Source of prepare, step, attention, c1_star, multiplier, loss for one configuration."""
+    pool, functions = _generated_functions(activation, scale)
+    return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
+
+
+@lru_cache(maxsize=None)
+def batch_kernel_source(activation: str, scale: str) -> str:
+    """:func:`kernel_source` followed by ``step_positive(C1, C2, C3, c)``, the C1 > 0 branch
+    of ``step`` as a function of its own (branch-free, so a loop over configurations that are
+    all in that branch can be vectorised); it returns what ``step`` returns for C1 > 0."""
+    pool, functions = _generated_functions(activation, scale, extra=True)
     return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
 
 
@@ -100,3 +126,114 @@ def kernels(activation: str, scale: str, backend_name: str) -> Kernels:
 @lru_cache(maxsize=None)
 def eta_limit_expression(activation: str) -> sp.Expr:
     return model_a_expressions(activation, "D")["eta_limit"]
+
+
+# --------------------------------------------------------------------------------------------
+# Batch (``rdyn sweep``) kernels: the same generated source, optionally with vectorisable
+# exp/atan in place of the C library's.
+# --------------------------------------------------------------------------------------------
+
+# Cephes (S. Moshier) approximations: exp as a Pade form on [-ln2/2, ln2/2] (Cody-Waite
+# reduction), atan as a rational form after reduction to |x| <= 0.66. Measured on 2e4 random
+# arguments against 40-digit mpmath: max relative error 3.1e-16 (exp) and 2.2e-16 (atan).
+_EXP_P = (1.26177193074810590878e-4, 3.02994407707441961300e-2, 9.99999999999999999910e-1)
+_EXP_Q = (3.00198505138664455042e-6, 2.52448340349684104192e-3, 2.27265548208155028766e-1,
+          2.00000000000000000009e0)
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1,
+           -7.500855792314704667340e1, -1.228866684490136173410e2, -6.485021904942025371773e1)
+_ATAN_Q = (2.485846490142306297962e1, 1.650270098316988542046e2, 4.328810604912902668951e2,
+           4.853903996359136964868e2, 1.945506571482613964425e2)
+
+
+@lru_cache(maxsize=None)
+def fast_math_namespace():
+    """A module ``F`` whose ``exp`` and ``atan`` are branch-free numba functions (inlined, so
+    LLVM can vectorise a loop over configurations that calls them); other names are ``math``'s.
+
+    They are not the C library's functions: results differ from ``math.exp``/``math.atan``
+    in the last bit for about 1 argument in 10 (error <= 1.4 ulp), so iterates computed with
+    them are not bit-identical to :func:`reduced_dynamics.model_a.run`.
+    """
+    import math
+    import types
+
+    import numba
+    import numpy as np
+    from numba import types as nbt
+    from numba.extending import intrinsic
+
+    jit = numba.njit(inline="always", error_model="numpy")
+
+    @intrinsic
+    def bits_to_float(typingctx, bits):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(nbt.float64))
+        return nbt.float64(nbt.int64), codegen
+
+    @intrinsic
+    def float_to_bits(typingctx, value):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(nbt.int64))
+        return nbt.int64(nbt.float64), codegen
+
+    magic = 6755399441055744.0  # 1.5 * 2^52: integral doubles |k| < 2^51 as k + its bits
+
+    @jit
+    def power_of_two(k):
+        """2^k for an integral double k in [-1022, 1023], without a float-to-int conversion
+        (AVX2 has no vector one)."""
+        return bits_to_float((float_to_bits(k + magic) - float_to_bits(magic) + 1023) << 52)
+
+    p0, p1, p2 = _EXP_P
+    q0, q1, q2, q3 = _EXP_Q
+    a0, a1, a2, a3, a4 = _ATAN_P
+    b0, b1, b2, b3, b4 = _ATAN_Q
+
+    @jit
+    def exp(x):
+        xc = min(max(x, -745.2), 709.7)
+        fn = np.floor(1.4426950408889634073599 * xc + 0.5)  # a double (math.floor: an int)
+        r = xc - fn * 6.93145751953125e-1
+        r = r - fn * 1.42860682030941723212e-6
+        rr = r * r
+        px = r * ((p0 * rr + p1) * rr + p2)
+        qx = ((q0 * rr + q1) * rr + q2) * rr + q3
+        y = 1.0 + 2.0 * (px / (qx - px))
+        h = np.floor(0.5 * fn)  # 2^fn as two factors, so that subnormal results come out right
+        y = y * power_of_two(h) * power_of_two(fn - h)
+        return 0.0 if x < -745.2 else y
+
+    @jit
+    def atan(x):
+        a = abs(x)
+        big = a > 2.41421356237309504880  # tan(3 pi/8)
+        mid = a > 0.66
+        z = (-1.0 if big else (a - 1.0 if mid else a)) / (a if big else (a + 1.0 if mid else 1.0))
+        base = 1.57079632679489661923 if big else (0.785398163397448309616 if mid else 0.0)
+        extra = (6.123233995736765886130e-17 if big
+                 else (3.061616997868382943065e-17 if mid else 0.0))
+        zz = z * z
+        p = (((a0 * zz + a1) * zz + a2) * zz + a3) * zz + a4
+        q = ((((zz + b0) * zz + b1) * zz + b2) * zz + b3) * zz + b4
+        y = base + ((z * (zz * p / q) + z) + extra)
+        return -y if x < 0 else y
+
+    module = types.ModuleType("rdyn_fast_math")
+    for name in ("sqrt", "pi", "log", "sin", "cos", "acos", "atan2", "log1p", "expm1"):
+        setattr(module, name, getattr(math, name))
+    module.exp = exp
+    module.atan = atan
+    return module
+
+
+@lru_cache(maxsize=None)
+def batch_kernels(activation: str, scale: str, fast: bool = False) -> dict:
+    """The functions of :func:`batch_kernel_source` as plain Python functions (for numba to
+    compile): with ``F = math`` (exactly the float64 kernels of :func:`kernels`), or with
+    ``fast`` the vectorisable exp/atan of :func:`fast_math_namespace`."""
+    namespace = {"F": fast_math_namespace() if fast else codegen.math_namespace(), "R": float}
+    label = "fast" if fast else "float64"
+    exec(compile(batch_kernel_source(activation, scale),
+                 f"<rdyn model A batch kernels [{activation}/{scale}/{label}]>", "exec"), namespace)
+    names = ("prepare", "step", "step_positive", "attention", "c1_star", "multiplier", "loss")
+    return {name: namespace[name] for name in names}

@@ -119,3 +119,144 @@ def test_dask_local_cluster_same_rows():
     assert remote == local
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["rows"] == json.loads(json.dumps(local[:3]))
+
+
+def test_block_size_and_threads_do_not_change_rows():
+    import numba
+
+    configs = CONFIGS[:4]  # one group (relu, D): compiled already by the test above
+    rows = run_batch(configs, 3000).rows
+    assert run_batch(configs, 3000, block=1, chunk=500).rows == rows
+    assert run_batch(configs, 3000, block=3).rows == rows
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        assert run_batch(configs, 3000).rows == rows
+    finally:
+        numba.set_num_threads(threads)
+
+
+# --- fast mode (vectorised exp/atan) --------------------------------------------------------
+
+FAST_CONFIGS = [TeacherConfig(D=8, K=2, eta=0.5), TeacherConfig(D=20, K=4, eta=0.5),
+                TeacherConfig(D=12, K=3, eta=0.1, vstar_norm2=2.0),
+                TeacherConfig(D=10, K=2, eta=0.3, sigma_prime_zero=-1.0)]  # C1 < 0 first
+
+
+def test_fast_mode_agrees_with_single_runs_to_stated_tolerance():
+    """--fast is not bit-identical; the README states relative 1e-12 and events within a step."""
+    rows = run_batch(FAST_CONFIGS, STEPS, fast=True, chunk=5000).rows
+    for cfg, row in zip(FAST_CONFIGS, rows):
+        single = run(cfg, steps=STEPS)
+        for key in ("C1", "C2", "C3", "p", "C1_star", "loss"):
+            want = float(getattr(single.final, key))
+            assert abs(row[key] - want) <= 1e-12 * abs(want), (cfg, key, row[key], want)
+        for event in ("t1", "T_star"):
+            got, want = row[event], getattr(single, event)
+            assert (got is None) == (want is None) and abs((got or 0) - (want or 0)) <= 1, cfg
+    assert rows[0]["T_star"] == 4610
+
+
+def test_fast_exp_atan_accuracy():
+    import math
+
+    import numba
+    import numpy as np
+
+    from reduced_dynamics.model_a_kernels import fast_math_namespace
+
+    F = fast_math_namespace()
+    exp, atan = numba.njit(lambda x: F.exp(x)), numba.njit(lambda x: F.atan(x))
+    rng = np.random.default_rng(1)
+    for x in np.concatenate([-rng.uniform(0, 700, 2000), rng.uniform(-3, 3, 500)]):
+        assert abs(exp(x) - math.exp(x)) <= 4.5e-16 * math.exp(x)
+    for x in np.concatenate([rng.uniform(-8, 8, 2000), [0.0, 0.66, 2.4142135623730951, 1e300]]):
+        assert abs(atan(x) - math.atan(x)) <= 4.5e-16 * abs(math.atan(x))
+    assert exp(-800.0) == 0.0 and exp(-745.0) == math.exp(-745.0)
+
+
+# --- checkpoints ----------------------------------------------------------------------------
+
+CKPT_CONFIGS = [TeacherConfig(D=8, K=2, eta=0.5), TeacherConfig(D=12, K=3, eta=0.1),
+                TeacherConfig(D=10, K=2, activation="identity", eta=0.2, logit_scale="sqrtD")]
+
+
+def interrupt_after_first_chunk(monkeypatch):
+    """Make the batch kernels raise KeyboardInterrupt right after their first chunk returns
+    (as a Ctrl-C arriving then would)."""
+    import reduced_dynamics.batch as batch
+
+    real = batch.compiled_batch_advance
+    calls = []
+
+    def patched(*key):
+        advance = real(*key)
+
+        def interrupted(*args):
+            advance(*args)
+            calls.append(1)
+            raise KeyboardInterrupt
+
+        return interrupted
+
+    monkeypatch.setattr(batch, "compiled_batch_advance", patched)
+    return calls
+
+
+def test_interrupted_sweep_resumes_bit_identically(tmp_path, monkeypatch):
+    from reduced_dynamics.checkpoint import Interrupted
+
+    whole = run_batch(CKPT_CONFIGS, 6000).rows
+    path = tmp_path / "sweep.npz"
+    calls = interrupt_after_first_chunk(monkeypatch)
+    with pytest.raises(Interrupted) as info:
+        run_batch(CKPT_CONFIGS, 6000, chunk=1000, checkpoint=str(path))
+    assert calls == [1] and path.exists() and info.value.step == 1000 * 2
+    monkeypatch.undo()
+    resumed = run_batch(CKPT_CONFIGS, 6000, chunk=1000, resume=str(path)).rows
+    assert resumed == whole
+
+
+def test_periodic_checkpoints_and_resume_from_finished_and_mismatch(tmp_path):
+    from reduced_dynamics.checkpoint import CheckpointError
+
+    path = tmp_path / "sweep.npz"
+    whole = run_batch(CKPT_CONFIGS, 6000, chunk=700, checkpoint=str(path),
+                      checkpoint_every=0.0).rows
+    assert run_batch(CKPT_CONFIGS, 6000, resume=str(path)).rows == whole  # finished state
+    for configs, steps, kwargs, word in ((CKPT_CONFIGS, 5000, {}, "steps"),
+                                         (CKPT_CONFIGS[:2], 6000, {}, "configs"),
+                                         (CKPT_CONFIGS, 6000, {"fast": True}, "fast")):
+        with pytest.raises(CheckpointError, match=word):
+            run_batch(configs, steps, resume=str(path), **kwargs)
+    with pytest.raises(CheckpointError):
+        run_batch(CKPT_CONFIGS, 6000, resume=str(tmp_path / "missing.npz"))
+
+
+def test_cli_interrupt_message_exit_130_and_resume(tmp_path, monkeypatch, capsys):
+    from rdyn.cli import main
+
+    grid = "D=8,12;K=2,3;eta=0.1,0.5"
+    path = tmp_path / "c.npz"
+    args = ["sweep", "--grid", grid, "--steps", "4000", "--json", "--quiet"]
+    assert main(args) == 0
+    whole = json.loads(capsys.readouterr().out)
+    interrupt_after_first_chunk(monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["rdyn", *args, "--checkpoint", str(path)])
+    assert main(args + ["--checkpoint", str(path)]) == 130
+    out = capsys.readouterr()
+    assert out.out == ""
+    line, = out.err.strip().splitlines()
+    assert line.startswith("rdyn sweep: interrupted at ") and line.endswith(
+        f"resume with: rdyn sweep --grid '{grid}' --steps 4000 --json --quiet "
+        f"--checkpoint {path} --resume {path}")
+    monkeypatch.undo()
+    assert main(args + ["--resume", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == whole
+    # a different grid or option: one line, exit 2
+    assert main(["sweep", "--grid", grid, "--steps", "3000", "--quiet", "--resume", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "different steps" in err[0]
+    assert main(["sweep", "--grid", grid, "--steps", "10", "--scheduler", "tcp://x:1",
+                 "--checkpoint", str(path)]) == 2
+    assert "not supported with --scheduler" in capsys.readouterr().err
