@@ -190,7 +190,8 @@ def test_interval64_paper_case_equals_arb_and_float64():
 
 @pytest.mark.parametrize("cfg", [
     SMALL,
-    TeacherConfig(D=8, K=2, activation="identity"),
+    pytest.param(TeacherConfig(D=8, K=2, activation="identity"),
+                 marks=pytest.mark.slow),  # ~16 s: compiles the identity interval kernels
     TeacherConfig(D=8, K=2, activation="leaky", kappa=0.2, logit_scale="sqrtD"),
 ], ids=["relu", "identity", "leaky-sqrtD"])
 def test_interval64_equals_arb_certified(cfg):

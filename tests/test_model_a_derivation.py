@@ -1,4 +1,5 @@
 """The derived collapsed map: exact properties and the cached catalog."""
+import pytest
 import sympy as sp
 
 from derivations import model_a as ma
@@ -48,12 +49,14 @@ def test_initial_loss():
         assert sp.simplify(loss - ma.D * ma.vstar_norm2 * m2 / (2 * ma.K)) == 0
 
 
-def test_catalog_equals_fresh_derivation():
-    """The cached expressions can never drift from the sympy derivation."""
-    for activation in ACTIVATION_NAMES:
-        for scale in SCALE_NAMES:
-            cached = model_a_expressions(activation, scale)
-            fresh = derive_model_a(activation, scale)
-            assert cached.keys() == fresh.keys()
-            for name in fresh:
-                assert sp.srepr(cached[name]) == sp.srepr(fresh[name]), (activation, scale, name)
+@pytest.mark.parametrize("activation, scale", [
+    pytest.param(a, s, marks=() if (a, s) == ("relu", "D") else pytest.mark.slow)
+    for a in ACTIVATION_NAMES for s in SCALE_NAMES])
+def test_catalog_equals_fresh_derivation(activation, scale):
+    """The cached expressions can never drift from the sympy derivation (ReLU with the seed's
+    1/D scale in the default run, every activation and scale with ``-m slow``; about 13 s each)."""
+    cached = model_a_expressions(activation, scale)
+    fresh = derive_model_a(activation, scale)
+    assert cached.keys() == fresh.keys()
+    for name in fresh:
+        assert sp.srepr(cached[name]) == sp.srepr(fresh[name]), (activation, scale, name)
