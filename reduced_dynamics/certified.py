@@ -197,6 +197,25 @@ def decimal_ball(x):
     return arb(x if isinstance(x, str) else repr(float(x)))
 
 
+def exact_inputs(config, thresholds, tstar_level=None):
+    """The run's inputs as arb balls at the current precision, shared by both certified
+    backends: the kernel parameters (D, K, eta, ||V*||_F^2, kappa, sigma'(0); eta exact, the
+    others their decimal forms), the t1 fraction and the T* level (``tstar_level`` overrides:
+    string, arb ball or number; default 1/(2K) exactly)."""
+    from flint import arb
+
+    params = [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
+              decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
+              decimal_ball(config.sigma_prime_zero)]
+    if tstar_level is not None:
+        level = tstar_level if isinstance(tstar_level, arb) else decimal_ball(tstar_level)
+    elif thresholds.tstar_attention is None:
+        level = arb(1) / (2 * config.K)
+    else:
+        level = decimal_ball(thresholds.tstar_attention)
+    return params, decimal_ball(thresholds.t1_fraction), level
+
+
 def certified_run(config, steps: int | None = None, thresholds=None, dps: int | None = 30,
                   prec: int | None = None, tstar_level=None, progress: bool = False,
                   backend: str = "arb") -> CertifiedResult:
@@ -228,19 +247,10 @@ def certified_run(config, steps: int | None = None, thresholds=None, dps: int | 
     try:
         k = kernels(config.activation, config.logit_scale, "arb")
         jprepare, jac_pos, jac_neg = jacobian_kernels(config.activation, config.logit_scale)
-        params = [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
-                  decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
-                  decimal_ball(config.sigma_prime_zero)]
+        params, fraction, level = exact_inputs(config, thresholds, tstar_level)
         c = k.prepare(*params)
         cj = jprepare(*params)
         ratio = arb(config.K) / (config.D - config.K)
-        fraction = decimal_ball(thresholds.t1_fraction)
-        if tstar_level is not None:
-            level = tstar_level if isinstance(tstar_level, arb) else decimal_ball(tstar_level)
-        elif thresholds.tstar_attention is None:
-            level = arb(1) / (2 * config.K)
-        else:
-            level = decimal_ball(thresholds.tstar_attention)
         t1 = EventCertificate("t1")
         tstar = EventCertificate("T_star")
         end = steps if steps is not None else MAX_STEPS

@@ -608,8 +608,7 @@ def certified_run_interval(config, steps: int | None = None, thresholds=None, ts
     import flint
     from flint import arb
 
-    from reduced_dynamics.certified import (CertifiedResult, EventCertificate, decimal_ball,
-                                            exact_ball)
+    from reduced_dynamics.certified import CertifiedResult, EventCertificate, exact_inputs
     from reduced_dynamics.model_a import MAX_STEPS, Thresholds, attention_crossing
 
     thresholds = thresholds or Thresholds()
@@ -618,19 +617,10 @@ def certified_run_interval(config, steps: int | None = None, thresholds=None, ts
     old_prec = flint.ctx.prec
     flint.ctx.prec = 256
     try:
-        params = [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
-                  decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
-                  decimal_ball(config.sigma_prime_zero)]
+        params, fraction, level = exact_inputs(config, thresholds, tstar_level)
         consts = np.array([arb_to_interval(arb(v)) for v in kern["prepare"](*params)])
         rho = arb(config.K) / (config.D - config.K)
         onep = arb(config.D) / (config.D - config.K)
-        fraction = decimal_ball(thresholds.t1_fraction)
-        if tstar_level is not None:
-            level = tstar_level if isinstance(tstar_level, arb) else decimal_ball(tstar_level)
-        elif thresholds.tstar_attention is None:
-            level = arb(1) / (2 * config.K)
-        else:
-            level = decimal_ball(thresholds.tstar_attention)
         cfg = np.zeros(N_CFG)
         cfg[G_RHO:G_RHO + 2] = arb_to_interval(rho)
         cfg[G_ONEP:G_ONEP + 2] = arb_to_interval(onep)
