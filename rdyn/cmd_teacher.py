@@ -72,7 +72,8 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--K", type=int, default=None, help="group size K (1 <= K < D)")
     parser.add_argument("--groups", type=Path, default=None,
                         help="JSON file: list of D index lists (group of each query column), all of size K")
-    parser.add_argument("--activation", choices=("identity", "relu", "leaky"), default="relu")
+    parser.add_argument("--activation", choices=("identity", "relu", "leaky"), default="relu",
+                        help="sigma: identity, relu (default) or leaky = max(x, kappa x)")
     parser.add_argument("--kappa", type=float, default=None,
                         help="LeakyReLU negative slope in [0, 1) (leaky only; default 0.1)")
     parser.add_argument("--eta", type=float, default=None,
