@@ -208,7 +208,10 @@ def fast_math_namespace():
         a = abs(x)
         big = a > 2.41421356237309504880  # tan(3 pi/8)
         mid = a > 0.66
-        z = (-1.0 if big else (a - 1.0 if mid else a)) / (a if big else (a + 1.0 if mid else 1.0))
+        # one division: the numerator and denominator are selected first (written as
+        # arithmetic so that LLVM does not divide in every branch and blend the quotients)
+        u = 1.0 if mid else 0.0
+        z = (-1.0 if big else a - u) / (a if big else a * u + 1.0)
         base = 1.57079632679489661923 if big else (0.785398163397448309616 if mid else 0.0)
         extra = (6.123233995736765886130e-17 if big
                  else (3.061616997868382943065e-17 if mid else 0.0))
