@@ -47,6 +47,20 @@ from derivations.catalog import model_a_expressions
 _DERIVATIVES = ("g_C1", "g_eC", "d_C1", "d_eC")
 
 
+def jacobian_entries(activation: str, scale: str, branch: str) -> list:
+    """(g_C1, g_e e_C, d_C1, d_e e_C) on one branch of the map C1' = g(C1, e),
+    C2' = C2 + d(C1, e), with e = exp(-(C2 + C3)/scale) and e_C = de/dC2 = -e/scale: the
+    sympy derivatives of the catalog expressions, functions of C1 and e only."""
+    x = model_a_expressions(activation, scale)
+    e = ma.out_group_ratio
+    e_c = -e / (ma.D if scale == "D" else sp.sqrt(ma.D))
+    g = x[f"C1_next_{branch}"]
+    d = x[f"C2_next_{branch}"] - ma.C2
+    exprs = [sp.diff(g, ma.C1), sp.diff(g, e) * e_c, sp.diff(d, ma.C1), sp.diff(d, e) * e_c]
+    assert not any(ex.has(ma.C2) or ex.has(ma.C3) for ex in exprs)
+    return exprs
+
+
 @lru_cache(maxsize=None)
 def jacobian_source(activation: str, scale: str) -> str:
     """Source of ``prepare`` and ``jacobian_positive/negative(C1, C2, C3, c) -> (g_C1,
@@ -54,19 +68,10 @@ def jacobian_source(activation: str, scale: str) -> str:
     d; e_C = -e/scale), printed like :mod:`reduced_dynamics.model_a_kernels`."""
     from reduced_dynamics.model_a_kernels import PARAMETERS, _VARIABLES, _function
 
-    x = model_a_expressions(activation, scale)
-    e = ma.out_group_ratio
-    divisor = ma.D if scale == "D" else sp.sqrt(ma.D)
     pool = codegen.ConstantPool(_VARIABLES)
-    functions = []
-    for branch in ("positive", "negative"):
-        g = x[f"C1_next_{branch}"]
-        d = x[f"C2_next_{branch}"] - ma.C2
-        e_c = -e / divisor
-        exprs = [sp.diff(g, ma.C1), sp.diff(g, e) * e_c, sp.diff(d, ma.C1), sp.diff(d, e) * e_c]
-        assert not any(ex.has(ma.C2) or ex.has(ma.C3) for ex in exprs)
-        functions.append(_function(pool, f"def jacobian_{branch}(C1, C2, C3, c):",
-                                   [(None, exprs, None)], scale))
+    functions = [_function(pool, f"def jacobian_{branch}(C1, C2, C3, c):",
+                           [(None, jacobian_entries(activation, scale, branch), None)], scale)
+                 for branch in ("positive", "negative")]
     return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
 
 

@@ -353,6 +353,7 @@ def interval_source(activation: str, scale: str) -> str:
     (the Jacobian entries as in :func:`reduced_dynamics.certified.jacobian_source`). ``c``
     is an (n, 2) array of constant enclosures; every argument and result is a (lo, hi) pair.
     """
+    from reduced_dynamics.certified import jacobian_entries
     from reduced_dynamics.model_a_kernels import _RENAME, _VARIABLES
 
     x = model_a_expressions(activation, scale)
@@ -388,14 +389,9 @@ def interval_source(activation: str, scale: str) -> str:
             assert d == 0, d
         functions.append(function(f"def incr_{branch}(C1, C2, C3, c):",
                                   [x[f"C1_next_{branch}"], d], state))
-    e = ma.out_group_ratio
     for branch in ("positive", "negative"):
-        g = x[f"C1_next_{branch}"]
-        d = x[f"C2_next_{branch}"] - ma.C2
-        e_c = -e / divisor
-        exprs = [sp.diff(g, ma.C1), sp.diff(g, e) * e_c, sp.diff(d, ma.C1), sp.diff(d, e) * e_c]
-        assert not any(ex.has(ma.C2) or ex.has(ma.C3) for ex in exprs)
-        functions.append(function(f"def jac_{branch}(C1, C2, C3, c):", exprs, state))
+        functions.append(function(f"def jac_{branch}(C1, C2, C3, c):",
+                                  jacobian_entries(activation, scale, branch), state))
     functions.append(function("def attention(C2, C3, c):", [x["p"]], ("C2", "C3")))
     functions.append(function("def c1_star(C2, C3, c):", [x["C1_star"]], ("C2", "C3")))
     return pool.source("prepare", INTERVAL_PARAMETERS) + "\n" + "\n".join(functions)
