@@ -33,7 +33,7 @@ RUN_QUICK = (
     "teacher --task sts --steps 200000 --record 1 --json --quiet",
     "verify --only A.invariant.*",
 )
-_COMMAND_LINE = re.compile(r"^\s*(?:\$\s+)?(?:.*?(?:&&|;)\s*)?rdyn\s")
+_COMMAND_LINE = re.compile(r"^\s*(?:\$\s+)?(?:.*?(?:&&|;)\s*)?(?:python3? -m )?rdyn\s")
 _LONG_NUMBER = re.compile(r"-?\d+\.\d{9,}(?:e[+-]?\d+)?")
 
 
@@ -68,7 +68,8 @@ def _segments(line: str) -> list[list[str]]:
 
 
 def _doc_commands():
-    """(where, argv after `rdyn`, shown output lines) for every rdyn command in a code block."""
+    """(where, argv after `rdyn`, shown output lines) for every `rdyn ...` (or `python -m rdyn
+    ...`) command in a code block; in ``console`` blocks only the ``$ `` lines are commands."""
     found = []
     for path in DOCS:
         for lang, lines in _code_blocks(path):
@@ -92,6 +93,8 @@ def _doc_commands():
                     found.append((where, ["<unparsable>", str(exc), text], output))
                     continue
                 for segment in segments:
+                    if segment[:3] in (["python", "-m", "rdyn"], ["python3", "-m", "rdyn"]):
+                        segment = segment[2:]
                     if segment[:1] == ["rdyn"]:
                         found.append((where, segment[1:], output))
     return found
@@ -117,8 +120,9 @@ def _prepared(parser, argv: list[str]) -> list[str]:
     """argv with placeholders replaced; skips (with the reason) what cannot be checked yet."""
     if argv[:1] == ["<unparsable>"]:
         pytest.fail(f"not a valid shell line ({argv[1]}): {argv[2]}")
-    if any(token.startswith("[") for token in argv) or argv[:1] == ["COMMAND"]:
-        pytest.skip("a synopsis, not a command")
+    if any(token.startswith(("[", "<")) or token == "..." for token in argv) \
+            or argv[:1] == ["COMMAND"]:
+        pytest.skip("a synopsis with placeholders, not a command")
     if argv and not argv[0].startswith("-") and argv[0] not in _subcommand_names(parser):
         if argv[0] in FUTURE_SUBCOMMANDS:
             pytest.skip(f"`rdyn {argv[0]}` ({FUTURE_SUBCOMMANDS[argv[0]]}) is not in this "
