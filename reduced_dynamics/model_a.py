@@ -47,6 +47,10 @@ class TeacherConfig:
     logit_scale: str = "D"
 
     def __post_init__(self) -> None:
+        for name in ("kappa", "eta", "vstar_norm2", "sigma_prime_zero"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name} must be finite, got {value}")
         if not (1 <= self.K < self.D):
             raise ValueError(f"need 1 <= K < D, got D={self.D}, K={self.K}")
         if self.activation not in ("identity", "relu", "leaky"):
@@ -293,7 +297,7 @@ class _Loop:
 
 def _save_loop(path: str, identity: dict, loop: _Loop, capture_steps) -> None:
     from reduced_dynamics import checkpoint
-    from rdyn import __version__
+    from reduced_dynamics._version import __version__
 
     exact = identity["backend"] != "float64"
     arrays = {

@@ -441,7 +441,7 @@ def _consistent_length(series: dict) -> int:
 def _save_series(path: str, identity: dict, series: dict, exact: bool) -> int:
     """Save the trajectory up to the last consistent step p (loss and F at p are recomputed
     on resume); returns p."""
-    from rdyn import __version__
+    from reduced_dynamics._version import __version__
     from reduced_dynamics import checkpoint
 
     p = _consistent_length(series)
