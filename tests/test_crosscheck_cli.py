@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from rdyn.cmd_crosscheck import crosscheck
-from rdyn.cmd_teacher import preset_groups
+from verify.crosscheck import crosscheck
+from reduced_dynamics.presets import preset_groups
 from reduced_dynamics.model_a import TeacherConfig
 
 
