@@ -23,15 +23,16 @@ __all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures
            "__version__"]
 
 
+_FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures")
+
+
 def __getattr__(name: str):
+    import importlib
+
     if name == "Result":
-        from rdyn.result import Result
-
-        return Result
-    from rdyn import api
-
-    if name in api.FUNCTIONS:
-        return getattr(api, name)
+        return importlib.import_module("rdyn.result").Result
+    if name in _FUNCTIONS:
+        return getattr(importlib.import_module(f"rdyn.api._{name}"), name)
     raise AttributeError(f"module 'rdyn' has no attribute {name!r}")
 
 

@@ -463,6 +463,15 @@ def check_output_path(flag: str, path, kind: str = "file") -> None:
         raise UsageError(f"{flag}: folder {folder} is not writable")
 
 
+def check_input_file(flag: str, path) -> None:
+    """Refuse (UsageError) an input path that is missing or not a regular file."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise UsageError(f"{flag}: file {path} does not exist")
+    if not os.path.isfile(path):
+        raise UsageError(f"{flag}: {path} is not a file")
+
+
 def check_dependency(flag: str, module: str, extra: str) -> None:
     import importlib.util
 
@@ -507,6 +516,8 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
     for o in cmd.options:
         if o.output is not None and values[o.name] is not None:
             check_output_path(o.flag, values[o.name], o.output)
+        if o.kind == "path" and isinstance(values[o.name], (str, os.PathLike)):
+            check_input_file(o.flag, values[o.name])
     return values
 
 

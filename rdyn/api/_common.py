@@ -50,5 +50,5 @@ def parse_steps_list(text, flag: str, steps: int | None) -> list[int]:
             raise UsageError(f"{flag} must be integers, got {text!r}")
     for v in values:
         if not (v >= 0 and (steps is None or v <= steps)):
-            raise UsageError(f"record step {v} outside 0..{steps if steps is not None else 'N'}")
+            raise UsageError(f"--record: step {v} outside 0..{steps if steps is not None else 'N'}")
     return sorted(set(values))

@@ -8,6 +8,9 @@ from rdyn.api._common import checkpoint_errors, options, parse_steps_list, usage
 from rdyn.output import UsageError, require
 
 
+MIN_DEFAULT_STEPS = 1000  # the default run (no --steps) runs to max(2 T*, 1000)
+
+
 class CertifyInterrupted(KeyboardInterrupt):
     """Ctrl-C during the --certify pass (the main run is complete, and checkpointed if asked)."""
 
@@ -79,6 +82,10 @@ def run(v: dict):
 
     config, _ = model_config(v)
     record = parse_steps_list(v["record"], "--record", v["steps"])
+    if v["steps"] is None:  # the default run stops at max(2 T*, 1000): unknown in advance
+        for s in record:
+            require(s <= MIN_DEFAULT_STEPS, f"--record: step {s} needs --steps (the default run "
+                    f"may stop at step {MIN_DEFAULT_STEPS})")
     thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
     if v["steps"] is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*
         require(thresholds.attention(config.K) < 1 / config.K,
@@ -93,7 +100,7 @@ def run(v: dict):
                               backend=backend, dps=dps, progress=not v["quiet"],
                               **checkpoint_kwargs(v))
     for s in record:
-        require(s <= result.steps, f"record step {s} outside 0..{result.steps}")
+        require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     summary = result_summary(result, dps)
     certificate = None
     if v["certify"]:
