@@ -124,7 +124,7 @@ def assert_refused(rc, out, err, elapsed, flag):
     assert elapsed < 10, f"took {elapsed:.1f} s: work was done before the refusal"
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_every_option_refuses_bad_values(data, capsys, tmp_path_factory):
     tmp = str(tmp_path_factory.getbasetemp())
@@ -291,12 +291,10 @@ def test_memory_estimates_refuse_jobs_that_cannot_fit(capsys, monkeypatch):
     assert "--D 20000: this job needs about 96 GB of memory, 8 GB available" in err
     rc, _, err, _ = run_cli(capsys, ["ln", "--samples", "100000000"])
     assert rc == 2 and "--samples 100000000" in err and "8 GB available" in err
-    assert opt.available_memory.__module__ == __name__ or True
 
 
 def test_available_memory_reads_proc_meminfo():
-    mem = opt.available_memory.__wrapped__() if hasattr(opt.available_memory, "__wrapped__") \
-        else opt.available_memory()
+    mem = opt.available_memory()
     if os.path.exists("/proc/meminfo"):
         assert isinstance(mem, int) and mem > 10**7
 
@@ -314,23 +312,28 @@ def test_extreme_but_valid_inputs(capsys):
     cases = [
         (["teacher", "--D", "2", "--K", "1", "--steps", "50", "--json"], None),
         (["teacher", "--D", "1000000", "--K", "3", "--steps", "20", "--json"], None),
-        (["teacher", "--D", "10", "--K", "2", "--eta", "1e-12", "--steps", "100", "--json"], None),
+        (["teacher", "--D", "10", "--K", "2", "--eta", "1e-12", "--steps", "100", "--record", "1,2",
+          "--json"], None),
         (["teacher", "--D", "10", "--K", "2", "--steps", "20", "--dps", "100", "--json"], 100),
     ]
+    results = []
     for argv, dps in cases:
         rc, out, err, _ = run_cli(capsys, argv)
         assert rc == 0, err
         data = json.loads(out)
+        results.append(data)
         c1 = data["final"]["C1"]
         if dps is None:
             assert isinstance(c1, float) and c1 > 0
         else:
             assert isinstance(c1, str) and len(c1.split("e")[0].replace(".", "").lstrip("-")) == dps
-    d2 = json.loads(run_cli(capsys, cases[0][0])[1])
-    assert d2["model"]["D"] == 2 and d2["model"]["K"] == 1
-    tiny = json.loads(run_cli(capsys, cases[2][0])[1])
-    # eta = 1e-12: C1 grows linearly, C1(100) ~ 100 eta D s0 p / 2 with p = 1/10 (relu s0 = 1/2)
-    assert tiny["final"]["C1"] == pytest.approx(100 * 1e-12 * 10 * 0.5 * 0.1 / 2 * 2, rel=0.5)
+    assert results[0]["model"]["D"] == 2 and results[0]["model"]["K"] == 1
+    assert results[1]["final"]["p"] == pytest.approx(1 / 1000000, rel=1e-6)
+    # eta = 1e-12: after the first step (which uses sigma'(0)) C1 grows by a constant
+    # increment; the restoring term is O(eta C1) relative, far below 1e-9
+    c1, c2 = (results[2]["record"][k]["C1"] for k in ("1", "2"))
+    assert 0 < c1 and 0 < c2 - c1
+    assert results[2]["final"]["C1"] - c2 == pytest.approx(98 * (c2 - c1), rel=1e-9)
 
 
 # ----------------------------------------------------------------------------- API
@@ -355,16 +358,16 @@ def test_api_teacher_message_equals_cli_message(capsys):
 
 def test_api_ln_spectrum_tuple_and_dps(capsys):
     argv = ["ln", "--model", "ln", "--data", "spectrum", "--spectrum", "4,1,1", "--d", "3",
-            "--eta", "0.5", "--steps", "50", "--dps", "30", "--json"]
+            "--eta", "0.5", "--steps", "20", "--dps", "30", "--json"]
     rc, out, _, _ = run_cli(capsys, argv)
     assert rc == 0
-    b = rdyn.ln(model="ln", data="spectrum", spectrum=(4, 1, 1), d=3, eta=0.5, steps=50, dps=30)
+    b = rdyn.ln(model="ln", data="spectrum", spectrum=(4, 1, 1), d=3, eta=0.5, steps=20, dps=30)
     assert b.to_dict() == json.loads(out)
     assert b.expectation == "exact" and b.std_error is None
     import mpmath
 
-    assert isinstance(b.gamma, mpmath.mpf) and b.gamma == b.alpha * b.beta or \
-        abs(b.gamma - b.alpha * b.beta) < mpmath.mpf(10) ** -25
+    assert isinstance(b.gamma, mpmath.mpf)
+    assert abs(b.gamma - b.alpha * b.beta) <= abs(b.gamma) * mpmath.mpf(10) ** -28
 
 
 def test_import_rdyn_is_lazy():
