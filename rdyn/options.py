@@ -548,3 +548,46 @@ def check_memory(what: str, needed: float, available: int | None = None) -> None
     if available is not None and needed > available:
         raise UsageError(f"{what}: this job needs about {_gb(needed)} of memory, "
                          f"{_gb(available)} available")
+
+
+# ---------------------------------------------------------------------------------------------
+# Documentation
+# ---------------------------------------------------------------------------------------------
+
+def markdown() -> str:
+    """The option tables of docs/input_rules.md (regenerate with
+    ``python -c "from rdyn.options import markdown; print(markdown())"``)."""
+    lines = []
+    for name, cmd in COMMANDS.items():
+        lines += [f"### rdyn {name}", "", "| option | kind | default | accepted values | "
+                  "refused when |", "| --- | --- | --- | --- | --- |"]
+        for o in cmd.options:
+            if o.cli_only:
+                continue
+            if o.kind in ("int", "float"):
+                accepted = o.range_text()
+                if o.kind == "float":
+                    accepted = f"{accepted}, finite" if accepted else "finite"
+                accepted = accepted or "any integer"
+            elif o.choices:
+                accepted = ", ".join(o.choices)
+            elif o.kind == "out":
+                accepted = ("file; its folder exists and is writable" if o.output == "file"
+                            else "folder (created); nearest existing parent writable")
+            elif o.kind == "path":
+                accepted = "an existing file"
+            elif o.kind == "flag":
+                accepted = "flag"
+            else:
+                accepted = "see --help"
+            refused = ""
+            if o.applies is not None:
+                refused = (o.refusal or f"{o.flag} applies only {o.applies_text}").replace("|", "/")
+            if o.needs is not None:
+                refused = f"the optional dependency is missing (install rdyn[{o.needs[1]}])"
+            if o.required:
+                refused = "missing (required)"
+            default = "" if o.default in (None, False) else f"`{o.default}`"
+            lines.append(f"| `{o.flag}` | {o.kind} | {default} | {accepted} | {refused} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -401,3 +401,9 @@ def test_ln_resume_with_larger_steps(tmp_path, capsys):
     rc, extended, err, _ = run_cli(capsys, base + ["--steps", "250", "--resume", path])
     assert rc == 0, err
     assert extended == run_cli(capsys, base + ["--steps", "250"])[1]
+
+
+def test_input_rules_doc_lists_the_current_table():
+    with open(os.path.join(ROOT, "docs", "input_rules.md")) as fh:
+        doc = fh.read()
+    assert opt.markdown().strip() in doc, "regenerate the tables of docs/input_rules.md"
