@@ -216,6 +216,7 @@ CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) 
     Option("seed", "int", 0, "seed of V*, P and batches (default 0)", lo=0, hi=SEED_MAX),
     Option("P", "choice", "identity", "positional matrix: identity (default) or Haar-random "
            "orthogonal", choices=("identity", "random")),
+    Option("quiet", "flag", False, "no progress bar on stderr (shown for long runs)"),
 ))
 
 LN = Command("ln", "Model B: alpha/beta recursions of attention with/without layer "

@@ -45,8 +45,10 @@ class CrosscheckResult:
 
 def crosscheck(config, groups, M: int = 4, d: int = 8, mode: str = "population",
                steps: int = DEFAULT_STEPS, positional: str = "identity", seed: int = 0,
-               batch_size: int = 100, noise_std: float = 1.0, record=()) -> CrosscheckResult:
-    """Run full GD (verify.full_matrix) and the collapsed iterator from zero; compare."""
+               batch_size: int = 100, noise_std: float = 1.0, record=(),
+               progress: bool = False) -> CrosscheckResult:
+    """Run full GD (verify.full_matrix) and the collapsed iterator from zero; compare.
+    ``progress``: a progress bar of the full-matrix steps on stderr."""
     from reduced_dynamics.model_a import run as run_collapsed
     from verify import full_matrix as fm
 
@@ -56,8 +58,20 @@ def crosscheck(config, groups, M: int = 4, d: int = 8, mode: str = "population",
                           logit_scale=config.logit_scale, positional=positional, seed=seed)
     eta = config.step_size
     collapsed = run_collapsed(config, steps=steps, record=range(steps + 1))
-    full = fm.gradient_descent(model, eta, steps, mode=mode, batch_size=batch_size,
-                               noise_std=noise_std, seed=seed)
+    bar = None
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps + 1, unit="step", file=sys.stderr, desc="rdyn crosscheck")
+    try:
+        full = fm.gradient_descent(model, eta, steps, mode=mode, batch_size=batch_size,
+                                   noise_std=noise_std, seed=seed,
+                                   callback=(lambda t, W_V, W_KQ: bar.update(1)) if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
     if mode == "sgd":  # replay the same batches to measure the projected gradient noise
         noise_std_path = _sgd_noise_path(model, eta, steps, batch_size, noise_std, seed)
     max_dev = 0.0

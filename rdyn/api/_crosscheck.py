@@ -6,6 +6,7 @@ from rdyn.options import check_memory
 from rdyn.output import require
 
 DEFAULT_STEPS = 300
+LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 10 s and more)
 
 
 def crosscheck(**kwargs):
@@ -40,7 +41,8 @@ def run(v: dict):
                                                     v["mode"]))
     result = run_crosscheck(config, groups, M=v["M"], d=v["d"], mode=v["mode"], steps=steps,
                             positional=v["P"], seed=v["seed"], batch_size=batch_size,
-                            noise_std=noise_std, record=set(record))
+                            noise_std=noise_std, record=set(record),
+                            progress=not v["quiet"] and steps * config.D ** 2 > LONG_WORK)
     summary = {"max_rel_dev": result.max_rel_dev, "structure_residual": result.structure_residual,
                "steps": result.steps, "mode": result.mode}
     if result.expected_rel_dev is not None:
