@@ -491,7 +491,7 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
     :class:`~rdyn.output.UsageError` with a one-line message naming the option. With
     ``api=True`` an unknown keyword is refused as well."""
     cmd = COMMANDS[command] if isinstance(command, str) else command
-    names = {o.name for o in cmd.options}
+    names = {o.name for o in cmd.options if not (api and o.cli_only)}
     unknown = [k for k in given if k not in names]
     if unknown:
         raise UsageError(f"unknown option {unknown[0]!r} for rdyn {cmd.name} (options: "

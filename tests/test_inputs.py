@@ -180,6 +180,8 @@ def test_api_refuses_unknown_keyword_and_wrong_types():
         rdyn.teacher(eta="0.1")
     with pytest.raises(ValueError, match="--K must be an integer"):
         rdyn.teacher(K=True)
+    with pytest.raises(ValueError, match="unknown option 'json'"):
+        rdyn.teacher(json=True)
 
 
 # ----------------------------------------------------------------------------- help

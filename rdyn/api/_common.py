@@ -1,6 +1,7 @@
 """Helpers shared by the API functions: option validation and library-error translation."""
 from __future__ import annotations
 
+import numbers
 from contextlib import contextmanager
 
 from rdyn.options import validate
@@ -46,8 +47,9 @@ def parse_steps_list(text, flag: str, steps: int | None) -> list[int]:
             raise UsageError(f"{flag} must be comma-separated integers, got {text!r}") from None
     else:
         values = list(text)
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
             raise UsageError(f"{flag} must be integers, got {text!r}")
+        values = [int(v) for v in values]
     for v in values:
         if not (v >= 0 and (steps is None or v <= steps)):
             raise UsageError(f"--record: step {v} outside 0..{steps if steps is not None else 'N'}")

@@ -1,6 +1,7 @@
 """``rdyn.ln``: Model B's collapsed alpha/beta recursions (seed 003)."""
 from __future__ import annotations
 
+import numbers
 import sys
 
 import mpmath
@@ -37,9 +38,9 @@ def model_config(v: dict):
             except ValueError:
                 raise UsageError(f"--spectrum must be comma-separated integers, got {raw!r}") from None
         else:
-            require(all(isinstance(m, int) and not isinstance(m, bool) for m in raw),
+            require(all(isinstance(m, numbers.Integral) and not isinstance(m, bool) for m in raw),
                     f"--spectrum must be integers, got {raw!r}")
-            spectrum = tuple(raw)
+            spectrum = tuple(int(m) for m in raw)
         require(len(spectrum) == d, f"--spectrum has {len(spectrum)} entries, expected d = {d}")
         require(all(m > 0 for m in spectrum), "--spectrum entries must be positive integers")
         n = sum(spectrum)
