@@ -4,8 +4,6 @@ from __future__ import annotations
 import numbers
 import sys
 
-import mpmath
-
 from rdyn.api._common import checkpoint_errors, options, usage_errors
 from rdyn.options import check_memory
 from rdyn.output import UsageError, require
@@ -97,67 +95,6 @@ def run(v: dict, progress_lines: bool = True):
 
     with checkpoint_errors():
         tr = mb.run(cfg, progress, **checkpoint_kwargs(v))
-    return Result(summarize(cfg, tr), cfg.dps, detail={"config": cfg, "trajectory": tr})
+    from reduced_dynamics.model_b_report import report
 
-
-def _rational(x, dps):
-    """A Fraction as float64, or as mpf with ``dps`` digits (no float round trip)."""
-    if dps is None:
-        return float(x)
-    with mpmath.workdps(dps + 10):
-        return mpmath.mpf(x.numerator) / x.denominator
-
-
-def summarize(cfg, tr) -> dict:
-    """The JSON object of the contract plus the model-specific reports."""
-    from reduced_dynamics import model_b as mb
-
-    c = tr.constants
-    out = {"alpha": tr.alpha[-1], "beta": tr.beta[-1], "gamma": tr.gamma[-1], "loss": tr.loss[-1],
-           "kappa1": _rational(c.kappa1_exact, cfg.dps),
-           "kappa2": _rational(c.kappa2_exact, cfg.dps), "kappa3": c.kappa3,
-           "gamma_star": tr.gamma_star, "expectation": tr.expectation, "std_error": tr.std_error,
-           "steps": cfg.steps, "model": cfg.model}
-    lam, c2 = mb.test_spectrum(cfg)
-    top = lam[0]
-    below = lam[lam < top * (1 - 1e-12)]
-    lam_next = float(below[0]) if below.size else float(top)
-    t_from = max(1, cfg.steps // 2)
-    if cfg.model == "ln":
-        g = float(tr.gamma[-1])
-        d_cubes = (tr.gamma[-1] ** 3 - tr.gamma[-2] ** 3) if cfg.steps >= 1 else None
-        out["contraction"] = {"R_t": mb.contraction_ratio(g, top, lam_next),
-                              "power_method_ratio": lam_next / top,
-                              "lambda_1": float(top), "lambda_r_plus_1": lam_next}
-        out["growth"] = {"upsilon3": c.upsilon3,
-                         "predicted_gamma_cube_increment": 12 * cfg.eta * float(c.upsilon3) / cfg.d,
-                         "last_gamma_cube_increment": d_cubes,
-                         "exponent_gamma": mb.fitted_exponent(tr.gamma, t_from),
-                         "exponent_alpha": mb.fitted_exponent(tr.alpha, t_from),
-                         "exponent_beta": mb.fitted_exponent(tr.beta, t_from),
-                         "claimed": {"gamma": 1 / 3, "alpha": 1 / 6, "beta": 1 / 6}}
-    elif cfg.model == "noln":
-        gs = float(tr.gamma_star)
-        out["contraction"] = {"R_star": mb.contraction_ratio(gs, top, lam_next),
-                              "power_method_ratio": lam_next / top,
-                              "lambda_1": float(top), "lambda_r_plus_1": lam_next}
-        k2 = float(c.kappa2_exact)
-        if cfg.target == "unnormalized":
-            irreducible = 1 - float(c.kappa1_exact) ** 2 / k2
-        else:
-            irreducible = 2 - 2 * float(c.kappa4) - (float(c.kappa3) - float(c.kappa1_exact)) ** 2 / k2
-        out["irreducible_loss"] = irreducible
-    else:
-        rho = float(tr.gamma[-1])
-        out["theorem_4_7"] = mb.theorem_4_7(rho, cfg.L, lam, c2)
-        d_sq = (tr.gamma[-1] ** 2 - tr.gamma[-2] ** 2) if cfg.steps >= 1 else None
-        out["growth"] = {"upsilon1": tr.upsilon1,
-                         "predicted_rho_square_increment": 4 * cfg.eta * float(tr.upsilon1) / cfg.d,
-                         "last_rho_square_increment": d_sq,
-                         "exponent_rho": mb.fitted_exponent(tr.gamma, t_from),
-                         "exponent_w": mb.fitted_exponent(tr.alpha, t_from),
-                         "exponent_v": mb.fitted_exponent(tr.beta, t_from),
-                         "claimed": {"rho": 1 / 2, "w": 1 / 4, "v": 1 / 4}}
-    return out
-
-
+    return Result(report(cfg, tr), cfg.dps, detail={"config": cfg, "trajectory": tr})
