@@ -12,8 +12,9 @@ F = L'(gamma)/d = tr(grad_W12 L)/(d beta). Losses carry no factor 1/2.
 kappa1 = E[a^T S a], kappa2 = E||S a||^2 (exact rationals), kappa3 = E||S a||.
 Expectations are exact (Gauss-Legendre at the working precision) for --data spectrum with at
 most two distinct eigenvalues, otherwise Monte Carlo on one fixed sample (--samples, --seed);
-std_error is the standard error of the final loss (null when exact). All quantities are
-dimensionless; steps are GD iterations.
+std_error is the standard error of the final loss (null when exact). --dps applies only
+to exact expectations (a Monte Carlo mean carries about 16 meaningful digits). All quantities
+are dimensionless; steps are GD iterations.
 """
 from __future__ import annotations
 
