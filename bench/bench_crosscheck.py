@@ -11,7 +11,7 @@ import argparse
 import time
 
 
-from rdyn.cmd_teacher import preset_groups
+from reduced_dynamics.presets import preset_groups
 from reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
 from verify import full_matrix as fm
 

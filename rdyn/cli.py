@@ -1,8 +1,10 @@
-"""The ``rdyn`` console command: one subcommand module per job.
+"""The ``rdyn`` console command: a thin shell over the Python API (:mod:`rdyn.api`).
 
-Each subcommand module exposes ``NAME``, ``HELP``, ``add_arguments(parser)`` and
-``run(args) -> int``. Bad input raises :class:`rdyn.output.UsageError`, reported as one
-line on stderr with exit status 2 (never a traceback).
+The options of every subcommand are declared once in :mod:`rdyn.options` (parsers and checks
+are generated from that table). Each subcommand module ``rdyn/cmd_<name>.py`` holds the
+command's description (its docstring) and ``run(values, args) -> int``, which calls the API
+and prints. Bad input raises :class:`rdyn.output.UsageError`, reported as one line on stderr
+with exit status 2 (never a traceback).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "sca
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        print(f"{self.prog}: error: {' '.join(message.split())}", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -31,34 +33,43 @@ def _load(name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from rdyn.options import COMMANDS, add_arguments
+
     parser = _Parser(prog="rdyn", description="rdyn: exact, checkable training dynamics of two "
-                     "transformer theory papers (see README.md).")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+                     "transformer theory papers (see README.md). Input rules: "
+                     "docs/input_rules.md; Python API: docs/api.md.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                metavar="COMMAND")
     for name in SUBCOMMANDS:
         module = _load(name)
-        if module is None:
+        if module is None or name not in COMMANDS:
             continue
-        p = sub.add_parser(name, help=module.HELP, description=module.__doc__,
+        p = sub.add_parser(name, help=COMMANDS[name].help.replace("%", "%%"),
+                           description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        p.add_argument("--json", action="store_true",
-                       help="print exactly one JSON object on stdout (logs go to stderr)")
-        p.add_argument("--dps", type=int, default=None,
-                       help="working precision in decimal digits (default: float64)")
-        module.add_arguments(p)
+        add_arguments(p, COMMANDS[name])
         p.set_defaults(_module=module)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from rdyn.options import COMMANDS, given_from_args, validate
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.dps is not None and args.dps < 5:
-            raise UsageError("--dps must be at least 5")
-        return int(args._module.run(args) or 0)
+        command = COMMANDS[args.command]
+        values = validate(command, given_from_args(command, args))
+        return int(args._module.run(values, args) or 0)
     except UsageError as exc:
-        print(f"rdyn {args.command}: error: {exc}", file=sys.stderr)
+        print(f"rdyn {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"rdyn {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # stdout closed early (e.g. piped into head): no traceback
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1

@@ -23,223 +23,27 @@ Sizes: paper's D, K (cnn 36/4, gcn 20/3, sts 20/4, gslp 20/1), M=4, d=8, ||V*||_
 """
 from __future__ import annotations
 
-import argparse
-import math
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
-
-from rdyn.output import emit_json, require
-
 NAME = "figures"
-HELP = "Figures 2 and 3 of the teacher-model paper (SGD vs collapsed prediction), as PNGs"
-
-EXPERIMENTS = (("cnn", "relu"), ("cnn", "leaky"), ("gcn", "relu"), ("gcn", "leaky"),
-               ("sts", "relu"), ("gslp", "relu"))
-PAPER_SIZES = {"cnn": (36, 4), "gcn": (20, 3), "sts": (20, 4), "gslp": (20, 1)}
-QUICK_SIZES = {"cnn": (12, 3), "gcn": (12, 3), "sts": (12, 3), "gslp": (12, 1)}
-PAPER_SLOPES = {"train": -1.0, "ood": -0.5}
-
-
-@dataclass
-class Experiment:
-    task: str
-    activation: str
-    D: int
-    K: int
-    T_star: int | None
-    steps: np.ndarray  # recorded steps
-    train: np.ndarray  # population excess loss at the SGD iterate
-    ood: np.ndarray  # batch excess OOD loss (paper's definition)
-    cosine: np.ndarray
-    collapsed_train: np.ndarray
-    collapsed_ood: np.ndarray
-    attention: np.ndarray  # S at the last step (P-basis: P^T-rotated logits)
-    collapsed_attention: np.ndarray
-    slope_train: float | None
-    slope_ood: float | None
-    slope_collapsed: float | None
-    fit_from: int  # first step of the slope-fit window
-
-    @property
-    def label(self) -> str:
-        return f"{self.task.upper()} {'Leaky ReLU' if self.activation == 'leaky' else 'ReLU'}"
-
-
-def record_grid(steps: int, per_decade: int = 25) -> np.ndarray:
-    grid = np.logspace(0, math.log10(max(steps, 2)), per_decade * max(1, int(math.log10(max(steps, 10)))))
-    return np.unique(np.concatenate([[0], np.round(grid).astype(int), [steps]]))
-
-
-def fitted_slope(t: np.ndarray, y: np.ndarray, start: int) -> float | None:
-    """Least-squares slope of log y vs log t over t >= start and y > 0 (>= 3 points)."""
-    mask = (t >= max(start, 1)) & (y > 0) & np.isfinite(y)
-    if mask.sum() < 3:
-        return None
-    return float(np.polyfit(np.log(t[mask]), np.log(y[mask]), 1)[0])
-
-
-def run_experiment(task: str, activation: str, steps: int, D: int, K: int,
-                   vstar_norm2: float = 256.0, batch_size: int = 100, noise_std: float = 1.0,
-                   M: int = 4, d: int = 8, seed: int = 0, kappa: float = 0.1) -> Experiment:
-    """One SGD run of the full model next to the collapsed prediction (Section 4.1 setup)."""
-    from rdyn.cmd_teacher import preset_groups
-    from reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
-    from verify import full_matrix as fm
-
-    groups = preset_groups(task, D, K)
-    config = TeacherConfig(D=D, K=K, activation=activation, kappa=kappa, vstar_norm2=vstar_norm2)
-    model = fm.make_model(groups, M=M, d=d, vstar_norm2=vstar_norm2, activation=activation,
-                          kappa=kappa, positional="random", seed=seed)
-    grid = record_grid(steps)
-    wanted = set(int(s) for s in grid)
-    population = {}
-
-    def on_step(t, W_V, W_KQ):
-        if t in wanted:
-            population[t] = fm.population(model, W_V, W_KQ, need_gradient=False).loss
-
-    traj = fm.gradient_descent(model, config.step_size, steps, mode="sgd", record=grid,
-                               batch_size=batch_size, noise_std=noise_std, seed=seed,
-                               callback=on_step)
-    collapsed = run_collapsed(config, steps=steps, record=[int(s) for s in grid])
-    a_in, a_out = fm.structure_matrices(groups)
-    ood_rng = np.random.default_rng(seed + 31337)
-    X, Y, clean = fm.sample_batch(model, ood_rng, 20000, 0.0, "exponential")
-    c_train, c_ood = [], []
-    for s in grid:
-        r = collapsed.record[int(s)]
-        W_V = float(r.C1) * model.vstar
-        W_KQ = model.P @ (float(r.C2) * a_in - float(r.C3) * a_out) @ model.P.T
-        c_train.append(float(r.loss))
-        c_ood.append(fm.batch(model, W_V, W_KQ, X, Y, clean, need_gradient=False).excess)
-    last = collapsed.record[int(grid[-1])]
-    logits_c = (float(last.C2) * a_in - float(last.C3) * a_out) / model.scale
-    S_collapsed = np.exp(logits_c - logits_c.max(axis=0)) / np.exp(logits_c - logits_c.max(axis=0)).sum(axis=0)
-    S_sgd = fm.attention(model, traj.W_KQ)  # attention over keys in the token (P) basis
-    t = np.asarray(traj.steps)
-    start = 2 * collapsed.T_star if collapsed.T_star and 4 * collapsed.T_star <= steps else steps // 10
-    train = np.array([population[int(s)] for s in t])
-    return Experiment(task, activation, D, K, collapsed.T_star, t, train, np.asarray(traj.ood_loss),
-                      np.asarray(traj.cosine), np.asarray(c_train), np.asarray(c_ood), S_sgd,
-                      S_collapsed, fitted_slope(t, train, start), fitted_slope(t, np.asarray(traj.ood_loss), start),
-                      fitted_slope(t, np.asarray(c_train), start), int(start))
-
-
-def plot_figure2(experiments, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for k, e in enumerate(experiments):
-        c = colors[k % len(colors)]
-        pos = e.steps > 0
-        axes[0].loglog(e.steps[pos], e.train[pos], color=c, label=f"{e.label} (slope {_fmt(e.slope_train)})")
-        axes[0].loglog(e.steps[pos], e.collapsed_train[pos], "--", color=c, lw=1)
-        ood_ok = pos & (e.ood > 0)
-        axes[1].loglog(e.steps[ood_ok], e.ood[ood_ok], color=c, lw=0.8,
-                       label=f"{e.label} (slope {_fmt(e.slope_ood)})")
-        axes[1].loglog(e.steps[pos], e.collapsed_ood[pos], "--", color=c, lw=1)
-        axes[2].semilogx(e.steps[pos], e.cosine[pos], color=c, label=e.label)
-    axes[2].axhline(1.0, ls="--", color="k", lw=1, label="collapsed (W_V = C1 V*)")
-    titles = ("(a) excess training loss (population, at SGD iterate)",
-              "(b) excess OOD loss (Exp(1) inputs, batch)", "(c) cosine(W_V, V*)")
-    for ax, title in zip(axes, titles):
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("iteration t")
-        ax.legend(fontsize=7)
-    fig.suptitle("Figure 2 (seed 000, Sec. 4.1): solid = online SGD of the full model, "
-                 "dashed = collapsed (C1, C2, C3) prediction", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_figure3(experiments, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, len(experiments), figsize=(3 * len(experiments), 6.2))
-    axes = np.atleast_2d(axes).reshape(2, len(experiments))
-    for k, e in enumerate(experiments):
-        for row, (S, name) in enumerate(((e.attention, "SGD"), (e.collapsed_attention, "collapsed"))):
-            ax = axes[row, k]
-            ax.imshow(S, cmap="viridis", vmin=0, vmax=1.0 / e.K)
-            ax.set_title(f"{e.label}\n{name}", fontsize=8)
-            ax.set_xlabel("query i", fontsize=7)
-            ax.set_ylabel("key j", fontsize=7)
-            ax.tick_params(labelsize=6)
-    fig.suptitle(f"Figure 3 (seed 000): attention softmax(P^T W_KQ P / D) at t = "
-                 f"{experiments[0].steps[-1]} (colour scale 0..1/K)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-def make_figures(out: Path, steps: int, quick: bool, vstar_norm2: float, batch_size: int,
-                 noise_std: float, seed: int, experiments=EXPERIMENTS, progress=True):
-    """Run the experiments and write figure2_loss.png, figure3_attention.png into ``out``."""
-    sizes = QUICK_SIZES if quick else PAPER_SIZES
-    results = []
-    for task, activation in experiments:
-        if progress:
-            print(f"rdyn figures: {task} {activation}, {steps} SGD steps ...", file=sys.stderr)
-        D, K = sizes[task]
-        results.append(run_experiment(task, activation, steps, D, K, vstar_norm2=vstar_norm2,
-                                      batch_size=batch_size, noise_std=noise_std, seed=seed))
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"figure2": out / "figure2_loss.png", "figure3": out / "figure3_attention.png"}
-    plot_figure2(results, paths["figure2"])
-    plot_figure3(results, paths["figure3"])
-    return results, paths
+def run(values: dict, args) -> int:
+    from rdyn.api._figures import run as api_run
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("figures"),
-                        help="output directory (default ./figures)")
-    parser.add_argument("--steps", type=int, default=None,
-                        help="SGD steps per experiment (default 20000; --quick: 1500)")
-    parser.add_argument("--quick", action="store_true", help="small sizes (D=12), few steps")
-    parser.add_argument("--vstar-norm2", type=float, default=256.0, help="||V*||_F^2 (default 256)")
-    parser.add_argument("--batch", type=int, default=100, help="SGD batch size N (default 100)")
-    parser.add_argument("--noise-std", type=float, default=1.0, help="label noise std (default 1)")
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-
-
-def run(args) -> int:
-    require(args.dps is None, "figures run in float64 only; --dps does not apply")
-    steps = args.steps if args.steps is not None else (1500 if args.quick else 20000)
-    require(10 <= steps <= 10**6, "--steps must be in 10..1e6")
-    require(args.vstar_norm2 > 0, "--vstar-norm2 must be > 0")
-    require(args.batch >= 1, "--batch must be >= 1")
-    require(args.noise_std >= 0, "--noise-std must be >= 0")
-    results, paths = make_figures(args.out, steps, args.quick, args.vstar_norm2, args.batch,
-                                  args.noise_std, args.seed)
-    table = [{"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star, "fit_from": e.fit_from,
-              "slope_train": e.slope_train, "slope_ood": e.slope_ood,
-              "slope_collapsed": e.slope_collapsed, "final_cosine": float(e.cosine[-1]),
-              "final_train": float(e.train[-1]), "final_collapsed": float(e.collapsed_train[-1])}
-             for e in results]
-    if args.json:
-        emit_json({"figures": {k: str(v) for k, v in paths.items()}, "experiments": table,
-                   "paper_slopes": PAPER_SLOPES, "steps": steps})
+    res = api_run(values)
+    if values["json"]:
+        print(res.to_json())
         return 0
-    for k, v in paths.items():
+    data = res._data
+    paper = data["paper_slopes"]
+    for v in data["figures"].values():
         print(f"wrote {v}")
-    print(f"fitted log-log slopes (paper: training {PAPER_SLOPES['train']}, OOD about "
-          f"{PAPER_SLOPES['ood']}), t >= 2 T* or the last decade:")
-    for row in table:
+    print(f"fitted log-log slopes (paper: training {paper['train']}, OOD about "
+          f"{paper['ood']}), t >= 2 T* or the last decade:")
+    for row in data["experiments"]:
         print(f"  {row['experiment']:16} D={row['D']:2d} K={row['K']}  T*={row['T_star']}  "
               f"fit t>={row['fit_from']}  "
               f"train {_fmt(row['slope_train'])}  OOD {_fmt(row['slope_ood'])}  "

@@ -12,167 +12,30 @@ F = L'(gamma)/d = tr(grad_W12 L)/(d beta). Losses carry no factor 1/2.
 kappa1 = E[a^T S a], kappa2 = E||S a||^2 (exact rationals), kappa3 = E||S a||.
 Expectations are exact (Gauss-Legendre at the working precision) for --data spectrum with at
 most two distinct eigenvalues, otherwise Monte Carlo on one fixed sample (--samples, --seed);
-std_error is the standard error of the final loss (null when exact). All quantities are
-dimensionless; steps are GD iterations.
+std_error is the standard error of the final loss (null when exact). --dps applies only
+to exact expectations (a Monte Carlo mean carries about 16 meaningful digits). All quantities
+are dimensionless; steps are GD iterations.
 """
 from __future__ import annotations
 
-import sys
-
-import mpmath
-
-from rdyn.cmd_teacher import add_checkpoint_arguments, checkpoint_options, run_with_checkpoints
-from rdyn.output import UsageError, emit_json, format_real, require, warn
-from reduced_dynamics import model_b as mb
+from rdyn.output import format_real
 
 NAME = "ln"
-HELP = "Model B: alpha/beta recursions of attention with/without layer normalisation"
-
-_DEFAULTS = {"target": None, "L": None}
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("--model", choices=mb.MODELS, default="ln",
-                        help="ln: one LN layer (default); noln: one layer without LN; "
-                        "looped: L looped LN layers")
-    parser.add_argument("--target", choices=("normalized", "unnormalized"), default=None,
-                        help="no-LN layer only (default normalized)")
-    parser.add_argument("--data", choices=("sphere", "spectrum"), default=None,
-                        help="Task 1 (sphere, default) or Task 2 (fixed spectrum)")
-    parser.add_argument("--d", type=int, default=16, help="dimension d of the tokens (default 16)")
-    parser.add_argument("--n", type=int, default=None,
-                        help="number n of data columns of X (default 32, or sum of --spectrum)")
-    parser.add_argument("--spectrum", type=str, default=None,
-                        help="Task 2: multiplicities m1,...,md (positive integers; S has "
-                        "eigenvalues m_i)")
-    parser.add_argument("--L", type=int, default=None,
-                        help="number of looped layers (looped only; default 10)")
-    parser.add_argument("--eta", type=float, default=0.1, help="GD step size (default 0.1)")
-    parser.add_argument("--steps", type=int, default=2000, help="GD steps (default 2000)")
-    parser.add_argument("--alpha0", type=float, default=0.0,
-                        help="initial alpha (looped: w) (default 0)")
-    parser.add_argument("--beta0", type=float, default=1.0,
-                        help="initial beta (looped: v) (default 1)")
-    parser.add_argument("--samples", type=int, default=100000,
-                        help="Monte Carlo sample size, when the expectation is not exact "
-                        "(default 100000)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the Monte Carlo sample (default 0)")
-    add_checkpoint_arguments(parser)
+def run(values: dict, args) -> int:
+    from rdyn.api._ln import run as api_run
+    from rdyn.cmd_teacher import interrupted
 
-
-def config_from_args(args) -> mb.Config:
-    """Validate the options (UsageError on bad input) and build the run configuration."""
-    model = args.model
-    require(args.target is None or model == "noln", "--target applies only to --model noln")
-    require(args.L is None or model == "looped", "--L applies only to --model looped")
-    data = args.data or ("spectrum" if args.spectrum is not None else "sphere")
-    require(args.spectrum is None or data == "spectrum", "--spectrum requires --data spectrum")
-    require(args.d >= 2, "--d must be at least 2")
-    spectrum = None
-    if data == "spectrum":
-        require(args.spectrum is not None, "--data spectrum requires --spectrum m1,...,md")
-        try:
-            spectrum = tuple(int(s) for s in args.spectrum.split(","))
-        except ValueError:
-            raise UsageError(f"--spectrum must be comma-separated integers, got {args.spectrum!r}")
-        require(len(spectrum) == args.d, f"--spectrum has {len(spectrum)} entries, expected d = {args.d}")
-        require(all(m > 0 for m in spectrum), "--spectrum entries must be positive integers")
-        n = sum(spectrum)
-        require(args.n is None or args.n == n, f"--n {args.n} differs from sum(spectrum) = {n}")
-    else:
-        n = 32 if args.n is None else args.n
-        require(n >= args.d, f"--n ({n}) must be at least --d ({args.d}) for sphere data")
-    L = 10 if args.L is None else args.L
-    require(L >= 1, "--L must be at least 1")
-    require(args.eta > 0 and args.eta == args.eta and args.eta != float("inf"), "--eta must be positive")
-    require(args.steps >= 0, "--steps must be non-negative")
-    require(args.samples >= 2, "--samples must be at least 2")
-    require(not (args.alpha0 == 0 and args.beta0 == 0), "alpha0 = beta0 = 0: nothing can move")
-    target = (args.target or "normalized") if model == "noln" else None
-    return mb.Config(model=model, target=target, data=data, d=args.d, n=n, spectrum=spectrum,
-                     L=L, eta=args.eta, steps=args.steps, alpha0=args.alpha0, beta0=args.beta0,
-                     dps=args.dps, samples=args.samples, seed=args.seed)
-
-
-def _rational(x, dps):
-    """A Fraction as float64, or as mpf with ``dps`` digits (no float round trip)."""
-    if dps is None:
-        return float(x)
-    with mpmath.workdps(dps + 10):
-        return mpmath.mpf(x.numerator) / x.denominator
-
-
-def summarize(cfg: mb.Config, tr: mb.Trajectory) -> dict:
-    """The JSON object of the contract plus the model-specific reports."""
-    c = tr.constants
-    out = {"alpha": tr.alpha[-1], "beta": tr.beta[-1], "gamma": tr.gamma[-1], "loss": tr.loss[-1],
-           "kappa1": _rational(c.kappa1_exact, cfg.dps),
-           "kappa2": _rational(c.kappa2_exact, cfg.dps), "kappa3": c.kappa3,
-           "gamma_star": tr.gamma_star, "expectation": tr.expectation, "std_error": tr.std_error,
-           "steps": cfg.steps, "model": cfg.model}
-    lam, c2 = mb.test_spectrum(cfg)
-    top = lam[0]
-    below = lam[lam < top * (1 - 1e-12)]
-    lam_next = float(below[0]) if below.size else float(top)
-    t_from = max(1, cfg.steps // 2)
-    if cfg.model == "ln":
-        g = float(tr.gamma[-1])
-        d_cubes = (tr.gamma[-1] ** 3 - tr.gamma[-2] ** 3) if cfg.steps >= 1 else None
-        out["contraction"] = {"R_t": mb.contraction_ratio(g, top, lam_next),
-                              "power_method_ratio": lam_next / top,
-                              "lambda_1": float(top), "lambda_r_plus_1": lam_next}
-        out["growth"] = {"upsilon3": c.upsilon3,
-                         "predicted_gamma_cube_increment": 12 * cfg.eta * float(c.upsilon3) / cfg.d,
-                         "last_gamma_cube_increment": d_cubes,
-                         "exponent_gamma": mb.fitted_exponent(tr.gamma, t_from),
-                         "exponent_alpha": mb.fitted_exponent(tr.alpha, t_from),
-                         "exponent_beta": mb.fitted_exponent(tr.beta, t_from),
-                         "claimed": {"gamma": 1 / 3, "alpha": 1 / 6, "beta": 1 / 6}}
-    elif cfg.model == "noln":
-        gs = float(tr.gamma_star)
-        out["contraction"] = {"R_star": mb.contraction_ratio(gs, top, lam_next),
-                              "power_method_ratio": lam_next / top,
-                              "lambda_1": float(top), "lambda_r_plus_1": lam_next}
-        k2 = float(c.kappa2_exact)
-        if cfg.target == "unnormalized":
-            irreducible = 1 - float(c.kappa1_exact) ** 2 / k2
-        else:
-            irreducible = 2 - 2 * float(c.kappa4) - (float(c.kappa3) - float(c.kappa1_exact)) ** 2 / k2
-        out["irreducible_loss"] = irreducible
-    else:
-        rho = float(tr.gamma[-1])
-        out["theorem_4_7"] = mb.theorem_4_7(rho, cfg.L, lam, c2)
-        d_sq = (tr.gamma[-1] ** 2 - tr.gamma[-2] ** 2) if cfg.steps >= 1 else None
-        out["growth"] = {"upsilon1": tr.upsilon1,
-                         "predicted_rho_square_increment": 4 * cfg.eta * float(tr.upsilon1) / cfg.d,
-                         "last_rho_square_increment": d_sq,
-                         "exponent_rho": mb.fitted_exponent(tr.gamma, t_from),
-                         "exponent_w": mb.fitted_exponent(tr.alpha, t_from),
-                         "exponent_v": mb.fitted_exponent(tr.beta, t_from),
-                         "claimed": {"rho": 1 / 2, "w": 1 / 4, "v": 1 / 4}}
-    return out
-
-
-def run(args) -> int:
-    cfg = config_from_args(args)
-    if cfg.dps is not None and not (cfg.data == "spectrum" and mb.exact_supported(cfg.spectrum)) \
-            and not (cfg.model == "noln" and cfg.target == "unnormalized"):
-        warn("Monte Carlo expectations are computed in float64; --dps only formats the output")
-    long_run = cfg.steps >= 400
-
-    def progress(t):
-        if long_run:
-            print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
-
-    options = checkpoint_options(args)
-    tr, status = run_with_checkpoints(NAME, args, lambda: mb.run(cfg, progress, **options))
-    if status is not None:
-        return status
-    result = summarize(cfg, tr)
-    if args.json:
-        emit_json(result, cfg.dps)
+    try:
+        res = api_run(values)
+    except KeyboardInterrupt as exc:
+        return interrupted(NAME, exc, values["checkpoint"])
+    if values["json"]:
+        print(res.to_json())
         return 0
+    cfg, tr = res.detail["config"], res.detail["trajectory"]
+    result = res._data
     print(f"rdyn ln: model={cfg.model}" + (f" target={cfg.target}" if cfg.target else "")
           + f" data={cfg.data} d={cfg.d} n={cfg.n} eta={cfg.eta} steps={cfg.steps}"
           + f" expectation={tr.expectation}")

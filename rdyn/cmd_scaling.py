@@ -33,85 +33,15 @@ table. Exit status 0.
 """
 from __future__ import annotations
 
-import json
-import sys
-import time
-from pathlib import Path
-
-from rdyn.output import emit_json, jsonable, require
-
 NAME = "scaling"
-HELP = "fit the exponents and constants of the papers' Theta-claims from sweeps (95% intervals)"
-ACTIVATIONS = ("identity", "relu", "leaky")
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("--model", choices=("A", "B", "all"), default="all",
-                        help="which paper's claims (default all)")
-    parser.add_argument("--activation", type=str, default=None,
-                        help="Model A activations, comma list of identity, relu, leaky or 'all' "
-                        "(default all)")
-    parser.add_argument("--kappa", type=float, default=None,
-                        help="LeakyReLU slope (leaky only; default 0.1)")
-    parser.add_argument("--logit-scale", choices=("D", "sqrtD"), default=None,
-                        help="softmax divisor for Model A (default D, the SPEC convention)")
-    parser.add_argument("--quick", action="store_true", help="small sizes (about 30 s)")
-    parser.add_argument("--runner", choices=("run", "batch"), default="run",
-                        help="Model A iterator: 'run' (single-configuration event loop, the "
-                        "default) or 'batch' (run_batch; same numbers bit for bit, slower to "
-                        "compile)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="write the report to FILE (.json: JSON, otherwise the table)")
+def run(values: dict, args) -> int:
+    from rdyn.api._scaling import run as api_run
 
-
-def _activations(args) -> tuple[str, ...]:
-    if args.activation is None:
-        return ACTIVATIONS
-    require(args.model != "B", "--activation applies to Model A only (not with --model B)")
-    names = [a.strip() for a in args.activation.split(",") if a.strip()]
-    require(names, "--activation is empty")
-    if names == ["all"]:
-        return ACTIVATIONS
-    for a in names:
-        require(a in ACTIVATIONS, f"--activation: unknown activation {a!r} (identity, relu, leaky)")
-    require(len(set(names)) == len(names), "--activation: an activation is given twice")
-    return tuple(a for a in ACTIVATIONS if a in names)
-
-
-def run(args) -> int:
-    from verify import scaling
-
-    require(args.dps is None, "rdyn scaling is float64 only; --dps is not supported")
-    activations = _activations(args)
-    if args.kappa is not None:
-        require(args.model != "B" and "leaky" in activations,
-                "--kappa applies to the leaky activation only")
-        require(0 <= args.kappa < 1, "--kappa must be in [0, 1)")
-    require(args.logit_scale is None or args.model != "B",
-            "--logit-scale applies to Model A only (not with --model B)")
-    start = time.perf_counter()
-
-    def progress(message: str) -> None:
-        print(f"rdyn scaling: {message} ({time.perf_counter() - start:.0f} s)", file=sys.stderr)
-
-    results = scaling.report(model=args.model, activations=activations, quick=args.quick,
-                             logit_scale=args.logit_scale or "D",
-                             kappa=scaling.LEAKY_KAPPA if args.kappa is None else args.kappa,
-                             progress=progress, runner=args.runner)
-    payload = {"rows": [r.as_dict() for r in results], "quick": bool(args.quick),
-               "model": args.model, "activations": list(activations) if args.model != "B" else [],
-               "logit_scale": args.logit_scale or "D", "level": scaling.LEVEL,
-               "local_tolerance": scaling.LOCAL_TOLERANCE,
-               "seconds": time.perf_counter() - start}
-    table = scaling.format_table(results)
-    if args.out is not None:
-        if args.out.suffix == ".json":
-            args.out.write_text(json.dumps(jsonable(payload), allow_nan=False) + "\n")
-        else:
-            args.out.write_text(table + "\n")
-        print(f"rdyn scaling: report written to {args.out}", file=sys.stderr)
-    if args.json:
-        emit_json(payload)
+    res = api_run(values)
+    if values["json"]:
+        print(res.to_json())
     else:
-        print(table)
+        print(res.detail["table"])
     return 0

@@ -94,7 +94,10 @@ def identity_difference(saved: Any, wanted: Any, prefix: str = "") -> str | None
 
 
 def _show(value: Any) -> str:
-    return "(absent)" if value is _ABSENT else json.dumps(value)
+    """A value of an identity for a message: None is an option left at its default."""
+    if value is _ABSENT:
+        return "(absent)"
+    return "(default)" if value is None else json.dumps(value)
 
 
 _ABSENT = object()
@@ -108,12 +111,15 @@ def _lookup(tree: Any, dotted: str) -> Any:
     return tree
 
 
-def load(path: str, kind: str, identity: dict) -> tuple[dict[str, np.ndarray], dict]:
+def load(path: str, kind: str, identity: dict,
+         ignore: tuple[str, ...] = ()) -> tuple[dict[str, np.ndarray], dict]:
     """Read the checkpoint at ``path``; return ``(arrays, meta)``.
 
     Raises :class:`CheckpointError` (one-line message) if the file is missing or corrupt,
     holds another job or format, or was written with a different ``identity`` (the message
-    names the first differing key and both values).
+    names the first differing key and both values). Top-level identity keys in ``ignore``
+    are not compared (the caller checks them, e.g. a raised ``steps``); their saved values
+    are returned in ``meta["saved_identity"]``.
     """
     if not os.path.isfile(path):
         raise CheckpointError(f"checkpoint {path} does not exist")
@@ -133,13 +139,21 @@ def load(path: str, kind: str, identity: dict) -> tuple[dict[str, np.ndarray], d
     if header.get("kind") != kind:
         raise CheckpointError(f"checkpoint {path} is for 'rdyn {header.get('kind')}', not 'rdyn {kind}'")
     saved, wanted = header.get("identity"), _normalised(identity)
+    saved_ignored = {}
+    if ignore and isinstance(saved, dict):
+        saved_ignored = {k: saved[k] for k in ignore if k in saved}
+        saved = {k: v for k, v in saved.items() if k not in ignore}
+        wanted = {k: v for k, v in wanted.items() if k not in ignore}
     key = identity_difference(saved, wanted)
     if key is not None:
         raise CheckpointError(
             f"checkpoint {path} was written with a different {key}: "
             f"{_show(_lookup(saved, key) if key != 'identity' else saved)} in the checkpoint, "
             f"{_show(_lookup(wanted, key) if key != 'identity' else wanted)} now")
-    return arrays, header.get("meta", {})
+    meta = dict(header.get("meta", {}))
+    if ignore:
+        meta["saved_identity"] = saved_ignored
+    return arrays, meta
 
 
 # --------------------------------------------------------------------------------------------

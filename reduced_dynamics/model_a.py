@@ -49,6 +49,10 @@ class TeacherConfig:
     logit_scale: str = "D"
 
     def __post_init__(self) -> None:
+        for name in ("kappa", "eta", "vstar_norm2", "sigma_prime_zero"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name} must be finite, got {value}")
         if not (1 <= self.K < self.D):
             raise ValueError(f"need 1 <= K < D, got D={self.D}, K={self.K}")
         if self.activation not in ("identity", "relu", "leaky"):
@@ -211,10 +215,16 @@ def python_advance(activation: str, scale: str, backend: str) -> Callable:
 # --------------------------------------------------------------------------------------------
 
 def log_grid(last: int, per_decade: int = 20) -> np.ndarray:
-    """Steps 0, 1, ..., and about ``per_decade`` log-spaced steps per decade up to ``last``."""
-    points = np.unique(np.round(np.logspace(0, math.log10(max(last, 1)), 
-                                            int(per_decade * math.log10(max(last, 10))) + 1)))
-    return np.unique(np.concatenate([[0], points.astype(np.int64), [last]]))
+    """Steps 0, ``last`` and the points round(10^(k/per_decade)) <= ``last`` (k = 0, 1, ...).
+
+    The grid is prefix-stable: the points of ``log_grid(N1)`` below N1 are those of
+    ``log_grid(N2)`` below N1 for every N2 >= N1, so a run extended from N1 to N2 steps (resume
+    with a larger ``steps``) has captured exactly the points a single N2-step run captures."""
+    last = int(last)
+    top = int(per_decade * math.log10(max(last, 1))) + 1
+    points = np.round(np.logspace(0, top / per_decade, top + 1)).astype(np.int64)
+    points = points[points <= last]
+    return np.unique(np.concatenate([[0], points, [last]]).astype(np.int64))
 
 
 def late_slope(curve: Sequence[tuple[int, float]], start: int) -> float | None:
@@ -290,7 +300,7 @@ class _Loop:
 
 def _save_loop(path: str, identity: dict, loop: _Loop, capture_steps) -> None:
     from reduced_dynamics import checkpoint
-    from rdyn import __version__
+    from reduced_dynamics._version import __version__
 
     exact = identity["backend"] != "float64"
     arrays = {
@@ -304,28 +314,68 @@ def _save_loop(path: str, identity: dict, loop: _Loop, capture_steps) -> None:
 
 
 def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
-    """The loop state saved at ``path`` (CheckpointError if it does not fit ``identity``)."""
+    """The loop state saved at ``path`` (CheckpointError if it does not fit ``identity``).
+
+    ``steps`` may differ from the checkpoint's when both are given and the new value is at
+    least the saved step t (a finished run is extended; the result is bit-identical to one
+    run with the new ``steps``, since :func:`log_grid` is prefix-stable); ``record`` may
+    differ when every new record step before t was captured."""
     from reduced_dynamics import checkpoint
 
-    arrays, meta = checkpoint.load(path, "teacher", identity)
+    arrays, meta = checkpoint.load(path, "teacher", identity, ignore=("steps", "record"))
     backend = identity["backend"]
+    saved_steps = meta["saved_identity"].get("steps")
+    steps = identity["steps"]
+    if saved_steps != steps and (saved_steps is None or steps is None):
+        show = lambda s: "(default)" if s is None else str(s)  # noqa: E731
+        raise checkpoint.CheckpointError(
+            f"checkpoint {path} was written with a different steps: {show(saved_steps)} in the "
+            f"checkpoint, {show(steps)} now (only an explicit --steps can be raised)")
     try:
-        if not np.array_equal(arrays["capture_steps"], np.asarray(capture_steps, dtype=np.int64)):
-            raise checkpoint.CheckpointError(f"checkpoint {path} has other capture steps")
         t, events, cursor = int(meta["t"]), [int(e) for e in meta["events"]], [int(meta["cursor"])]
+        saved_capture = [int(s) for s in np.asarray(arrays["capture_steps"]).ravel()]
         if backend == "float64":
             state = np.array(arrays["state"], dtype=np.float64)
-            capture_out = np.array(arrays["capture_out"], dtype=np.float64)
-            events, cursor = np.array(events, dtype=np.int64), np.array(cursor, dtype=np.int64)
+            saved_out = np.array(arrays["capture_out"], dtype=np.float64)
         else:
             state = list(checkpoint.from_exact_array(arrays["state"], backend))
-            capture_out = checkpoint.from_exact_array(arrays["capture_out"], backend)
+            saved_out = checkpoint.from_exact_array(arrays["capture_out"], backend)
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, checkpoint.CheckpointError):
             raise
         raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
-    if len(state) != 3 or capture_out.shape != (len(capture_steps), 3) or len(events) != 4:
+    if len(state) != 3 or saved_out.shape != (len(saved_capture), 3) or len(events) != 4:
         raise checkpoint.CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
+    if steps is not None and t > steps:
+        raise checkpoint.CheckpointError(
+            f"checkpoint {path} is at step {t}, beyond --steps {steps}")
+    if backend == "arb" and saved_steps != steps and t % STRIP_EVERY != 0:
+        # a single run drops the ball radii at multiples of STRIP_EVERY only
+        raise checkpoint.CheckpointError(
+            f"checkpoint {path} ends at step {t}; with --dps, --steps can be raised on resume "
+            f"only from a multiple of {STRIP_EVERY} steps")
+    capture_steps = [int(s) for s in capture_steps]
+    if saved_capture != capture_steps:  # other steps or record: map the captures done
+        where = {s: i for i, s in enumerate(saved_capture)}
+        capture_out = np.full((len(capture_steps), 3), np.nan) if backend == "float64" \
+            else np.empty((len(capture_steps), 3), dtype=object)
+        done = 0
+        for i, s in enumerate(capture_steps):
+            if s >= t:
+                break
+            if s not in where or where[s] >= cursor[0]:
+                raise checkpoint.CheckpointError(
+                    f"checkpoint {path} has no state at step {s} (record steps before step "
+                    f"{t} must have been recorded by the checkpointed run)")
+            capture_out[i] = saved_out[where[s]]
+            done = i + 1
+        cursor = [done]
+    else:
+        capture_out = saved_out
+    if steps is not None:
+        events[3] = steps
+    if backend == "float64":
+        events, cursor = np.array(events, dtype=np.int64), np.array(cursor, dtype=np.int64)
     return _Loop(t, state, events, cursor, capture_out)
 
 

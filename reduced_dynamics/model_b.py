@@ -441,7 +441,7 @@ def _consistent_length(series: dict) -> int:
 def _save_series(path: str, identity: dict, series: dict, exact: bool) -> int:
     """Save the trajectory up to the last consistent step p (loss and F at p are recomputed
     on resume); returns p."""
-    from rdyn import __version__
+    from reduced_dynamics._version import __version__
     from reduced_dynamics import checkpoint
 
     p = _consistent_length(series)
@@ -456,7 +456,8 @@ def _save_series(path: str, identity: dict, series: dict, exact: bool) -> int:
 def _load_series(path: str, identity: dict, exact: bool) -> dict:
     from reduced_dynamics import checkpoint
 
-    arrays, meta = checkpoint.load(path, "ln", identity)
+    # steps may be raised on resume (the run is extended, bit-identical to one longer run)
+    arrays, meta = checkpoint.load(path, "ln", identity, ignore=("steps",))
     try:
         series = {name: (list(checkpoint.from_exact_array(arrays[name], "mpmath")) if exact
                          else np.asarray(arrays[name], dtype=np.float64).tolist())
@@ -466,7 +467,10 @@ def _load_series(path: str, identity: dict, exact: bool) -> dict:
             raise
         raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
     p = int(meta.get("t", -1))
-    if p < 0 or p > identity["steps"] or _consistent_length(series) != p \
+    if p > identity["steps"]:
+        raise checkpoint.CheckpointError(
+            f"checkpoint {path} is at step {p}, beyond --steps {identity['steps']}")
+    if p < 0 or _consistent_length(series) != p \
             or len(series["alpha"]) != p + 1 or len(series["loss"]) != p:
         raise checkpoint.CheckpointError(f"checkpoint {path} has series of the wrong length")
     return series
@@ -481,7 +485,8 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
     checkpoint`, kind "ln", identity :func:`run_identity`) at most every ``checkpoint_every``
     seconds, at the end, and on KeyboardInterrupt (re-raised as
     :class:`reduced_dynamics.checkpoint.Interrupted`). ``resume``: continue from such a file;
-    the Trajectory is bit-identical to an uninterrupted run.
+    the Trajectory is bit-identical to an uninterrupted run. ``cfg.steps`` may exceed the
+    checkpoint's (a finished run is extended, bit-identical to one run with the larger steps).
     """
     import time
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rdyn.cmd_sweep import parse_grid
-from rdyn.output import UsageError
+from reduced_dynamics.grid import parse_grid
 from reduced_dynamics.batch import run_batch
 from reduced_dynamics.model_a import TeacherConfig, run
 
@@ -54,7 +53,7 @@ def test_parse_grid_product_ranges_and_kappa():
         ("relu", 0.1), ("leaky", 0.0), ("leaky", 0.5)]
     assert points[0]["eta"] is None
     for bad in ("D=", "Q=3", "D=20;D=36", "eta=0.1:0.2", "K=x", ""):
-        with pytest.raises(UsageError):
+        with pytest.raises(ValueError):
             parse_grid(bad)
 
 

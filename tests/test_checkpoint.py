@@ -302,12 +302,12 @@ def test_cli_teacher_ctrl_c_then_resume(tmp_path, capsys, monkeypatch):
 def test_cli_teacher_refuses_mismatch_and_corrupt_checkpoint(tmp_path, capsys):
     path = str(tmp_path / "t.npz")
     assert cli_run(capsys, TEACHER + ["--checkpoint", path])[0] == 0
-    argv = [a if a != "3000" else "3001" for a in TEACHER] + ["--resume", path]
+    argv = [a if a != "3000" else "2999" for a in TEACHER] + ["--resume", path]
     rc, out, err = cli_run(capsys, argv)
     assert rc == 2 and out == "" and err.count("\n") == 1
-    assert "different steps: 3000 in the checkpoint, 3001 now" in err
+    assert "is at step 3000, beyond --steps 2999" in err
     rc, _, err = cli_run(capsys, TEACHER + ["--eta", "0.1", "--resume", path])
-    assert rc == 2 and "different eta: null in the checkpoint, 0.1 now" in err
+    assert rc == 2 and "different eta: (default) in the checkpoint, 0.1 now" in err
     rc, _, err = cli_run(capsys, TEACHER + ["--dps", "20", "--resume", path])
     assert rc == 2 and "different backend" in err
     with open(path, "r+b") as handle:

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from rdyn.cmd_crosscheck import crosscheck
-from rdyn.cmd_teacher import preset_groups
+from verify.crosscheck import crosscheck
+from reduced_dynamics.presets import preset_groups
 from reduced_dynamics.model_a import TeacherConfig
 
 
@@ -51,7 +51,7 @@ def test_sgd_mode_deviation_is_batch_noise():
     (("--noise-std", "0.5"), "--noise-std applies"),
     (("--task", "cnn", "--D", "10", "--K", "4"), "multiple of K"),
     (("--mode", "sgd", "--batch", "0"), "--batch must be >= 1"),
-    (("--steps", "5", "--record", "6"), "record step 6"),
+    (("--steps", "5", "--record", "6"), "--record: step 6"),
     (("--dps", "30"), "float64 only"),
     (("--eta", "-1"), "eta must be > 0"),
 ])

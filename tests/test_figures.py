@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rdyn.cmd_figures import fitted_slope, make_figures, run_experiment
+from verify.figures import fitted_slope, make_figures, run_experiment
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

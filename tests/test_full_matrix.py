@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rdyn.cmd_teacher import preset_groups
+from reduced_dynamics.presets import preset_groups
 from reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
 from verify import full_matrix as fm
 

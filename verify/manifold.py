@@ -119,7 +119,7 @@ def unequal_groups_residual(groups, activation: str = "relu", vstar_norm2: float
 
 
 def main() -> None:  # pragma: no cover - a report, run as python -m verify.manifold
-    from rdyn.cmd_teacher import preset_groups
+    from reduced_dynamics.presets import preset_groups
 
     for task, D, K in (("gcn", 8, 3), ("sts", 8, 2), ("cnn", 8, 2)):
         for act in ("relu", "leaky", "identity"):

@@ -1,0 +1,58 @@
+"""``rdyn.crosscheck``: Model A's full-matrix GD next to the collapsed (C1, C2, C3) map."""
+from __future__ import annotations
+
+from rdyn.api._common import options, parse_steps_list
+from rdyn.options import check_memory
+from rdyn.output import require
+
+DEFAULT_STEPS = 300
+LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 10 s and more)
+
+
+def crosscheck(**kwargs):
+    """Run full-matrix gradient descent (population gradient or online SGD) next to the
+    collapsed dynamics from zero and compare (SPEC.md, "How collapsed maps relate to
+    full-matrix GD").
+
+    Keyword arguments: every option of ``rdyn teacher``'s model (``task``, ``D``, ``K``,
+    ``groups``, ``activation``, ``kappa``, ``eta``, ``vstar_norm2``, ``steps`` (default 300),
+    ``record``, ``sigma_prime_zero``, ``logit_scale``) plus ``d`` (input dimension), ``M``
+    (output dimension), ``mode`` ("population" or "sgd"), ``batch``, ``noise_std`` (sgd only),
+    ``seed``, ``P`` ("identity" or "random"). Returns a :class:`rdyn.result.Result` with the
+    keys of ``rdyn crosscheck --json``: ``max_rel_dev`` (largest relative difference between
+    (C1, C2, C3) read off the matrices and the collapsed iterates), ``structure_residual``,
+    ``steps``, ``mode``, ``expected_rel_dev`` (sgd), ``eta``, ``final_loss``, ``record``,
+    ``model``. ValueError (the CLI's message) on bad input, before any work.
+    """
+    return run(options("crosscheck", kwargs))
+
+
+def run(v: dict):
+    from rdyn.api._teacher import model_config
+    from rdyn.result import Result
+    from verify.crosscheck import crosscheck as run_crosscheck, memory_estimate
+
+    config, groups = model_config(v)
+    steps = DEFAULT_STEPS if v["steps"] is None else v["steps"]
+    batch_size = 100 if v["batch"] is None else v["batch"]
+    noise_std = 1.0 if v["noise_std"] is None else v["noise_std"]
+    record = parse_steps_list(v["record"], "--record", steps)
+    check_memory(f"--D {config.D}", memory_estimate(config.D, v["M"], v["d"], steps, batch_size,
+                                                    v["mode"]))
+    result = run_crosscheck(config, groups, M=v["M"], d=v["d"], mode=v["mode"], steps=steps,
+                            positional=v["P"], seed=v["seed"], batch_size=batch_size,
+                            noise_std=noise_std, record=set(record),
+                            progress=not v["quiet"] and steps * config.D ** 2 > LONG_WORK)
+    summary = {"max_rel_dev": result.max_rel_dev, "structure_residual": result.structure_residual,
+               "steps": result.steps, "mode": result.mode}
+    if result.expected_rel_dev is not None:
+        summary["expected_rel_dev"] = result.expected_rel_dev
+    summary["eta"] = result.eta
+    summary["final_loss"] = {"full": result.full_loss[-1], "collapsed": result.collapsed_loss[-1]}
+    summary["record"] = {str(t): r for t, r in sorted(result.record.items())}
+    summary["model"] = {"D": config.D, "K": config.K, "M": v["M"], "d": v["d"],
+                        "activation": config.activation,
+                        "kappa": config.kappa if config.activation == "leaky" else None,
+                        "P": v["P"], "seed": v["seed"], "logit_scale": config.logit_scale}
+    return Result(summary, None, detail={"config": config, "crosscheck": result,
+                                         "batch": batch_size})

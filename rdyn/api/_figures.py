@@ -1,0 +1,38 @@
+"""``rdyn.figures``: Figures 2 and 3 of the teacher-model paper as PNG files."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rdyn.api._common import options
+
+
+def figures(**kwargs):
+    """Reproduce Figures 2 and 3 of seed 000 (Section 4.1): online SGD of the full model next to
+    the collapsed prediction, for the six experiments of the paper.
+
+    Keyword arguments are the options of ``rdyn figures``: ``out`` (output folder, created if
+    missing), ``steps`` (SGD steps per experiment), ``quick`` (D = 12, 1500 steps),
+    ``vstar_norm2`` (||V*||_F^2), ``batch``, ``noise_std``, ``seed``. Returns a
+    :class:`rdyn.result.Result` with the keys of ``rdyn figures --json``: ``figures`` (the PNG
+    paths), ``experiments`` (per experiment: fitted log-log slopes of the training, OOD and
+    collapsed losses, T*, final cosine of W_V and V*), ``paper_slopes``, ``steps``.
+    ValueError (the CLI's message) on bad input, before any work.
+    """
+    return run(options("figures", kwargs))
+
+
+def run(v: dict):
+    from rdyn.result import Result
+    from verify.figures import PAPER_SLOPES, make_figures
+
+    steps = v["steps"] if v["steps"] is not None else (1500 if v["quick"] else 20000)
+    results, paths = make_figures(Path(v["out"]), steps, v["quick"], v["vstar_norm2"],
+                                  v["batch"], v["noise_std"], v["seed"])
+    table = [{"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star,
+              "fit_from": e.fit_from, "slope_train": e.slope_train, "slope_ood": e.slope_ood,
+              "slope_collapsed": e.slope_collapsed, "final_cosine": float(e.cosine[-1]),
+              "final_train": float(e.train[-1]), "final_collapsed": float(e.collapsed_train[-1])}
+             for e in results]
+    summary = {"figures": {k: str(p) for k, p in paths.items()}, "experiments": table,
+               "paper_slopes": PAPER_SLOPES, "steps": steps}
+    return Result(summary, None, detail={"experiments": results})

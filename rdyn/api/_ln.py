@@ -1,0 +1,100 @@
+"""``rdyn.ln``: Model B's collapsed alpha/beta recursions (seed 003)."""
+from __future__ import annotations
+
+import numbers
+import sys
+
+from rdyn.api._common import checkpoint_errors, options, usage_errors
+from rdyn.options import check_memory
+from rdyn.output import UsageError, require
+
+
+def exact_expectation(cfg) -> bool:
+    """Whether F and the loss are computed exactly (quadrature at the working precision):
+    spectrum data with at most two distinct eigenvalues, or the unnormalized no-LN target."""
+    from reduced_dynamics import model_b as mb
+
+    return (cfg.data == "spectrum" and mb.exact_supported(cfg.spectrum)) or \
+        (cfg.model == "noln" and cfg.target == "unnormalized")
+
+
+def model_config(v: dict):
+    """Validate the Model B options (UsageError on bad input) and build the configuration."""
+    from reduced_dynamics import model_b as mb
+
+    model = v["model"]
+    data = v["data"] or ("spectrum" if v["spectrum"] is not None else "sphere")
+    require(v["spectrum"] is None or data == "spectrum", "--spectrum requires --data spectrum")
+    d = v["d"]
+    spectrum = None
+    if data == "spectrum":
+        require(v["spectrum"] is not None, "--data spectrum requires --spectrum m1,...,md")
+        raw = v["spectrum"]
+        if isinstance(raw, str):
+            try:
+                spectrum = tuple(int(s) for s in raw.split(","))
+            except ValueError:
+                raise UsageError(f"--spectrum must be comma-separated integers, got {raw!r}") from None
+        else:
+            require(all(isinstance(m, numbers.Integral) and not isinstance(m, bool) for m in raw),
+                    f"--spectrum must be integers, got {raw!r}")
+            spectrum = tuple(int(m) for m in raw)
+        require(len(spectrum) == d, f"--spectrum has {len(spectrum)} entries, expected d = {d}")
+        require(all(m > 0 for m in spectrum), "--spectrum entries must be positive integers")
+        n = sum(spectrum)
+        require(v["n"] is None or v["n"] == n, f"--n {v['n']} differs from sum(spectrum) = {n}")
+    else:
+        n = 32 if v["n"] is None else v["n"]
+        require(n >= d, f"--n ({n}) must be at least --d ({d}) for sphere data")
+    L = 10 if v["L"] is None else v["L"]
+    require(not (v["alpha0"] == 0 and v["beta0"] == 0), "alpha0 = beta0 = 0: nothing can move")
+    target = (v["target"] or "normalized") if model == "noln" else None
+    with usage_errors():
+        cfg = mb.Config(model=model, target=target, data=data, d=d, n=n, spectrum=spectrum,
+                        L=L, eta=v["eta"], steps=v["steps"], alpha0=v["alpha0"],
+                        beta0=v["beta0"], dps=v["dps"], samples=v["samples"], seed=v["seed"])
+    if cfg.dps is not None and not exact_expectation(cfg):
+        raise UsageError("--dps applies only when the expectation is exact (--data spectrum "
+                         "with at most two distinct eigenvalues, or --model noln --target "
+                         "unnormalized); Monte Carlo expectations are float64")
+    if not exact_expectation(cfg):
+        # the sample: levels, masses and weights per sample and eigen-direction (float64)
+        check_memory(f"--samples {cfg.samples} with --d {d}", 8.0 * 4 * cfg.samples * (d + 2))
+    return cfg
+
+
+def ln(**kwargs):
+    """Iterate Model B's collapsed recursion (SPEC.md, Model B).
+
+    Keyword arguments are the options of ``rdyn ln`` (``model`` in ln/noln/looped, ``target``,
+    ``data`` in sphere/spectrum, ``d``, ``n``, ``spectrum`` (tuple or "3,1,1"), ``L``, ``eta``,
+    ``steps``, ``alpha0``, ``beta0``, ``dps``, ``samples``, ``seed``, ``checkpoint``,
+    ``checkpoint_every``, ``resume``). Returns a :class:`rdyn.result.Result` with the keys of
+    ``rdyn ln --json``: ``alpha``, ``beta``, ``gamma = alpha beta``, ``loss`` (final values;
+    looped model: w, v, rho under the same keys), ``kappa1 = E[a^T S a]``,
+    ``kappa2 = E||S a||^2``, ``kappa3 = E||S a||``, ``gamma_star`` (no-LN only), ``expectation``
+    ("exact" or "monte_carlo"), ``std_error`` (of the final loss; None when exact), plus the
+    model's ``contraction`` / ``growth`` / ``theorem_4_7`` blocks. Dimensionless; steps are GD
+    iterations. ValueError (the CLI's message) on bad input, before any work.
+    """
+    return run(options("ln", kwargs))
+
+
+def run(v: dict, progress_lines: bool = True):
+    """The ln job on validated options ``v`` (also used by the CLI)."""
+    from reduced_dynamics import model_b as mb
+    from rdyn.api._teacher import checkpoint_kwargs
+    from rdyn.result import Result
+
+    cfg = model_config(v)
+    long_run = cfg.steps >= 400 and progress_lines
+
+    def progress(t):
+        if long_run:
+            print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
+
+    with checkpoint_errors():
+        tr = mb.run(cfg, progress, **checkpoint_kwargs(v))
+    from reduced_dynamics.model_b_report import report
+
+    return Result(report(cfg, tr), cfg.dps, detail={"config": cfg, "trajectory": tr})

@@ -1,0 +1,73 @@
+"""``rdyn.scaling``: measured exponents and constants behind the papers' Theta-claims."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from rdyn.api._common import options
+from rdyn.output import jsonable, require
+
+ACTIVATIONS = ("identity", "relu", "leaky")
+
+
+def activations(v: dict) -> tuple[str, ...]:
+    """The Model A activations of ``--activation`` (comma list, "all", or a tuple)."""
+    raw = v["activation"]
+    if raw is None:
+        return ACTIVATIONS
+    names = [a.strip() for a in raw.split(",") if a.strip()] if isinstance(raw, str) \
+        else [str(a) for a in raw]
+    require(names, "--activation is empty")
+    if names == ["all"]:
+        return ACTIVATIONS
+    for a in names:
+        require(a in ACTIVATIONS, f"--activation: unknown activation {a!r} (identity, relu, leaky)")
+    require(len(set(names)) == len(names), "--activation: an activation is given twice")
+    return tuple(a for a in ACTIVATIONS if a in names)
+
+
+def scaling(**kwargs):
+    """Fit the exponents of the papers' Theta-claims (t1 ~ 1/eta, T* ~ K D^2/(eta ||V*||^2),
+    L(T) ~ K D^4/(eta T); Model B growth exponents) with 95% intervals.
+
+    Keyword arguments are the options of ``rdyn scaling``: ``model`` ("A", "B", "all"),
+    ``activation`` (comma list or tuple), ``kappa``, ``logit_scale``, ``quick``, ``runner``,
+    ``out``. Returns a :class:`rdyn.result.Result` with ``rows`` (one per fitted line),
+    ``quick``, ``model``, ``activations``, ``logit_scale``, ``level``, ``local_tolerance``,
+    ``seconds``. ValueError on bad input, before any work.
+    """
+    return run(options("scaling", kwargs))
+
+
+def run(v: dict):
+    from rdyn.result import Result
+    from verify import scaling
+
+    acts = activations(v)
+    if v["kappa"] is not None:
+        require("leaky" in acts, "--kappa applies to the leaky activation only")
+    start = time.perf_counter()
+
+    def progress(message: str) -> None:
+        print(f"rdyn scaling: {message} ({time.perf_counter() - start:.0f} s)", file=sys.stderr)
+
+    results = scaling.report(model=v["model"], activations=acts, quick=v["quick"],
+                             logit_scale=v["logit_scale"] or "D",
+                             kappa=scaling.LEAKY_KAPPA if v["kappa"] is None else v["kappa"],
+                             progress=progress, runner=v["runner"])
+    payload = {"rows": [r.as_dict() for r in results], "quick": bool(v["quick"]),
+               "model": v["model"], "activations": list(acts) if v["model"] != "B" else [],
+               "logit_scale": v["logit_scale"] or "D", "level": scaling.LEVEL,
+               "local_tolerance": scaling.LOCAL_TOLERANCE,
+               "seconds": time.perf_counter() - start}
+    table = scaling.format_table(results)
+    if v["out"] is not None:
+        out = Path(v["out"])
+        if out.suffix == ".json":
+            out.write_text(json.dumps(jsonable(payload), allow_nan=False) + "\n")
+        else:
+            out.write_text(table + "\n")
+        print(f"rdyn scaling: report written to {out}", file=sys.stderr)
+    return Result(payload, None, detail={"table": table})

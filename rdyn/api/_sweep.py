@@ -1,0 +1,87 @@
+"""``rdyn.sweep``: Model A's collapsed dynamics over a grid of configurations (batched)."""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+from rdyn.api._common import checkpoint_errors, options, usage_errors
+from rdyn.output import UsageError, jsonable, require
+
+
+def sweep(**kwargs):
+    """Iterate every configuration of ``grid`` (``'D=20,36;K=2,4;eta=0.1:0.3:3'``; keys D, K,
+    eta, vstar_norm2, activation, kappa, sigma_prime_zero, logit_scale) for ``steps`` GD steps,
+    many at once (numba). Other keywords: the options of ``rdyn sweep`` (``out``,
+    ``t1_fraction``, ``tstar_attention``, ``threads``, ``skip_invalid``, ``scheduler``,
+    ``fast``, ``checkpoint``, ``checkpoint_every``, ``resume``, ``quiet``).
+
+    Returns a :class:`rdyn.result.Result` with ``rows`` (one dict per configuration, in grid
+    order: D, K, eta, vstar_norm2, activation, kappa, logit_scale, sigma_prime_zero, steps, t1,
+    T_star, C1, C2, C3, p, C1_star, loss, loss_slope) and ``steps``; with ``out`` the rows are
+    also written (CSV, or JSON for a .json name). ValueError on bad input, before any work.
+    """
+    return run(options("sweep", kwargs))
+
+
+def configurations(v: dict) -> list:
+    from reduced_dynamics.grid import config, parse_grid
+
+    configs = []
+    with usage_errors():
+        for point in parse_grid(v["grid"]):
+            try:
+                configs.append(config(point))
+            except ValueError:
+                if not v["skip_invalid"]:
+                    raise
+    require(configs, "--grid has no valid configuration")
+    return configs
+
+
+def run(v: dict):
+    from reduced_dynamics.batch import ROW_FIELDS, run_batch
+    from reduced_dynamics.model_a import Thresholds
+    from rdyn.api._teacher import checkpoint_kwargs
+    from rdyn.result import Result
+
+    configs = configurations(v)
+    if v["threads"] is not None:
+        import numba
+
+        numba.set_num_threads(min(v["threads"], numba.config.NUMBA_NUM_THREADS))
+    thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
+    steps = v["steps"]
+    if v["scheduler"] is not None:
+        from reduced_dynamics.batch import run_batch_distributed
+
+        try:
+            result = run_batch_distributed(configs, steps, v["scheduler"], thresholds,
+                                           progress=not v["quiet"])
+        except OSError as exc:  # cannot connect (distributed raises OSError on timeout)
+            raise UsageError(f"--scheduler {v['scheduler']}: {exc}") from None
+    else:
+        with checkpoint_errors():
+            result = run_batch(configs, steps, thresholds, progress=not v["quiet"],
+                               fast=v["fast"], **checkpoint_kwargs(v))
+    rows = result.rows
+    if v["out"] is not None:
+        out = Path(v["out"])
+        if out.suffix == ".json":
+            out.write_text(json.dumps(jsonable({"rows": rows, "steps": steps}),
+                                      allow_nan=False) + "\n")
+        else:
+            with open(out, "w", newline="") as fh:
+                write_csv(fh, rows, ROW_FIELDS)
+        print(f"rdyn sweep: {len(rows)} rows written to {out}", file=sys.stderr)
+    return Result({"rows": rows, "steps": steps}, None,
+                  detail={"fields": ROW_FIELDS, "configurations": len(configs)})
+
+
+def write_csv(fh, rows, fields) -> None:
+    writer = csv.DictWriter(fh, fieldnames=list(fields), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if row[k] is None else (repr(row[k]) if isinstance(row[k], float)
+                                                       else row[k]) for k in fields})

@@ -1,0 +1,152 @@
+"""``rdyn.teacher``: Model A's collapsed (C1, C2, C3) dynamics, phases t1 and T*."""
+from __future__ import annotations
+
+import json
+import os
+
+from rdyn.api._common import checkpoint_errors, options, parse_steps_list, usage_errors
+from rdyn.output import UsageError, require
+
+
+MIN_DEFAULT_STEPS = 1000  # the default run (no --steps) runs to max(2 T*, 1000)
+
+
+class CertifyInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the --certify pass (the main run is complete, and checkpointed if asked)."""
+
+
+def model_config(v: dict):
+    """(TeacherConfig, groups) from the validated Model A options (UsageError otherwise)."""
+    from reduced_dynamics.model_a import TeacherConfig
+    from reduced_dynamics.presets import PRESETS, check_preset, preset_groups, validate_groups
+
+    with usage_errors():
+        if v["groups"] is not None:
+            require(v["task"] is None, "--groups and --task are exclusive")
+            groups = v["groups"]
+            if isinstance(groups, (str, os.PathLike)):
+                try:
+                    with open(groups) as fh:
+                        groups = json.load(fh)
+                except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+                    reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+                    raise UsageError(f"cannot read --groups {v['groups']}: {reason}") from None
+            D, K = validate_groups(groups, v["D"])
+            require(v["K"] is None or v["K"] == K, f"--groups have size {K} but --K is {v['K']}")
+            groups = [list(g) for g in groups]
+        else:
+            task = v["task"] or ("sts" if (v["D"] is not None or v["K"] is not None) else "cnn")
+            assert task in PRESETS
+            D, K = check_preset(task, v["D"], v["K"])
+            groups = preset_groups(task, D, K)
+        kappa = 0.1 if v["kappa"] is None else v["kappa"]
+        config = TeacherConfig(D=D, K=K, activation=v["activation"], kappa=kappa, eta=v["eta"],
+                               vstar_norm2=v["vstar_norm2"],
+                               sigma_prime_zero=v["sigma_prime_zero"],
+                               logit_scale=v["logit_scale"])
+    return config, groups
+
+
+def checkpoint_kwargs(v: dict) -> dict:
+    every = 60.0 if v["checkpoint_every"] is None else v["checkpoint_every"]
+    return {"checkpoint": None if v["checkpoint"] is None else os.fspath(v["checkpoint"]),
+            "checkpoint_every": every,
+            "resume": None if v["resume"] is None else os.fspath(v["resume"])}
+
+
+def teacher(**kwargs):
+    """Iterate Model A's collapsed dynamics (SPEC.md, Model A) from C1 = C2 = C3 = 0.
+
+    Keyword arguments are the options of ``rdyn teacher`` (``rdyn teacher --help``; e.g.
+    ``task``, ``D``, ``K``, ``groups`` (file or list of D index lists), ``activation``,
+    ``kappa``, ``eta``, ``vstar_norm2`` (||V*||_F^2), ``steps`` (GD iterations), ``record``
+    (steps, as a list or "0,10,100"), ``sigma_prime_zero``, ``logit_scale``, ``dps``
+    (decimal digits: arb backend), ``t1_fraction``, ``tstar_attention``, ``certify``,
+    ``checkpoint``, ``checkpoint_every`` (seconds), ``resume``, ``quiet``).
+
+    Returns a :class:`rdyn.result.Result` with the keys of ``rdyn teacher --json``: ``t1``,
+    ``T_star`` (steps; None if not reached), ``final`` (``t, C1, C2, C3, p, C1_star, loss``:
+    the state, the attention on an in-group key, the C1 fixed point at p, the excess loss
+    L - 1/2 E||E||_F^2), ``record``, ``stability`` (``eta_limit``, ``lost_at_step``), ``eta``,
+    ``loss_slope``, ``model``. All quantities are dimensionless. Raises ValueError (the CLI's
+    message) on bad input, before any work.
+    """
+    v = options("teacher", kwargs)
+    return run(v)
+
+
+def run(v: dict):
+    """The teacher job on validated options ``v`` (also used by the CLI)."""
+    from reduced_dynamics.model_a import Thresholds, run as run_dynamics
+    from rdyn.result import Result
+
+    config, _ = model_config(v)
+    record = parse_steps_list(v["record"], "--record", v["steps"])
+    if v["steps"] is None:  # the default run stops at max(2 T*, 1000): unknown in advance
+        for s in record:
+            require(s <= MIN_DEFAULT_STEPS, f"--record: step {s} needs --steps (the default run "
+                    f"may stop at step {MIN_DEFAULT_STEPS})")
+    thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
+    if v["steps"] is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*
+        require(thresholds.attention(config.K) < 1 / config.K,
+                "T* is never reached when --tstar-attention >= 1/K; give --steps")
+        require(config.sigma_prime_zero != 0,
+                "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); "
+                "give --steps")
+    dps = v["dps"]
+    backend = "float64" if dps is None else "arb"
+    with checkpoint_errors():
+        result = run_dynamics(config, steps=v["steps"], record=record, thresholds=thresholds,
+                              backend=backend, dps=dps, progress=not v["quiet"],
+                              **checkpoint_kwargs(v))
+    for s in record:
+        require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
+    summary = result_summary(result, dps)
+    certificate = None
+    if v["certify"]:
+        from reduced_dynamics.certified import certified_run
+
+        try:  # not checkpointed: a resume from the final checkpoint re-runs this pass
+            certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
+                                        dps=dps, progress=not v["quiet"],
+                                        backend="interval64" if dps is None else "arb")
+        except KeyboardInterrupt as exc:
+            raise CertifyInterrupted() from exc
+        summary["certified"] = certificate.certified and (
+            (result.t1, result.T_star) == (certificate.t1.step, certificate.T_star.step))
+        summary["radius"] = certificate.radius_final
+        summary["certified_backend"] = certificate.backend
+        summary["certificate"] = certificate.summary()
+    return Result(summary, dps, detail={"run": result, "certificate": certificate})
+
+
+def _exact(value, dps):
+    """A sympy number as float64, or as an mpf carrying dps + 10 digits."""
+    if dps is None:
+        return float(value)
+    import mpmath
+    import sympy as sp
+
+    with mpmath.workdps(dps + 10):
+        return mpmath.mpf(str(sp.N(value, dps + 10)))
+
+
+def result_summary(result, dps=None) -> dict:
+    """The JSON object of the interface contract (plus eta, loss_slope, model)."""
+    from reduced_dynamics.model_a import eta_limit_exact
+
+    c = result.config
+    return {
+        "t1": result.t1,
+        "T_star": result.T_star,
+        "final": result.final.as_dict(),
+        "record": {str(t): r.as_dict() for t, r in sorted(result.record.items())},
+        "stability": {"eta_limit": _exact(eta_limit_exact(c), dps),
+                      "lost_at_step": result.lost_at_step},
+        "eta": _exact(c.exact_step_size(), dps),
+        "loss_slope": result.loss_slope,
+        "model": {"D": c.D, "K": c.K, "activation": c.activation,
+                  "kappa": c.kappa if c.activation == "leaky" else None,
+                  "vstar_norm2": c.vstar_norm2, "sigma_prime_zero": c.sigma_prime_zero,
+                  "logit_scale": c.logit_scale, "backend": result.backend},
+    }

@@ -1,0 +1,31 @@
+"""``rdyn.verify``: every derived identity and printed constant of both papers, checked."""
+from __future__ import annotations
+
+from rdyn.api._common import options
+from rdyn.output import UsageError
+
+
+def verify(**kwargs):
+    """Run the checks of ``rdyn verify``: ``model`` ("A", "B" or "all"), ``quick`` (skip the
+    Theta-claim exponent runs, fewer Monte Carlo samples), ``only`` (a pattern or list of
+    patterns on check ids: ``*`` and ``?`` wildcards, all else literal), ``dps`` (JSON reals as
+    strings of that many digits). Returns a :class:`rdyn.result.Result` with key ``checks`` (a
+    list of dicts: ``id``, ``source``, ``claim``, ``status`` in pass/fail/discrepancy/info,
+    ``max_error`` (relative), ``digits``, ``detail``); the failed ones are
+    ``[c for c in r.checks if c["status"] == "fail"]``. Every verdict is a pure function of
+    its check (the same in any process and any order).
+    """
+    return run(options("verify", kwargs))
+
+
+def run(v: dict, progress: bool = False):
+    from rdyn.result import Result
+    from verify.registry import run_checks, select_groups
+
+    only = v.get("only")
+    if only and not select_groups(v["model"], v["quick"], only):
+        raise UsageError(f"--only: no check id can match {', '.join(only)}")
+    checks = run_checks(only=only, model=v["model"], quick=v["quick"], progress=progress)
+    if only and not checks:
+        raise UsageError(f"--only: no check id matches {', '.join(only)}")
+    return Result({"checks": [c.as_dict() for c in checks]}, v["dps"], detail={"checks": checks})

@@ -1,0 +1,607 @@
+"""The options of every subcommand, declared once: the CLI parsers and the API's keyword
+validation are both generated from :data:`COMMANDS`, so ``rdyn CMD --opt`` and
+``rdyn.CMD(opt=...)`` accept and refuse exactly the same values with the same one-line message.
+
+Adding an option: append one :class:`Option` to the command's tuple below. Adding a subcommand:
+add a :class:`Command` entry (options tuple + help) to :data:`COMMANDS`, a module
+``rdyn/cmd_<name>.py`` (``run(result, args)`` printing the text form) and an API function in
+:mod:`rdyn.api` (see docs/api.md).
+
+What the table checks, before any work (:func:`validate`):
+
+* type: ``int`` options take integers (not bools or 2.5), ``float`` options real numbers, and
+  every float must be finite (nan and +-inf are refused);
+* range: ``lo``/``hi`` bounds, open or closed (``lo_open``/``hi_open``); ``choices``;
+* applicability: an option whose ``applies`` predicate is false for the other values is
+  refused when it is given (e.g. ``--kappa`` without ``--activation leaky``);
+* output paths (``output="file"`` or ``"dir"``): the folder exists, is a directory and is
+  writable, and the path itself is not a directory (files) / not a file (folders);
+* optional dependencies (``needs=(module, extra)``): importable, else an install hint.
+
+Checks that involve several options of one model (K < D, a spectrum of length d, memory
+estimates) live with the model's configuration in :mod:`rdyn.api` and raise the same
+:class:`~rdyn.output.UsageError`.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rdyn.output import UsageError
+
+DPS_MIN = 5
+DPS_MAX = 4000  # Python's int <-> str conversion limit is 4300 digits; 4000 leaves guard digits
+MAX_TEACHER_STEPS = 10**9
+SEED_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of one subcommand.
+
+    ``name`` is the Python keyword (``vstar_norm2``); the CLI flag is ``--`` + name with
+    ``_`` -> ``-`` (``--vstar-norm2``). ``kind``: "int", "float", "str", "choice", "flag"
+    (store_true), "path" (an input file), "out" (an output path; ``output`` says "file" or
+    "dir"). ``default`` is the value when the option is not given (``None`` = "not given",
+    the effective default is stated in ``help``). ``applies(values) -> bool`` (values: every
+    option of the command, given or default) says whether the option makes sense; ``applies_text``
+    completes the refusal "--X applies only <applies_text>" (or ``refusal`` replaces it).
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    help: str = ""
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    choices: tuple = ()
+    output: str | None = None
+    applies: Callable[[dict], bool] | None = None
+    applies_text: str = ""
+    refusal: str | None = None
+    needs: tuple[str, str] | None = None
+    required: bool = False
+    metavar: str | None = None
+    cli_only: bool = False
+    api_types: tuple = ()  # extra Python types the API accepts (e.g. a tuple for --spectrum)
+    repeatable: bool = False  # "str" options only: given several times, the value is a list
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def range_text(self) -> str:
+        """The documented range, e.g. "> 0", "in [0, 1)", "in 0..1000000000"."""
+        lo, hi = self.lo, self.hi
+        if self.kind == "int":
+            lo = None if lo is None else (int(lo) + 1 if self.lo_open else int(lo))
+            hi = None if hi is None else (int(hi) - 1 if self.hi_open else int(hi))
+            if lo is not None and hi is not None:
+                return f"in {lo}..{hi}"
+            if lo is not None:
+                return f">= {lo}"
+            return f"<= {hi}" if hi is not None else ""
+        if lo is not None and hi is not None:
+            return f"in {'(' if self.lo_open else '['}{_num(lo)}, {_num(hi)}{')' if self.hi_open else ']'}"
+        if lo is not None:
+            return f"{'>' if self.lo_open else '>='} {_num(lo)}"
+        if hi is not None:
+            return f"{'<' if self.hi_open else '<='} {_num(hi)}"
+        return ""
+
+
+def _num(x) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(x)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    options: tuple[Option, ...]
+    check: Callable[[dict], None] | None = field(default=None)
+
+    def option(self, name: str) -> Option:
+        for o in self.options:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared pieces
+# ---------------------------------------------------------------------------------------------
+
+def _json() -> Option:
+    return Option("json", "flag", False, "print exactly one JSON object on stdout (logs go to "
+                  "stderr)", cli_only=True)
+
+
+def _dps(applies=None, applies_text="", refusal=None, help_text=None) -> Option:
+    return Option("dps", "int", None, help_text or "working precision in decimal digits "
+                  "(default: float64)", lo=DPS_MIN, hi=DPS_MAX, applies=applies,
+                  applies_text=applies_text, refusal=refusal)
+
+
+def _never(_values) -> bool:
+    return False
+
+
+def _checkpoint_options(folder_help: str = "") -> tuple[Option, ...]:
+    return (
+        Option("checkpoint", "out", None, "write the complete loop state to FILE (.npz) every "
+               "--checkpoint-every seconds, at the end and on Ctrl-C (then exit 130 and print "
+               "the command that resumes)" + folder_help, output="file", metavar="FILE"),
+        Option("checkpoint_every", "float", None, "seconds between checkpoints (with "
+               "--checkpoint only; default 60)", lo=0, metavar="SECONDS",
+               applies=lambda v: v["checkpoint"] is not None, applies_text="with --checkpoint"),
+        Option("resume", "path", None, "continue from a checkpoint written with the same "
+               "options (else exit 2 naming the differing option); the result is "
+               "bit-identical to an uninterrupted run. --steps may be raised on resume "
+               "(the run is extended, bit-identical to one longer run)", metavar="FILE"),
+    )
+
+
+def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]:
+    """The Model A options shared by ``teacher`` and ``crosscheck``."""
+    return (
+        Option("task", "choice", None, "preset teacher (default: sts if --D/--K are given, "
+               "else cnn)", choices=("cnn", "gcn", "sts", "gslp")),
+        Option("D", "int", None, "number of tokens D (default: the preset's)", lo=2),
+        Option("K", "int", None, "group size K (1 <= K < D; default: the preset's)", lo=1),
+        Option("groups", "path", None, "JSON file: list of D index lists (group G^i of each "
+               "query column i), all of size K; indices are integers in 0..D-1 (the API also "
+               "takes the list itself)", api_types=(list, tuple)),
+        Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky = "
+               "max(x, kappa x)", choices=("identity", "relu", "leaky")),
+        Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
+               lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
+               applies_text="to --activation leaky",
+               refusal="--kappa applies to --activation leaky only"),
+        Option("eta", "float", None, "GD step size (dimensionless; default: half of eta_limit)",
+               lo=0, lo_open=True),
+        Option("vstar_norm2", "float", 1.0, "||V*||_F^2, squared Frobenius norm of the "
+               "teacher's value matrix (default 1)", lo=0, lo_open=True),
+        Option("steps", "int", None, steps_help, lo=0, hi=steps_hi),
+        Option("record", "str", None, "comma-separated steps in 0..N whose state to report",
+               api_types=(list, tuple, range)),
+        Option("sigma_prime_zero", "float", 1.0, "sigma'(0), used at the first step where "
+               "W_V = 0 (default 1)"),
+        Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or "
+               "/ sqrt(D) (conference)", choices=("D", "sqrtD")),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------------------------
+
+TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 and T*", (
+    _json(),
+    _dps(help_text="working precision in decimal digits: iterate on arb balls (python-flint) "
+         f"at this precision; JSON reals become strings of this many digits "
+         f"({DPS_MIN}..{DPS_MAX}; default: float64 fast path)"),
+    *_teacher_model_options(MAX_TEACHER_STEPS, "GD steps N (default: run to T*, then as many "
+                            "steps again)"),
+    Option("t1_fraction", "float", 0.95, "t1 threshold: first t >= 1 with C1 >= fraction * C1* "
+           "(default 0.95)", lo=0, lo_open=True),
+    Option("tstar_attention", "float", None, "T* threshold on the attention p of an in-group "
+           "key (default 1/(2K))", lo=0, hi=1, lo_open=True),
+    Option("quiet", "flag", False, "no progress bar on stderr"),
+    Option("certify", "flag", False, "also iterate with rigorous enclosures: outward-rounded "
+           "float64 intervals (compiled; default) or, with --dps, arb balls. JSON gains "
+           "'certified' (t1 and T* proven), 'radius' (relative, final step) and "
+           "'certified_backend' (interval64 | arb)"),
+    *_checkpoint_options(),
+))
+
+CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) vs the "
+                     "collapsed (C1, C2, C3) map", (
+    _json(),
+    _dps(applies=_never, refusal="crosscheck runs in float64 only; --dps does not apply"),
+    *_teacher_model_options(10**6, "GD steps N (default 300)"),
+    Option("d", "int", 8, "input dimension d (default 8)", lo=1),
+    Option("M", "int", 4, "output dimension M (default 4)", lo=1),
+    Option("mode", "choice", "population", "exact population gradient (default) or online SGD",
+           choices=("population", "sgd")),
+    Option("batch", "int", None, "SGD batch size N (sgd only; default 100)", lo=1,
+           applies=lambda v: v["mode"] == "sgd", refusal="--batch applies to --mode sgd only"),
+    Option("noise_std", "float", None, "label noise standard deviation (sgd only; default 1)",
+           lo=0, applies=lambda v: v["mode"] == "sgd",
+           refusal="--noise-std applies to --mode sgd only"),
+    Option("seed", "int", 0, "seed of V*, P and batches (default 0)", lo=0, hi=SEED_MAX),
+    Option("P", "choice", "identity", "positional matrix: identity (default) or Haar-random "
+           "orthogonal", choices=("identity", "random")),
+    Option("quiet", "flag", False, "no progress bar on stderr (shown for long runs)"),
+))
+
+LN = Command("ln", "Model B: alpha/beta recursions of attention with/without layer "
+             "normalisation", (
+    _json(),
+    _dps(help_text="working precision in decimal digits; only when the expectation is exact "
+         "(--data spectrum with at most two distinct eigenvalues, or --model noln --target "
+         f"unnormalized) ({DPS_MIN}..{DPS_MAX}; default: float64)"),
+    Option("model", "choice", "ln", "ln: one LN layer (default); noln: one layer without LN; "
+           "looped: L looped LN layers", choices=("ln", "noln", "looped")),
+    Option("target", "choice", None, "no-LN layer only (default normalized)",
+           choices=("normalized", "unnormalized"), applies=lambda v: v["model"] == "noln",
+           refusal="--target applies only to --model noln"),
+    Option("data", "choice", None, "Task 1 (sphere, default) or Task 2 (fixed spectrum)",
+           choices=("sphere", "spectrum")),
+    Option("d", "int", 16, "dimension d of the tokens (default 16)", lo=2),
+    Option("n", "int", None, "number n of data columns of X (default 32, or sum of --spectrum)",
+           lo=1),
+    Option("spectrum", "str", None, "Task 2: multiplicities m1,...,md (positive integers; S "
+           "has eigenvalues m_i); the API also takes a tuple", api_types=(list, tuple)),
+    Option("L", "int", None, "number of looped layers (looped only; default 10)", lo=1,
+           applies=lambda v: v["model"] == "looped", refusal="--L applies only to --model looped"),
+    Option("eta", "float", 0.1, "GD step size (default 0.1)", lo=0, lo_open=True),
+    Option("steps", "int", 2000, "GD steps (default 2000)", lo=0, hi=MAX_TEACHER_STEPS),
+    Option("alpha0", "float", 0.0, "initial alpha (looped: w) (default 0)"),
+    Option("beta0", "float", 1.0, "initial beta (looped: v) (default 1)"),
+    Option("samples", "int", 100000, "Monte Carlo sample size, when the expectation is not "
+           "exact (default 100000)", lo=2),
+    Option("seed", "int", 0, "seed of the Monte Carlo sample (default 0)", lo=0, hi=SEED_MAX),
+    *_checkpoint_options(),
+))
+
+VERIFY = Command("verify", "check derived identities and printed constants of both papers", (
+    _json(),
+    _dps(help_text="print JSON reals as strings of this many significant digits "
+         f"({DPS_MIN}..{DPS_MAX})"),
+    Option("model", "choice", "all", "which paper's checks to run (default all)",
+           choices=("A", "B", "all")),
+    Option("quick", "flag", False, "skip the Theta-claim exponent runs and use fewer Monte "
+           "Carlo samples"),
+    Option("only", "str", None, "run only the checks whose id matches PATTERN (* and ? "
+           "wildcards, every other character literal); repeatable", metavar="PATTERN",
+           repeatable=True),
+))
+
+_NO_SCHEDULER = "with --scheduler"
+
+SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configurations (batched "
+                "float64)", (
+    _json(),
+    _dps(applies=_never, refusal="rdyn sweep is float64 only; --dps is not supported"),
+    Option("grid", "str", None, "configurations, e.g. 'D=20,36;K=2,4;eta=0.1,0.2' (see above)",
+           required=True),
+    Option("steps", "int", None, "GD steps N per configuration", lo=0, hi=MAX_TEACHER_STEPS,
+           required=True),
+    Option("out", "out", None, "output file (.csv, or .json for {\"rows\": [...]})",
+           output="file"),
+    Option("t1_fraction", "float", 0.95, "t1 threshold: C1 >= fraction * C1* (default 0.95)",
+           lo=0, lo_open=True),
+    Option("tstar_attention", "float", None, "T* threshold on p (default 1/(2K))", lo=0, hi=1,
+           lo_open=True),
+    Option("threads", "int", None, "numba threads (default: all cores)", lo=1, hi=4096),
+    Option("skip_invalid", "flag", False, "drop grid points that are not valid configurations "
+           "(e.g. K >= D) instead of refusing"),
+    Option("scheduler", "str", None, "Dask distributed scheduler address (e.g. "
+           "tcp://host:8786): run chunks of configurations on its workers (needs the dask "
+           "extra: pip install 'rdyn[dask]')", needs=("distributed", "dask")),
+    Option("fast", "flag", False, "vectorised exp/atan: about 3x faster, rows agree with single "
+           "runs to 1e-12 relative instead of bit for bit (not with --scheduler)",
+           applies=lambda v: v["scheduler"] is None,
+           refusal="--fast is not supported with --scheduler"),
+    Option("checkpoint", "out", None, "save the complete state to FILE (.npz) every "
+           "--checkpoint-every seconds, at the end and on Ctrl-C (not with --scheduler)",
+           output="file", metavar="FILE", applies=lambda v: v["scheduler"] is None,
+           refusal="--checkpoint/--resume are not supported with --scheduler"),
+    Option("checkpoint_every", "float", None, "seconds between checkpoints (with --checkpoint "
+           "only; default 60)", lo=0, metavar="SECONDS",
+           applies=lambda v: v["checkpoint"] is not None, applies_text="with --checkpoint"),
+    Option("resume", "path", None, "continue from a checkpoint of the same grid and options "
+           "(bit-identical rows; not with --scheduler)", metavar="FILE",
+           applies=lambda v: v["scheduler"] is None,
+           refusal="--checkpoint/--resume are not supported with --scheduler"),
+    Option("quiet", "flag", False, "no progress bar on stderr"),
+))
+
+_MODEL_A_ONLY = "(not with --model B)"
+
+SCALING = Command("scaling", "fit the exponents and constants of the papers' Theta-claims from "
+                  "sweeps (95% intervals)", (
+    _json(),
+    _dps(applies=_never, refusal="rdyn scaling is float64 only; --dps is not supported"),
+    Option("model", "choice", "all", "which paper's claims (default all)",
+           choices=("A", "B", "all")),
+    Option("activation", "str", None, "Model A activations, comma list of identity, relu, leaky "
+           "or 'all' (default all)", applies=lambda v: v["model"] != "B",
+           refusal="--activation applies to Model A only (not with --model B)",
+           api_types=(list, tuple)),
+    Option("kappa", "float", None, "LeakyReLU slope (leaky only; default 0.1)", lo=0, hi=1,
+           hi_open=True, applies=lambda v: v["model"] != "B",
+           refusal="--kappa applies to the leaky activation only"),
+    Option("logit_scale", "choice", None, "softmax divisor for Model A (default D, the SPEC "
+           "convention)", choices=("D", "sqrtD"), applies=lambda v: v["model"] != "B",
+           refusal="--logit-scale applies to Model A only (not with --model B)"),
+    Option("quick", "flag", False, "small sizes (about 30 s)"),
+    Option("runner", "choice", "run", "Model A iterator: 'run' (single-configuration event "
+           "loop, the default) or 'batch' (run_batch; same numbers bit for bit, slower to "
+           "compile)", choices=("run", "batch")),
+    Option("out", "out", None, "write the report to FILE (.json: JSON, otherwise the table)",
+           output="file"),
+))
+
+FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs collapsed "
+                  "prediction), as PNGs", (
+    _json(),
+    _dps(applies=_never, refusal="figures run in float64 only; --dps does not apply"),
+    Option("out", "out", "figures", "output directory (default ./figures; created if missing)",
+           output="dir"),
+    Option("steps", "int", None, "SGD steps per experiment (default 20000; --quick: 1500)",
+           lo=10, hi=10**6),
+    Option("quick", "flag", False, "small sizes (D=12), few steps"),
+    Option("vstar_norm2", "float", 256.0, "||V*||_F^2 (default 256)", lo=0, lo_open=True),
+    Option("batch", "int", 100, "SGD batch size N (default 100)", lo=1),
+    Option("noise_std", "float", 1.0, "label noise standard deviation (default 1)", lo=0),
+    Option("seed", "int", 0, "seed (default 0)", lo=0, hi=SEED_MAX),
+))
+
+COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,
+                                                    SWEEP, SCALING)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsers
+# ---------------------------------------------------------------------------------------------
+
+def _help(option: Option) -> str:
+    text = option.help
+    rng = option.range_text()
+    if rng and option.kind in ("int", "float"):
+        text += f" [{rng}{', finite' if option.kind == 'float' else ''}]"
+    elif option.kind == "float":
+        text += " [finite]"
+    return text.replace("%", "%%")  # argparse formats help strings with %
+
+
+def add_arguments(parser, command: Command) -> None:
+    """Add every option of ``command`` to an argparse parser (values are checked later by
+    :func:`validate`, so CLI and API share the checks)."""
+    for o in command.options:
+        kwargs: dict[str, Any] = {"help": _help(o), "dest": o.name}
+        if o.metavar:
+            kwargs["metavar"] = o.metavar
+        if o.kind == "flag":
+            parser.add_argument(o.flag, action="store_true", **kwargs)
+            continue
+        if o.kind == "int":
+            kwargs["type"] = int
+        elif o.kind == "float":
+            kwargs["type"] = float
+        elif o.kind == "choice":
+            kwargs["choices"] = o.choices
+        if o.repeatable:
+            kwargs["action"] = "append"
+        parser.add_argument(o.flag, default=None, required=o.required, **kwargs)
+
+
+def given_from_args(command: Command, args) -> dict:
+    """The options given on the command line (name -> value; not given -> None/False)."""
+    return {o.name: getattr(args, o.name) for o in command.options}
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------------------------
+
+def _coerce(o: Option, value: Any) -> Any:
+    if o.api_types and isinstance(value, o.api_types):
+        return value
+    if o.kind == "flag":
+        if not isinstance(value, bool):
+            raise UsageError(f"{o.flag} must be True or False, got {value!r}")
+        return value
+    if o.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            if isinstance(value, numbers.Real) and not isinstance(value, bool) \
+                    and math.isfinite(value) and float(value).is_integer():
+                value = int(value)
+            else:
+                raise UsageError(f"{o.flag} must be an integer, got {value!r}")
+        value = int(value)
+        if o.lo is not None and (value < o.lo or (o.lo_open and value == o.lo)) or \
+                o.hi is not None and (value > o.hi or (o.hi_open and value == o.hi)):
+            if o.name == "dps" and o.hi is not None and value > o.hi:
+                raise UsageError(f"--dps {value} is above the supported maximum {DPS_MAX}")
+            raise UsageError(f"{o.flag} must be {o.range_text()}, got {value}")
+        return value
+    if o.kind == "float":
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise UsageError(f"{o.flag} must be a real number, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise UsageError(f"{o.flag} must be a finite number, got {value}")
+        if o.lo is not None and (value < o.lo or (o.lo_open and value == o.lo)) or \
+                o.hi is not None and (value > o.hi or (o.hi_open and value == o.hi)):
+            raise UsageError(f"{o.flag} must be {o.range_text()}, got {value!r}")
+        return value
+    if o.kind == "choice":
+        if value not in o.choices:
+            raise UsageError(f"{o.flag} must be one of {', '.join(map(str, o.choices))}, "
+                             f"got {value!r}")
+        return value
+    if o.kind in ("path", "out"):
+        if not isinstance(value, (str, os.PathLike)) or str(value) == "":
+            raise UsageError(f"{o.flag} must be a file path, got {value!r}")
+        return value
+    if o.repeatable:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not items or \
+                not all(isinstance(v, str) and v.strip() for v in items):
+            raise UsageError(f"{o.flag} must be a non-empty string (or a list of them), "
+                             f"got {value!r}")
+        return list(items)
+    if not isinstance(value, str):
+        raise UsageError(f"{o.flag} must be a string, got {value!r}")
+    return value
+
+
+def check_output_path(flag: str, path, kind: str = "file") -> None:
+    """Refuse (UsageError) an output path that cannot be written: its folder missing, not a
+    directory or not writable; a file path that is a directory; a folder path that is a file.
+    ``kind="dir"``: the folder is created with its parents, so the nearest existing ancestor
+    must be a writable directory."""
+    path = os.path.abspath(os.fspath(path))
+    if kind == "dir":
+        if os.path.exists(path):
+            if not os.path.isdir(path):
+                raise UsageError(f"{flag}: {path} is not a directory")
+            if not os.access(path, os.W_OK):
+                raise UsageError(f"{flag}: folder {path} is not writable")
+            return
+        folder = os.path.dirname(path)
+        while not os.path.exists(folder):
+            folder = os.path.dirname(folder)
+    else:
+        if os.path.isdir(path):
+            raise UsageError(f"{flag}: {path} is a directory, not a file")
+        folder = os.path.dirname(path)
+        if not os.path.exists(folder):
+            ancestor = folder
+            while not os.path.exists(ancestor):
+                ancestor = os.path.dirname(ancestor)
+            if not os.path.isdir(ancestor):
+                raise UsageError(f"{flag}: {ancestor} is not a directory")
+            raise UsageError(f"{flag}: folder {folder} does not exist")
+    if not os.path.isdir(folder):
+        raise UsageError(f"{flag}: {folder} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag}: folder {folder} is not writable")
+
+
+def check_input_file(flag: str, path) -> None:
+    """Refuse (UsageError) an input path that is missing or not a regular file."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise UsageError(f"{flag}: file {path} does not exist")
+    if not os.path.isfile(path):
+        raise UsageError(f"{flag}: {path} is not a file")
+
+
+def check_dependency(flag: str, module: str, extra: str) -> None:
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(f"{flag} needs the optional dependency '{module}': "
+                         f"install rdyn[{extra}] (pip install 'rdyn[{extra}]')")
+
+
+def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
+    """Check the options ``given`` (name -> value; None/False = not given) of ``command``
+    against the table and return every option's value (defaults filled in). Raises
+    :class:`~rdyn.output.UsageError` with a one-line message naming the option. With
+    ``api=True`` an unknown keyword is refused as well."""
+    cmd = COMMANDS[command] if isinstance(command, str) else command
+    names = {o.name for o in cmd.options if not (api and o.cli_only)}
+    unknown = [k for k in given if k not in names]
+    if unknown:
+        raise UsageError(f"unknown option {unknown[0]!r} for rdyn {cmd.name} (options: "
+                         f"{', '.join(o.name for o in cmd.options if not o.cli_only)})")
+    values = {}
+    for o in cmd.options:
+        value = given.get(o.name)
+        if value is None or (o.kind == "flag" and value is False):
+            if o.required:
+                raise UsageError(f"{o.flag} is required")
+            values[o.name] = o.default
+            continue
+        values[o.name] = _coerce(o, value)
+    for o in cmd.options:
+        value = given.get(o.name)
+        if value is None or value is False or o.applies is None:
+            continue
+        if not o.applies(values):
+            raise UsageError(o.refusal or f"{o.flag} applies only {o.applies_text}")
+    for o in cmd.options:
+        if o.needs is not None and given.get(o.name) is not None:
+            check_dependency(o.flag, *o.needs)
+    for o in cmd.options:
+        if o.output is not None and values[o.name] is not None:
+            check_output_path(o.flag, values[o.name], o.output)
+        if o.kind == "path" and isinstance(values[o.name], (str, os.PathLike)):
+            check_input_file(o.flag, values[o.name])
+    return values
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory estimates
+# ---------------------------------------------------------------------------------------------
+
+def available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo in bytes (None where it cannot be read)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.3g} GB"
+
+
+def check_memory(what: str, needed: float, available: int | None = None) -> None:
+    """Refuse (UsageError) a job whose estimated memory ``needed`` (bytes) exceeds the
+    machine's available memory; ``what`` names the option(s) that set the size."""
+    available = available_memory() if available is None else available
+    if available is not None and needed > available:
+        raise UsageError(f"{what}: this job needs about {_gb(needed)} of memory, "
+                         f"{_gb(available)} available")
+
+
+# ---------------------------------------------------------------------------------------------
+# Documentation
+# ---------------------------------------------------------------------------------------------
+
+def markdown() -> str:
+    """The option tables of docs/input_rules.md (regenerate with
+    ``python -c "from rdyn.options import markdown; print(markdown())"``)."""
+    lines = []
+    for name, cmd in COMMANDS.items():
+        lines += [f"### rdyn {name}", "", "| option | kind | default | accepted values | "
+                  "refused when |", "| --- | --- | --- | --- | --- |"]
+        for o in cmd.options:
+            if o.cli_only:
+                continue
+            if o.kind in ("int", "float"):
+                accepted = o.range_text()
+                if o.kind == "float":
+                    accepted = f"{accepted}, finite" if accepted else "finite"
+                accepted = accepted or "any integer"
+            elif o.choices:
+                accepted = ", ".join(o.choices)
+            elif o.kind == "out":
+                accepted = ("file; its folder exists and is writable" if o.output == "file"
+                            else "folder (created); nearest existing parent writable")
+            elif o.kind == "path":
+                accepted = "an existing file"
+            elif o.kind == "flag":
+                accepted = "flag"
+            else:
+                accepted = "see --help"
+            refused = ""
+            if o.applies is not None:
+                refused = (o.refusal or f"{o.flag} applies only {o.applies_text}").replace("|", "/")
+            if o.needs is not None:
+                refused = f"the optional dependency is missing (install rdyn[{o.needs[1]}])"
+            if o.required:
+                refused = "missing (required)"
+            default = "" if o.default in (None, False) else f"`{o.default}`"
+            lines.append(f"| `{o.flag}` | {o.kind} | {default} | {accepted} | {refused} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,200 @@
+"""Reproduce Figures 2 and 3 of the teacher-model paper (seed 000, Section 4.1) as PNG files.
+
+Six experiments (paper): CNN and GCN teachers with ReLU and Leaky ReLU (kappa 0.1), STS and
+GSLP with ReLU. Each trains the full student (verify.full_matrix) by online SGD: a fresh
+batch of --batch Gaussian inputs X (d x D, iid N(0,1)) with labels f*(X) + E, E iid
+N(0, noise_std^2), every step, from W_V = 0, W_KQ = 0, eta = half of eta_limit.
+
+Figure 2 (figure2_loss.png): (a) excess training loss: the exact population excess loss
+L - 1/2 E||E||_F^2 at the SGD iterate; (b) excess OOD loss on a fresh batch with iid Exp(1)
+inputs, L_OOD - 1/(2N) sum_n ||Y_n - f*(X_n)||^2 (paper's definition; non-positive batch
+values are not drawn on the log axis); (c) cosine similarity of W_V and V*. Dashed: the
+collapsed (C1, C2, C3) prediction (population loss; OOD loss of the collapsed matrices on
+20000 Exp(1) inputs, noise-free; cosine 1). Log-log slopes are fitted over t >= 2 T*
+(T* of the collapsed run) when the run reaches 4 T*, else over the last decade (then the
+window may still contain the T* transition: check fit_from against T*), and printed next to the
+paper's claims (training -1, OOD about -0.5).
+Figure 3 (figure3_attention.png): attention S at the last step (SGD, top) and the collapsed
+prediction (bottom), one column per experiment.
+
+Sizes: paper's D, K (cnn 36/4, gcn 20/3, sts 20/4, gslp 20/1), M=4, d=8, ||V*||_F^2 =
+--vstar-norm2 (default 256: a larger teacher shortens the attention phase T* ~ 1/||V*||^2).
+--quick: D=12 (cnn K=3, gcn 3, sts 3, gslp 1), 1500 steps, for tests and notebooks.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+EXPERIMENTS = (("cnn", "relu"), ("cnn", "leaky"), ("gcn", "relu"), ("gcn", "leaky"),
+               ("sts", "relu"), ("gslp", "relu"))
+PAPER_SIZES = {"cnn": (36, 4), "gcn": (20, 3), "sts": (20, 4), "gslp": (20, 1)}
+QUICK_SIZES = {"cnn": (12, 3), "gcn": (12, 3), "sts": (12, 3), "gslp": (12, 1)}
+PAPER_SLOPES = {"train": -1.0, "ood": -0.5}
+
+
+@dataclass
+class Experiment:
+    task: str
+    activation: str
+    D: int
+    K: int
+    T_star: int | None
+    steps: np.ndarray  # recorded steps
+    train: np.ndarray  # population excess loss at the SGD iterate
+    ood: np.ndarray  # batch excess OOD loss (paper's definition)
+    cosine: np.ndarray
+    collapsed_train: np.ndarray
+    collapsed_ood: np.ndarray
+    attention: np.ndarray  # S at the last step (P-basis: P^T-rotated logits)
+    collapsed_attention: np.ndarray
+    slope_train: float | None
+    slope_ood: float | None
+    slope_collapsed: float | None
+    fit_from: int  # first step of the slope-fit window
+
+    @property
+    def label(self) -> str:
+        return f"{self.task.upper()} {'Leaky ReLU' if self.activation == 'leaky' else 'ReLU'}"
+
+
+def record_grid(steps: int, per_decade: int = 25) -> np.ndarray:
+    grid = np.logspace(0, math.log10(max(steps, 2)), per_decade * max(1, int(math.log10(max(steps, 10)))))
+    return np.unique(np.concatenate([[0], np.round(grid).astype(int), [steps]]))
+
+
+def fitted_slope(t: np.ndarray, y: np.ndarray, start: int) -> float | None:
+    """Least-squares slope of log y vs log t over t >= start and y > 0 (>= 3 points)."""
+    mask = (t >= max(start, 1)) & (y > 0) & np.isfinite(y)
+    if mask.sum() < 3:
+        return None
+    return float(np.polyfit(np.log(t[mask]), np.log(y[mask]), 1)[0])
+
+
+def run_experiment(task: str, activation: str, steps: int, D: int, K: int,
+                   vstar_norm2: float = 256.0, batch_size: int = 100, noise_std: float = 1.0,
+                   M: int = 4, d: int = 8, seed: int = 0, kappa: float = 0.1) -> Experiment:
+    """One SGD run of the full model next to the collapsed prediction (Section 4.1 setup)."""
+    from reduced_dynamics.presets import preset_groups
+    from reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
+    from verify import full_matrix as fm
+
+    groups = preset_groups(task, D, K)
+    config = TeacherConfig(D=D, K=K, activation=activation, kappa=kappa, vstar_norm2=vstar_norm2)
+    model = fm.make_model(groups, M=M, d=d, vstar_norm2=vstar_norm2, activation=activation,
+                          kappa=kappa, positional="random", seed=seed)
+    grid = record_grid(steps)
+    wanted = set(int(s) for s in grid)
+    population = {}
+
+    def on_step(t, W_V, W_KQ):
+        if t in wanted:
+            population[t] = fm.population(model, W_V, W_KQ, need_gradient=False).loss
+
+    traj = fm.gradient_descent(model, config.step_size, steps, mode="sgd", record=grid,
+                               batch_size=batch_size, noise_std=noise_std, seed=seed,
+                               callback=on_step)
+    collapsed = run_collapsed(config, steps=steps, record=[int(s) for s in grid])
+    a_in, a_out = fm.structure_matrices(groups)
+    ood_rng = np.random.default_rng(seed + 31337)
+    X, Y, clean = fm.sample_batch(model, ood_rng, 20000, 0.0, "exponential")
+    c_train, c_ood = [], []
+    for s in grid:
+        r = collapsed.record[int(s)]
+        W_V = float(r.C1) * model.vstar
+        W_KQ = model.P @ (float(r.C2) * a_in - float(r.C3) * a_out) @ model.P.T
+        c_train.append(float(r.loss))
+        c_ood.append(fm.batch(model, W_V, W_KQ, X, Y, clean, need_gradient=False).excess)
+    last = collapsed.record[int(grid[-1])]
+    logits_c = (float(last.C2) * a_in - float(last.C3) * a_out) / model.scale
+    S_collapsed = np.exp(logits_c - logits_c.max(axis=0)) / np.exp(logits_c - logits_c.max(axis=0)).sum(axis=0)
+    S_sgd = fm.attention(model, traj.W_KQ)  # attention over keys in the token (P) basis
+    t = np.asarray(traj.steps)
+    start = 2 * collapsed.T_star if collapsed.T_star and 4 * collapsed.T_star <= steps else steps // 10
+    train = np.array([population[int(s)] for s in t])
+    return Experiment(task, activation, D, K, collapsed.T_star, t, train, np.asarray(traj.ood_loss),
+                      np.asarray(traj.cosine), np.asarray(c_train), np.asarray(c_ood), S_sgd,
+                      S_collapsed, fitted_slope(t, train, start), fitted_slope(t, np.asarray(traj.ood_loss), start),
+                      fitted_slope(t, np.asarray(c_train), start), int(start))
+
+
+def plot_figure2(experiments, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, e in enumerate(experiments):
+        c = colors[k % len(colors)]
+        pos = e.steps > 0
+        axes[0].loglog(e.steps[pos], e.train[pos], color=c, label=f"{e.label} (slope {_fmt(e.slope_train)})")
+        axes[0].loglog(e.steps[pos], e.collapsed_train[pos], "--", color=c, lw=1)
+        ood_ok = pos & (e.ood > 0)
+        axes[1].loglog(e.steps[ood_ok], e.ood[ood_ok], color=c, lw=0.8,
+                       label=f"{e.label} (slope {_fmt(e.slope_ood)})")
+        axes[1].loglog(e.steps[pos], e.collapsed_ood[pos], "--", color=c, lw=1)
+        axes[2].semilogx(e.steps[pos], e.cosine[pos], color=c, label=e.label)
+    axes[2].axhline(1.0, ls="--", color="k", lw=1, label="collapsed (W_V = C1 V*)")
+    titles = ("(a) excess training loss (population, at SGD iterate)",
+              "(b) excess OOD loss (Exp(1) inputs, batch)", "(c) cosine(W_V, V*)")
+    for ax, title in zip(axes, titles):
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("iteration t")
+        ax.legend(fontsize=7)
+    fig.suptitle("Figure 2 (seed 000, Sec. 4.1): solid = online SGD of the full model, "
+                 "dashed = collapsed (C1, C2, C3) prediction", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_figure3(experiments, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(experiments), figsize=(3 * len(experiments), 6.2))
+    axes = np.atleast_2d(axes).reshape(2, len(experiments))
+    for k, e in enumerate(experiments):
+        for row, (S, name) in enumerate(((e.attention, "SGD"), (e.collapsed_attention, "collapsed"))):
+            ax = axes[row, k]
+            ax.imshow(S, cmap="viridis", vmin=0, vmax=1.0 / e.K)
+            ax.set_title(f"{e.label}\n{name}", fontsize=8)
+            ax.set_xlabel("query i", fontsize=7)
+            ax.set_ylabel("key j", fontsize=7)
+            ax.tick_params(labelsize=6)
+    fig.suptitle(f"Figure 3 (seed 000): attention softmax(P^T W_KQ P / D) at t = "
+                 f"{experiments[0].steps[-1]} (colour scale 0..1/K)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def make_figures(out: Path, steps: int, quick: bool, vstar_norm2: float, batch_size: int,
+                 noise_std: float, seed: int, experiments=EXPERIMENTS, progress=True):
+    """Run the experiments and write figure2_loss.png, figure3_attention.png into ``out``."""
+    sizes = QUICK_SIZES if quick else PAPER_SIZES
+    results = []
+    for task, activation in experiments:
+        if progress:
+            print(f"rdyn figures: {task} {activation}, {steps} SGD steps ...", file=sys.stderr)
+        D, K = sizes[task]
+        results.append(run_experiment(task, activation, steps, D, K, vstar_norm2=vstar_norm2,
+                                      batch_size=batch_size, noise_std=noise_std, seed=seed))
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"figure2": out / "figure2_loss.png", "figure3": out / "figure3_attention.png"}
+    plot_figure2(results, paths["figure2"])
+    plot_figure3(results, paths["figure3"])
+    return results, paths
