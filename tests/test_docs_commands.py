@@ -78,8 +78,8 @@ def _doc_commands():
             for i, (number, text) in enumerate(lines):
                 if lang == "console" and not text.lstrip().startswith("$ "):
                     continue
-                if not _COMMAND_LINE.match(text):
-                    continue
+                if not _COMMAND_LINE.match(text) or re.match(r"^\s*rdyn [\w-]+: ", text):
+                    continue  # not a command, or a shown message such as "rdyn teacher: error: ..."
                 where = f"{path.relative_to(ROOT)}:{number}"
                 output = []
                 if lang == "console":
