@@ -149,12 +149,17 @@ def _numbers(check) -> list[tuple[str, str]]:
 
 
 def _forms(result: ClaimResult) -> list[tuple[str, str, str | None]]:
-    """(check id, which, text) of printed/derived forms in deciding checks."""
+    """(check id, which, text) of the printed/derived forms carried by the deciding checks: a
+    derived form always, a printed one when it is a sympy expression (plain-text printed
+    inequalities repeat the entry's own printed formula)."""
     out = []
     for c in result.records:
+        if result.evidence.get(c.id, {}).get("role") != "decides":
+            continue
         for which in ("printed", "derived"):
-            if isinstance(c.detail.get(which), str):
-                out.append((c.id, which, c.detail[which]))
+            text = c.detail.get(which)
+            if isinstance(text, str) and (which == "derived" or derived_latex(text) is not None):
+                out.append((c.id, which, text))
     return out
 
 
@@ -264,7 +269,7 @@ def html_report(ledger: Ledger) -> str:
             if e.tex:
                 out.append("<div class='small'>printed:</div>" + _formula_html(e.tex))
             for cid, which, text in _forms(r):
-                tex = derived_latex(text) if which == "derived" or "=" not in text else None
+                tex = derived_latex(text)
                 body = _formula_html(tex) if tex else f"<div class='formula'><code>{html.escape(text)}</code></div>"
                 out.append(f"<div class='small'>{which} ({html.escape(cid)}):</div>{body}")
             if r.reason:
