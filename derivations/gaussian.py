@@ -154,9 +154,16 @@ def bivariate_form(name: str, activation_name: str) -> sp.Expr:
     return expectation(BIVARIATE_INTEGRANDS[name], ACTIVATIONS[activation_name])
 
 
-def covariance_parameters(a: sp.Expr, b: sp.Expr, c: sp.Expr) -> dict:
-    """Map a 2x2 covariance [[a, c], [c, b]] to (sd1, sd2, theta)."""
-    return {sd1: sp.sqrt(a), sd2: sp.sqrt(b), theta: sp.acos(c / sp.sqrt(a * b))}
+def at_covariance(expr: sp.Expr, a: sp.Expr, b: sp.Expr, c: sp.Expr) -> sp.Expr:
+    """A bivariate form (in sd1, sd2, theta) at the 2x2 covariance [[a, c], [c, b]].
+
+    ``cos(theta)`` and ``sin(theta)`` are replaced structurally by ``rho = c/sqrt(a b)`` and
+    ``sqrt(1 - rho^2)``, and only a bare ``theta`` becomes ``acos(rho)``: substituting
+    ``theta = acos(rho)`` and letting sympy simplify ``cos(acos(rho))`` is process-dependent
+    for numbers near 1 (sympy #23086, NUMERICS.md)."""
+    rho = c / sp.sqrt(a * b)
+    trig = sp.expand_trig(expr).xreplace({sp.cos(theta): rho, sp.sin(theta): sp.sqrt(1 - rho**2)})
+    return trig.xreplace({sd1: sp.sqrt(a), sd2: sp.sqrt(b), theta: sp.acos(rho)})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,7 +196,7 @@ def linear_gaussian_expectation(prefactor: sp.Expr, u: sp.Expr, w: sp.Expr | Non
     beta = cov.LUsolve(sp.Matrix([_cov(prefactor, u), _cov(prefactor, w)]))
     value = beta[0] * expectation(Y1 * core(Y1, Y2), activation) \
         + beta[1] * expectation(Y2 * core(Y1, Y2), activation)
-    value = value.subs(covariance_parameters(cov[0, 0], cov[1, 1], cov[0, 1]))
+    value = at_covariance(value, cov[0, 0], cov[1, 1], cov[0, 1])
     return sp.simplify(value)
 
 

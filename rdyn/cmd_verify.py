@@ -8,17 +8,17 @@ Each check reports id, source (paper and lemma/equation), claim, status and erro
 max_error is relative (null for exact symbolic identities); digits = -log10(max_error).
 Independent routes: 1-D mpmath quadrature at 36 digits, Monte Carlo within 5 standard errors,
 Monte Carlo of the full-matrix gradient. Exit status 0 when no check has status fail.
+Every verdict is a pure function of the check: the same in every process and run order.
+On stderr: one summary line (counts per status) and the ids of failing checks.
 """
 from __future__ import annotations
 
-import importlib
 import sys
 
-from rdyn.output import emit_json
+from rdyn.output import UsageError, emit_json
 
 NAME = "verify"
 HELP = "check derived identities and printed constants of both papers"
-MODULES = ("verify.checks_model_a", "verify.checks_model_b", "verify.checks_scaling")
 
 
 def add_arguments(parser) -> None:
@@ -26,31 +26,19 @@ def add_arguments(parser) -> None:
                         help="which paper's checks to run (default all)")
     parser.add_argument("--quick", action="store_true",
                         help="skip the Theta-claim exponent runs and use fewer Monte Carlo samples")
-
-
-def collect(model: str = "all", quick: bool = False) -> list:
-    """Checks of every module in MODULES for ``model``: the per-paper modules
-    (``checks_model_a``, ``checks_model_b``) run when their paper is selected; a module covering
-    both papers (``checks_scaling``) gets ``model`` passed on."""
-    out = []
-    for name in MODULES:
-        tag = name.rsplit("_", 1)[-1].upper()
-        per_paper = tag in ("A", "B")
-        if per_paper and model != "all" and tag != model:
-            continue
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        print(f"rdyn verify: running {name} ...", file=sys.stderr)
-        out += list(module.checks(quick=quick) if per_paper else module.checks(quick=quick, model=model))
-    return out
+    parser.add_argument("--only", action="append", metavar="PATTERN", default=None,
+                        help="run only the checks whose id matches PATTERN (* and ? wildcards, "
+                        "all other characters literal); repeatable")
 
 
 def run(args) -> int:
-    checks = collect(args.model, args.quick)
+    from verify.registry import run_checks, select_groups, summary_counts
+
+    if args.only and not select_groups(args.model, args.quick, args.only):
+        raise UsageError(f"--only: no check id can match {', '.join(args.only)}")
+    checks = run_checks(only=args.only, model=args.model, quick=args.quick, progress=True)
+    if args.only and not checks:
+        raise UsageError(f"--only: no check id matches {', '.join(args.only)}")
     failed = [c for c in checks if c.status == "fail"]
     if args.json:
         emit_json({"checks": [c.as_dict() for c in checks]}, args.dps)
@@ -62,6 +50,9 @@ def run(args) -> int:
                 for key in ("printed", "derived"):
                     if key in c.detail:
                         print(f"              {key}: {c.detail[key]}")
-        counts = {s: sum(c.status == s for c in checks) for s in ("pass", "fail", "discrepancy", "info")}
-        print("summary: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    counts = summary_counts(checks)
+    print("rdyn verify: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+          + f" ({len(checks)} checks)", file=sys.stderr)
+    if failed:
+        print("rdyn verify: failing: " + " ".join(c.id for c in failed), file=sys.stderr)
     return 1 if failed else 0

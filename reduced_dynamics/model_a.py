@@ -13,6 +13,8 @@ Definitions (SPEC.md, "Phase boundaries"):
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import math
 import sys
 from dataclasses import dataclass, field, replace
@@ -231,14 +233,9 @@ class _Numbers:
     def __init__(self, backend: str, dps: int | None):
         self.backend = backend
         self.dps = dps
-        if backend != "float64":
-            import mpmath
-
-            mpmath.mp.dps = max(mpmath.mp.dps, dps + 12)  # reported values keep every digit
         if backend == "arb":
             import flint
 
-            flint.ctx.prec = int(dps * 3.33) + 40
             self.make = lambda x: flint.arb(repr(x)) if isinstance(x, float) else flint.arb(x)
             self.strip = lambda x: x.mid()
         elif backend == "mpmath":
@@ -332,10 +329,44 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
     return _Loop(t, state, events, cursor, capture_out)
 
 
+@contextmanager
+def working_precision(backend: str, dps: int | None):
+    """The global precisions a backend computes with, set on entry and restored on exit:
+    mpmath at ``dps + 12`` digits (reported values keep every digit), python-flint at
+    ``3.33 dps + 40`` bits for "arb". A run's numbers then depend on ``dps`` alone, never on
+    what the process did before (issue 9)."""
+    if backend == "float64":
+        yield
+        return
+    import flint
+    import mpmath
+
+    old_prec = flint.ctx.prec
+    try:
+        with mpmath.workdps(dps + 12):
+            flint.ctx.prec = int(dps * 3.33) + 40
+            yield
+    finally:
+        flint.ctx.prec = old_prec
+
+
 def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] = (),
         thresholds: Thresholds = Thresholds(), backend: str = "float64", dps: int | None = None,
         progress: bool = False, chunk: int = 2_000_000, checkpoint: str | None = None,
         checkpoint_every: float = 60.0, resume: str | None = None) -> RunResult:
+    """Iterate the collapsed map from C1 = C2 = C3 = 0 (see :func:`_run`), at the precision
+    of :func:`working_precision`, whatever the caller's mpmath / flint state."""
+    if backend != "float64" and dps is None:
+        raise ValueError("arbitrary-precision backends need dps")
+    with working_precision(backend, dps):
+        return _run(config, steps, record, thresholds, backend, dps, progress, chunk,
+                    checkpoint, checkpoint_every, resume)
+
+
+def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] = (),
+         thresholds: Thresholds = Thresholds(), backend: str = "float64", dps: int | None = None,
+         progress: bool = False, chunk: int = 2_000_000, checkpoint: str | None = None,
+         checkpoint_every: float = 60.0, resume: str | None = None) -> RunResult:
     """Iterate the collapsed map from C1 = C2 = C3 = 0.
 
     ``steps = None`` runs to T* and then as many steps again (at least 1000 steps in all,
@@ -349,13 +380,11 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
     continue from such a file (CheckpointError if it was written for another configuration);
     the result is bit-identical to an uninterrupted run.
     """
-    if backend != "float64" and dps is None:
-        raise ValueError("arbitrary-precision backends need dps")
     if steps is not None and not (0 <= steps <= MAX_STEPS):
         raise ValueError(f"steps must be in 0..{MAX_STEPS}")
     num = _Numbers(backend, dps)
     identity = run_identity(config, steps, record, thresholds, backend, dps)
-    if backend == "mpmath":  # _Numbers keeps a higher global mpmath precision if one is set
+    if backend == "mpmath":  # set by working_precision: a function of dps alone
         import mpmath
 
         identity["mpmath_prec_bits"] = mpmath.mp.prec

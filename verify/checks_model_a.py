@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import mpmath
 import numpy as np
@@ -19,6 +18,7 @@ import sympy as sp
 from derivations import gaussian as g
 from derivations import model_a as ma
 from derivations.catalog import model_a_expressions
+from derivations.numeric import at_correlation, evaluate
 from verify.report import Check, digits_of, exact_check, numeric_check
 
 PAPER = "Zhang-Zhao-Gu-Cao (seed 000)"
@@ -48,6 +48,9 @@ def bivariate_quadrature_checks() -> list[Check]:
     from verify.quadrature import bivariate_quadrature
 
     checks = []
+    # The quadrature depends on the integrand (E[v s(u) s'(v)] = E[s(u) s(v)], as v s'(v) =
+    # s(v)), the covariance and the negative slope only: computed once per distinct key, here.
+    quadratures = {}
     for activation in ("identity", "relu", "leaky"):
         for name in g.BIVARIATE_INTEGRANDS:
             expr = g.bivariate_form(name, activation)
@@ -55,10 +58,14 @@ def bivariate_quadrature_checks() -> list[Check]:
             with mpmath.workdps(36):
                 for kappa in _kappa_values(activation):
                     for s1, s2, rho in COVARIANCES:
-                        exact = expr.subs({g.sd1: sp.Rational(s1), g.sd2: sp.Rational(s2),
-                                           g.theta: sp.acos(sp.Rational(rho)), g.kappa: kappa})
-                        exact = mpmath.mpf(str(sp.N(exact, 45)))
-                        quad = bivariate_quadrature(name, s1, s2, rho, str(sp.N(kappa, 45)))
+                        # never theta = acos(rho) into sympy: its auto-evaluation near rho = 1
+                        # is process-dependent (sympy #23086; the root cause of issue 9)
+                        exact = at_correlation(expr, g.theta, rho, dps=45, sd1=sp.Rational(s1),
+                                               sd2=sp.Rational(s2), kappa=kappa)
+                        key = ("s_s" if name == "v_s_ds" else name, s1, s2, rho, kappa)
+                        if key not in quadratures:
+                            quadratures[key] = bivariate_quadrature(name, s1, s2, rho, str(sp.N(kappa, 45)))
+                        quad = quadratures[key]
                         worst = max(worst, float(abs(exact - quad) / max(abs(quad), mpmath.mpf(10) ** -30)))
             checks.append(numeric_check(
                 f"A.gauss.{name}.{activation}", f"{PAPER}, Appendix F (bivariate building block)",
@@ -97,7 +104,7 @@ def appendix_f_checks(samples: int = 10**6) -> list[Check]:
             worst_z, worst_rel = 0.0, 0.0
             for kappa in _kappa_values(activation):
                 for a, b, c in APPENDIX_F_POINTS:
-                    exact = float(expr.subs({g.a_var: a, g.b_var: b, g.c_var: c, g.kappa: kappa}))
+                    exact = float(evaluate(expr, {g.a_var: a, g.b_var: b, g.c_var: c, g.kappa: kappa}))
                     mean, se = _appendix_f_monte_carlo(name, float(a), float(b), float(c),
                                                        float(kappa), samples, rng)
                     worst_z = max(worst_z, abs(mean - exact) / se if se > 0 else 0.0)
@@ -268,7 +275,7 @@ def a_of_t_checks() -> list[Check]:
             "F3 = A(t) + B(t) with A = E[s(pu) s'(y) pu], B = E[s(pu) s'(y) qw] (derived forms)",
             sp.simplify(derived + b_term - f3) == 0))
         values = {g.kappa: sp.Rational(1, 10), K: 4, N: 16, p: sp.Rational(1, 10)}
-        d_val, p_val = float(derived.subs(values)), float(printed.subs(values))
+        d_val, p_val = float(evaluate(derived, values)), float(evaluate(printed, values))
         rel = abs(d_val - p_val) / abs(d_val)
         status = "pass" if rel < 1e-12 else "discrepancy"
         checks.append(Check(f"A.A_of_t.{activation}", f"{PAPER}, Lemma D.6 (A(t))",
@@ -424,19 +431,3 @@ def precision_checks() -> list[Check]:
         numeric_check("A.precision.dps30", "rdyn", f"--dps 30 (arb) iterates agree with mpmath at 52 digits after {steps} steps",
                       err30, 1e-25),
     ]
-
-
-@lru_cache(maxsize=None)
-def checks(quick: bool = False) -> tuple[Check, ...]:
-    out = []
-    out += structural_checks()
-    out += printed_appendix_f_checks()
-    out += printed_formula_checks()
-    out += bivariate_quadrature_checks()
-    out += appendix_f_checks(samples=10**6)
-    out += collapsed_map_monte_carlo_checks(samples=100_000 if quick else 400_000)
-    out += phase_bound_checks()
-    out += precision_checks()
-    if not quick:
-        out += theta_claim_checks()
-    return tuple(out)

@@ -307,8 +307,3 @@ def full_matrix_checks() -> list[Check]:
                             "pass" if ok else "fail", r["max_rel_dev_same_sample"],
                             digits_of(r["max_rel_dev_same_sample"]), r))
     return checks
-
-
-def checks(quick: bool = False) -> list[Check]:
-    """Every Model B check (``quick`` changes nothing here: all of them take seconds)."""
-    return symbolic_checks() + numeric_checks() + full_matrix_checks()

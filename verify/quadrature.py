@@ -52,4 +52,11 @@ def bivariate_quadrature(name: str, sd1, sd2, rho, kappa) -> mpmath.mpf:
             return density * y * value2
         raise ValueError(name)
 
-    return mpmath.quad(integrand, [-mpmath.inf, 0, mpmath.inf])
+    # The conditional mean crosses the kink of sigma(Y2) at y = 0 over a width
+    # s sd1 / (|rho| sd2), tiny as |rho| -> 1: split there too so the quadrature resolves it.
+    points = [-mpmath.inf, 0, mpmath.inf]
+    if rho != 0 and s > 0:
+        width = s * sd1 / (abs(rho) * sd2)
+        if width < sd1:
+            points = [-mpmath.inf, -8 * width, -width, 0, width, 8 * width, mpmath.inf]
+    return mpmath.quad(integrand, points)
