@@ -4,7 +4,8 @@ two papers, each with the ``rdyn verify`` checks that decide it.
 The ledger is data (:data:`LEDGER`): paper, label as printed or cited (the extraction of seed
 000 dropped most lemma labels after D.13; those are numbered by the order of the statements),
 section, statement as printed (plain text; ``tex`` holds the LaTeX of the printed formula),
-``decide`` (fnmatch globs on check ids whose statuses give the verdict) and ``context`` (globs
+``decide`` (patterns on check ids, ``*`` and ``?`` wildcards as in
+:func:`verify.registry.id_matches`, whose statuses give the verdict) and ``context`` (patterns
 of checks shown as evidence only, e.g. the same measurement outside the paper's step-size
 conditions). No computation happens here: :func:`evaluate` runs the checks once through
 :func:`verify.registry.run_checks` and derives each verdict:
@@ -18,7 +19,6 @@ conditions). No computation happens here: :func:`evaluate` runs the checks once 
 """
 from __future__ import annotations
 
-import fnmatch
 import math
 import time
 from dataclasses import dataclass, field
@@ -376,7 +376,9 @@ def verdict_of(statuses: Sequence[str]) -> str:
 
 def judge(entry: Entry, checks: Sequence) -> ClaimResult:
     """The verdict of one entry from the checks that ran (no computation)."""
-    match = lambda patterns: [c for c in checks if any(fnmatch.fnmatchcase(c.id, g) for g in patterns)]  # noqa: E731
+    from verify.registry import id_matches
+
+    match = lambda patterns: [c for c in checks if any(id_matches(c.id, g) for g in patterns)]  # noqa: E731
     deciding, context = match(entry.decide), match(entry.context)
     context = [c for c in context if c not in deciding]
     ids = [c.id for c in deciding + context]
@@ -394,7 +396,7 @@ def judge(entry: Entry, checks: Sequence) -> ClaimResult:
     verdict = verdict_of([c.status for c in deciding])
     reason = None
     if verdict in ("discrepancy", "fail"):
-        reason = "; ".join(f"{c.id}: {c.status}" for c in deciding if c.status == verdict)
+        reason = "; ".join(f"{c.id} ({c.status}): {c.claim}" for c in deciding if c.status == verdict)
     return ClaimResult(entry, verdict, ids, evidence, reason, deciding + context)
 
 

@@ -189,7 +189,8 @@ def _header(ledger: Ledger) -> str:
 
 # ------------------------------------------------------------------------------ Markdown
 def markdown(ledger: Ledger) -> str:
-    out = ["# rdyn claims ledger", "", _header(ledger), "", counts_table_md(ledger), ""]
+    out = ["# rdyn claims ledger", "", _header(ledger), "", counts_table_md(ledger), "",
+           "Discrepancies:", ""] + [f"- {line}" for line in discrepancy_lines(ledger)] + [""]
     paper = None
     for (p, section), results in _grouped(ledger).items():
         if p != paper:
