@@ -19,6 +19,7 @@ statements in the extraction (the labels themselves were dropped).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 import mpmath
@@ -222,7 +223,19 @@ def step3_checks(quick: bool) -> list[Check]:
 # Phase 3 (the lemmas after D.17)
 # ------------------------------------------------------------------------------------------
 
+def _with_late(check: Check, parts: list, start: float = 4.0) -> Check:
+    """Add the worst ratio over the asymptotic part T - T* >= start T* to a bound check."""
+    late = [float(np.max(r[tr.t[idx] - tr.T_star >= start * tr.T_star]))
+            for tr, idx, r in parts if np.any(tr.t[idx] - tr.T_star >= start * tr.T_star)]
+    worst = max(late) if late else None
+    detail = {**check.detail, f"worst_ratio_T_minus_Tstar_ge_{start:g}Tstar": worst}
+    claim = check.claim if worst is None else check.claim[:-1] + f"; {worst:.4g} for T - T* >= {start:g} T*)"
+    return replace(check, claim=claim, detail=detail)
+
+
 def phase3_checks(quick: bool) -> list[Check]:
+    """Phase-3 bounds at every recorded T > T* (T* + 1 included); the worst ratio over the
+    asymptotic part T - T* >= 4 T* is reported as well."""
     out = []
     for policy in ("default", "paper"):
         trs = _trajectories(quick, policy)
@@ -246,26 +259,26 @@ def phase3_checks(quick: bool) -> list[Check]:
             dlo.append((tr, pidx, (base / 200) / dx))
             dhi.append((tr, pidx, dx / (8 * math.pi * base)))
         src = f"{PAPER}, Lemma D.18 (phase 3)"
-        out.append(_bound_check(f"A.claim.phase3.p_lower.{policy}", src,
+        out.append(_with_late(_bound_check(f"A.claim.phase3.p_lower.{policy}", src,
                                 f"p(T) >= 1/K - 20D(D-K)/(eta K ||V*||^2 (T-T*)) for T > T* (eta {policy})",
-                                lo, "1/K - 20 D (D-K)/(eta K sum||v*||^2 (T-T*)) <= p(T)"))
-        out.append(_bound_check(f"A.claim.phase3.p_upper.{policy}", src,
+                                lo, "1/K - 20 D (D-K)/(eta K sum||v*||^2 (T-T*)) <= p(T)"), lo))
+        out.append(_with_late(_bound_check(f"A.claim.phase3.p_upper.{policy}", src,
                                 f"p(T) <= 1/K - D(D-K)/(2e eta K ||V*||^2 (T-T*)) for T > T* (eta {policy})",
-                                hi, "p(T) <= 1/K - D (D-K)/(2 e eta K sum||v*||^2 (T-T*))"))
-        out.append(_bound_check(f"A.claim.phase3.pC1.{policy}", src,
+                                hi, "p(T) <= 1/K - D (D-K)/(2 e eta K sum||v*||^2 (T-T*))"), hi))
+        out.append(_with_late(_bound_check(f"A.claim.phase3.pC1.{policy}", src,
                                 f"p(T) C1(T) - 1/K <= (2/D)(1-Kp) + (1/K)(1-Kp)^2 for T > T* (eta {policy})",
-                                pc, "p C1 - 1/K <= (2/D)(1 - K p) + (1/K)(1 - K p)^2"))
-        out.append(_bound_check(f"A.claim.phase3.pC1_T.{policy}", src,
+                                pc, "p C1 - 1/K <= (2/D)(1 - K p) + (1/K)(1 - K p)^2"), pc))
+        out.append(_with_late(_bound_check(f"A.claim.phase3.pC1_T.{policy}", src,
                                 f"p(T) C1(T) - 1/K <= 40K(D-K)/(eta K ||V*||^2 (T-T*)) + 400 D^2 (D-K)^2/"
                                 f"(eta ||V*||^2 (T-T*)) for T > T* (eta {policy})",
-                                pc_t, "p C1 - 1/K <= 40K(D-K)/(eta K sum (T-T*)) + 400 D^2 (D-K)^2/(eta sum (T-T*))"))
+                                pc_t, "p C1 - 1/K <= 40K(D-K)/(eta K sum (T-T*)) + 400 D^2 (D-K)^2/(eta sum (T-T*))"), pc_t))
         src = f"{PAPER}, Lemma D.19 (phase 3 increments)"
-        out.append(_bound_check(f"A.claim.phase3.dC23_lower.{policy}", src,
+        out.append(_with_late(_bound_check(f"A.claim.phase3.dC23_lower.{policy}", src,
                                 f"Delta(C2+C3) >= eta ||V*||^2/(200 K^3 D^3) e^(-2(C2+C3)/D) for t >= T* (eta {policy})",
-                                dlo, "Delta(C2+C3) >= eta sum/(200 K^3 D^3) exp(-2(C2+C3)/D)"))
-        out.append(_bound_check(f"A.claim.phase3.dC23_upper.{policy}", src,
+                                dlo, "Delta(C2+C3) >= eta sum/(200 K^3 D^3) exp(-2(C2+C3)/D)"), dlo))
+        out.append(_with_late(_bound_check(f"A.claim.phase3.dC23_upper.{policy}", src,
                                 f"Delta(C2+C3) <= 8 pi eta ||V*||^2/(K^3 D^3) e^(-2(C2+C3)/D) for t >= T* (eta {policy})",
-                                dhi, "Delta(C2+C3) <= 8 pi eta sum/(K^3 D^3) exp(-2(C2+C3)/D)"))
+                                dhi, "Delta(C2+C3) <= 8 pi eta sum/(K^3 D^3) exp(-2(C2+C3)/D)"), dhi))
     return out
 
 

@@ -88,7 +88,7 @@ def trajectory(D: int, K: int, activation: str = "relu", policy: str = "default"
     end = first.T_star * (1 + multiple)
     early = range(0, min(end, 4 * first.t1 + 50))
     grid = _grid(end)
-    steps = sorted(set(early) | set(grid) | {g + 1 for g in grid if g + 1 <= end} | {first.T_star})
+    steps = sorted(set(early) | set(grid) | {g + 1 for g in grid if g + 1 <= end} | {first.T_star, first.T_star + 1})
     r = run(cfg, steps=end, record=steps)
     t = np.array(steps, dtype=np.int64)
     rec = [r.record[s] for s in steps]
