@@ -83,6 +83,18 @@ def test_quick_verify_is_reproducible_and_has_no_failures():
     _compare(reference, other)
     failing = sorted(k for k, r in reference.items() if r["status"] == "fail")
     assert not failing, failing
+    status = {k: r["status"] for k, r in reference.items()}
+    # verdicts that could come out otherwise: the printed forms the derivation contradicts ...
+    for k in ("A.A_of_t.relu", "A.A_of_t.leaky", "A.gradWKQ.identity", "B.noln.eta_max"):
+        assert status[k] == "discrepancy", k
+    assert reference["A.gradWKQ.identity"]["detail"]["derived_equals_printed_with_minus_p_F1"]
+    # ... and those it confirms, including the independent Monte Carlo route
+    for k in ("A.C1star.identity", "A.loss.section5", "A.F1.identity", "A.F3.identity",
+              "A.F5.identity", "A.lemmaD5.factor", "A.gauss.s_s.relu", "A.gauss.u_s_ds.leaky"):
+        assert status[k] == "pass", k
+    assert sum(k.startswith("A.map.mc.") and v == "pass" for k, v in status.items()) == 6
+    assert sum(k.startswith(("A.invariant.", "A.first_step.")) and v == "pass"
+               for k, v in status.items()) == 6
     # the docs quote the counts of this very run (regenerate: see docs/verify.md)
     expected = registry.counts_line(_as_checks(reference))
     assert _docs_counts_line() == expected, f"update the docs line to:\n{expected}"
