@@ -9,7 +9,7 @@ Verdicts:
   info           a measured constant with no printed value
   not_checkable  with a reason
 The checks run once per invocation, at the quick sizes of rdyn verify --quick unless --full
-(quick: about 6 minutes on a loaded 2-core machine, --paper B about 1 minute).
+(quick: about 6 minutes on a loaded 2-core machine, --paper B about 1.5 minutes).
 Exit status 0 when no verdict is fail.
 """
 from __future__ import annotations

@@ -84,6 +84,24 @@ def test_ledger_json_shape_with_injected_checks():
     assert by_label["Lemma D.14"]["verdict"] == "not_checkable"  # its check was not in the run
 
 
+def test_reports_render_offline():
+    from verify import claims_report
+
+    entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (proof: S identity)", "Theorem 3.2")]
+    curve = {"x": [1.0, 2.0, 4.0], "y": [1.0, 0.5, 0.25], "claimed_exponent": -1.0}
+    run = [Check("A.claim.S_identity", "s", "c", "discrepancy", None, None,
+                 {"printed": "D*(1 - K*p)/(K*(D - K))", "derived": "D*(1 - K*p)/sqrt(K*(D - K))"}),
+           Check("A.claim.thm32.ood", "s", "c", "pass", None, None, curve)]
+    ledger = claims.Ledger([claims.judge(e, run) for e in entries], 1.0, True, "A")
+    md = claims_report.markdown(ledger)
+    assert "| A | 1 | 1 | 0 | 0 | 0 | 2 |" in md and "\\sqrt{K \\left(D - K\\right)}" in md
+    page = claims_report.html_report(ledger)
+    assert page.count("<svg") >= 3 and "data:image/png;base64," in page
+    # nothing to fetch: the only URLs are the SVG namespace names
+    assert "http://" not in page.replace("http://www.w3.org/", "") and "https://" not in page
+    assert claims_report.html_report(ledger) == page  # deterministic (no dates, fixed SVG ids)
+
+
 # ------------------------------------------------------------------------------ Model A checks
 def test_paper_eta_exact():
     assert paper_eta(8, 2) == 2**3 * 6 / (8**3 * 9)  # the Lemma D.9 term binds

@@ -15,6 +15,7 @@ import base64
 import html
 import io
 import math
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -65,11 +66,14 @@ def mathtext_svg(tex: str, fontsize: int = 13) -> str | None:
     fig.text(0, 0, f"${tex}$", fontsize=fontsize)
     buf = io.StringIO()
     try:
-        fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.03, transparent=True)
+        with matplotlib.rc_context({"svg.hashsalt": "rdyn", "svg.fonttype": "path"}):
+            fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.03, transparent=True,
+                        metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     except Exception:  # noqa: BLE001 - mathtext parse errors come in several types
         return None
     svg = buf.getvalue()
-    return svg[svg.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg[svg.index("<svg"):], flags=re.DOTALL)
+    return svg
 
 
 # ------------------------------------------------------------------------------ plots
@@ -129,7 +133,7 @@ def rate_plot_png(result: ClaimResult) -> str | None:
     ax.set_title("measured, normalised to the last point (dashed: claimed exponent)", fontsize=7)
     fig.subplots_adjust(left=0.14, right=0.97, bottom=0.15, top=0.9)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    fig.savefig(buf, format="png", metadata={"Software": None})
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
