@@ -42,7 +42,7 @@ def run(args) -> int:
             raise UsageError(f"--report folder {folder!r} is missing or not writable")
     from verify import claims
 
-    ledger = claims.evaluate(paper=args.paper or "all", quick=not args.full)
+    ledger = claims.evaluate(paper=args.paper or "all", quick=not args.full, progress=True)
     if args.report is not None:
         from verify import claims_report
 

@@ -422,15 +422,19 @@ class Ledger:
         return any(c.verdict == "fail" for c in self.claims)
 
 
-def evaluate(paper: str = "all", quick: bool = True, run_checks=None) -> Ledger:
-    """Run every check the selected entries need once (``verify.registry.run_checks``) and judge
-    each entry. ``run_checks`` may be replaced (tests)."""
+def evaluate(paper: str = "all", quick: bool = True, run_checks=None, progress: bool = False) -> Ledger:
+    """Run every check the selected entries need once (``verify.registry.run_checks``; with
+    ``progress`` each check group is named on stderr) and judge each entry. ``run_checks`` may
+    be replaced (tests)."""
     if paper not in ("A", "B", "all"):
         raise ValueError(f"paper must be A, B or all, got {paper!r}")
-    if run_checks is None:
-        from verify.registry import run_checks
     selected = entries(paper)
     start = time.monotonic()
-    checks = list(run_checks(only=globs(selected), model=paper, quick=quick))
+    if run_checks is None:
+        from verify.registry import run_checks as registry_run
+
+        checks = list(registry_run(only=globs(selected), model=paper, quick=quick, progress=progress))
+    else:
+        checks = list(run_checks(only=globs(selected), model=paper, quick=quick))
     seconds = time.monotonic() - start
     return Ledger([judge(e, checks) for e in selected], seconds, quick, paper)
