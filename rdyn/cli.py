@@ -14,7 +14,7 @@ import sys
 
 from rdyn.output import UsageError
 
-SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling")
+SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling", "claims")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -108,6 +108,10 @@ GROUPS: tuple[CheckGroup, ...] = (
                kwargs={"quick": False, "model": "A"}, quick_kwargs={"quick": True, "model": "A"}),
     CheckGroup("B.scaling", "B", "verify.checks_scaling", "checks", ("S.B.*",),
                kwargs={"quick": False, "model": "B"}, quick_kwargs={"quick": True, "model": "B"}),
+    CheckGroup("A.claims", "A", "verify.checks_claims_a", "checks", ("A.claim.*",),
+               kwargs={"quick": False}, quick_kwargs={"quick": True}),
+    CheckGroup("B.claims", "B", "verify.checks_claims_b", "checks", ("B.claim.*",),
+               kwargs={"quick": False}, quick_kwargs={"quick": True}),
 )
 
 

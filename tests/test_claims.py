@@ -1,0 +1,214 @@
+"""The claims ledger (verify/claims.py), its new checks (verify/checks_claims_a.py, _b.py) and
+``rdyn claims``."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from verify import checks_claims_a as ca
+from verify import checks_claims_b as cb
+from verify import claims
+from verify.claim_trajectories import Trajectory, paper_eta, trajectory
+from verify.report import Check
+
+# Every statement the ledger must cover (labels as printed or cited; issue 11).
+FIXTURE_LABELS = {
+    "A": ["Theorem 3.1 (loss)", "Theorem 3.1 (Step 3)", "Theorem 3.1 (Step 3, W_V)",
+          "Theorem 3.1 (proof: S identity)", "Theorem 3.1 (proof: D^{5/2} order)",
+          "Theorem 3.1 (step-size conditions)", "Section 5 (Step 2)", "Theorem 3.2",
+          "Section 4.1 (training slope)", "Section 4.1 (OOD slope)", "Section 4.1 (OOD rate)",
+          "Lemma D.2", "Lemma D.3", "Lemma D.5", "Lemma D.5 (step size)", "Lemma D.6", "Lemma D.7",
+          "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.9 (step size)", "Lemma D.10",
+          "Lemma D.11", "Lemma D.12", "Lemma D.12 (C1* for the identity)", "Lemma D.13 (t1)",
+          "Lemma D.13 (attention)", "Lemma D.14", "Lemma D.15", "Lemma D.15 (proof)", "Lemma D.16",
+          "Lemma D.17", "Lemma D.17 (threshold)", "Lemma D.17 (C1 band)", "Lemma D.18",
+          "Lemma D.18 (p C1)", "Lemma D.19", "Lemmas F.1, F.2 (printed ReLU values)", "Lemmas F.1-F.8",
+          "Appendix F.2", "Appendix F.3"],
+    "B": ["Assumption 3.2", "Example 3.3", "Theorem 4.1 (1)", "Theorem 4.1 (2)", "Theorem 4.1 (a_1)",
+          "Theorem 4.1 (rates)", "Theorem 4.2 (1)", "Theorem 4.2 (gamma*)", "Theorem 4.2 (2)",
+          "Theorem B.3 (eta_max)", "Theorem B.3 (Part 1)", "Theorem B.3 (Part 2: S_t)",
+          "Theorem B.3 (Part 2: first step)", "Theorem 4.3 (1)", "Theorem 4.3 (2)",
+          "Theorem 4.3 (loss bound)", "Theorem 4.3 (constants)", "Lemma C.2.2", "C.2.2 (rates)",
+          "Theorem 4.6 (1)", "Theorem 4.6 (2)", "Theorem 4.7"],
+}
+
+
+# ------------------------------------------------------------------------------ the ledger data
+def test_ledger_covers_fixture_labels_and_size():
+    for paper, labels in FIXTURE_LABELS.items():
+        have = {e.label for e in claims.entries(paper)}
+        missing = [label for label in labels if label not in have]
+        assert not missing, f"paper {paper}: ledger lacks {missing}"
+    assert len(claims.LEDGER) >= 45
+    keys = [(e.paper, e.label) for e in claims.LEDGER]
+    assert len(keys) == len(set(keys)), "duplicate labels"
+    unchecked = [e for e in claims.LEDGER if e.not_checkable is not None]
+    assert len(unchecked) <= 3 and all(e.not_checkable for e in unchecked)
+    assert all(e.decide or e.not_checkable for e in claims.LEDGER)
+
+
+def _check(id, status):
+    return Check(id, "src", "claim", status, None, None, {"printed": "x", "derived": "y"})
+
+
+def test_verdict_derivation():
+    entry = claims.Entry("A", "L", "s", "stmt", decide=("A.x.*",), context=("A.ctx",))
+    run = [_check("A.x.1", "pass"), _check("A.x.2", "info"), _check("A.ctx", "discrepancy")]
+    r = claims.judge(entry, run)
+    assert r.verdict == "pass" and r.checks == ["A.x.1", "A.x.2", "A.ctx"]
+    assert r.evidence["A.ctx"]["role"] == "context"
+    assert claims.judge(entry, run + [_check("A.x.3", "discrepancy")]).verdict == "discrepancy"
+    failed = claims.judge(entry, run + [_check("A.x.3", "discrepancy"), _check("A.x.4", "fail")])
+    assert failed.verdict == "fail" and "A.x.4" in failed.reason
+    assert claims.judge(entry, [_check("A.x.1", "info")]).verdict == "info"
+    none = claims.judge(entry, [_check("A.ctx", "pass")])
+    assert none.verdict == "not_checkable" and none.reason
+
+
+def test_ledger_json_shape_with_injected_checks():
+    run = lambda only, model, quick: [_check("A.claim.D3", "pass"), _check("A.claim.D10", "discrepancy")]  # noqa: E731
+    ledger = claims.evaluate("A", quick=True, run_checks=run)
+    from rdyn.output import jsonable
+
+    obj = json.loads(json.dumps(jsonable(ledger.to_dict()), allow_nan=False))
+    assert set(obj) == {"claims"} and len(obj["claims"]) == len(claims.entries("A"))
+    for c in obj["claims"]:
+        assert set(c) == {"paper", "label", "section", "statement", "verdict", "checks", "evidence", "reason"}
+        assert c["paper"] == "A" and c["verdict"] in claims.VERDICTS
+    by_label = {c["label"]: c for c in obj["claims"]}
+    assert by_label["Lemma D.3"]["verdict"] == "pass" and by_label["Lemma D.3"]["checks"] == ["A.claim.D3"]
+    assert by_label["Lemma D.10"]["verdict"] == "discrepancy"
+    assert by_label["Lemma D.14"]["verdict"] == "not_checkable"  # its check was not in the run
+
+
+def test_reports_render_offline():
+    from verify import claims_report
+
+    entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (proof: S identity)", "Theorem 3.2")]
+    curve = {"x": [1.0, 2.0, 4.0], "y": [1.0, 0.5, 0.25], "claimed_exponent": -1.0}
+    run = [Check("A.claim.S_identity", "s", "c", "discrepancy", None, None,
+                 {"printed": "D*(1 - K*p)/(K*(D - K))", "derived": "D*(1 - K*p)/sqrt(K*(D - K))"}),
+           Check("A.claim.thm32.ood", "s", "c", "pass", None, None, curve)]
+    ledger = claims.Ledger([claims.judge(e, run) for e in entries], 1.0, True, "A")
+    md = claims_report.markdown(ledger)
+    assert "| A | 1 | 1 | 0 | 0 | 0 | 2 |" in md and "\\sqrt{K \\left(D - K\\right)}" in md
+    page = claims_report.html_report(ledger)
+    assert page.count("<svg") >= 3 and "data:image/png;base64," in page
+    # nothing to fetch: the only URLs are the SVG namespace names
+    assert "http://" not in page.replace("http://www.w3.org/", "") and "https://" not in page
+    assert claims_report.html_report(ledger) == page  # deterministic (no dates, fixed SVG ids)
+
+
+# ------------------------------------------------------------------------------ Model A checks
+def test_paper_eta_exact():
+    assert paper_eta(8, 2) == 2**3 * 6 / (8**3 * 9)  # the Lemma D.9 term binds
+    # K^3 (D-K)/(D^3 (D+1)) < K/D always: Lemma D.5's eta <= K/D never binds
+    assert all(paper_eta(D, K) < K / D for D in (2, 3, 20, 36) for K in range(1, D))
+    assert paper_eta(20, 4, vstar_norm2=2.0) == 4**3 * 16 / (2 * 20**3 * 21)
+
+
+def test_s_identity_is_a_discrepancy_with_the_square_root():
+    c = ca.s_identity_check()
+    assert c.status == "discrepancy"
+    assert c.detail["matrix_check_rel_error"] < 1e-13
+    import sympy as sp
+
+    D, K = sp.symbols("D K", positive=True)
+    assert sp.simplify(sp.sympify(c.detail["derived_over_printed"], locals={"D": D, "K": K})
+                       - sp.sqrt(K * (D - K))) == 0
+
+
+def test_d15_numeric_step_threshold():
+    c = ca.d15_numeric_check(1.0)
+    assert c.status == "discrepancy"
+    # 3(D-K)/D^2 <= 0.025 iff D^2 >= 120 (D - K): smallest D is 116 for K = 4 (root 60 + sqrt(3120))
+    assert c.detail["smallest_D_for_K"][4] == 116
+    assert c.detail["presets"]["sts"]["3(D-K)/D^2"] == pytest.approx(0.12)
+
+
+def test_arithmetic_and_sequence_bounds_hold():
+    assert [c.status for c in ca.arithmetic_checks()] == ["pass", "pass"]
+    assert ca.sequence_bound_check().status == "pass"
+
+
+def test_bound_check_reports_worst_ratio_and_location():
+    tr = _toy_trajectory()
+    ok = ca._bound_check("x", "s", "c", [(tr, np.array([0, 1]), np.array([0.5, 0.9]))], "p")
+    bad = ca._bound_check("x", "s", "c", [(tr, np.array([0, 1]), np.array([0.5, 1.5]))], "p")
+    assert ok.status == "pass" and ok.detail["worst_ratio"] == 0.9
+    assert bad.status == "discrepancy" and bad.detail["where"]["t"] == 1
+
+
+def _toy_trajectory(C1=1.0, p=None, K=2, D=8):
+    p = 1 / K if p is None else p
+    e = (1 / p - K) / (D - K)
+    C23 = -D * math.log(e) if e > 0 else 1e9
+    one = np.ones(2)
+    return Trajectory(D, K, "relu", "default", 0.5, 1.0, 1, 1, np.array([0, 1]), C1 * one, C23 * one,
+                      p * one, (D - K) * e / (K + (D - K) * e) * one, one, 0 * one, np.array([1, -1]))
+
+
+def test_ood_excess_loss_zero_at_the_teacher_and_positive_elsewhere():
+    mean, se = ca.ood_excess_loss(_toy_trajectory(), np.array([0]), samples=2000)
+    assert mean[0] == 0.0
+    mean, se = ca.ood_excess_loss(_toy_trajectory(C1=0.9, p=0.3), np.array([0]), samples=2000)
+    assert mean[0] > 10 * se[0] > 0
+
+
+def test_step3_exponent_small_case():
+    """1 - Kp decays like (T - T*)^(-1/2) (printed: 1/T) on a short run (D=8, K=2, relu)."""
+    tr = trajectory(8, 2, "relu", "default", 16)
+    idx = ca._phase3(tr)
+    res = ca._exponent(tr.t[idx] - tr.T_star, tr.one_minus_Kp[idx], -1.0)
+    assert -0.6 < res["exponent"] < -0.4 and res["verdict"] == "not confirmed"
+    loss = ca._exponent(tr.t[idx] - tr.T_star, tr.loss[idx], -1.0)
+    assert -1.1 < loss["exponent"] < -0.95
+
+
+# ------------------------------------------------------------------------------ Model B checks
+def test_loop_factor_matches_contraction_on_a_known_spectrum():
+    X, a = cb._test_points()[0]  # eigenvalues (4, 2, 1, 1)
+    m = cb._loop_factor(X, a, 0.5, ln=True)
+    assert m["R"] == pytest.approx((1 + 0.5 * 2) / (1 + 0.5 * 4))
+    assert m["measured_factor"] == pytest.approx(m["R"], rel=1e-6) and m["X_unchanged"]
+
+
+def test_theorem_41_and_assumption_checks_pass():
+    assert [c.status for c in cb.theorem_41_checks(quick=True)] == ["pass", "pass"]
+    example, task1 = cb.assumption_checks(quick=True)
+    assert example.status == "pass" and example.detail["max_lambda_d_error"] < 1e-10
+    assert task1.status == "pass" and 1 < task1.detail["upsilon_mean"] < 20
+
+
+def test_theorem_42_linear_rate_and_descent():
+    rate, descent, s_lower = cb.theorem_42_checks(quick=True)
+    assert rate.status == "pass"
+    assert descent.status == "pass" and descent.detail["worst_ratio"] < 1
+    assert s_lower.status == "pass"
+
+
+# ------------------------------------------------------------------------------ CLI
+def test_cli_refuses_bad_report_and_dps(tmp_path, capsys):
+    from rdyn.cli import main
+
+    assert main(["claims", "--report", str(tmp_path / "x.txt")]) == 2
+    assert main(["claims", "--report", str(tmp_path / "missing" / "x.md")]) == 2
+    assert main(["claims", "--dps", "30"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("rdyn claims: error:") for line in err)
+
+
+@pytest.mark.slow
+def test_cli_paper_b_json_and_report(tmp_path, capsys):
+    """Full quick ledger of Model B through the registry (about a minute)."""
+    from rdyn.cli import main
+
+    report = tmp_path / "ledger.html"
+    assert main(["claims", "--paper", "B", "--json", "--report", str(report)]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert len(obj["claims"]) == len(claims.entries("B"))
+    assert all(c["verdict"] != "not_checkable" for c in obj["claims"])
+    assert "<svg" in report.read_text() and "data:image/png;base64," in report.read_text()
