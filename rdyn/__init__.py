@@ -14,16 +14,16 @@ message), results whose attributes are the JSON keys and whose ``to_dict()`` is 
     r.t1, r.T_star, r.final.C1, r.to_dict()
     b = rdyn.ln(model="ln", data="spectrum", spectrum=(4, 1, 1), d=3, eta=0.5, steps=200, dps=30)
 
-Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures. Importing rdyn is cheap:
+Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures, claims. Importing rdyn is cheap:
 each function imports its machinery on first use.
 """
 from reduced_dynamics._version import __version__
 
-__all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "Result",
+__all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims", "Result",
            "__version__"]
 
 
-_FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures")
+_FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims")
 
 
 def __getattr__(name: str):

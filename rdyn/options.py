@@ -344,8 +344,25 @@ FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs
     Option("seed", "int", 0, "seed (default 0)", lo=0, hi=SEED_MAX),
 ))
 
+def _report_suffix(values: dict) -> bool:
+    return values.get("report") is None or \
+        str(values["report"]).lower().endswith((".md", ".html", ".htm"))
+
+
+CLAIMS = Command("claims", "the papers' statements, each with a verdict from the checks that "
+                 "decide it", (
+    _json(),
+    _dps(applies=_never, refusal="--dps does not apply to rdyn claims"),
+    Option("paper", "choice", None, "one paper only (default both)", choices=("A", "B")),
+    Option("report", "out", None, "also write a readable ledger: FILE.md (Markdown) or FILE.html "
+           "(self-contained)", output="file", metavar="FILE", applies=_report_suffix,
+           refusal="--report must end in .md or .html"),
+    Option("full", "flag", False, "run the checks at full sizes (slower) instead of the quick "
+           "sizes"),
+))
+
 COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,
-                                                    SWEEP, SCALING)}
+                                                    SWEEP, SCALING, CLAIMS)}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures")
+FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims")
 
 __all__ = list(FUNCTIONS)
 

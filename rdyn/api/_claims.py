@@ -1,0 +1,33 @@
+"""``rdyn.claims``: the ledger of the papers' quantitative statements, each with a verdict."""
+from __future__ import annotations
+
+import sys
+
+from rdyn.api._common import options
+
+
+def claims(**kwargs):
+    """Every numbered or displayed quantitative statement of both papers (``paper="A"`` or
+    ``"B"`` for one) with a verdict from the ``rdyn verify`` checks that decide it: ``pass``,
+    ``discrepancy`` (the printed statement is contradicted; both forms in ``evidence``),
+    ``fail`` (rdyn disagrees with itself), ``info`` (a measured constant), ``not_checkable``
+    (with a ``reason``). ``full=True`` runs the checks at full sizes; ``report="ledger.md"``
+    (or ``.html``) also writes a readable ledger. Returns a :class:`rdyn.result.Result` with
+    key ``claims`` (list of dicts: paper, label, statement, verdict, checks, evidence, reason).
+    """
+    return run(options("claims", kwargs))
+
+
+def run(v: dict, progress: bool = False):
+    from rdyn.result import Result
+    from verify import claims as ledger_module
+
+    ledger = ledger_module.evaluate(paper=v["paper"] or "all", quick=not v["full"],
+                                    progress=progress)
+    if v["report"] is not None:
+        from verify import claims_report
+
+        claims_report.write(ledger, v["report"])
+        if progress:
+            print(f"rdyn claims: wrote {v['report']}", file=sys.stderr)
+    return Result(ledger.to_dict(), None, detail={"ledger": ledger})
