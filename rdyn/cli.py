@@ -30,11 +30,15 @@ def _load(name: str):
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``rdyn`` parser; with ``command`` (a known subcommand) only that subcommand's
+    module is imported (start-up time: the others import numba, mpmath, Model B, ...)."""
     parser = _Parser(prog="rdyn", description="rdyn: exact, checkable training dynamics of two "
                      "transformer theory papers (see README.md).")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in SUBCOMMANDS:
+        if command in SUBCOMMANDS and name != command:
+            continue
         module = _load(name)
         if module is None:
             continue
@@ -50,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         if args.dps is not None and args.dps < 5:
