@@ -204,6 +204,40 @@ def _numba_version() -> str:
     return numba.__version__
 
 
+def _defer_scipy_linalg() -> None:
+    """Import numba's array library without importing ``scipy.linalg`` (about 0.3 s, a
+    quarter of a warm run). numba.np.arraymath probes BLAS once at import, only to choose
+    how ``np.correlate``/``np.convolve`` compute inner products; every BLAS/LAPACK function
+    (np.dot, np.linalg.*) calls ``ensure_blas()`` itself when it is compiled. The probe is
+    answered with ``find_spec("scipy.linalg")`` (no import of it), which gives the same answer whenever scipy is
+    installed (it is a dependency). Skipped when scipy.linalg or that module is already
+    loaded, or when numba's internals differ (then numba imports scipy.linalg as usual)."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _Defer(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "scipy.linalg" or name.startswith("scipy.linalg."):
+                raise ImportError(f"{name}: deferred by rdyn")
+            return None
+
+    blocker = _Defer()
+    sys.meta_path.insert(0, blocker)
+    try:
+        import numba.np.arraymath as arraymath
+    except ImportError:
+        return
+    finally:
+        sys.meta_path.remove(blocker)
+    if hasattr(arraymath, "_HAVE_BLAS"):
+        try:
+            arraymath._HAVE_BLAS = importlib.util.find_spec("scipy.linalg") is not None
+        except ImportError:
+            arraymath._HAVE_BLAS = False
+
+
 def load_module(kind: str, source: str, label: str):
     """Import ``source`` (a complete module: it imports what it needs, and decorates the
     functions to compile with :func:`njit`) from ``kernels/`` in the cache. The file is
@@ -214,6 +248,7 @@ def load_module(kind: str, source: str, label: str):
     name = f"rdyn_{kind}_{module_key(source)}"
     if name in sys.modules:
         return sys.modules[name]
+    _defer_scipy_linalg()
     folder = _subdir("kernels")
     path = folder / f"{name}.py"
     if _read(path) != text:
