@@ -279,6 +279,27 @@ def _checked_cache_classes():
     from numba.core import caching
 
     class CheckedCacheFile(caching.IndexDataCacheFile):
+        """numba's index + data files, each with a sha256 prefix; a data file is named after
+        its key and holds the key, which is compared on load (two processes compiling
+        different signatures at once cannot swap each other's machine code)."""
+
+        def save(self, key, data):
+            name = self._data_name(int(hashlib.sha256(repr(key).encode()).hexdigest()[:15], 16))
+            self._save_data(name, (key, data))  # data first: an index never names a missing file
+            overloads = self._load_index()
+            overloads[key] = name
+            self._save_index(overloads)
+
+        def load(self, key):
+            name = self._load_index().get(key)
+            if name is None:
+                return None
+            try:
+                stored_key, data = self._load_data(name)
+            except Exception:
+                return None
+            return data if stored_key == key else None
+
         def _load_index(self):
             data = self._checked_read(self._index_path)
             if data is None:
@@ -334,6 +355,12 @@ def _checked_cache_classes():
             if data is None:
                 announce_compiling(self._label, Path(self._cache_path))
             return data
+
+        def save_overload(self, sig, data):
+            try:
+                super().save_overload(sig, data)
+            except Exception:  # e.g. a full or read-only disk: the compiled code still runs
+                pass
 
     return CheckedCacheFile, CheckedFunctionCache
 
