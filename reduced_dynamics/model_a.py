@@ -295,6 +295,8 @@ class _Numbers:
         return self.make(str(sp.N(value, self.dps + 20)))
 
     def to_mpf(self, x):
+        if self.backend == "float64":
+            return float(x)
         import mpmath
 
         if self.backend == "arb":
