@@ -32,7 +32,9 @@ def _load(name: str):
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``rdyn`` parser; with ``command`` (a known subcommand) only that subcommand's
+    module is imported (start-up time)."""
     from rdyn.options import COMMANDS, add_arguments
 
     parser = _Parser(prog="rdyn", description="rdyn: exact, checkable training dynamics of two "
@@ -41,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
                                 metavar="COMMAND")
     for name in SUBCOMMANDS:
+        if command in SUBCOMMANDS and name != command:
+            continue
         module = _load(name)
         if module is None or name not in COMMANDS:
             continue
@@ -55,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from rdyn.options import COMMANDS, given_from_args, validate
 
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         command = COMMANDS[args.command]

@@ -14,8 +14,6 @@ import sys
 from fractions import Fraction
 from typing import Any
 
-import mpmath
-
 
 class UsageError(ValueError):
     """Bad user input; reported as one line on stderr with exit status 2."""
@@ -31,9 +29,15 @@ def warn(message: str) -> None:
     print(f"rdyn: warning: {message}", file=sys.stderr)
 
 
+def _is_mpf(value: Any) -> bool:
+    """An mpmath real (mpmath is not imported for this: no mpf exists unless it is loaded)."""
+    mpmath = sys.modules.get("mpmath")
+    return mpmath is not None and isinstance(value, mpmath.mpf)
+
+
 def _real(value: Any, dps: int | None, path: str) -> Any:
-    if isinstance(value, mpmath.mpf):
-        finite = mpmath.isfinite(value)
+    if _is_mpf(value):
+        finite = sys.modules["mpmath"].isfinite(value)
     else:
         value = float(value)
         finite = math.isfinite(value)
@@ -47,6 +51,8 @@ def _real(value: Any, dps: int | None, path: str) -> Any:
 
 def _digits(value: Any, dps: int) -> str:
     """``value`` as a string of exactly ``dps`` significant digits (scientific form)."""
+    import mpmath
+
     with mpmath.workdps(dps + 10):
         x = mpmath.mpf(value)
         if x == 0:
@@ -80,6 +86,6 @@ def format_real(value: Any, digits: int = 10) -> str:
     """Human-readable real for the text summary."""
     if value is None:
         return "none"
-    if isinstance(value, mpmath.mpf):
-        return mpmath.nstr(value, digits)
+    if _is_mpf(value):
+        return sys.modules["mpmath"].nstr(value, digits)
     return f"{float(value):.{digits}g}"

@@ -42,27 +42,19 @@ from reduced_dynamics.checkpoint import load as load_checkpoint
 from reduced_dynamics.checkpoint import save as save_checkpoint
 from reduced_dynamics.model_a import (TeacherConfig, Thresholds, attention_crossing,
                                       late_slope, log_grid)
-from reduced_dynamics.model_a_kernels import batch_kernels, kernels
+from reduced_dynamics.model_a_kernels import kernels
 
 ROW_FIELDS = ("D", "K", "eta", "vstar_norm2", "activation", "kappa", "logit_scale",
               "sigma_prime_zero", "steps", "t1", "T_star", "C1", "C2", "C3", "p", "C1_star",
               "loss", "loss_slope")
 
 
-def _row_view(a, i):
-    """``row(a, i)`` for the float64 kernel: the parameters of configuration i, row i of the
-    (n, size) array ``a`` (a view)."""
-    return a[i]
-
-
-def _row_reader(size: int):
-    """``row(a, i)`` for the fast kernel: column i of the (size, n) array ``a`` as a tuple
+def _row_source(size: int) -> str:
+    """``row(a, i)`` for the fast kernel (the float64 kernel reads row i of the (n, size)
+    array, a view): column i of the (size, n) array ``a`` as a tuple
     (plain values: no array view to reference-count in the vectorised loop, and loads that
     are contiguous across configurations)."""
-    source = "def row(a, i):\n    return (%s,)\n" % ", ".join(f"a[{j}, i]" for j in range(size))
-    namespace: dict = {}
-    exec(compile(source, "<rdyn batch row reader>", "exec"), namespace)
-    return namespace["row"]
+    return "def row(a, i):\n    return (%s,)\n" % ", ".join(f"a[{j}, i]" for j in range(size))
 
 
 def _make_block_advance(step, step_positive, attention, c1_star, row, fastmath=False):
@@ -183,24 +175,56 @@ def _make_block_advance(step, step_positive, attention, c1_star, row, fastmath=F
     return numba.njit(parallel=True, error_model="numpy")(advance)
 
 
+def batch_module_source(activation: str, scale: str, fast: bool = False) -> str:
+    """The module behind :func:`compiled_batch_advance`: the generated kernels
+    (:func:`~reduced_dynamics.model_a_kernels.batch_kernel_source`), the row reader and the
+    functions of :func:`_make_block_advance` at module level, each compiled by
+    :func:`reduced_dynamics.kernel_cache.njit` with the options ``_make_block_advance`` uses.
+    ``fast``: ``F`` is :func:`~reduced_dynamics.model_a_kernels.fast_math_namespace` and
+    ``step_positive`` is inlined at numba IR level, so its exp/atan polynomials vectorise with
+    the loop over configurations, which is compiled with FMA contraction (fastmath "contract"
+    only). float64: ``step_positive`` is ``step`` (it would gain nothing on a scalar loop)."""
+    from reduced_dynamics.kernel_cache import nested_function_source
+    from reduced_dynamics.model_a_kernels import batch_kernel_source
+
+    jit = '@njit(error_model="numpy")\n'
+    body = batch_kernel_source(activation, scale)
+    for name in ("step", "attention", "c1_star"):
+        body = body.replace(f"\ndef {name}(", f"\n{jit}def {name}(")
+    if fast:
+        body = body.replace("\ndef step_positive(",
+                            '\n@njit(inline="always", error_model="numpy")\ndef step_positive(')
+        size = len(kernels(activation, scale, "float64").prepare(3, 1, 0.1, 1.0, 0.1, 1.0))
+        row = _row_source(size)
+    else:
+        body += "\nstep_positive = step\n"
+        row = "def row(a, i):\n    return a[i]\n"  # _row_view
+    header = ["import numba", "import numpy as np", "",
+              "from reduced_dynamics.kernel_cache import njit",
+              "from reduced_dynamics.model_a_kernels import fast_math_namespace\n\n"
+              "F = fast_math_namespace()" if fast else "import math as F", "", "R = float", ""]
+    fastmath = {"contract"} if fast else False
+    parts = ["\n".join(header), body, jit + row,
+             jit + nested_function_source(_make_block_advance, "check_events"),
+             f'@njit(error_model="numpy", fastmath={fastmath!r})\n'
+             + nested_function_source(_make_block_advance, "run_block"),
+             '@njit(parallel=True, error_model="numpy")\n'
+             + nested_function_source(_make_block_advance, "advance")]
+    return "\n\n".join(parts)
+
+
 @lru_cache(maxsize=None)
 def compiled_batch_advance(activation: str, scale: str, fast: bool = False):
-    """The batch kernel for one activation / logit scale (compiled once per process).
+    """The batch kernel for one activation / logit scale, compiled by numba once and cached
+    on disk (:mod:`reduced_dynamics.kernel_cache`; :func:`batch_module_source`).
     ``fast``: the generated kernels with vectorisable exp/atan (not bit-identical)."""
-    import numba
+    from reduced_dynamics import kernel_cache
 
-    k = batch_kernels(activation, scale, fast)
-    jit = numba.njit(error_model="numpy")
-    size = len(kernels(activation, scale, "float64").prepare(3, 1, 0.1, 1.0, 0.1, 1.0))
-    step = jit(k["step"])
-    # fast: step_positive is inlined at numba IR level, so its exp/atan polynomials vectorise
-    # with the loop over configurations, and that loop is compiled with FMA contraction
-    # (fastmath "contract" only). float64: step_positive would gain nothing on a scalar loop.
-    step_positive = numba.njit(inline="always", error_model="numpy")(k["step_positive"]) \
-        if fast else step
-    advance = _make_block_advance(step, step_positive, jit(k["attention"]), jit(k["c1_star"]),
-                                  jit(_row_reader(size) if fast else _row_view),
-                                  fastmath={"contract"} if fast else False)
+    kind = "batch_fast" if fast else "batch"
+    source = kernel_cache.cached_source(kind, (activation, scale),
+                                        lambda: batch_module_source(activation, scale, fast))
+    label = ("fast" if fast else "float64") + " batch kernel"
+    advance = kernel_cache.load_module(kind, source, label).advance
     return _interleaved(advance) if fast else advance
 
 

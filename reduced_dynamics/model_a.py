@@ -23,7 +23,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from reduced_dynamics.model_a_kernels import eta_limit_expression, kernels
+from reduced_dynamics.model_a_kernels import (eta_limit_expression, eta_limit_source, kernel_source,
+                                              kernels)
 
 MAX_STEPS = 10**9
 STRIP_EVERY = 32
@@ -112,9 +113,29 @@ def eta_limit_exact(config: TeacherConfig):
                                    ma.kappa: sp.Rational(repr(config.kappa))}))
 
 
+@lru_cache(maxsize=None)
+def _eta_limit_function(activation: str) -> Callable:
+    from fractions import Fraction
+
+    namespace = {"F": math, "R": Fraction}
+    exec(compile(eta_limit_source(activation), f"<rdyn eta_limit [{activation}]>", "exec"),
+         namespace)
+    return namespace["eta_limit"]
+
+
+def eta_limit_fraction(config: TeacherConfig):
+    """:func:`eta_limit_exact` as a ``fractions.Fraction`` (the same exact value, computed
+    from the derived expression printed once into the source cache: no sympy when warm)."""
+    from fractions import Fraction
+
+    value = _eta_limit_function(config.activation)(
+        Fraction(config.D), Fraction(config.K), Fraction(repr(config.kappa)))
+    return Fraction(value)
+
+
 def eta_limit(config: TeacherConfig) -> float:
-    """:func:`eta_limit_exact` in float64."""
-    return float(eta_limit_exact(config))
+    """:func:`eta_limit_exact` in float64 (correctly rounded, as ``float`` of the exact value)."""
+    return float(eta_limit_fraction(config))
 
 
 @dataclass(frozen=True)
@@ -194,14 +215,31 @@ def _make_advance(step: Callable, attention: Callable, c1_star: Callable,
     return advance
 
 
+_COMPILED_KERNELS = ("step", "attention", "c1_star", "multiplier")
+
+
+def advance_module_source(activation: str, scale: str) -> str:
+    """The module behind :func:`compiled_advance`: the generated kernels and the event loop
+    of :func:`_make_advance`, each compiled by :func:`reduced_dynamics.kernel_cache.njit`
+    (numba's default options, as ``numba.njit``), with the kernels as module globals."""
+    from reduced_dynamics.kernel_cache import nested_function_source
+
+    body = kernel_source(activation, scale)
+    for name in _COMPILED_KERNELS:
+        body = body.replace(f"\ndef {name}(", f"\n@njit\ndef {name}(")
+    return ("import math as F\n\nfrom reduced_dynamics.kernel_cache import njit\n\nR = float\n\n"
+            + body + "\n\n@njit\n" + nested_function_source(_make_advance, "advance"))
+
+
 @lru_cache(maxsize=None)
 def compiled_advance(activation: str, scale: str) -> Callable:
-    """The float64 event loop, compiled by numba (compiled once per process and config)."""
-    import numba
+    """The float64 event loop, compiled by numba once and cached on disk
+    (:mod:`reduced_dynamics.kernel_cache`; a warm process loads the machine code)."""
+    from reduced_dynamics import kernel_cache
 
-    k = kernels(activation, scale, "float64")
-    jit = numba.njit
-    return jit(_make_advance(jit(k.step), jit(k.attention), jit(k.c1_star), jit(k.multiplier)))
+    source = kernel_cache.cached_source("model_a_advance", (activation, scale),
+                                        lambda: advance_module_source(activation, scale))
+    return kernel_cache.load_module("model_a_advance", source, "float64 Model A kernel").advance
 
 
 def python_advance(activation: str, scale: str, backend: str) -> Callable:
@@ -264,6 +302,8 @@ class _Numbers:
         return self.make(str(sp.N(value, self.dps + 20)))
 
     def to_mpf(self, x):
+        if self.backend == "float64":
+            return float(x)
         import mpmath
 
         if self.backend == "arb":

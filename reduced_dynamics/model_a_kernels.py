@@ -15,20 +15,42 @@ once per run by ``prepare``; the per-step functions take the state and that tupl
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Callable
 
-import sympy as sp
-
-from derivations import codegen
-from derivations import model_a as ma
-from derivations.catalog import model_a_expressions
+from reduced_dynamics import kernel_cache
 
 PARAMETERS = "D, K, eta, vstar_norm2, kappa, s0"
-_e = sp.Symbol("e")
-_RENAME = {ma.out_group_ratio: _e, ma.kappa: sp.Symbol("kappa"), ma.s0: sp.Symbol("s0")}
-_VARIABLES = frozenset({ma.C1, ma.C2, ma.C3, _e})
+
+
+@lru_cache(maxsize=None)
+def _sym() -> SimpleNamespace:
+    """sympy and the derivation modules, imported on first use: a warm run reads the
+    generated source from :mod:`reduced_dynamics.kernel_cache` and never imports sympy."""
+    import sympy as sp
+
+    from derivations import codegen
+    from derivations import model_a as ma
+    from derivations.catalog import model_a_expressions
+
+    e = sp.Symbol("e")
+    return SimpleNamespace(
+        sp=sp, codegen=codegen, ma=ma, model_a_expressions=model_a_expressions,
+        rename={ma.out_group_ratio: e, ma.kappa: sp.Symbol("kappa"), ma.s0: sp.Symbol("s0")},
+        variables=frozenset({ma.C1, ma.C2, ma.C3, e}))
+
+
+def __getattr__(name: str):
+    """``_RENAME`` and ``_VARIABLES`` (sympy objects, used by the certified modules), built on
+    first access so that importing this module does not import sympy (PEP 562)."""
+    if name == "_RENAME":
+        return _sym().rename
+    if name == "_VARIABLES":
+        return _sym().variables
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _function(pool: codegen.ConstantPool, header: str, branches, scale: str) -> str:
@@ -37,6 +59,7 @@ def _function(pool: codegen.ConstantPool, header: str, branches, scale: str) -> 
     ``branches`` holds (keyword, expressions, return template): the template formats the
     printed expressions (default: return them all).
     """
+    sp, codegen, ma = _sym().sp, _sym().codegen, _sym().ma
     divisor = ma.D if scale == "D" else sp.sqrt(ma.D)
     e_line = codegen.emit_assignments([pool.hoist(-1 / divisor)], "")[1][0]
     out = [header, f"    e = F.exp((C2 + C3) * {e_line})"]
@@ -44,7 +67,7 @@ def _function(pool: codegen.ConstantPool, header: str, branches, scale: str) -> 
         indent = "    " if keyword is None else "        "
         if keyword is not None:
             out.append(f"    {keyword}")
-        lines, printed = codegen.emit_assignments([pool.hoist(x.subs(_RENAME)) for x in exprs], indent)
+        lines, printed = codegen.emit_assignments([pool.hoist(x.subs(_sym().rename)) for x in exprs], indent)
         out += lines + [indent + (template or "return {}").format(*printed)
                         if template else f"{indent}return {', '.join(printed)}"]
     return "\n".join(out) + "\n"
@@ -57,8 +80,9 @@ def _generated_functions(activation: str, scale: str, extra: bool = False):
     expressions, same pool), for loops that know every C1 is positive. It is printed after the
     other functions so their sources and the constant indices stay as without it.
     """
-    x = model_a_expressions(activation, scale)
-    pool = codegen.ConstantPool(_VARIABLES)
+    codegen, ma = _sym().codegen, _sym().ma
+    x = _sym().model_a_expressions(activation, scale)
+    pool = codegen.ConstantPool(_sym().variables)
     ratio = pool.hoist(ma.K / (ma.D - ma.K))
 
     def nxt(branch, keyword):
@@ -87,9 +111,13 @@ def _generated_functions(activation: str, scale: str, extra: bool = False):
 
 @lru_cache(maxsize=None)
 def kernel_source(activation: str, scale: str) -> str:
-    """Source of prepare, step, attention, c1_star, multiplier, loss for one configuration."""
-    pool, functions = _generated_functions(activation, scale)
-    return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
+    """Source of prepare, step, attention, c1_star, multiplier, loss for one configuration
+    (generated with sympy once, then read from the source cache)."""
+    def generate():
+        pool, functions = _generated_functions(activation, scale)
+        return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
+
+    return kernel_cache.cached_source("model_a", (activation, scale), generate)
 
 
 @lru_cache(maxsize=None)
@@ -97,8 +125,11 @@ def batch_kernel_source(activation: str, scale: str) -> str:
     """:func:`kernel_source` followed by ``step_positive(C1, C2, C3, c)``, the C1 > 0 branch
     of ``step`` as a function of its own (branch-free, so a loop over configurations that are
     all in that branch can be vectorised); it returns what ``step`` returns for C1 > 0."""
-    pool, functions = _generated_functions(activation, scale, extra=True)
-    return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
+    def generate():
+        pool, functions = _generated_functions(activation, scale, extra=True)
+        return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
+
+    return kernel_cache.cached_source("model_a_batch", (activation, scale), generate)
 
 
 @dataclass(frozen=True)
@@ -114,10 +145,13 @@ class Kernels:
 @lru_cache(maxsize=None)
 def kernels(activation: str, scale: str, backend_name: str) -> Kernels:
     """The generated functions compiled for ``float64`` (plain Python), ``mpmath`` or ``arb``."""
-    backend = {"float64": codegen.float_backend, "mpmath": codegen.mpmath_backend,
-               "arb": codegen.arb_backend}[backend_name]()
     source = kernel_source(activation, scale)
-    namespace = backend.namespace()
+    if backend_name == "float64":  # codegen.float_backend().namespace(), without sympy
+        namespace = {"F": math, "R": float}
+    else:
+        codegen = _sym().codegen
+        backend = {"mpmath": codegen.mpmath_backend, "arb": codegen.arb_backend}[backend_name]()
+        namespace = backend.namespace()
     exec(compile(source, f"<rdyn model A kernels [{activation}/{scale}/{backend_name}]>", "exec"),
          namespace)
     return Kernels(*(namespace[name] for name in Kernels.__dataclass_fields__))
@@ -125,7 +159,25 @@ def kernels(activation: str, scale: str, backend_name: str) -> Kernels:
 
 @lru_cache(maxsize=None)
 def eta_limit_expression(activation: str) -> sp.Expr:
-    return model_a_expressions(activation, "D")["eta_limit"]
+    return _sym().model_a_expressions(activation, "D")["eta_limit"]
+
+
+@lru_cache(maxsize=None)
+def eta_limit_source(activation: str) -> str:
+    """``def eta_limit(D, K, kappa)``: :func:`eta_limit_expression` printed for exact rational
+    arithmetic (call it with ``fractions.Fraction`` arguments and ``R = Fraction``), cached
+    like the kernels so that a warm run needs no sympy. The expression is a rational function
+    of D, K, kappa (checked)."""
+    def generate():
+        s = _sym()
+        expr = eta_limit_expression(activation)
+        symbols = (s.ma.D, s.ma.K, s.ma.kappa)
+        if not expr.is_rational_function(*symbols) or expr.has(s.sp.Float):
+            raise ValueError(f"eta_limit for {activation} is not a rational function: {expr}")
+        printed = s.codegen._BackendPrinter().doprint(expr.subs({s.ma.kappa: s.sp.Symbol("kappa")}))
+        return f"def eta_limit(D, K, kappa):\n    return {printed}\n"
+
+    return kernel_cache.cached_source("model_a_eta_limit", (activation,), generate)
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,7 +206,6 @@ def fast_math_namespace():
     in the last bit for about 1 argument in 10 (error <= 1.4 ulp), so iterates computed with
     them are not bit-identical to :func:`reduced_dynamics.model_a.run`.
     """
-    import math
     import types
 
     import numba
@@ -234,7 +285,7 @@ def batch_kernels(activation: str, scale: str, fast: bool = False) -> dict:
     """The functions of :func:`batch_kernel_source` as plain Python functions (for numba to
     compile): with ``F = math`` (exactly the float64 kernels of :func:`kernels`), or with
     ``fast`` the vectorisable exp/atan of :func:`fast_math_namespace`."""
-    namespace = {"F": fast_math_namespace() if fast else codegen.math_namespace(), "R": float}
+    namespace = {"F": fast_math_namespace() if fast else math, "R": float}  # math: codegen.math_namespace()
     label = "fast" if fast else "float64"
     exec(compile(batch_kernel_source(activation, scale),
                  f"<rdyn model A batch kernels [{activation}/{scale}/{label}]>", "exec"), namespace)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from fractions import Fraction
 from typing import Any, Callable
 
 import mpmath
-import numba
 import numpy as np
 
 MODELS = ("ln", "noln", "looped")
@@ -203,8 +202,25 @@ def model_terms(model: str, rule: SpectralRule, g, target: str | None = None, L:
     return noln_terms(rule, g, target)
 
 
-@numba.njit(cache=True)
-def _looped_terms_f64(lam, c, rho, L):   # pragma: no cover - compiled twin of looped_terms
+def _looped_terms_f64(lam, c, rho, L):
+    """:func:`looped_terms` on float64 arrays, compiled by numba (cached on disk by
+    :mod:`reduced_dynamics.kernel_cache`; numba is imported only here)."""
+    return _looped_terms_compiled()(lam, c, rho, L)
+
+
+@lru_cache(maxsize=None)
+def _looped_terms_compiled():
+    import inspect
+
+    from reduced_dynamics import kernel_cache
+
+    source = ("import numpy as np\n\nfrom reduced_dynamics.kernel_cache import njit\n\n\n@njit\n"
+              + inspect.getsource(_looped_terms_template))
+    return kernel_cache.load_module("model_b_looped", source,
+                                    "float64 Model B looped kernel")._looped_terms_template
+
+
+def _looped_terms_template(lam, c, rho, L):   # pragma: no cover - compiled twin of looped_terms
     N, K = lam.shape
     loss = np.empty(N)
     dloss = np.empty(N)

@@ -366,7 +366,8 @@ def _interrupt_when_checkpointed(argv, path):
 
 def _assert_interrupt_message(rc, out, err, command, tail, steps):
     assert rc == 130, err
-    progress = [line for line in err.splitlines() if line.startswith(f"rdyn {command}: step ")]
+    progress = [line for line in err.splitlines() if line.startswith(f"rdyn {command}: step ")
+                or line.startswith("rdyn: compiling ")]  # a cold kernel cache says so first
     err = err[sum(len(line) + 1 for line in progress):]  # rdyn ln prints progress lines first
     assert out == "" and err.count("\n") == 1 and "Traceback" not in err
     step = int(err.split("interrupted at step ")[1].split(";")[0])

@@ -133,17 +133,21 @@ def _exact(value, dps):
 
 def result_summary(result, dps=None) -> dict:
     """The JSON object of the interface contract (plus eta, loss_slope, model)."""
-    from reduced_dynamics.model_a import eta_limit_exact
+    from reduced_dynamics.model_a import eta_limit_exact, eta_limit_fraction
 
     c = result.config
+    if dps is None:  # the same floats, without importing sympy (eta_limit_fraction is exact)
+        limit = float(eta_limit_fraction(c))
+        eta = c.eta if c.eta is not None else float(eta_limit_fraction(c) / 2)
+    else:
+        limit, eta = _exact(eta_limit_exact(c), dps), _exact(c.exact_step_size(), dps)
     return {
         "t1": result.t1,
         "T_star": result.T_star,
         "final": result.final.as_dict(),
         "record": {str(t): r.as_dict() for t, r in sorted(result.record.items())},
-        "stability": {"eta_limit": _exact(eta_limit_exact(c), dps),
-                      "lost_at_step": result.lost_at_step},
-        "eta": _exact(c.exact_step_size(), dps),
+        "stability": {"eta_limit": limit, "lost_at_step": result.lost_at_step},
+        "eta": eta,
         "loss_slope": result.loss_slope,
         "model": {"D": c.D, "K": c.K, "activation": c.activation,
                   "kappa": c.kappa if c.activation == "leaky" else None,
