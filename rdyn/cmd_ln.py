@@ -10,10 +10,13 @@ F = L'(gamma)/d = tr(grad_W12 L)/(d beta). Losses carry no factor 1/2.
             or unnormalized S a.
   looped  : L looped LN layers, loss E[Dist^2(y_L, top eigenspace of S)].
 kappa1 = E[a^T S a], kappa2 = E||S a||^2 (exact rationals), kappa3 = E||S a||.
-Expectations are exact (Gauss-Legendre at the working precision) for --data spectrum with at
-most two distinct eigenvalues, otherwise Monte Carlo on one fixed sample (--samples, --seed);
-std_error is the standard error of the final loss (null when exact). All quantities are
-dimensionless; steps are GD iterations.
+Expectations (--expectation auto): exact (quadrature at the working precision) for --data
+spectrum with at most 4 distinct eigenvalues (single layers; the looped model: at most 2),
+otherwise randomised quasi-Monte Carlo: --replicas R independent scrambled-Sobol point sets
+(--samples points in total), each a full trajectory; the reported values are the replica means
+and std_error their standard errors (object: alpha, beta, gamma, loss). monte_carlo: one
+fixed sample, std_error of the final loss only. --dps needs an exact expectation. All
+quantities are dimensionless; steps are GD iterations.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import sys
 import mpmath
 
 from rdyn.cmd_teacher import add_checkpoint_arguments, checkpoint_options, run_with_checkpoints
-from rdyn.output import UsageError, emit_json, format_real, require, warn
+from rdyn.output import UsageError, emit_json, format_real, require
 from reduced_dynamics import model_b as mb
 
 NAME = "ln"
@@ -57,7 +60,15 @@ def add_arguments(parser) -> None:
                         help="Monte Carlo sample size, when the expectation is not exact "
                         "(default 100000)")
     parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the Monte Carlo sample (default 0)")
+                        help="seed of the Monte Carlo sample / QMC scrambles (default 0)")
+    parser.add_argument("--expectation", choices=mb.EXPECTATIONS, default="auto",
+                        help="auto (default): exact where available, else qmc; exact; qmc "
+                        "(R scrambled-Sobol replicas with standard errors); monte_carlo (one sample)")
+    parser.add_argument("--replicas", type=int, default=None,
+                        help="qmc only: number R of independent replicas (default 16)")
+    parser.add_argument("--record", type=str, default=None,
+                        help="qmc only: comma-separated steps at which to report means and "
+                        "standard errors (JSON key record)")
     add_checkpoint_arguments(parser)
 
 
@@ -90,9 +101,34 @@ def config_from_args(args) -> mb.Config:
     require(args.samples >= 2, "--samples must be at least 2")
     require(not (args.alpha0 == 0 and args.beta0 == 0), "alpha0 = beta0 = 0: nothing can move")
     target = (args.target or "normalized") if model == "noln" else None
-    return mb.Config(model=model, target=target, data=data, d=args.d, n=n, spectrum=spectrum,
-                     L=L, eta=args.eta, steps=args.steps, alpha0=args.alpha0, beta0=args.beta0,
-                     dps=args.dps, samples=args.samples, seed=args.seed)
+    require(args.seed >= 0, "--seed must be non-negative")
+    cfg = mb.Config(model=model, target=target, data=data, d=args.d, n=n, spectrum=spectrum,
+                    L=L, eta=args.eta, steps=args.steps, alpha0=args.alpha0, beta0=args.beta0,
+                    dps=args.dps, samples=args.samples, seed=args.seed,
+                    expectation=args.expectation, replicas=16 if args.replicas is None else args.replicas)
+    try:
+        kind = mb.resolve_expectation(cfg)
+    except mb.ExactUnavailable as exc:
+        raise UsageError(f"--expectation exact: {exc}") from None
+    require(args.dps is None or kind == "exact",
+            f"--dps needs an exact expectation; this run uses {kind} (float64)")
+    require(args.replicas is None or kind == "qmc", "--replicas applies only to qmc expectations")
+    require(args.record is None or kind == "qmc", "--record applies only to qmc expectations")
+    require(cfg.replicas >= 2, "--replicas must be at least 2")
+    require(kind != "qmc" or (args.checkpoint is None and args.resume is None),
+            "--checkpoint/--resume apply to exact and monte_carlo expectations, not qmc")
+    return cfg
+
+
+def record_steps(args, steps: int) -> list[int]:
+    if args.record is None:
+        return []
+    try:
+        rec = sorted({int(s) for s in args.record.split(",")})
+    except ValueError:
+        raise UsageError(f"--record must be comma-separated integers, got {args.record!r}") from None
+    require(all(0 <= s <= steps for s in rec), f"--record steps must be in 0..{steps}")
+    return rec
 
 
 def _rational(x, dps):
@@ -111,6 +147,9 @@ def summarize(cfg: mb.Config, tr: mb.Trajectory) -> dict:
            "kappa2": _rational(c.kappa2_exact, cfg.dps), "kappa3": c.kappa3,
            "gamma_star": tr.gamma_star, "expectation": tr.expectation, "std_error": tr.std_error,
            "steps": cfg.steps, "model": cfg.model}
+    if tr.expectation == "qmc":
+        out["replicas"] = tr.extras["replicas"]
+        out["points_per_replica"] = tr.extras["points_per_replica"]
     lam, c2 = mb.test_spectrum(cfg)
     top = lam[0]
     below = lam[lam < top * (1 - 1e-12)]
@@ -156,9 +195,7 @@ def summarize(cfg: mb.Config, tr: mb.Trajectory) -> dict:
 
 def run(args) -> int:
     cfg = config_from_args(args)
-    if cfg.dps is not None and not (cfg.data == "spectrum" and mb.exact_supported(cfg.spectrum)) \
-            and not (cfg.model == "noln" and cfg.target == "unnormalized"):
-        warn("Monte Carlo expectations are computed in float64; --dps only formats the output")
+    record = record_steps(args, cfg.steps)
     long_run = cfg.steps >= 400
 
     def progress(t):
@@ -166,10 +203,17 @@ def run(args) -> int:
             print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
 
     options = checkpoint_options(args)
-    tr, status = run_with_checkpoints(NAME, args, lambda: mb.run(cfg, progress, **options))
+    try:
+        tr, status = run_with_checkpoints(NAME, args, lambda: mb.run(cfg, progress, **options))
+    except mb.ExactUnavailable as exc:
+        raise UsageError(f"{exc}; use --expectation qmc") from None
     if status is not None:
         return status
     result = summarize(cfg, tr)
+    if record:
+        ses = tr.extras["series_std_error"]
+        result["record"] = {str(t): {**{k: getattr(tr, k)[t] for k in ("alpha", "beta", "gamma", "loss")},
+                                     "std_error": {k: ses[k][t] for k in ses}} for t in record}
     if args.json:
         emit_json(result, cfg.dps)
         return 0
@@ -179,8 +223,14 @@ def run(args) -> int:
     names = ("w", "v", "rho") if cfg.model == "looped" else ("alpha", "beta", "gamma")
     for key, name in zip(("alpha", "beta", "gamma"), names):
         print(f"  {name:12s} {format_real(result[key])}")
+    if tr.expectation == "qmc":
+        print(f"  qmc: {result['replicas']} replicas x {result['points_per_replica']} points")
+    se = result["std_error"]
+    if isinstance(se, dict):
+        for key, name in zip(("alpha", "beta", "gamma"), names):
+            print(f"  {name + ' SE':12s} {format_real(se[key], 3)}")
     print(f"  {'loss':12s} {format_real(result['loss'])}"
-          + (f" +- {format_real(result['std_error'], 3)}" if result["std_error"] is not None else ""))
+          + (f" +- {format_real(se['loss'] if isinstance(se, dict) else se, 3)}" if se is not None else ""))
     for key in ("kappa1", "kappa2", "kappa3", "gamma_star"):
         if result[key] is not None:
             print(f"  {key:12s} {format_real(result[key])}")

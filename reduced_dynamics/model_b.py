@@ -73,12 +73,90 @@ def distinct_levels(spectrum: tuple[int, ...]) -> list[tuple[int, int]]:
     return [(v, spectrum.count(v)) for v in vals]
 
 
-def exact_supported(spectrum: tuple[int, ...] | None) -> bool:
-    return spectrum is not None and len(set(spectrum)) <= 2
+MAX_EXACT_LEVELS = 4          # single layers: exact for Task 2 with up to this many distinct eigenvalues
+EXACT_NODE_LIMIT = {"float64": 3_000_000, "mpmath": 200_000}
+
+
+class ExactUnavailable(ValueError):
+    """The exact rule would need more nodes than EXACT_NODE_LIMIT allows."""
+
+
+def exact_supported(spectrum: tuple[int, ...] | None, model: str = "ln") -> bool:
+    """Task 2 expectations are exact for the single layers (which depend on (S, a) only
+    through m1, m2) with at most MAX_EXACT_LEVELS distinct eigenvalues, and for the looped
+    model with at most two (whose Dist^2 has a boundary layer of width q: 2F1 closed form)."""
+    if spectrum is None:
+        return False
+    r = len(set(spectrum))
+    return r <= (2 if model == "looped" else MAX_EXACT_LEVELS)
+
+
+def _probe(rule: SpectralRule, lam_min):
+    """The least smooth statistics of the single layers (LN at gamma = 0, 1/lam_min, oo)."""
+    m1, m2 = rule.m1, rule.m2
+    sq2 = _sqrt(m2)
+    out = [rule.mean(1 / sq2), rule.mean(m1 / sq2), rule.mean((m2 - m1 * m1) / (m2 * m2))]
+    g = 1 / lam_min
+    r2 = 1 + 2 * g * m1 + g * g * m2
+    out.append(rule.mean((m2 - m1 * m1) / (sq2 * r2 * _sqrt(r2))))
+    return out
+
+
+def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
+                         nodes: int | None = None) -> SpectralRule:
+    """Exact rule for Task 2 with r >= 2 distinct eigenvalues (single layers).
+
+    The masses of ``a`` on the r eigenspaces are Dirichlet(k_1/2, ..., k_r/2) (``k_i`` the
+    multiplicities, eigenvalues descending); :func:`reduced_dynamics.dirichlet_rule.dirichlet_rule`
+    integrates in stick-breaking coordinates by tensor Gauss-Jacobi, graded towards ``u_j = 0``
+    by ``delta_j = (lam_r/lam_j)^2`` (where ``||S a||^2`` nearly vanishes relative to its scale).
+    The per-panel order ``n`` is raised until two successive orders agree on the probe
+    statistics to ``1e-14`` (float64) or ``10^-(dps+3)``; ``nodes`` fixes ``n``.
+    """
+    from reduced_dynamics.dirichlet_rule import GRADE_BELOW, GRADING, dirichlet_params, dirichlet_rule
+
+    lv = distinct_levels(spectrum)
+    lam = [v for v, _ in lv]
+    params = dirichlet_params([k for _, k in lv])
+    deltas = [(lam[-1] / lam[j]) ** 2 for j in range(len(lam) - 1)]
+    panels = 1
+    for dl in deltas:
+        panels *= 1 if dl >= GRADE_BELOW else int(math.ceil(math.log(2 * dl) / math.log(GRADING))) + 2
+    mp = dps is not None
+    limit = EXACT_NODE_LIMIT["mpmath" if mp else "float64"]
+
+    def build(n):
+        if panels * n ** (len(lam) - 1) > limit:
+            raise ExactUnavailable(
+                f"the exact rule for {len(lam)} distinct eigenvalues {tuple(lam)} needs more than "
+                f"{limit} nodes at {'dps ' + str(dps) if mp else 'float64'}")
+        masses, weights = dirichlet_rule(params, n, dps + 8 if mp else None, deltas)
+        if mp:
+            levels = np.array([[mpmath.mpf(v) for v in lam]] * len(weights), dtype=object)
+        else:
+            levels = np.tile(np.array(lam, dtype=float), (len(weights), 1))
+        return SpectralRule(levels, masses, weights, "exact", mp)
+
+    ctx = mpmath.workdps(dps + 10) if mp else _NullCtx()
+    with ctx:
+        if nodes:
+            return build(nodes)
+        tol = (mpmath.mpf(10) ** (-dps - 3)) if mp else 1e-14
+        n = max(8, int(math.ceil(1.2 * dps)) + 4) if mp else 8
+        rule = build(n)
+        coarse = _probe(rule, lam[-1])
+        while True:
+            n = n + max(4, n // 4)
+            finer = build(n)
+            fine = _probe(finer, lam[-1])
+            if all(abs(x - y) <= abs(y) * tol for x, y in zip(coarse, fine)):
+                return finer
+            coarse = fine
 
 
 def exact_rule(spectrum: tuple[int, ...], dps: int | None = None, nodes: int | None = None) -> SpectralRule:
-    """Gauss-Legendre rule for Task 2 with <= 2 distinct eigenvalues.
+    """Exact rule for Task 2: Gauss-Legendre in theta for <= 2 distinct eigenvalues (below),
+    :func:`dirichlet_exact_rule` for 3..MAX_EXACT_LEVELS.
 
     ``t = sin^2 theta`` has density ``2 sin^{k-1} cos^{d-k-1} / B(k/2, (d-k)/2)`` on
     ``(0, pi/2)``; ``k`` = multiplicity of the top eigenvalue.
@@ -90,7 +168,7 @@ def exact_rule(spectrum: tuple[int, ...], dps: int | None = None, nodes: int | N
         arr = (lambda x: np.array(x, dtype=object)) if dps else np.array
         return SpectralRule(arr([[one * lv[0][0]]]), arr([[one]]), arr([one]), "exact", bool(dps))
     if len(lv) > 2:
-        raise ValueError("exact expectations need at most two distinct eigenvalues")
+        return dirichlet_exact_rule(spectrum, dps, nodes)
     (lam1, k), (lam2, _) = lv
     if dps is None:
         n_nodes = nodes or 200
@@ -339,6 +417,30 @@ class Config:
     dps: int | None = None
     samples: int = 100000
     seed: int = 0
+    expectation: str = "auto"      # auto / exact / qmc / monte_carlo (EXPECTATIONS)
+    replicas: int = 16             # qmc: independent scrambled-Sobol replicas
+
+
+EXPECTATIONS = ("auto", "exact", "qmc", "monte_carlo")
+
+
+def resolve_expectation(cfg: Config) -> str:
+    """The expectation a run uses: ``exact`` for the unnormalised no-LN layer (rational kappa1,
+    kappa2 only) and for Task 2 spectra in :func:`exact_supported`; otherwise ``qmc`` (auto) or
+    the one asked for. Asking for ``exact`` where it does not exist raises :class:`ExactUnavailable`."""
+    if _exact_moments_only(cfg):
+        return "exact"
+    if cfg.expectation in ("qmc", "monte_carlo"):
+        return cfg.expectation
+    if cfg.data == "spectrum" and exact_supported(cfg.spectrum, cfg.model):
+        return "exact"
+    if cfg.expectation == "exact":
+        r = None if cfg.spectrum is None else len(set(cfg.spectrum))
+        raise ExactUnavailable(
+            "exact expectations exist for --data spectrum with at most "
+            f"{2 if cfg.model == 'looped' else MAX_EXACT_LEVELS} distinct eigenvalues "
+            f"({'sphere data' if r is None else f'{r} given'}; model {cfg.model})")
+    return "qmc"
 
 
 @dataclass
@@ -358,8 +460,12 @@ class Trajectory:
 
 
 def build_rule(cfg: Config) -> SpectralRule:
-    if cfg.data == "spectrum" and exact_supported(cfg.spectrum):
+    """The rule of an exact or one-sample Monte Carlo run (qmc: see model_b_qmc.run_replicas)."""
+    kind = resolve_expectation(cfg)
+    if kind == "exact" and cfg.data == "spectrum":
         return exact_rule(cfg.spectrum, cfg.dps)
+    if kind == "qmc":
+        raise ValueError("qmc expectations run R trajectories: use reduced_dynamics.model_b_qmc.run_replicas")
     return monte_carlo_rule(cfg.data, cfg.d, cfg.n, cfg.spectrum, cfg.samples, cfg.seed)
 
 
@@ -485,6 +591,12 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
     """
     import time
 
+    if rule is None and resolve_expectation(cfg) == "qmc":
+        if checkpoint is not None or resume is not None:
+            raise ValueError("checkpoints apply to exact and monte_carlo expectations, not qmc")
+        from reduced_dynamics.model_b_qmc import run_replicas
+
+        return run_replicas(cfg, cfg.replicas).trajectory
     rule = rule or build_rule(cfg)
     identity = run_identity(cfg, rule)
     use_mp = rule.mp or (_exact_moments_only(cfg) and cfg.dps is not None)
@@ -530,8 +642,7 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
         if cfg.model == "looped":
             ups1 = upsilon1_two_level(rule, cfg.L) if _two_level_exact(rule) else upsilon1(rule, cfg.L)
         gs = gamma_star(cfg, const, use_mp)
-    kind = "exact" if (rule.kind == "exact" or (cfg.model == "noln" and cfg.target == "unnormalized")) \
-        else "monte_carlo"
+    kind = "exact" if (rule.kind == "exact" or _exact_moments_only(cfg)) else "monte_carlo"
     return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1)
 
 
