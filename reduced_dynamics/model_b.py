@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -332,7 +332,9 @@ def looped_two_level(rule: SpectralRule, rho, L: int):
     k, d = rule.beta_params
     l1, l2 = rule.levels[0, 0], rule.levels[0, 1]
     mp = rule.mp
-    with (mpmath.workdps(mpmath.mp.dps) if mp else mpmath.workprec(64)):
+    if not mp:
+        return _looped_two_level_f64(float(rho), int(L), float(l1), float(l2), k, d)
+    with mpmath.workdps(mpmath.mp.dps):
         rho_, l1, l2 = mpmath.mpf(rho), mpmath.mpf(l1), mpmath.mpf(l2)
         a, b = mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2
         q = ((1 + rho_ * l2) / (1 + rho_ * l1)) ** (2 * L)
@@ -342,6 +344,73 @@ def looped_two_level(rule: SpectralRule, rho, L: int):
         dq = 2 * L * q * (l2 - l1) / ((1 + rho_ * l1) * (1 + rho_ * l2))
         dG = dGdq * dq
     return (G, dG) if mp else (float(G), float(dG))
+
+
+BOUNDARY_NODES = 24       # Gauss points per panel of the float64 boundary-layer rule
+
+
+@lru_cache(maxsize=64)
+def _boundary_rule(k: int, d: int):
+    """Reference Gauss rules (Beta(a,1), Legendre, Beta(b,1)) for :func:`_beta_layer_f64`;
+    float64 values of 20-digit nodes (a pure function of (k, d))."""
+    from reduced_dynamics.dirichlet_rule import gauss_beta
+
+    a, b = Fraction(k, 2), Fraction(d - k, 2)
+    xa, wa = gauss_beta(BOUNDARY_NODES, a, 1)
+    xg, wg = gauss_beta(BOUNDARY_NODES, 1, 1)
+    xb, wb = gauss_beta(BOUNDARY_NODES, b, 1)
+    lnB = math.lgamma(k / 2) + math.lgamma((d - k) / 2) - math.lgamma(d / 2)
+    return xa, wa, xg, wg, xb, wb, lnB
+
+
+@numba.njit(cache=True)
+def _beta_layer_f64(q, a, b, xa, wa, xg, wg, xb, wb, lnB):   # pragma: no cover - compiled
+    """``G = E[(1-t) q/(t + (1-t) q)]`` and ``dG/dq = E[t (1-t)/(t + (1-t) q)^2]`` for
+    ``t ~ Beta(a, b)``: composite Gauss rule graded geometrically (ratio 0.15) from ``t = 1/2``
+    down to ``t <= q/10`` (the boundary layer of width ``q``), Jacobi end panels carrying
+    ``t^{a-1}`` on ``[0, h_K]`` and ``(1-t)^{b-1}`` on ``[1/2, 1]`` (in ``v = 1 - t``)."""
+    sigma = 0.15
+    K = 0
+    if q < 5.0:
+        K = max(0, int(math.ceil(math.log(0.2 * q) / math.log(sigma))))
+    G = 0.0
+    dG = 0.0
+    h = 0.5 * sigma ** K
+    ha = math.exp(a * math.log(h)) / a
+    for i in range(xa.shape[0]):
+        t = h * xa[i]
+        w = wa[i] * ha * math.exp((b - 1.0) * math.log1p(-t) - lnB)
+        den = t + (1.0 - t) * q
+        G += w * (1.0 - t) * q / den
+        dG += w * t * (1.0 - t) / (den * den)
+    for k in range(K, 0, -1):
+        lo = 0.5 * sigma ** k
+        hi = 0.5 * sigma ** (k - 1)
+        for i in range(xg.shape[0]):
+            t = lo + (hi - lo) * xg[i]
+            w = wg[i] * (hi - lo) * math.exp((a - 1.0) * math.log(t) + (b - 1.0) * math.log1p(-t) - lnB)
+            den = t + (1.0 - t) * q
+            G += w * (1.0 - t) * q / den
+            dG += w * t * (1.0 - t) / (den * den)
+    hb = math.exp(b * math.log(0.5)) / b
+    for i in range(xb.shape[0]):
+        v = 0.5 * xb[i]
+        t = 1.0 - v
+        w = wb[i] * hb * math.exp((a - 1.0) * math.log1p(-v) - lnB)
+        den = t + v * q
+        G += w * v * q / den
+        dG += w * t * v / (den * den)
+    return G, dG
+
+
+def _looped_two_level_f64(rho: float, L: int, l1: float, l2: float, k: int, d: int):
+    """float64 twin of :func:`looped_two_level` (no 2F1: the compiled graded rule above)."""
+    xa, wa, xg, wg, xb, wb, lnB = _boundary_rule(k, d)
+    z = (1.0 + rho * l2) / (1.0 + rho * l1)
+    q = z ** (2 * L)
+    G, dGdq = _beta_layer_f64(q, k / 2, (d - k) / 2, xa, wa, xg, wg, xb, wb, lnB)
+    dq = 2 * L * q * (l2 - l1) / ((1.0 + rho * l1) * (1.0 + rho * l2))
+    return G, dGdq * dq
 
 
 def upsilon1_two_level(rule: SpectralRule, L: int):
@@ -485,6 +554,16 @@ def step_terms(cfg: Config, rule: SpectralRule, const: Constants) -> Callable:
         def f(g):
             loss_i, dl_i = ln_terms(rule, g)
             return rule.mean(loss_i), rule.mean(dl_i) / d, loss_i
+    elif cfg.model == "looped" and _two_level_exact(rule) and not rule.mp:
+        k, dd = rule.beta_params
+        xa, wa, xg, wg, xb, wb, lnB = _boundary_rule(k, dd)
+        l1, l2, a_, b_, L2 = float(rule.levels[0, 0]), float(rule.levels[0, 1]), k / 2, (dd - k) / 2, 2 * cfg.L
+
+        def f(g):   # inlined _looped_two_level_f64 (the per-step Python overhead matters here)
+            den1, den2 = 1.0 + g * l1, 1.0 + g * l2
+            q = (den2 / den1) ** L2
+            G, dGdq = _beta_layer_f64(q, a_, b_, xa, wa, xg, wg, xb, wb, lnB)
+            return G, dGdq * L2 * q * (l2 - l1) / (den1 * den2) / d, None
     elif cfg.model == "looped" and _two_level_exact(rule):
         def f(g):
             G, dG = looped_two_level(rule, g, cfg.L)
