@@ -206,19 +206,48 @@ def make_figures(out: Path, steps: int, quick: bool, vstar_norm2: float, batch_s
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--paper", choices=("A", "B"), default="A",
+                        help="A (default): Figures 2-3 of seed 000; B: Model B figures of seed 003 "
+                        "(--out, --steps, --quick, --seed apply)")
     parser.add_argument("--out", type=Path, default=Path("figures"),
                         help="output directory (default ./figures)")
     parser.add_argument("--steps", type=int, default=None,
                         help="SGD steps per experiment (default 20000; --quick: 1500)")
     parser.add_argument("--quick", action="store_true", help="small sizes (D=12), few steps")
-    parser.add_argument("--vstar-norm2", type=float, default=256.0, help="||V*||_F^2 (default 256)")
-    parser.add_argument("--batch", type=int, default=100, help="SGD batch size N (default 100)")
-    parser.add_argument("--noise-std", type=float, default=1.0, help="label noise std (default 1)")
+    parser.add_argument("--vstar-norm2", type=float, default=None, help="||V*||_F^2 (default 256; A only)")
+    parser.add_argument("--batch", type=int, default=None, help="SGD batch size N (default 100; A only)")
+    parser.add_argument("--noise-std", type=float, default=None, help="label noise std (default 1; A only)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def run_paper_b(args) -> int:
+    from verify.model_b_figures import make_figures as make_b
+
+    for opt, val in (("--vstar-norm2", args.vstar_norm2), ("--batch", args.batch), ("--noise-std", args.noise_std)):
+        require(val is None, f"{opt} applies only to --paper A")
+    require(args.steps is None or 2 <= args.steps <= 10**5, "--steps must be in 2..1e5")
+    require(args.seed >= 0, "--seed must be non-negative")
+    paths, table = make_b(args.out, quick=args.quick, seed=args.seed, steps=args.steps,
+                          progress=lambda m: print(f"rdyn figures: training {m} ...", file=sys.stderr))
+    if args.json:
+        emit_json({"figures": {k: str(v) for k, v in paths.items()}, **table})
+        return 0
+    for v in paths.values():
+        print(f"wrote {v}")
+    print("fitted log-log slopes over the second half of the run (paper's claims in brackets):")
+    for key, claim in table["paper_claims"].items():
+        s = table["slopes"][key]
+        print(f"  {key:10s} {'n/a' if s is None else f'{s:.3f}'}  [{claim:.3f}]")
+    return 0
 
 
 def run(args) -> int:
     require(args.dps is None, "figures run in float64 only; --dps does not apply")
+    if args.paper == "B":
+        return run_paper_b(args)
+    args.vstar_norm2 = 256.0 if args.vstar_norm2 is None else args.vstar_norm2
+    args.batch = 100 if args.batch is None else args.batch
+    args.noise_std = 1.0 if args.noise_std is None else args.noise_std
     steps = args.steps if args.steps is not None else (1500 if args.quick else 20000)
     require(10 <= steps <= 10**6, "--steps must be in 10..1e6")
     require(args.vstar_norm2 > 0, "--vstar-norm2 must be > 0")

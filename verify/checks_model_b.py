@@ -312,3 +312,14 @@ def full_matrix_checks() -> list[Check]:
 def checks(quick: bool = False) -> list[Check]:
     """Every Model B check (``quick`` changes nothing here: all of them take seconds)."""
     return symbolic_checks() + numeric_checks() + full_matrix_checks()
+
+
+def _with_exact_checks(base):
+    def all_checks(quick: bool = False) -> list[Check]:
+        from verify import model_b_dirichlet
+
+        return base(quick) + model_b_dirichlet.checks(quick)
+    return all_checks
+
+
+checks = _with_exact_checks(checks)
