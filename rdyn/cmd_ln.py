@@ -57,8 +57,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--beta0", type=float, default=1.0,
                         help="initial beta (looped: v) (default 1)")
     parser.add_argument("--samples", type=int, default=100000,
-                        help="Monte Carlo sample size, when the expectation is not exact "
-                        "(default 100000)")
+                        help="points, when the expectation is not exact (default 100000; qmc: "
+                        "in total over the replicas, each rounded up to a power of 2)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the Monte Carlo sample / QMC scrambles (default 0)")
     parser.add_argument("--expectation", choices=mb.EXPECTATIONS, default="auto",
