@@ -83,3 +83,26 @@ def test_figures_paper_b_quick(tmp_path):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
     # the collapsed LN loss tracks the full-matrix GD loss (finite training sample: within 20%)
     assert table["final_loss"]["ln spectrum"] == pytest.approx(table["final_collapsed_loss"]["ln spectrum"], rel=0.2)
+
+
+@pytest.mark.parametrize("model,target", [("ln", None), ("noln", "normalized"), ("noln", "unnormalized")])
+def test_query_column_gradients_equal_full_backprop(model, target):
+    """The figures' O(N d^2) single-layer gradients equal the all-columns back-propagation of
+    verify.model_b_full_matrix at random (unstructured) W, V."""
+    import numpy as np
+
+    from verify import model_b_figures as mf
+    from verify import model_b_full_matrix as fm
+
+    rng = np.random.default_rng(0)
+    s = fm.FullSetup(model=model, target=target, d=3, n=5, samples=50)
+    X, a = fm.sample(s)
+    E0 = fm.embed(X, a)
+    W, V = rng.standard_normal((6, 6)), rng.standard_normal((6, 6))
+    Sa = np.einsum("mij,mj->mi", X @ X.transpose(0, 2, 1), a)
+    tgt = Sa if target == "unnormalized" else Sa / np.linalg.norm(Sa, axis=1, keepdims=True)
+    l1, gW1, gV1, _, _ = fm.loss_and_grads(W, V, E0, s, tgt, None)
+    l2, gW2, gV2 = mf.query_column_grads(W, V, E0[:, :, -1], E0 @ E0.transpose(0, 2, 1), 3, tgt, model == "ln")
+    assert abs(l1 - l2) <= 1e-13 * abs(l1)
+    assert np.abs(gW1 - gW2).max() <= 1e-13 * np.abs(gW1).max()
+    assert np.abs(gV1 - gV2).max() <= 1e-13 * np.abs(gV1).max()
