@@ -106,3 +106,11 @@ def test_query_column_gradients_equal_full_backprop(model, target):
     assert abs(l1 - l2) <= 1e-13 * abs(l1)
     assert np.abs(gW1 - gW2).max() <= 1e-13 * np.abs(gW1).max()
     assert np.abs(gV1 - gV2).max() <= 1e-13 * np.abs(gV1).max()
+
+
+@pytest.mark.slow  # ~1-2 min: two 2-D tanh-sinh integrals at 16 digits
+def test_exact_rule_r4_matches_gamma_integral_route():
+    rule = mb.exact_rule((4, 3, 2, 1))
+    loss_i, dl_i = mb.ln_terms(rule, 0.5)
+    L, dL = md.gamma_route((4, 3, 2, 1), 0.5, 16)
+    assert md.max_rel([rule.mean(loss_i), rule.mean(dl_i)], [L, dL]) < 1e-13

@@ -76,6 +76,17 @@ def checks(quick: bool = True) -> list[Check]:
         out.append(Check(f"B.exact.dps{dps}.r{r}", f"{SRC}, C.2.1",
                          f"dps {dps}, spectrum {spec}: iterator's rule equals the ascending route",
                          "pass" if err < 10.0 ** (-dps + 2) else "fail", err, digits_of(err)))
+    if not quick:   # the r-independent 2-D Gamma-integral route (about a minute per point)
+        for spec in ((3, 2, 1), (4, 3, 2, 1)):
+            r = len(set(spec))
+            rule = mb.exact_rule(spec)
+            loss_i, dl_i = mb.ln_terms(rule, 0.5)
+            L, dL = gamma_route(spec, 0.5, 16)
+            err = max_rel([rule.mean(loss_i), rule.mean(dl_i)], [L, dL])
+            out.append(Check(f"B.exact.gamma_route.r{r}", f"{SRC}, C.2.1",
+                             f"spectrum {spec}: LN loss and L'(gamma) at gamma = 0.5 by the exact rule equal "
+                             "the 2-D Gamma-integral route (Gaussian representation; independent of r)",
+                             "pass" if err < 1e-13 else "fail", err, digits_of(err)))
     # Monte Carlo within 5 standard errors (r = 4, d = 8)
     spec = (4, 3, 3, 2, 1, 1, 1, 1)
     mc = mb.monte_carlo_rule("spectrum", 8, sum(spec), spec, 40000, 7)
@@ -89,3 +100,40 @@ def checks(quick: bool = True) -> list[Check]:
                      f"spectrum {spec}: Monte Carlo (4e4 samples) within 5 SE of the exact rule",
                      "pass" if max(zs.values()) < 5 else "fail", None, None, {"z": zs}))
     return out
+
+
+def gamma_route(spectrum, g, dps: int = 20):
+    """(E[loss], E[L'(gamma)]) of the LN layer at ``gamma = g`` by a 2-D integral, for any r.
+
+    Independent of the stick-breaking rules: with ``z ~ N(0, I)`` in the eigenbasis (``a = z/|z|``,
+    every quantity is homogeneous of degree 0 in z), ``M = I + g Lambda``,
+    ``(m1 + g m2)/(r sqrt(m2)) = z^T Lambda M z (z^T M^2 z)^{-1/2} (z^T Lambda^2 z)^{-1/2}`` and
+    ``(m2 - m1^2)/(sqrt(m2) r^3) = (1/2) sum_ij z_i^2 z_j^2 (lam_i - lam_j)^2 (z^T Lambda^2 z)^{-1/2}
+    (z^T M^2 z)^{-3/2}``. Each negative power by ``Q^{-p} = Gamma(p)^{-1} int_0^oo t^{p-1} e^{-tQ} dt``;
+    the Gaussian expectation against ``e^{-z^T D z}`` is ``prod_i (1 + 2 D_i)^{-1/2}`` times
+    moments of ``N(0, (I + 2D)^{-1})``. With ``s = x^2``, ``t = y^2`` (removing ``s^{-1/2}``):
+    ``E[...] = (4/pi) int int Phi N1 dx dy`` and ``(8/pi) int int y^2 Phi N2 dx dy`` over
+    ``[0, oo)^2`` (mpmath tanh-sinh), ``Phi = prod_p (1 + 2 x^2 lam_p^2 + 2 y^2 M_p^2)^{-k_p/2}``.
+    """
+    lv = mb.distinct_levels(spectrum)
+    with mpmath.workdps(dps + 10):
+        lam = [mpmath.mpf(v) for v, _ in lv]
+        ks = [k for _, k in lv]
+        g = mpmath.mpf(g)
+        M = [1 + g * l for l in lam]
+
+        def parts(x, y):
+            s, t = x * x, y * y
+            den = [1 + 2 * s * l * l + 2 * t * m * m for l, m in zip(lam, M)]
+            phi = mpmath.fprod(dn ** (-mpmath.mpf(k) / 2) for dn, k in zip(den, ks))
+            sig = [1 / dn for dn in den]
+            n1 = mpmath.fsum(k * l * m * sg for k, l, m, sg in zip(ks, lam, M, sig))
+            n2 = mpmath.fsum(ks[p] * ks[q] * sig[p] * sig[q] * (lam[p] - lam[q]) ** 2
+                             for p in range(len(lam)) for q in range(p + 1, len(lam)))
+            return phi, n1, n2
+
+        i1 = mpmath.quad(lambda x, y: (lambda p: p[0] * p[1])(parts(x, y)), [0, mpmath.inf], [0, mpmath.inf])
+        i2 = mpmath.quad(lambda x, y: (lambda p: y * y * p[0] * p[2])(parts(x, y)), [0, mpmath.inf], [0, mpmath.inf])
+        loss = 2 - 2 * 4 / mpmath.pi * i1
+        dloss = -2 * 8 / mpmath.pi * i2
+    return loss, dloss
