@@ -68,6 +68,28 @@ def main():
         t_run = time.perf_counter() - t0
         print(f"ln exact, {len(set(spec))} levels d={len(spec)}: {len(r.weights)} nodes, rule {t_rule:.2f} s, "
               f"{t_run / c.steps * 1e3:.2f} ms/step")
+    qmc_vs_mc()
+
+
+def qmc_vs_mc():
+    """Standard errors of the final alpha and loss: scrambled Sobol replicas against iid replicas
+    of the same construction and the same total number of points (16 replicas each)."""
+    from reduced_dynamics.model_b_qmc import run_replicas
+
+    cases = (("Task 2 (3,2,1,1)", mb.Config(model="ln", data="spectrum", d=4, n=7, spectrum=(3, 2, 1, 1),
+                                            eta=0.5, steps=200, samples=131072)),
+             ("Task 1 d=8 n=12", mb.Config(model="ln", data="sphere", d=8, n=12, eta=0.5, steps=200,
+                                           samples=32768)))
+    for name, cfg in cases:
+        se = {}
+        for kind in ("qmc", "mc"):
+            t0 = time.perf_counter()
+            se[kind] = run_replicas(cfg, 16, kind).trajectory.std_error
+            se[kind]["time"] = time.perf_counter() - t0
+        print(f"{name}, LN, 200 steps, 16 replicas x {cfg.samples // 16} points: "
+              + ", ".join(f"SE({k}) qmc {se['qmc'][k]:.2e} / mc {se['mc'][k]:.2e} = 1/{se['mc'][k] / se['qmc'][k]:.1f}"
+                          for k in ("alpha", "loss"))
+              + f"; time qmc {se['qmc']['time']:.1f} s, mc {se['mc']['time']:.1f} s")
 
 
 if __name__ == "__main__":
