@@ -31,9 +31,9 @@ from reduced_dynamics import model_b as mb
 from verify import model_b_full_matrix as fm
 
 PAPER_CLAIMS = {"ln_alpha": 1 / 6, "ln_beta": 1 / 6, "looped_w": 1 / 4, "looped_v": 1 / 4}
-QUICK = dict(d=4, n=8, spectrum=(3, 2, 2, 1), samples=256, looped_samples=64, steps=40, L=3, eta=0.5)
+QUICK = dict(d=4, n=8, spectrum=(3, 2, 2, 1), samples=256, looped_samples=64, steps=60, L=3, eta=0.1)
 PAPER = dict(d=16, n=32, spectrum=(5, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1), samples=4096,
-             looped_samples=64, steps=2000, L=10, eta=0.5)
+             looped_samples=64, steps=2000, L=10, eta=0.1)
 
 
 @dataclass
