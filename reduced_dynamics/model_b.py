@@ -51,6 +51,12 @@ class SpectralRule:
     def m2(self):
         return (self.levels * self.levels * self.masses).sum(axis=1)
 
+    @cached_property
+    def variance(self):
+        """``m2 - m1^2`` as ``sum_i w_i (lam_i - m1)^2`` (no cancellation)."""
+        dev = self.levels - self.m1[:, None]
+        return (self.masses * dev * dev).sum(axis=1)
+
     def mean(self, values):
         return (self.weights * values).sum()
 
@@ -255,11 +261,13 @@ def monte_carlo_rule(data: str, d: int, n: int, spectrum: tuple[int, ...] | None
 # ---------------------------------------------------------------------- per-sample model forms
 def ln_terms(rule: SpectralRule, g):
     """Per-sample (loss, dloss/dgamma) of the LN layer (Lemma C.1; derivations.model_b)."""
-    m1, m2 = rule.m1, rule.m2
+    m1, m2, var = rule.m1, rule.m2, rule.variance
     r2 = 1 + 2 * g * m1 + g * g * m2
     r, sq2 = _sqrt(r2), _sqrt(m2)
-    loss = 2 - 2 * (m1 + g * m2) / (r * sq2)
-    dloss = -2 * (m2 - m1 * m1) / (sq2 * r2 * r)
+    cos = (m1 + g * m2) / (r * sq2)
+    # 2 - 2 cos without cancellation (derivations.model_b.ln_loss_stable_form)
+    loss = 2 * var / (r2 * m2 * (1 + cos))
+    dloss = -2 * var / (sq2 * r2 * r)
     return loss, dloss
 
 

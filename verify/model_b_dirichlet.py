@@ -64,8 +64,8 @@ def checks(quick: bool = True) -> list[Check]:
         out.append(Check(f"B.exact.float64.r{r}.{'-'.join(map(str, spec))}", f"{SRC}, C.2.1 (F_t), B.2 (kappa3, kappa4)",
                          f"Task 2 spectrum {spec} ({r} distinct eigenvalues): LN loss and L'(gamma) at gamma in "
                          f"{GAMMAS}, kappa3, kappa4 by the iterator's rule equal the ascending stick-breaking route",
-                         "pass" if err < 1e-12 else "fail", err, digits_of(err),
-                         {"note": "float64 floor: m2 - m1^2 cancels (L'(gamma) ~ gamma^-3)"}))
+                         "pass" if err < 2e-14 else "fail", err, digits_of(err),
+                         {"note": "r = 2 uses the 200-node theta rule (floor ~6e-15); r >= 3 agree to ~4e-16"}))
     dps = 25
     for spec in ((3, 2, 1),) if quick else ((3, 2, 1), (4, 3, 2, 1)):
         r = len(set(spec))
