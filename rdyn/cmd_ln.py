@@ -206,7 +206,9 @@ def run(args) -> int:
     try:
         tr, status = run_with_checkpoints(NAME, args, lambda: mb.run(cfg, progress, **options))
     except mb.ExactUnavailable as exc:
-        raise UsageError(f"{exc}; use --expectation qmc") from None
+        hint = "drop --dps (float64 exact) or use --expectation qmc" if cfg.dps is not None \
+            else "use --expectation qmc"
+        raise UsageError(f"{exc}; {hint}") from None
     if status is not None:
         return status
     result = summarize(cfg, tr)
