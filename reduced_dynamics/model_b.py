@@ -148,7 +148,14 @@ def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
         if nodes:
             return build(nodes)
         tol = (mpmath.mpf(10) ** (-dps - 3)) if mp else 1e-14
-        n = max(8, int(math.ceil(1.2 * dps)) + 4) if mp else 8
+        # measured: the error falls ~10^-0.45 per node and coordinate at worst, so at dps the
+        # search starts near 2.2 (dps + 3) nodes and is refused at once when the first
+        # comparison (orders n0 and 1.25 n0) would already exceed the node budget
+        n = max(8, int(math.ceil(2.2 * (dps + 3)))) if mp else 8
+        if panels * (n + max(4, n // 4)) ** (len(lam) - 1) > limit:
+            raise ExactUnavailable(
+                f"the exact rule for {len(lam)} distinct eigenvalues {tuple(lam)} needs more than "
+                f"{limit} nodes at {'dps ' + str(dps) if mp else 'float64'}")
         rule = build(n)
         coarse = _probe(rule, lam[-1])
         while True:
