@@ -89,6 +89,28 @@ def looped_per_sample(levels: int = 3, L: int | sp.Symbol = sp.Symbol("L", posit
     return {"loss": loss, "lam": lam, "c": c, "L": L}
 
 
+def ln_loss_stable_form() -> dict[str, sp.Expr]:
+    """LN layer: the loss without cancellation at large gamma (where ``y^T t -> 1``).
+
+    ``2 - 2c = 2 (1 - c^2)/(1 + c)`` with ``c = y^T t`` and ``1 - c^2 = (r^2 m2 - (m1 + gamma m2)^2)
+    / (r^2 m2)``; the numerator is the polynomial ``m2 - m1^2`` (the variance of the eigenvalue
+    seen from ``a``, computed as ``sum_i w_i (lam_i - m1)^2``, a sum of non-negative terms).
+    """
+    f = ln_per_sample()
+    r2 = f["r"] ** 2
+    c = (m1 + gamma * m2) / (f["r"] * sp.sqrt(m2))
+    numerator = sp.expand(r2 * m2 - (m1 + gamma * m2) ** 2)
+    return {"numerator": numerator, "stable_loss": 2 * (m2 - m1**2) / (r2 * m2 * (1 + c)), "c": c}
+
+
+@lru_cache(maxsize=None)
+def ln_loss_stable_identity_holds() -> bool:
+    """``r^2 m2 - (m1 + gamma m2)^2 = m2 - m1^2`` (polynomial identity), hence the stable loss
+    ``2 (m2 - m1^2) / (r^2 m2 (1 + y^T t))`` equals ``2 - 2 y^T t``."""
+    st = ln_loss_stable_form()
+    return sp.expand(st["numerator"] - (m2 - m1**2)) == 0
+
+
 # -------------------------------------------------------------------- checks of steps 1-3
 @lru_cache(maxsize=None)
 def ln_gradient_identity_holds() -> bool:

@@ -1,4 +1,7 @@
-"""Reproduce Figures 2 and 3 of the teacher-model paper (seed 000, Section 4.1) as PNG files.
+"""Reproduce Figures 2 and 3 of the teacher-model paper (seed 000, Section 4.1) as PNG files
+(--paper A, the default), or the Model B figures of seed 003 (--paper B: training loss of the
+LN and no-LN layers on Tasks 1 and 2, learned W/V heat maps, active parameters, looped error
+against the number of loops; full-matrix GD with the collapsed prediction drawn over it).
 
 Six experiments (paper): CNN and GCN teachers with ReLU and Leaky ReLU (kappa 0.1), STS and
 GSLP with ReLU. Each trains the full student (verify.full_matrix) by online SGD: a fresh
@@ -33,11 +36,19 @@ def _fmt(x) -> str:
 def run(values: dict, args) -> int:
     from rdyn.api._figures import run as api_run
 
-    res = api_run(values)
+    res = api_run(values, progress=True)
     if values["json"]:
         print(res.to_json())
         return 0
     data = res._data
+    if values["paper"] == "B":
+        for v in data["figures"].values():
+            print(f"wrote {v}")
+        print("fitted log-log slopes over the second half of the run (paper's claims in brackets):")
+        for key, claim in data["paper_claims"].items():
+            s = data["slopes"][key]
+            print(f"  {key:10s} {'n/a' if s is None else f'{s:.3f}'}  [{claim:.3f}]")
+        return 0
     paper = data["paper_slopes"]
     for v in data["figures"].values():
         print(f"wrote {v}")

@@ -10,10 +10,12 @@ F = L'(gamma)/d = tr(grad_W12 L)/(d beta). Losses carry no factor 1/2.
             or unnormalized S a.
   looped  : L looped LN layers, loss E[Dist^2(y_L, top eigenspace of S)].
 kappa1 = E[a^T S a], kappa2 = E||S a||^2 (exact rationals), kappa3 = E||S a||.
-Expectations are exact (Gauss-Legendre at the working precision) for --data spectrum with at
-most two distinct eigenvalues, otherwise Monte Carlo on one fixed sample (--samples, --seed);
-std_error is the standard error of the final loss (null when exact). --dps applies only
-to exact expectations (a Monte Carlo mean carries about 16 meaningful digits). All quantities
+Expectations (--expectation auto): exact (quadrature at the working precision) for --data
+spectrum with at most 4 distinct eigenvalues (single layers; the looped model: at most 2),
+otherwise randomised quasi-Monte Carlo: --replicas R independent scrambled-Sobol point sets
+(--samples points in total), each a full trajectory; the reported values are the replica means
+and std_error their standard errors (object: alpha, beta, gamma, loss). monte_carlo: one
+fixed sample, std_error of the final loss only. --dps needs an exact expectation. All quantities
 are dimensionless; steps are GD iterations.
 """
 from __future__ import annotations
@@ -42,8 +44,14 @@ def run(values: dict, args) -> int:
     names = ("w", "v", "rho") if cfg.model == "looped" else ("alpha", "beta", "gamma")
     for key, name in zip(("alpha", "beta", "gamma"), names):
         print(f"  {name:12s} {format_real(result[key])}")
+    if tr.expectation == "qmc":
+        print(f"  qmc: {result['replicas']} replicas x {result['points_per_replica']} points")
+    se = result["std_error"]
+    if isinstance(se, dict):
+        for key, name in zip(("alpha", "beta", "gamma"), names):
+            print(f"  {name + ' SE':12s} {format_real(se[key], 3)}")
     print(f"  {'loss':12s} {format_real(result['loss'])}"
-          + (f" +- {format_real(result['std_error'], 3)}" if result["std_error"] is not None else ""))
+          + (f" +- {format_real(se['loss'] if isinstance(se, dict) else se, 3)}" if se is not None else ""))
     for key in ("kappa1", "kappa2", "kappa3", "gamma_star"):
         if result[key] is not None:
             print(f"  {key:12s} {format_real(result[key])}")

@@ -224,8 +224,8 @@ LN = Command("ln", "Model B: alpha/beta recursions of attention with/without lay
              "normalisation", (
     _json(),
     _dps(help_text="working precision in decimal digits; only when the expectation is exact "
-         "(--data spectrum with at most two distinct eigenvalues, or --model noln --target "
-         f"unnormalized) ({DPS_MIN}..{DPS_MAX}; default: float64)"),
+         "(--data spectrum with at most four distinct eigenvalues (looped: two), or --model "
+         f"noln --target unnormalized) ({DPS_MIN}..{DPS_MAX}; default: float64)"),
     Option("model", "choice", "ln", "ln: one LN layer (default); noln: one layer without LN; "
            "looped: L looped LN layers", choices=("ln", "noln", "looped")),
     Option("target", "choice", None, "no-LN layer only (default normalized)",
@@ -244,9 +244,18 @@ LN = Command("ln", "Model B: alpha/beta recursions of attention with/without lay
     Option("steps", "int", 2000, "GD steps (default 2000)", lo=0, hi=MAX_TEACHER_STEPS),
     Option("alpha0", "float", 0.0, "initial alpha (looped: w) (default 0)"),
     Option("beta0", "float", 1.0, "initial beta (looped: v) (default 1)"),
-    Option("samples", "int", 100000, "Monte Carlo sample size, when the expectation is not "
-           "exact (default 100000)", lo=2),
-    Option("seed", "int", 0, "seed of the Monte Carlo sample (default 0)", lo=0, hi=SEED_MAX),
+    Option("samples", "int", 100000, "points, when the expectation is not exact (default "
+           "100000; qmc: in total over the replicas, each rounded up to a power of 2)", lo=2),
+    Option("seed", "int", 0, "seed of the Monte Carlo sample / QMC scrambles (default 0)", lo=0,
+           hi=SEED_MAX),
+    Option("expectation", "choice", "auto", "auto (default): exact where available, else qmc; "
+           "exact; qmc (R scrambled-Sobol replicas, each a full trajectory, with standard "
+           "errors); monte_carlo (one fixed sample)",
+           choices=("auto", "exact", "qmc", "monte_carlo")),
+    Option("replicas", "int", None, "qmc only: number R of independent replicas (default 16)",
+           lo=2, hi=4096),
+    Option("record", "str", None, "qmc only: comma-separated steps at which to report replica "
+           "means and standard errors (JSON key record)"),
     *_checkpoint_options(),
 ))
 
@@ -329,18 +338,28 @@ SCALING = Command("scaling", "fit the exponents and constants of the papers' The
            output="file"),
 ))
 
+def _paper_a(values: dict) -> bool:
+    return values.get("paper", "A") == "A"
+
+
 FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs collapsed "
                   "prediction), as PNGs", (
     _json(),
     _dps(applies=_never, refusal="figures run in float64 only; --dps does not apply"),
+    Option("paper", "choice", "A", "A (default): Figures 2-3 of seed 000; B: the Model B "
+           "figures of seed 003 (--out, --steps, --quick, --seed apply)", choices=("A", "B")),
     Option("out", "out", "figures", "output directory (default ./figures; created if missing)",
            output="dir"),
-    Option("steps", "int", None, "SGD steps per experiment (default 20000; --quick: 1500)",
-           lo=10, hi=10**6),
-    Option("quick", "flag", False, "small sizes (D=12), few steps"),
-    Option("vstar_norm2", "float", 256.0, "||V*||_F^2 (default 256)", lo=0, lo_open=True),
-    Option("batch", "int", 100, "SGD batch size N (default 100)", lo=1),
-    Option("noise_std", "float", 1.0, "label noise standard deviation (default 1)", lo=0),
+    Option("steps", "int", None, "training steps per experiment (A: SGD steps, default 20000, "
+           "--quick 1500, at least 10; B: GD steps, default 2000, --quick 60, at most 100000)",
+           lo=2, hi=10**6),
+    Option("quick", "flag", False, "small sizes (A: D=12; B: d=4), few steps"),
+    Option("vstar_norm2", "float", None, "||V*||_F^2 (A only; default 256)", lo=0,
+           lo_open=True, applies=_paper_a, refusal="--vstar-norm2 applies only to --paper A"),
+    Option("batch", "int", None, "SGD batch size N (A only; default 100)", lo=1,
+           applies=_paper_a, refusal="--batch applies only to --paper A"),
+    Option("noise_std", "float", None, "label noise standard deviation (A only; default 1)",
+           lo=0, applies=_paper_a, refusal="--noise-std applies only to --paper A"),
     Option("seed", "int", 0, "seed (default 0)", lo=0, hi=SEED_MAX),
 ))
 

@@ -50,6 +50,12 @@ class SpectralRule:
     def m2(self):
         return (self.levels * self.levels * self.masses).sum(axis=1)
 
+    @cached_property
+    def variance(self):
+        """``m2 - m1^2`` as ``sum_i w_i (lam_i - m1)^2`` (no cancellation)."""
+        dev = self.levels - self.m1[:, None]
+        return (self.masses * dev * dev).sum(axis=1)
+
     def mean(self, values):
         return (self.weights * values).sum()
 
@@ -72,12 +78,97 @@ def distinct_levels(spectrum: tuple[int, ...]) -> list[tuple[int, int]]:
     return [(v, spectrum.count(v)) for v in vals]
 
 
-def exact_supported(spectrum: tuple[int, ...] | None) -> bool:
-    return spectrum is not None and len(set(spectrum)) <= 2
+MAX_EXACT_LEVELS = 4          # single layers: exact for Task 2 with up to this many distinct eigenvalues
+EXACT_NODE_LIMIT = {"float64": 3_000_000, "mpmath": 200_000}
+
+
+class ExactUnavailable(ValueError):
+    """The exact rule would need more nodes than EXACT_NODE_LIMIT allows."""
+
+
+def exact_supported(spectrum: tuple[int, ...] | None, model: str = "ln") -> bool:
+    """Task 2 expectations are exact for the single layers (which depend on (S, a) only
+    through m1, m2) with at most MAX_EXACT_LEVELS distinct eigenvalues, and for the looped
+    model with at most two (whose Dist^2 has a boundary layer of width q: 2F1 closed form)."""
+    if spectrum is None:
+        return False
+    r = len(set(spectrum))
+    return r <= (2 if model == "looped" else MAX_EXACT_LEVELS)
+
+
+def _probe(rule: SpectralRule, lam_min):
+    """The least smooth statistics of the single layers (LN at gamma = 0, 1/lam_min, oo)."""
+    m1, m2 = rule.m1, rule.m2
+    sq2 = _sqrt(m2)
+    out = [rule.mean(1 / sq2), rule.mean(m1 / sq2), rule.mean((m2 - m1 * m1) / (m2 * m2))]
+    g = 1 / lam_min
+    r2 = 1 + 2 * g * m1 + g * g * m2
+    out.append(rule.mean((m2 - m1 * m1) / (sq2 * r2 * _sqrt(r2))))
+    return out
+
+
+def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
+                         nodes: int | None = None) -> SpectralRule:
+    """Exact rule for Task 2 with r >= 2 distinct eigenvalues (single layers).
+
+    The masses of ``a`` on the r eigenspaces are Dirichlet(k_1/2, ..., k_r/2) (``k_i`` the
+    multiplicities, eigenvalues descending); :func:`reduced_dynamics.dirichlet_rule.dirichlet_rule`
+    integrates in stick-breaking coordinates by tensor Gauss-Jacobi, graded towards ``u_j = 0``
+    by ``delta_j = (lam_r/lam_j)^2`` (where ``||S a||^2`` nearly vanishes relative to its scale).
+    The per-panel order ``n`` is raised until two successive orders agree on the probe
+    statistics to ``1e-14`` (float64) or ``10^-(dps+3)``; ``nodes`` fixes ``n``.
+    """
+    from reduced_dynamics.dirichlet_rule import GRADE_BELOW, GRADING, dirichlet_params, dirichlet_rule
+
+    lv = distinct_levels(spectrum)
+    lam = [v for v, _ in lv]
+    params = dirichlet_params([k for _, k in lv])
+    deltas = [(lam[-1] / lam[j]) ** 2 for j in range(len(lam) - 1)]
+    panels = 1
+    for dl in deltas:
+        panels *= 1 if dl >= GRADE_BELOW else int(math.ceil(math.log(2 * dl) / math.log(GRADING))) + 2
+    mp = dps is not None
+    limit = EXACT_NODE_LIMIT["mpmath" if mp else "float64"]
+
+    def build(n):
+        if panels * n ** (len(lam) - 1) > limit:
+            raise ExactUnavailable(
+                f"the exact rule for {len(lam)} distinct eigenvalues {tuple(lam)} needs more than "
+                f"{limit} nodes at {'dps ' + str(dps) if mp else 'float64'}")
+        masses, weights = dirichlet_rule(params, n, dps + 8 if mp else None, deltas)
+        if mp:
+            levels = np.array([[mpmath.mpf(v) for v in lam]] * len(weights), dtype=object)
+        else:
+            levels = np.tile(np.array(lam, dtype=float), (len(weights), 1))
+        return SpectralRule(levels, masses, weights, "exact", mp)
+
+    ctx = mpmath.workdps(dps + 10) if mp else _NullCtx()
+    with ctx:
+        if nodes:
+            return build(nodes)
+        tol = (mpmath.mpf(10) ** (-dps - 3)) if mp else 1e-14
+        # measured: the error falls ~10^-0.45 per node and coordinate at worst, so at dps the
+        # search starts near 2.2 (dps + 3) nodes and is refused at once when the first
+        # comparison (orders n0 and 1.25 n0) would already exceed the node budget
+        n = max(8, int(math.ceil(2.2 * (dps + 3)))) if mp else 8
+        if panels * (n + max(4, n // 4)) ** (len(lam) - 1) > limit:
+            raise ExactUnavailable(
+                f"the exact rule for {len(lam)} distinct eigenvalues {tuple(lam)} needs more than "
+                f"{limit} nodes at {'dps ' + str(dps) if mp else 'float64'}")
+        rule = build(n)
+        coarse = _probe(rule, lam[-1])
+        while True:
+            n = n + max(4, n // 4)
+            finer = build(n)
+            fine = _probe(finer, lam[-1])
+            if all(abs(x - y) <= abs(y) * tol for x, y in zip(coarse, fine)):
+                return finer
+            coarse = fine
 
 
 def exact_rule(spectrum: tuple[int, ...], dps: int | None = None, nodes: int | None = None) -> SpectralRule:
-    """Gauss-Legendre rule for Task 2 with <= 2 distinct eigenvalues.
+    """Exact rule for Task 2: Gauss-Legendre in theta for <= 2 distinct eigenvalues (below),
+    :func:`dirichlet_exact_rule` for 3..MAX_EXACT_LEVELS.
 
     ``t = sin^2 theta`` has density ``2 sin^{k-1} cos^{d-k-1} / B(k/2, (d-k)/2)`` on
     ``(0, pi/2)``; ``k`` = multiplicity of the top eigenvalue.
@@ -89,7 +180,7 @@ def exact_rule(spectrum: tuple[int, ...], dps: int | None = None, nodes: int | N
         arr = (lambda x: np.array(x, dtype=object)) if dps else np.array
         return SpectralRule(arr([[one * lv[0][0]]]), arr([[one]]), arr([one]), "exact", bool(dps))
     if len(lv) > 2:
-        raise ValueError("exact expectations need at most two distinct eigenvalues")
+        return dirichlet_exact_rule(spectrum, dps, nodes)
     (lam1, k), (lam2, _) = lv
     if dps is None:
         n_nodes = nodes or 200
@@ -176,11 +267,13 @@ def monte_carlo_rule(data: str, d: int, n: int, spectrum: tuple[int, ...] | None
 # ---------------------------------------------------------------------- per-sample model forms
 def ln_terms(rule: SpectralRule, g):
     """Per-sample (loss, dloss/dgamma) of the LN layer (Lemma C.1; derivations.model_b)."""
-    m1, m2 = rule.m1, rule.m2
+    m1, m2, var = rule.m1, rule.m2, rule.variance
     r2 = 1 + 2 * g * m1 + g * g * m2
     r, sq2 = _sqrt(r2), _sqrt(m2)
-    loss = 2 - 2 * (m1 + g * m2) / (r * sq2)
-    dloss = -2 * (m2 - m1 * m1) / (sq2 * r2 * r)
+    cos = (m1 + g * m2) / (r * sq2)
+    # 2 - 2 cos without cancellation (derivations.model_b.ln_loss_stable_form)
+    loss = 2 * var / (r2 * m2 * (1 + cos))
+    dloss = -2 * var / (sq2 * r2 * r)
     return loss, dloss
 
 
@@ -270,7 +363,9 @@ def looped_two_level(rule: SpectralRule, rho, L: int):
     k, d = rule.beta_params
     l1, l2 = rule.levels[0, 0], rule.levels[0, 1]
     mp = rule.mp
-    with (mpmath.workdps(mpmath.mp.dps) if mp else mpmath.workprec(64)):
+    if not mp:
+        return _looped_two_level_f64(float(rho), int(L), float(l1), float(l2), k, d)
+    with mpmath.workdps(mpmath.mp.dps):
         rho_, l1, l2 = mpmath.mpf(rho), mpmath.mpf(l1), mpmath.mpf(l2)
         a, b = mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2
         q = ((1 + rho_ * l2) / (1 + rho_ * l1)) ** (2 * L)
@@ -280,6 +375,73 @@ def looped_two_level(rule: SpectralRule, rho, L: int):
         dq = 2 * L * q * (l2 - l1) / ((1 + rho_ * l1) * (1 + rho_ * l2))
         dG = dGdq * dq
     return (G, dG) if mp else (float(G), float(dG))
+
+
+BOUNDARY_NODES = 24       # Gauss points per panel of the float64 boundary-layer rule
+
+
+@lru_cache(maxsize=64)
+def _boundary_rule(k: int, d: int):
+    """Reference Gauss rules (Beta(a,1), Legendre, Beta(b,1)) for :func:`_beta_layer_f64`;
+    float64 values of 20-digit nodes (a pure function of (k, d))."""
+    from reduced_dynamics.dirichlet_rule import gauss_beta
+
+    a, b = Fraction(k, 2), Fraction(d - k, 2)
+    xa, wa = gauss_beta(BOUNDARY_NODES, a, 1)
+    xg, wg = gauss_beta(BOUNDARY_NODES, 1, 1)
+    xb, wb = gauss_beta(BOUNDARY_NODES, b, 1)
+    lnB = math.lgamma(k / 2) + math.lgamma((d - k) / 2) - math.lgamma(d / 2)
+    return xa, wa, xg, wg, xb, wb, lnB
+
+
+@numba.njit(cache=True)
+def _beta_layer_f64(q, a, b, xa, wa, xg, wg, xb, wb, lnB):   # pragma: no cover - compiled
+    """``G = E[(1-t) q/(t + (1-t) q)]`` and ``dG/dq = E[t (1-t)/(t + (1-t) q)^2]`` for
+    ``t ~ Beta(a, b)``: composite Gauss rule graded geometrically (ratio 0.15) from ``t = 1/2``
+    down to ``t <= q/10`` (the boundary layer of width ``q``), Jacobi end panels carrying
+    ``t^{a-1}`` on ``[0, h_K]`` and ``(1-t)^{b-1}`` on ``[1/2, 1]`` (in ``v = 1 - t``)."""
+    sigma = 0.15
+    K = 0
+    if q < 5.0:
+        K = max(0, int(math.ceil(math.log(0.2 * q) / math.log(sigma))))
+    G = 0.0
+    dG = 0.0
+    h = 0.5 * sigma ** K
+    ha = math.exp(a * math.log(h)) / a
+    for i in range(xa.shape[0]):
+        t = h * xa[i]
+        w = wa[i] * ha * math.exp((b - 1.0) * math.log1p(-t) - lnB)
+        den = t + (1.0 - t) * q
+        G += w * (1.0 - t) * q / den
+        dG += w * t * (1.0 - t) / (den * den)
+    for k in range(K, 0, -1):
+        lo = 0.5 * sigma ** k
+        hi = 0.5 * sigma ** (k - 1)
+        for i in range(xg.shape[0]):
+            t = lo + (hi - lo) * xg[i]
+            w = wg[i] * (hi - lo) * math.exp((a - 1.0) * math.log(t) + (b - 1.0) * math.log1p(-t) - lnB)
+            den = t + (1.0 - t) * q
+            G += w * (1.0 - t) * q / den
+            dG += w * t * (1.0 - t) / (den * den)
+    hb = math.exp(b * math.log(0.5)) / b
+    for i in range(xb.shape[0]):
+        v = 0.5 * xb[i]
+        t = 1.0 - v
+        w = wb[i] * hb * math.exp((a - 1.0) * math.log1p(-v) - lnB)
+        den = t + v * q
+        G += w * v * q / den
+        dG += w * t * v / (den * den)
+    return G, dG
+
+
+def _looped_two_level_f64(rho: float, L: int, l1: float, l2: float, k: int, d: int):
+    """float64 twin of :func:`looped_two_level` (no 2F1: the compiled graded rule above)."""
+    xa, wa, xg, wg, xb, wb, lnB = _boundary_rule(k, d)
+    z = (1.0 + rho * l2) / (1.0 + rho * l1)
+    q = z ** (2 * L)
+    G, dGdq = _beta_layer_f64(q, k / 2, (d - k) / 2, xa, wa, xg, wg, xb, wb, lnB)
+    dq = 2 * L * q * (l2 - l1) / ((1.0 + rho * l1) * (1.0 + rho * l2))
+    return G, dGdq * dq
 
 
 def upsilon1_two_level(rule: SpectralRule, L: int):
@@ -355,6 +517,30 @@ class Config:
     dps: int | None = None
     samples: int = 100000
     seed: int = 0
+    expectation: str = "auto"      # auto / exact / qmc / monte_carlo (EXPECTATIONS)
+    replicas: int = 16             # qmc: independent scrambled-Sobol replicas
+
+
+EXPECTATIONS = ("auto", "exact", "qmc", "monte_carlo")
+
+
+def resolve_expectation(cfg: Config) -> str:
+    """The expectation a run uses: ``exact`` for the unnormalised no-LN layer (rational kappa1,
+    kappa2 only) and for Task 2 spectra in :func:`exact_supported`; otherwise ``qmc`` (auto) or
+    the one asked for. Asking for ``exact`` where it does not exist raises :class:`ExactUnavailable`."""
+    if _exact_moments_only(cfg):
+        return "exact"
+    if cfg.expectation in ("qmc", "monte_carlo"):
+        return cfg.expectation
+    if cfg.data == "spectrum" and exact_supported(cfg.spectrum, cfg.model):
+        return "exact"
+    if cfg.expectation == "exact":
+        r = None if cfg.spectrum is None else len(set(cfg.spectrum))
+        raise ExactUnavailable(
+            "exact expectations exist for --data spectrum with at most "
+            f"{2 if cfg.model == 'looped' else MAX_EXACT_LEVELS} distinct eigenvalues "
+            f"({'sphere data' if r is None else f'{r} given'}; model {cfg.model})")
+    return "qmc"
 
 
 @dataclass
@@ -374,8 +560,12 @@ class Trajectory:
 
 
 def build_rule(cfg: Config) -> SpectralRule:
-    if cfg.data == "spectrum" and exact_supported(cfg.spectrum):
+    """The rule of an exact or one-sample Monte Carlo run (qmc: see model_b_qmc.run_replicas)."""
+    kind = resolve_expectation(cfg)
+    if kind == "exact" and cfg.data == "spectrum":
         return exact_rule(cfg.spectrum, cfg.dps)
+    if kind == "qmc":
+        raise ValueError("qmc expectations run R trajectories: use reduced_dynamics.model_b_qmc.run_replicas")
     return monte_carlo_rule(cfg.data, cfg.d, cfg.n, cfg.spectrum, cfg.samples, cfg.seed)
 
 
@@ -395,6 +585,16 @@ def step_terms(cfg: Config, rule: SpectralRule, const: Constants) -> Callable:
         def f(g):
             loss_i, dl_i = ln_terms(rule, g)
             return rule.mean(loss_i), rule.mean(dl_i) / d, loss_i
+    elif cfg.model == "looped" and _two_level_exact(rule) and not rule.mp:
+        k, dd = rule.beta_params
+        xa, wa, xg, wg, xb, wb, lnB = _boundary_rule(k, dd)
+        l1, l2, a_, b_, L2 = float(rule.levels[0, 0]), float(rule.levels[0, 1]), k / 2, (dd - k) / 2, 2 * cfg.L
+
+        def f(g):   # inlined _looped_two_level_f64 (the per-step Python overhead matters here)
+            den1, den2 = 1.0 + g * l1, 1.0 + g * l2
+            q = (den2 / den1) ** L2
+            G, dGdq = _beta_layer_f64(q, a_, b_, xa, wa, xg, wg, xb, wb, lnB)
+            return G, dGdq * L2 * q * (l2 - l1) / (den1 * den2) / d, None
     elif cfg.model == "looped" and _two_level_exact(rule):
         def f(g):
             G, dG = looped_two_level(rule, g, cfg.L)
@@ -506,6 +706,12 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
     """
     import time
 
+    if rule is None and resolve_expectation(cfg) == "qmc":
+        if checkpoint is not None or resume is not None:
+            raise ValueError("checkpoints apply to exact and monte_carlo expectations, not qmc")
+        from reduced_dynamics.model_b_qmc import run_replicas
+
+        return run_replicas(cfg, cfg.replicas).trajectory
     rule = rule or build_rule(cfg)
     identity = run_identity(cfg, rule)
     use_mp = rule.mp or (_exact_moments_only(cfg) and cfg.dps is not None)
@@ -551,8 +757,7 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
         if cfg.model == "looped":
             ups1 = upsilon1_two_level(rule, cfg.L) if _two_level_exact(rule) else upsilon1(rule, cfg.L)
         gs = gamma_star(cfg, const, use_mp)
-    kind = "exact" if (rule.kind == "exact" or (cfg.model == "noln" and cfg.target == "unnormalized")) \
-        else "monte_carlo"
+    kind = "exact" if (rule.kind == "exact" or _exact_moments_only(cfg)) else "monte_carlo"
     return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1)
 
 

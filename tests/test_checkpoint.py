@@ -222,7 +222,8 @@ def interrupting_terms(monkeypatch, after: int):
 
 @pytest.mark.parametrize("cfg", [
     mb.Config(model="ln", data="spectrum", d=4, n=6, spectrum=(3, 1, 1, 1), steps=300),
-    mb.Config(model="looped", data="sphere", d=4, n=8, L=2, steps=300, samples=500, seed=3),
+    mb.Config(model="looped", data="sphere", d=4, n=8, L=2, steps=300, samples=500, seed=3,
+              expectation="monte_carlo"),
     mb.Config(model="ln", data="spectrum", d=4, n=6, spectrum=(3, 1, 1, 1), steps=20, dps=20),
     mb.Config(model="noln", target="unnormalized", data="sphere", d=4, n=8, samples=200,
               steps=60, dps=25),
@@ -247,7 +248,8 @@ def test_model_b_resume_is_bit_identical(tmp_path, monkeypatch, cfg):
 
 
 def test_model_b_rebuilds_the_monte_carlo_rule_identically(tmp_path):
-    cfg = mb.Config(model="looped", data="sphere", d=4, n=8, L=2, steps=40, samples=300, seed=5)
+    cfg = mb.Config(model="looped", data="sphere", d=4, n=8, L=2, steps=40, samples=300, seed=5,
+                    expectation="monte_carlo")
     path = str(tmp_path / "b.npz")
     reference = mb.run(cfg)
     ident = mb.run_identity(cfg, mb.build_rule(cfg))
@@ -262,7 +264,7 @@ def test_model_b_rebuilds_the_monte_carlo_rule_identically(tmp_path):
 
 
 def test_model_b_refuses_other_monte_carlo_sample(tmp_path):
-    cfg = mb.Config(model="ln", data="sphere", d=4, n=8, steps=5, samples=300, seed=1)
+    cfg = mb.Config(model="ln", data="sphere", d=4, n=8, steps=5, samples=300, seed=1, expectation="monte_carlo")
     path = str(tmp_path / "b.npz")
     mb.run(cfg, checkpoint=path)
     for change in ({"seed": 2}, {"samples": 301}):

@@ -39,6 +39,7 @@ BAD_STRINGS = {
     ("sweep", "scheduler"): ["tcp://127.0.0.1:1"],
     ("scaling", "activation"): ["tanh", "relu,relu", ","],
     ("verify", "only"): ["", " ", "Z.*", "nothing"],
+    ("ln", "record"): ["a,b", "-1", "99999", "1.5"],
 }
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 

@@ -36,7 +36,14 @@ def _model_b(nb) -> None:
     assert _has_figure(nb)
 
 
-EXPECTED = {"model_a_figures.ipynb": _model_a_figures, "model_b.ipynb": _model_b}
+def _model_b_figures(nb) -> None:
+    text = _stream_text(nb)
+    assert text.count("slope ") == 4 and text.count("final loss ") == 6
+    assert _has_figure(nb)
+
+
+EXPECTED = {"model_a_figures.ipynb": _model_a_figures, "model_b.ipynb": _model_b,
+            "model_b_figures.ipynb": _model_b_figures}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

@@ -81,6 +81,11 @@ def symbolic_checks() -> list[Check]:
         "depends on (S,a) only through m1 = a^T S a, m2 = ||S a||^2",
         dm.ln_gradient_identity_holds()))
     checks.append(exact_check(
+        "B.ln.loss_stable_form", f"{SRC}, C.3 Step 1 (loss of the LN layer)",
+        "r^2 m2 - (m1 + gamma m2)^2 = m2 - m1^2, so the LN loss 2 - 2 y^T t equals "
+        "2 (m2 - m1^2)/(r^2 m2 (1 + y^T t)) (the form iterated: no cancellation as gamma -> oo)",
+        dm.ln_loss_stable_identity_holds()))
+    checks.append(exact_check(
         "B.noln.gradient", f"{SRC}, B.1-B.2", "no-LN layer, both targets: a^T S g = d loss/d gamma",
         dm.noln_gradient_identity_holds()))
     ids = dm.recursion_identities()

@@ -141,7 +141,8 @@ def run(setup: FullSetup) -> dict:
     cfg = mb.Config(model=setup.model, target=setup.target or ("normalized" if setup.model == "noln" else None),
                     data=setup.data, d=d, n=setup.n if setup.data == "sphere" else sum(setup.spectrum),
                     spectrum=setup.spectrum, L=setup.L, eta=setup.eta, steps=setup.steps,
-                    alpha0=setup.alpha0, beta0=setup.beta0, samples=setup.samples, seed=setup.seed + 1)
+                    alpha0=setup.alpha0, beta0=setup.beta0, samples=setup.samples, seed=setup.seed + 1,
+                    expectation="monte_carlo")
     pop = mb.run(cfg)
     first_step = None
     zero_max, dev_same, dev_pop, expected_off = 0.0, 0.0, 0.0, 0.0

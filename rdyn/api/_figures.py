@@ -7,8 +7,10 @@ from rdyn.api._common import options
 
 
 def figures(**kwargs):
-    """Reproduce Figures 2 and 3 of seed 000 (Section 4.1): online SGD of the full model next to
-    the collapsed prediction, for the six experiments of the paper.
+    """``paper="A"`` (default): reproduce Figures 2 and 3 of seed 000 (Section 4.1): online SGD
+    of the full model next to the collapsed prediction, for the six experiments of the paper.
+    ``paper="B"``: the Model B figures of seed 003 (JSON keys ``figures``, ``slopes``,
+    ``paper_claims``, ``final_loss``, ``final_collapsed_loss``, ``sizes``).
 
     Keyword arguments are the options of ``rdyn figures``: ``out`` (output folder, created if
     missing), ``steps`` (SGD steps per experiment), ``quick`` (D = 12, 1500 steps),
@@ -21,13 +23,21 @@ def figures(**kwargs):
     return run(options("figures", kwargs))
 
 
-def run(v: dict):
+def run(v: dict, progress: bool = False):
     from rdyn.result import Result
+    from rdyn.output import UsageError
+
+    if v["paper"] == "B":
+        return _run_paper_b(v, progress)
     from verify.figures import PAPER_SLOPES, make_figures
 
     steps = v["steps"] if v["steps"] is not None else (1500 if v["quick"] else 20000)
-    results, paths = make_figures(Path(v["out"]), steps, v["quick"], v["vstar_norm2"],
-                                  v["batch"], v["noise_std"], v["seed"])
+    if steps < 10:
+        raise UsageError(f"--steps must be in 10..1000000 for --paper A, got {steps}")
+    results, paths = make_figures(Path(v["out"]), steps, v["quick"],
+                                  256.0 if v["vstar_norm2"] is None else v["vstar_norm2"],
+                                  100 if v["batch"] is None else v["batch"],
+                                  1.0 if v["noise_std"] is None else v["noise_std"], v["seed"])
     table = [{"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star,
               "fit_from": e.fit_from, "slope_train": e.slope_train, "slope_ood": e.slope_ood,
               "slope_collapsed": e.slope_collapsed, "final_cosine": float(e.cosine[-1]),
@@ -36,3 +46,22 @@ def run(v: dict):
     summary = {"figures": {k: str(p) for k, p in paths.items()}, "experiments": table,
                "paper_slopes": PAPER_SLOPES, "steps": steps}
     return Result(summary, None, detail={"experiments": results})
+
+
+def _run_paper_b(v: dict, progress: bool):
+    """Model B figures (seed 003): full-matrix GD of the LN / no-LN layers and the looped
+    model with the collapsed prediction drawn over them (verify.model_b_figures)."""
+    import sys
+
+    from rdyn.output import UsageError
+    from rdyn.result import Result
+    from verify.model_b_figures import make_figures as make_b
+
+    if v["steps"] is not None and v["steps"] > 10**5:
+        raise UsageError(f"--steps must be in 2..100000 for --paper B, got {v['steps']}")
+    report = (lambda m: print(f"rdyn figures: training {m} ...", file=sys.stderr)) \
+        if progress else (lambda m: None)
+    paths, table = make_b(Path(v["out"]), quick=v["quick"], seed=v["seed"], steps=v["steps"],
+                          progress=report)
+    return Result({"figures": {k: str(p) for k, p in paths.items()}, **table}, None,
+                  detail={"paths": paths})

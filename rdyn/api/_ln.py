@@ -9,15 +9,6 @@ from rdyn.options import check_memory
 from rdyn.output import UsageError, require
 
 
-def exact_expectation(cfg) -> bool:
-    """Whether F and the loss are computed exactly (quadrature at the working precision):
-    spectrum data with at most two distinct eigenvalues, or the unnormalized no-LN target."""
-    from reduced_dynamics import model_b as mb
-
-    return (cfg.data == "spectrum" and mb.exact_supported(cfg.spectrum)) or \
-        (cfg.model == "noln" and cfg.target == "unnormalized")
-
-
 def model_config(v: dict):
     """Validate the Model B options (UsageError on bad input) and build the configuration."""
     from reduced_dynamics import model_b as mb
@@ -52,12 +43,22 @@ def model_config(v: dict):
     with usage_errors():
         cfg = mb.Config(model=model, target=target, data=data, d=d, n=n, spectrum=spectrum,
                         L=L, eta=v["eta"], steps=v["steps"], alpha0=v["alpha0"],
-                        beta0=v["beta0"], dps=v["dps"], samples=v["samples"], seed=v["seed"])
-    if cfg.dps is not None and not exact_expectation(cfg):
-        raise UsageError("--dps applies only when the expectation is exact (--data spectrum "
-                         "with at most two distinct eigenvalues, or --model noln --target "
-                         "unnormalized); Monte Carlo expectations are float64")
-    if not exact_expectation(cfg):
+                        beta0=v["beta0"], dps=v["dps"], samples=v["samples"], seed=v["seed"],
+                        expectation=v["expectation"],
+                        replicas=16 if v["replicas"] is None else v["replicas"])
+    try:
+        kind = mb.resolve_expectation(cfg)
+    except mb.ExactUnavailable as exc:
+        raise UsageError(f"--expectation exact: {exc}") from None
+    require(cfg.dps is None or kind == "exact",
+            f"--dps needs an exact expectation (--data spectrum with at most "
+            f"{2 if model == 'looped' else mb.MAX_EXACT_LEVELS} distinct eigenvalues, or --model "
+            f"noln --target unnormalized); this run uses {kind} (float64)")
+    require(v["replicas"] is None or kind == "qmc", "--replicas applies only to qmc expectations")
+    require(v["record"] is None or kind == "qmc", "--record applies only to qmc expectations")
+    require(kind != "qmc" or (v["checkpoint"] is None and v["resume"] is None),
+            "--checkpoint/--resume apply to exact and monte_carlo expectations, not qmc")
+    if kind != "exact":
         # the sample: levels, masses and weights per sample and eigen-direction (float64)
         check_memory(f"--samples {cfg.samples} with --d {d}", 8.0 * 4 * cfg.samples * (d + 2))
     return cfg
@@ -69,11 +70,13 @@ def ln(**kwargs):
     Keyword arguments are the options of ``rdyn ln`` (``model`` in ln/noln/looped, ``target``,
     ``data`` in sphere/spectrum, ``d``, ``n``, ``spectrum`` (tuple or "3,1,1"), ``L``, ``eta``,
     ``steps``, ``alpha0``, ``beta0``, ``dps``, ``samples``, ``seed``, ``checkpoint``,
-    ``checkpoint_every``, ``resume``). Returns a :class:`rdyn.result.Result` with the keys of
+    ``checkpoint_every``, ``resume``, ``expectation`` in auto/exact/qmc/monte_carlo,
+    ``replicas``, ``record``). Returns a :class:`rdyn.result.Result` with the keys of
     ``rdyn ln --json``: ``alpha``, ``beta``, ``gamma = alpha beta``, ``loss`` (final values;
     looped model: w, v, rho under the same keys), ``kappa1 = E[a^T S a]``,
     ``kappa2 = E||S a||^2``, ``kappa3 = E||S a||``, ``gamma_star`` (no-LN only), ``expectation``
-    ("exact" or "monte_carlo"), ``std_error`` (of the final loss; None when exact), plus the
+    ("exact", "qmc" or "monte_carlo"), ``std_error`` (None when exact; the final loss's for
+    monte_carlo; for qmc an object with alpha, beta, gamma, loss), plus the
     model's ``contraction`` / ``growth`` / ``theorem_4_7`` blocks. Dimensionless; steps are GD
     iterations. ValueError (the CLI's message) on bad input, before any work.
     """
@@ -86,7 +89,10 @@ def run(v: dict, progress_lines: bool = True):
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
+    from rdyn.api._common import parse_steps_list
+
     cfg = model_config(v)
+    record = parse_steps_list(v["record"], "--record", cfg.steps)
     long_run = cfg.steps >= 400 and progress_lines
 
     def progress(t):
@@ -94,7 +100,20 @@ def run(v: dict, progress_lines: bool = True):
             print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
 
     with checkpoint_errors():
-        tr = mb.run(cfg, progress, **checkpoint_kwargs(v))
+        try:
+            tr = mb.run(cfg, progress, **checkpoint_kwargs(v))
+        except mb.ExactUnavailable as exc:
+            hint = "drop --dps (float64 exact) or use --expectation qmc" if cfg.dps is not None \
+                else "use --expectation qmc"
+            raise UsageError(f"{exc}; {hint}") from None
     from reduced_dynamics.model_b_report import report
 
-    return Result(report(cfg, tr), cfg.dps, detail={"config": cfg, "trajectory": tr})
+    out = report(cfg, tr)
+    if tr.expectation == "qmc":
+        out["replicas"] = tr.extras["replicas"]
+        out["points_per_replica"] = tr.extras["points_per_replica"]
+    if record:
+        ses = tr.extras["series_std_error"]
+        out["record"] = {str(t): {**{k: getattr(tr, k)[t] for k in ("alpha", "beta", "gamma", "loss")},
+                                  "std_error": {k: ses[k][t] for k in ses}} for t in record}
+    return Result(out, cfg.dps, detail={"config": cfg, "trajectory": tr})

@@ -1,0 +1,96 @@
+"""Benchmark of Model B's float64 exact looped path (a script, not a test).
+
+Times ``rdyn ln --model looped --data spectrum`` steps on a two-level spectrum: the current
+float64 path (compiled graded Gauss rule for the Beta boundary layer,
+:func:`reduced_dynamics.model_b._beta_layer_f64`) against the previous one (mpmath ``hyp2f1``
+at 64 bits per step, reproduced below), and prints the ratio measured in this one run, plus the
+largest relative difference of the iterates. Also times the exact r-level LN path and the QMC
+replicas. Usage: python bench/bench_model_b.py
+"""
+from __future__ import annotations
+
+import time
+
+import mpmath
+
+from reduced_dynamics import model_b as mb
+
+
+def previous_looped_two_level(rule, rho, L):
+    """The float64 route before issue 14: 2F1 closed form by mpmath at 64 bits."""
+    k, d = rule.beta_params
+    with mpmath.workprec(64):
+        rho_, l1, l2 = mpmath.mpf(rho), mpmath.mpf(rule.levels[0, 0]), mpmath.mpf(rule.levels[0, 1])
+        a, b = mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2
+        q = ((1 + rho_ * l2) / (1 + rho_ * l1)) ** (2 * L)
+        z = -(1 - q) / q
+        G = b / (a + b) * mpmath.hyp2f1(1, a, a + b + 1, z)
+        dGdq = a * b / ((a + b) * (a + b + 1)) * mpmath.hyp2f1(2, a + 1, a + b + 2, z) / (q * q)
+        dq = 2 * L * q * (l2 - l1) / ((1 + rho_ * l1) * (1 + rho_ * l2))
+    return float(G), float(dGdq * dq)
+
+
+def previous_run(cfg, rule):
+    a, b = cfg.alpha0, cfg.beta0
+    out = [(a, b)]
+    for _ in range(cfg.steps):
+        _, dG = previous_looped_two_level(rule, a * b, cfg.L)
+        F = dG / cfg.d
+        a, b = a - cfg.eta * b * F, b - cfg.eta * a * F
+        out.append((a, b))
+    return out
+
+
+def main():
+    cfg = mb.Config(model="looped", data="spectrum", d=4, n=6, spectrum=(3, 1, 1, 1), L=10, eta=0.5,
+                    steps=2000)
+    rule = mb.build_rule(cfg)
+    mb.run(mb.Config(**{**cfg.__dict__, "steps": 5}), rule=rule)   # compile / warm caches
+    t0 = time.perf_counter()
+    new = mb.run(cfg, rule=rule)
+    t_new = time.perf_counter() - t0
+    old_cfg = mb.Config(**{**cfg.__dict__, "steps": 400})
+    t0 = time.perf_counter()
+    old = previous_run(old_cfg, rule)
+    t_old = (time.perf_counter() - t0) * cfg.steps / old_cfg.steps
+    diff = max(max(abs(new.alpha[t] - old[t][0]) / max(abs(old[t][0]), 1e-300),
+                   abs(new.beta[t] - old[t][1]) / abs(old[t][1])) for t in range(1, old_cfg.steps + 1))
+    print(f"looped L=10, spectrum (3,1,1,1), float64 exact: new {t_new / cfg.steps * 1e6:.1f} us/step, "
+          f"previous (mpmath 2F1 at 64 bits) {t_old / cfg.steps * 1e6:.1f} us/step, "
+          f"ratio {t_old / t_new:.1f}x; max rel. difference of iterates over 400 steps {diff:.1e}")
+    for spec in ((4, 3, 2, 1, 1, 1), (5, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1)):
+        c = mb.Config(model="ln", data="spectrum", d=len(spec), n=sum(spec), spectrum=spec, eta=0.1, steps=200)
+        t0 = time.perf_counter()
+        r = mb.build_rule(c)
+        t_rule = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        mb.run(c, rule=r)
+        t_run = time.perf_counter() - t0
+        print(f"ln exact, {len(set(spec))} levels d={len(spec)}: {len(r.weights)} nodes, rule {t_rule:.2f} s, "
+              f"{t_run / c.steps * 1e3:.2f} ms/step")
+    qmc_vs_mc()
+
+
+def qmc_vs_mc():
+    """Standard errors of the final alpha and loss: scrambled Sobol replicas against iid replicas
+    of the same construction and the same total number of points (16 replicas each)."""
+    from reduced_dynamics.model_b_qmc import run_replicas
+
+    cases = (("Task 2 (3,2,1,1)", mb.Config(model="ln", data="spectrum", d=4, n=7, spectrum=(3, 2, 1, 1),
+                                            eta=0.5, steps=200, samples=131072)),
+             ("Task 1 d=8 n=12", mb.Config(model="ln", data="sphere", d=8, n=12, eta=0.5, steps=200,
+                                           samples=32768)))
+    for name, cfg in cases:
+        se = {}
+        for kind in ("qmc", "mc"):
+            t0 = time.perf_counter()
+            se[kind] = run_replicas(cfg, 16, kind).trajectory.std_error
+            se[kind]["time"] = time.perf_counter() - t0
+        print(f"{name}, LN, 200 steps, 16 replicas x {cfg.samples // 16} points: "
+              + ", ".join(f"SE({k}) qmc {se['qmc'][k]:.2e} / mc {se['mc'][k]:.2e} = 1/{se['mc'][k] / se['qmc'][k]:.1f}"
+                          for k in ("alpha", "loss"))
+              + f"; time qmc {se['qmc']['time']:.1f} s, mc {se['mc']['time']:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
