@@ -394,8 +394,25 @@ def _boundary_rule(k: int, d: int):
     return xa, wa, xg, wg, xb, wb, lnB
 
 
-@numba.njit(cache=True)
-def _beta_layer_f64(q, a, b, xa, wa, xg, wg, xb, wb, lnB):   # pragma: no cover - compiled
+def _beta_layer_f64(q, a, b, xa, wa, xg, wg, xb, wb, lnB):
+    """:func:`_beta_layer_template`, compiled by numba (cached on disk by
+    :mod:`reduced_dynamics.kernel_cache`; numba is imported only here)."""
+    return _beta_layer_compiled()(q, a, b, xa, wa, xg, wg, xb, wb, lnB)
+
+
+@lru_cache(maxsize=None)
+def _beta_layer_compiled():
+    import inspect
+
+    from reduced_dynamics import kernel_cache
+
+    source = ("import math\n\nfrom reduced_dynamics.kernel_cache import njit\n\n\n@njit\n"
+              + inspect.getsource(_beta_layer_template))
+    return kernel_cache.load_module("model_b_beta_layer", source,
+                                    "float64 Model B looped boundary-layer rule")._beta_layer_template
+
+
+def _beta_layer_template(q, a, b, xa, wa, xg, wg, xb, wb, lnB):   # pragma: no cover - compiled
     """``G = E[(1-t) q/(t + (1-t) q)]`` and ``dG/dq = E[t (1-t)/(t + (1-t) q)^2]`` for
     ``t ~ Beta(a, b)``: composite Gauss rule graded geometrically (ratio 0.15) from ``t = 1/2``
     down to ``t <= q/10`` (the boundary layer of width ``q``), Jacobi end panels carrying
