@@ -342,7 +342,7 @@ INTERVAL_PARAMETERS = "D, K, eta, vstar_norm2, kappa, s0"
 
 
 @lru_cache(maxsize=None)
-def interval_source(activation: str, scale: str) -> str:
+def interval_source(activation: str, scale: str, op: str = "i") -> str:
     """Source of ``prepare`` (constants; run on arb balls) and the interval functions
 
     incr_positive / incr_negative / incr_zero(C1, C2, C3, c) -> (g, d)   (C1 map, C2 increment)
@@ -352,6 +352,10 @@ def interval_source(activation: str, scale: str) -> str:
     printed by :func:`derivations.codegen.emit_interval_ssa` from the catalog expressions
     (the Jacobian entries as in :func:`reduced_dynamics.certified.jacobian_source`). ``c``
     is an (n, 2) array of constant enclosures; every argument and result is a (lo, hi) pair.
+
+    ``op = "d"`` prints the same functions on double-double numbers (``c`` an (n, 2) array of
+    (hi, lo) pairs, :mod:`reduced_dynamics.double_double`) without the Jacobian and with
+    ``multiplier(C2, C3, c) -> dC1'/dC1`` (the C1 > 0 multiplier, for the stability check).
     """
     from reduced_dynamics.certified import jacobian_entries
     from reduced_dynamics.model_a_kernels import _RENAME, _VARIABLES
@@ -375,9 +379,9 @@ def interval_source(activation: str, scale: str) -> str:
             loads.append(f"    _c{i} = (c[{i}, 0], c[{i}, 1])")
         lines = [header] + loads
         if "e" in {str(s) for ex in hoisted for s in ex.free_symbols}:
-            lines.append(f"    e = iexp(imul(iadd(C2, C3), {names[e_factor]}))")
+            lines.append(f"    e = {op}exp({op}mul({op}add(C2, C3), {names[e_factor]}))")
             names[e_sym] = "e"
-        body, outs = codegen.emit_interval_ssa(hoisted, names)
+        body, outs = codegen.emit_interval_ssa(hoisted, names, op=op)
         return "\n".join(lines + body + [f"    return ({', '.join(outs)},)"]) + "\n"
 
     state = ("C1", "C2", "C3")
@@ -389,11 +393,15 @@ def interval_source(activation: str, scale: str) -> str:
             assert d == 0, d
         functions.append(function(f"def incr_{branch}(C1, C2, C3, c):",
                                   [x[f"C1_next_{branch}"], d], state))
-    for branch in ("positive", "negative"):
-        functions.append(function(f"def jac_{branch}(C1, C2, C3, c):",
-                                  jacobian_entries(activation, scale, branch), state))
+    if op == "i":
+        for branch in ("positive", "negative"):
+            functions.append(function(f"def jac_{branch}(C1, C2, C3, c):",
+                                      jacobian_entries(activation, scale, branch), state))
     functions.append(function("def attention(C2, C3, c):", [x["p"]], ("C2", "C3")))
     functions.append(function("def c1_star(C2, C3, c):", [x["C1_star"]], ("C2", "C3")))
+    if op != "i":
+        functions.append(function("def multiplier(C2, C3, c):", [x["C1_multiplier"]],
+                                  ("C2", "C3")))
     return pool.source("prepare", INTERVAL_PARAMETERS) + "\n" + "\n".join(functions)
 
 
