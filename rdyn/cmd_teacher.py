@@ -80,7 +80,8 @@ def add_teacher_arguments(parser: argparse.ArgumentParser) -> None:
                         help="step size (default: half of eta_limit)")
     parser.add_argument("--vstar-norm2", type=float, default=1.0, help="||V*||_F^2 (default 1)")
     parser.add_argument("--steps", type=int, default=None,
-                        help="GD steps N (default: run to T*, then as many steps again; <= 1e9)")
+                        help="GD steps N, at most 1e12 (64-bit step counters; default: run "
+                        "to T*, then as many steps again)")
     parser.add_argument("--record", type=str, default=None,
                         help="comma-separated steps in 0..N whose state to report")
     parser.add_argument("--sigma-prime-zero", type=float, default=1.0,
@@ -96,11 +97,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tstar-attention", type=float, default=None,
                         help="T* threshold on p (default 1/(2K))")
     parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--precision", choices=("float64", "dd", "arb"), default=None,
+                        help="arithmetic: float64 (default without --dps), arb (python-flint, "
+                        "--dps digits; default with --dps) or dd: compiled double-double, 106 "
+                        "bits (~31 digits), about 10x the arb speed, for long runs; reported "
+                        "with --dps digits (at most 31, default 31). Never chosen automatically "
+                        "(docs/long_horizons.md)")
     parser.add_argument("--certify", action="store_true",
                         help="also iterate with rigorous enclosures: outward-rounded float64 "
                         "intervals (compiled; default) or, with --dps, arb balls. JSON gains "
                         "'certified' (t1 and T* proven), 'radius' (relative, final step) and "
-                        "'certified_backend' (interval64 | arb)")
+                        "'certified_backend' (interval64 | arb). With --checkpoint FILE the "
+                        "interval64 pass checkpoints to FILE's sibling NAME.certify.npz and "
+                        "--resume continues it (bit-identical certificate)")
     add_checkpoint_arguments(parser)
 
 
@@ -180,7 +189,10 @@ def teacher_config_from_args(args):
     require(0 <= kappa < 1, f"kappa must be in [0, 1), got {kappa}")
     require(args.eta is None or args.eta > 0, f"eta must be > 0, got {args.eta}")
     require(args.vstar_norm2 > 0, f"--vstar-norm2 must be > 0, got {args.vstar_norm2}")
-    require(args.steps is None or 0 <= args.steps <= 10**9, "--steps must be in 0..1e9")
+    from reduced_dynamics.model_a import MAX_STEPS
+
+    require(args.steps is None or 0 <= args.steps <= MAX_STEPS,
+            f"--steps must be in 0..{MAX_STEPS:.0e}")
     config = TeacherConfig(D=D, K=K, activation=args.activation, kappa=kappa, eta=args.eta,
                            vstar_norm2=args.vstar_norm2, sigma_prime_zero=args.sigma_prime_zero,
                            logit_scale=args.logit_scale)
@@ -215,7 +227,7 @@ def run(args) -> int:
         require(config.sigma_prime_zero != 0,
                 "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); give --steps")
     certify = getattr(args, "certify", False)
-    backend = "float64" if args.dps is None else "arb"
+    backend, args.dps = _precision(getattr(args, "precision", None), args.dps)
     options = checkpoint_options(args)
     result, status = run_with_checkpoints(NAME, args, lambda: run_dynamics(
         config, steps=args.steps, record=record, thresholds=thresholds, backend=backend,
@@ -224,16 +236,35 @@ def run(args) -> int:
         return status
     for v in record:
         require(v <= result.steps, f"record step {v} outside 0..{result.steps}")
+    if result.fixed_point_at is not None:
+        print(f"rdyn teacher: warning: from step {result.fixed_point_at} the iterates are a "
+              f"fixed point of the map in {backend} arithmetic (the increments round away): "
+              "T* is never reached; stopped there", file=sys.stderr)
     summary = result_summary(result, args.dps)
     certificate = None
     if certify:
-        from reduced_dynamics.certified import certified_run
-        from reduced_dynamics.checkpoint import resume_command
+        from reduced_dynamics.certified import certified_run, companion_path
+        from reduced_dynamics.checkpoint import CheckpointError, Interrupted, resume_command
 
-        try:  # not checkpointed: a resume from the final checkpoint re-runs this pass
+        cert_backend = "interval64" if args.dps is None else "arb"
+        cert_options = {}
+        if cert_backend == "interval64" and args.checkpoint is not None:
+            # interval64 pass: its own checkpoint next to the main one (run.certify.npz)
+            resumed = companion_path(args.resume) if args.resume is not None else None
+            cert_options = {"checkpoint": companion_path(args.checkpoint),
+                            "checkpoint_every": args.checkpoint_every,
+                            "resume": resumed if resumed and os.path.exists(resumed) else None}
+        try:  # the arb pass is not checkpointed: a resume re-runs it
             certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
                                         dps=args.dps, progress=not args.quiet,
-                                        backend="interval64" if args.dps is None else "arb")
+                                        backend=cert_backend, **cert_options)
+        except CheckpointError as exc:
+            raise UsageError(str(exc)) from None
+        except Interrupted as exc:
+            print(f"rdyn teacher: interrupted in the --certify pass at step {exc.step} (saved "
+                  f"to {exc.path}); resume with: {resume_command(sys.argv, NAME, args.checkpoint)}",
+                  file=sys.stderr)
+            return 130
         except KeyboardInterrupt:
             done = f"; resume with: {resume_command(sys.argv, NAME, args.checkpoint)}" \
                 if args.checkpoint else ""
@@ -253,6 +284,23 @@ def run(args) -> int:
         if certificate is not None:
             print(certificate.text())
     return 0
+
+
+def _precision(precision, dps):
+    """(backend, dps) from --precision and --dps (UsageError for combinations that conflict)."""
+    from reduced_dynamics.model_a import DD_DIGITS
+
+    if precision is None:
+        return ("float64" if dps is None else "arb"), dps
+    if precision == "float64":
+        require(dps is None, "--precision float64 takes no --dps")
+    elif precision == "dd":
+        require(dps is None or dps <= DD_DIGITS,
+                f"--precision dd carries about {DD_DIGITS} digits: --dps must be <= {DD_DIGITS}")
+        dps = DD_DIGITS if dps is None else dps
+    else:
+        require(dps is not None, "--precision arb needs --dps N")
+    return precision, dps
 
 
 def _exact(value, dps):

@@ -592,6 +592,70 @@ def _advance_template(st, t, n, c, cfg, ev, evf, growth):
 CHUNK = 1 << 18
 
 
+def _save_certify(path, identity, t, st, ev, evf, growth, consts, cfg) -> None:
+    from reduced_dynamics import checkpoint
+    from rdyn import __version__
+
+    arrays = dict(zip(_CHECKPOINT_ARRAYS, (st, ev, evf, growth, consts, cfg)))
+    checkpoint.save(path, "certify", identity, arrays, {"t": int(t), "rdyn_version": __version__})
+
+
+def _load_certify(path, identity, consts, cfg):
+    """(t, (st, ev, evf, growth)) from a certify checkpoint; CheckpointError if it does not
+    fit (other identity, other constants or settings, wrong shapes)."""
+    from reduced_dynamics import checkpoint
+
+    arrays, meta = checkpoint.load(path, "certify", identity)
+    try:
+        loaded = {n: arrays[n] for n in _CHECKPOINT_ARRAYS}
+        t = int(meta["t"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
+    shapes = {"st": ((N_STATE,), np.float64), "ev": ((N_EV,), np.int64),
+              "evf": ((N_EVF,), np.float64), "growth": ((64, 2), np.float64)}
+    for name, (shape, dtype) in shapes.items():
+        if loaded[name].shape != shape or loaded[name].dtype != dtype:
+            raise checkpoint.CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
+    # the constants are a function of the identity; different ones mean other kernels
+    if not (np.array_equal(loaded["consts"], consts) and np.array_equal(loaded["cfg"], cfg)):
+        raise checkpoint.CheckpointError(
+            f"checkpoint {path} was written with other constants (another rdyn version?)")
+    return t, tuple(np.array(loaded[n]) for n in ("st", "ev", "evf", "growth"))
+
+
+def _certify_loop(advance, t, st, ev, evf, growth, consts, cfg, bar, checkpoint,
+                  checkpoint_every, identity) -> int:
+    """Run ``advance`` chunk by chunk to the end; save between chunks (see
+    :func:`certified_run_interval`). Returns the final step."""
+    last_save = time.monotonic()
+    saved = None   # copies of the arrays at the start of the chunk in progress
+    try:
+        while not ev[E_DONE] and not ev[E_STOPPED]:
+            if checkpoint is not None:
+                saved = (t, st.copy(), ev.copy(), evf.copy(), growth.copy())
+            t_before = t
+            t = advance(st, t, CHUNK, consts, cfg, ev, evf, growth)
+            saved = None   # (an interrupt before this line saves the chunk-start copies)
+            if bar is not None:
+                bar.update(t - t_before)
+            if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
+                _save_certify(checkpoint, identity, t, st, ev, evf, growth, consts, cfg)
+                last_save = time.monotonic()
+        if checkpoint is not None:
+            _save_certify(checkpoint, identity, t, st, ev, evf, growth, consts, cfg)
+    except KeyboardInterrupt as exc:
+        if bar is not None:
+            bar.close()
+        if checkpoint is None:
+            raise
+        from reduced_dynamics.checkpoint import Interrupted
+
+        state = saved if saved is not None else (t, st, ev, evf, growth)
+        _save_certify(checkpoint, identity, *state, consts, cfg)
+        raise Interrupted(int(state[0]), checkpoint) from exc
+    return t
+
+
 def _interval_ball(lo: float, hi: float):
     """The arb ball [lo, hi] (exact endpoints; radius rounded up)."""
     from flint import arb
@@ -602,13 +666,37 @@ def _interval_ball(lo: float, hi: float):
     return arb(mid.mid(), ((arb(hi) - arb(lo)) / 2).mid())
 
 
+def certify_identity(config, steps, thresholds, tstar_level, block) -> dict:
+    """Everything that determines a certified interval run (the checkpoint identity)."""
+    return {"D": config.D, "K": config.K, "activation": config.activation,
+            "kappa": config.kappa, "eta": config.eta, "vstar_norm2": config.vstar_norm2,
+            "sigma_prime_zero": config.sigma_prime_zero, "logit_scale": config.logit_scale,
+            "steps": steps, "t1_fraction": thresholds.t1_fraction,
+            "tstar_attention": thresholds.tstar_attention,
+            "tstar_level": None if tstar_level is None else str(tstar_level),
+            "block": block, "backend": "interval64"}
+
+
+_CHECKPOINT_ARRAYS = ("st", "ev", "evf", "growth", "consts", "cfg")
+
+
 def certified_run_interval(config, steps: int | None = None, thresholds=None, tstar_level=None,
-                           progress: bool = False, block: int = 4096):
+                           progress: bool = False, block: int = 4096,
+                           checkpoint: str | None = None, checkpoint_every: float = 60.0,
+                           resume: str | None = None):
     """Certified iteration in float64 interval arithmetic; same definitions, rule and result
     type as :func:`reduced_dynamics.certified.certified_run` (``prec`` = 53, ``backend`` =
     "interval64"). ``block``: the Jacobian enclosure is reused over boxes sized for about
     that many steps (a speed setting only). ``steps = None``: run to T*, then to
-    max(2 T*, 1000)."""
+    max(2 T*, 1000).
+
+    ``checkpoint``: file (:mod:`reduced_dynamics.checkpoint`, kind "certify", identity
+    :func:`certify_identity`) that receives the complete loop state (the float and integer
+    arrays of the loop, stored exactly, and the step) between chunks of ``CHUNK`` steps, at
+    most every ``checkpoint_every`` seconds, at the end, and on KeyboardInterrupt (then
+    :class:`~reduced_dynamics.checkpoint.Interrupted` is raised). ``resume``: continue from
+    such a file; the certificate is bit-identical to an uninterrupted run (``seconds``
+    counts this process only)."""
     import flint
     from flint import arb
 
@@ -665,12 +753,14 @@ def certified_run_interval(config, steps: int | None = None, thresholds=None, ts
             bar = tqdm(total=steps, unit="step", unit_scale=True, file=sys.stderr,
                        desc="rdyn certify (interval64)")
         t = 0
-        start = time.perf_counter()
-        while not ev[E_DONE] and not ev[E_STOPPED]:
-            t_new = advance(st, t, CHUNK, consts, cfg, ev, evf, growth)
+        identity = certify_identity(config, steps, thresholds, tstar_level, block)
+        if resume is not None:
+            t, (st, ev, evf, growth) = _load_certify(resume, identity, consts, cfg)
             if bar is not None:
-                bar.update(t_new - t)
-            t = t_new
+                bar.update(t)
+        start = time.perf_counter()
+        t = _certify_loop(advance, t, st, ev, evf, growth, consts, cfg, bar, checkpoint,
+                          checkpoint_every, identity)
         elapsed = time.perf_counter() - start
         if bar is not None:
             bar.close()
