@@ -105,7 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(docs/long_horizons.md)")
     parser.add_argument("--certify", action="store_true",
                         help="also iterate with rigorous enclosures: outward-rounded float64 "
-                        "intervals (compiled; default) or, with --dps, arb balls. JSON gains "
+                        "intervals (compiled; default, also with --precision dd) or, with "
+                        "--dps (arb), arb balls. JSON gains "
                         "'certified' (t1 and T* proven), 'radius' (relative, final step) and "
                         "'certified_backend' (interval64 | arb). With --checkpoint FILE the "
                         "interval64 pass checkpoints to FILE's sibling NAME.certify.npz and "
@@ -246,7 +247,7 @@ def run(args) -> int:
         from reduced_dynamics.certified import certified_run, companion_path
         from reduced_dynamics.checkpoint import CheckpointError, Interrupted, resume_command
 
-        cert_backend = "interval64" if args.dps is None else "arb"
+        cert_backend = "arb" if backend == "arb" else "interval64"   # dd: interval64 too
         cert_options = {}
         if cert_backend == "interval64" and args.checkpoint is not None:
             # interval64 pass: its own checkpoint next to the main one (run.certify.npz)
