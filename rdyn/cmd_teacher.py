@@ -100,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", choices=("float64", "dd", "arb"), default=None,
                         help="arithmetic: float64 (default without --dps), arb (python-flint, "
                         "--dps digits; default with --dps) or dd: compiled double-double, 106 "
-                        "bits (~31 digits), about 10x the arb speed, for long runs; reported "
+                        "bits (~31 digits), about 17x the arb speed, for long runs; reported "
                         "with --dps digits (at most 31, default 31). Never chosen automatically "
                         "(docs/long_horizons.md)")
     parser.add_argument("--certify", action="store_true",
@@ -249,10 +249,10 @@ def run(args) -> int:
 
         cert_backend = "arb" if backend == "arb" else "interval64"   # dd: interval64 too
         cert_options = {}
-        if cert_backend == "interval64" and args.checkpoint is not None:
+        if cert_backend == "interval64" and (args.checkpoint or args.resume) is not None:
             # interval64 pass: its own checkpoint next to the main one (run.certify.npz)
             resumed = companion_path(args.resume) if args.resume is not None else None
-            cert_options = {"checkpoint": companion_path(args.checkpoint),
+            cert_options = {"checkpoint": args.checkpoint and companion_path(args.checkpoint),
                             "checkpoint_every": args.checkpoint_every,
                             "resume": resumed if resumed and os.path.exists(resumed) else None}
         try:  # the arb pass is not checkpointed: a resume re-runs it

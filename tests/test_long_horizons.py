@@ -244,3 +244,20 @@ def test_certify_resume_is_bit_identical(tmp_path, monkeypatch):
 
     with pytest.raises(CheckpointError, match="eta"):
         certified_run(other, steps=120_000, backend="interval64", resume=middle)
+
+
+def test_cli_certify_checkpoint_companion(tmp_path, capsys):
+    """``--certify --checkpoint run.npz`` writes run.certify.npz; ``--resume run.npz``
+    continues the certified pass from it and reports the same certificate."""
+    from rdyn.cli import main
+
+    path = str(tmp_path / "run.npz")
+    args = ["teacher", "--D", "20", "--K", "4", "--eta", "0.5", "--steps", "50000",
+            "--certify", "--checkpoint", path, "--json", "--quiet"]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert (tmp_path / "run.certify.npz").exists()
+    assert main(args + ["--resume", path]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert first["certified"] is True and first["certificate"] == again["certificate"]
+    assert first["t1"] == again["t1"] == 11
