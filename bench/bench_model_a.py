@@ -98,11 +98,13 @@ def main() -> None:
     for D, K, eta in ((20, 4, 0.5), (36, 4, None)):
         cfg = TeacherConfig(D=D, K=K, activation="relu", eta=eta)
         run(cfg, steps=10)  # compile
+        run(cfg, steps=10, backend="dd")  # compile (or load) the double-double loop
         certified_run(cfg, steps=10)  # generate the Jacobian code
         certified_run(cfg, steps=10, backend="interval64")  # compile (or load) the interval loop
         rows = {
             "numba float64": rate(lambda n: run(cfg, steps=n), 10**7),
             "plain Python float64": rate(lambda n: plain_loop(cfg, n), 2 * 10**5),
+            "dd (double-double)": rate(lambda n: run(cfg, steps=n, backend="dd"), 10**6),
             "arb, --dps 30": rate(lambda n: run(cfg, steps=n, backend="arb", dps=30), 10**5),
             "mpmath, dps 30": rate(lambda n: run(cfg, steps=n, backend="mpmath", dps=30), 10**4),
             "certified arb, dps 30": rate(lambda n: certified_run(cfg, steps=n, dps=30), 2 * 10**4),

@@ -196,16 +196,20 @@ def compile_source(source: str, name: str, backend: Backend) -> Callable:
 # --------------------------------------------------------------------------------------------
 
 INTERVAL_FUNCTIONS = {"exp": "iexp", "atan": "iatan", "sqrt": "isqrt"}
+SSA_FUNCTIONS = ("exp", "atan", "sqrt")   # printed as op + name, e.g. iexp (intervals), dexp (dd)
 
 
 class _IntervalSSA:
     """Emits one assignment per operation: ``_vN = iadd(a, b)``, ``isub``, ``imul``, ``idiv``,
     ``ineg``, ``isqr``, ``ipow(a, n)``, ``isqrt``, ``iexp``, ``iatan``; numbers become point
     intervals ``ipoint(n)`` (integers, exact) or ``idiv(ipoint(p), ipoint(q))``. Identical
-    subtrees are emitted once."""
+    subtrees are emitted once. ``op`` is the prefix of every operation name: "i" (intervals,
+    :mod:`reduced_dynamics.certified_interval`) or "d" (double-double numbers,
+    :mod:`reduced_dynamics.double_double`: ``dadd``, ``dmul``, ``dexp``, ...)."""
 
-    def __init__(self, names: dict, indent: str, prefix: str):
+    def __init__(self, names: dict, indent: str, prefix: str, op: str = "i"):
         self.names = dict(names)   # sympy atom/subtree -> variable name
+        self.op = op               # operation names: op + "add", op + "mul", ...
         self.indent = indent
         self.prefix = prefix
         self.lines: list[str] = []
@@ -229,8 +233,8 @@ class _IntervalSSA:
         if value.q == 1:
             if abs(value.p) >= 2**53:
                 raise ValueError(f"integer {value} is not exact in float64")
-            return self._new(f"ipoint({float(value.p)!r})")
-        return self._new(f"idiv(ipoint({float(value.p)!r}), ipoint({float(value.q)!r}))")
+            return self._new(f"{self.op}point({float(value.p)!r})")
+        return self._new(f"{self.op}div({self.op}point({float(value.p)!r}), {self.op}point({float(value.q)!r}))")
 
     def _emit(self, expr: sp.Expr) -> str:
         if expr.is_Symbol:
@@ -241,22 +245,22 @@ class _IntervalSSA:
             positive = [a for a in expr.args if not _is_negated(a)]
             negative = [-a for a in expr.args if _is_negated(a)]
             if not positive:
-                acc = self._new(f"ineg({self.emit(negative.pop(0))})")
+                acc = self._new(f"{self.op}neg({self.emit(negative.pop(0))})")
             else:
                 acc = self.emit(positive[0])
                 for a in positive[1:]:
-                    acc = self._new(f"iadd({acc}, {self.emit(a)})")
+                    acc = self._new(f"{self.op}add({acc}, {self.emit(a)})")
             for a in negative:
-                acc = self._new(f"isub({acc}, {self.emit(a)})")
+                acc = self._new(f"{self.op}sub({acc}, {self.emit(a)})")
             return acc
         if expr.is_Mul:
             coeff, rest = expr.as_coeff_Mul()
             if coeff == -1:
-                return self._new(f"ineg({self.emit(rest)})")
+                return self._new(f"{self.op}neg({self.emit(rest)})")
             args = list(expr.args)
             acc = self.emit(args[0])
             for a in args[1:]:
-                acc = self._new(f"imul({acc}, {self.emit(a)})")
+                acc = self._new(f"{self.op}mul({acc}, {self.emit(a)})")
             return acc
         if expr.is_Pow:
             base, exponent = expr.args
@@ -264,21 +268,21 @@ class _IntervalSSA:
                 n = int(exponent)
                 b = self.emit(base)
                 if n == 0:
-                    return self._new("ipoint(1.0)")
+                    return self._new(f"{self.op}point(1.0)")
                 power = b if abs(n) == 1 else self._new(
-                    f"isqr({b})" if abs(n) == 2 else f"ipow({b}, {abs(n)})")
-                return power if n > 0 else self._new(f"idiv(ipoint(1.0), {power})")
+                    f"{self.op}sqr({b})" if abs(n) == 2 else f"{self.op}pow({b}, {abs(n)})")
+                return power if n > 0 else self._new(f"{self.op}div({self.op}point(1.0), {power})")
             if exponent.is_Rational and exponent.q == 2:
-                root = self._new(f"isqrt({self.emit(base)})")
+                root = self._new(f"{self.op}sqrt({self.emit(base)})")
                 n = abs(int(exponent.p))
-                power = root if n == 1 else self._new(f"ipow({root}, {n})")
-                return power if exponent > 0 else self._new(f"idiv(ipoint(1.0), {power})")
+                power = root if n == 1 else self._new(f"{self.op}pow({root}, {n})")
+                return power if exponent > 0 else self._new(f"{self.op}div({self.op}point(1.0), {power})")
             raise ValueError(f"unsupported power {expr}")
         name = type(expr).__name__
-        if name in INTERVAL_FUNCTIONS and len(expr.args) == 1:
-            return self._new(f"{INTERVAL_FUNCTIONS[name]}({self.emit(expr.args[0])})")
+        if name in SSA_FUNCTIONS and len(expr.args) == 1:
+            return self._new(f"{self.op}{name}({self.emit(expr.args[0])})")
         if expr == sp.pi:
-            return self._new("ipi()")
+            return self._new(f"{self.op}pi()")
         raise ValueError(f"no interval operation for {expr!r}")
 
 
@@ -287,14 +291,14 @@ def _is_negated(expr: sp.Expr) -> bool:
 
 
 def emit_interval_ssa(outputs: Sequence[sp.Expr], names: dict, indent: str = "    ",
-                      prefix: str = "_v") -> tuple[list[str], list[str]]:
+                      prefix: str = "_v", op: str = "i") -> tuple[list[str], list[str]]:
     """Lines evaluating ``outputs`` in interval arithmetic, one operation per line (SSA), and
     the names holding the outputs. ``names`` maps the free symbols (state variables, hoisted
     constants) to the names of interval variables in scope. Common subexpressions are shared
     (``sympy.cse`` first, as :func:`emit_assignments`). The existing printers are unchanged:
     this is a separate route over the same expressions."""
     replacements, reduced = sp.cse(list(outputs), symbols=sp.numbered_symbols("_x"))
-    ssa = _IntervalSSA(names, indent, prefix)
+    ssa = _IntervalSSA(names, indent, prefix, op)
     for sym, expr in replacements:
         ssa.names[sym] = ssa.emit(expr)
     return ssa.lines, [ssa.emit(expr) for expr in reduced]

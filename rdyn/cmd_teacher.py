@@ -44,10 +44,15 @@ def run(values: dict, args) -> int:
 
     try:
         result = api_run(values)
-    except CertifyInterrupted:
+    except CertifyInterrupted as exc:
         from reduced_dynamics.checkpoint import resume_command
 
         checkpoint = values["checkpoint"]
+        if exc.path is not None:
+            print(f"rdyn teacher: interrupted in the --certify pass at step {exc.step} (saved "
+                  f"to {exc.path}); resume with: {resume_command(sys.argv, NAME, str(checkpoint))}",
+                  file=sys.stderr)
+            return 130
         done = f"; resume with: {resume_command(sys.argv, NAME, str(checkpoint))}" \
             if checkpoint else ""
         print(f"rdyn teacher: interrupted in the --certify pass (the main run is complete"

@@ -35,6 +35,7 @@ from rdyn.output import UsageError
 DPS_MIN = 5
 DPS_MAX = 4000  # Python's int <-> str conversion limit is 4300 digits; 4000 leaves guard digits
 MAX_TEACHER_STEPS = 10**9
+MAX_MODEL_A_STEPS = 10**12  # rdyn teacher: 64-bit step counters everywhere (docs/long_horizons.md)
 SEED_MAX = 2**63 - 1
 
 
@@ -186,17 +187,24 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
     _dps(help_text="working precision in decimal digits: iterate on arb balls (python-flint) "
          f"at this precision; JSON reals become strings of this many digits "
          f"({DPS_MIN}..{DPS_MAX}; default: float64 fast path)"),
-    *_teacher_model_options(MAX_TEACHER_STEPS, "GD steps N (default: run to T*, then as many "
-                            "steps again)"),
+    *_teacher_model_options(MAX_MODEL_A_STEPS, "GD steps N (64-bit step counters; default: "
+                            "run to T*, then as many steps again)"),
     Option("t1_fraction", "float", 0.95, "t1 threshold: first t >= 1 with C1 >= fraction * C1* "
            "(default 0.95)", lo=0, lo_open=True),
     Option("tstar_attention", "float", None, "T* threshold on the attention p of an in-group "
            "key (default 1/(2K))", lo=0, hi=1, lo_open=True),
     Option("quiet", "flag", False, "no progress bar on stderr"),
+    Option("precision", "choice", None, "arithmetic: float64 (default without --dps), arb "
+           "(python-flint, --dps digits; default with --dps) or dd: compiled double-double, 106 "
+           "bits (~31 digits), about 17x the arb speed, for long runs; reported with --dps "
+           "digits (at most 31, default 31). Never chosen automatically (docs/long_horizons.md)",
+           choices=("float64", "dd", "arb")),
     Option("certify", "flag", False, "also iterate with rigorous enclosures: outward-rounded "
-           "float64 intervals (compiled; default) or, with --dps, arb balls. JSON gains "
-           "'certified' (t1 and T* proven), 'radius' (relative, final step) and "
-           "'certified_backend' (interval64 | arb)"),
+           "float64 intervals (compiled; default, also with --precision dd) or, with --dps "
+           "(arb), arb balls. JSON gains 'certified' (t1 and T* proven), 'radius' (relative, "
+           "final step) and 'certified_backend' (interval64 | arb). With --checkpoint FILE the "
+           "interval64 pass checkpoints to FILE's sibling NAME.certify.npz and --resume "
+           "continues it (bit-identical certificate)"),
     *_checkpoint_options(),
 ))
 

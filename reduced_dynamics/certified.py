@@ -221,24 +221,40 @@ def exact_inputs(config, thresholds, tstar_level=None):
     return params, decimal_ball(thresholds.t1_fraction), level
 
 
+def companion_path(path: str) -> str:
+    """The file next to a ``rdyn teacher --checkpoint`` file that holds the --certify pass's
+    checkpoint: ``run.npz`` -> ``run.certify.npz``."""
+    import os
+
+    root, ext = os.path.splitext(path)
+    return f"{root}.certify{ext or '.npz'}"
+
+
 def certified_run(config, steps: int | None = None, thresholds=None, dps: int | None = 30,
                   prec: int | None = None, tstar_level=None, progress: bool = False,
-                  backend: str = "arb") -> CertifiedResult:
+                  backend: str = "arb", checkpoint: str | None = None,
+                  checkpoint_every: float = 60.0, resume: str | None = None) -> CertifiedResult:
     """Iterate with certified enclosures; same definitions as :func:`reduced_dynamics.model_a.run`.
 
     ``prec`` (bits) overrides the precision derived from ``dps`` (dps * 3.33 + 40, as the arb
     path of ``run``). ``tstar_level`` overrides the T* level (string, arb ball or number;
     default: thresholds' level, 1/(2K) exactly). ``steps = None``: run to T*, then to
     max(2 T*, 1000) as ``run`` does. ``backend="interval64"``: the compiled float64 interval
-    iteration of :mod:`reduced_dynamics.certified_interval` (``dps``/``prec`` ignored).
+    iteration of :mod:`reduced_dynamics.certified_interval` (``dps``/``prec`` ignored);
+    only that backend takes ``checkpoint``/``checkpoint_every``/``resume`` (see
+    :func:`~reduced_dynamics.certified_interval.certified_run_interval`).
     """
     if backend == "interval64":
         from reduced_dynamics.certified_interval import certified_run_interval
 
         return certified_run_interval(config, steps=steps, thresholds=thresholds,
-                                      tstar_level=tstar_level, progress=progress)
+                                      tstar_level=tstar_level, progress=progress,
+                                      checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                                      resume=resume)
     if backend != "arb":
         raise ValueError(f"unknown certified backend {backend!r}")
+    if checkpoint is not None or resume is not None:
+        raise ValueError("the arb certified backend is not checkpointed (use interval64)")
     import flint
     from flint import arb
 

@@ -341,7 +341,7 @@ INTERVAL_PARAMETERS = "D, K, eta, vstar_norm2, kappa, s0"
 
 
 @lru_cache(maxsize=None)
-def interval_source(activation: str, scale: str) -> str:
+def interval_source(activation: str, scale: str, op: str = "i") -> str:
     """Source of ``prepare`` (constants; run on arb balls) and the interval functions
 
     incr_positive / incr_negative / incr_zero(C1, C2, C3, c) -> (g, d)   (C1 map, C2 increment)
@@ -351,6 +351,10 @@ def interval_source(activation: str, scale: str) -> str:
     printed by :func:`derivations.codegen.emit_interval_ssa` from the catalog expressions
     (the Jacobian entries as in :func:`reduced_dynamics.certified.jacobian_source`). ``c``
     is an (n, 2) array of constant enclosures; every argument and result is a (lo, hi) pair.
+
+    ``op = "d"`` prints the same functions on double-double numbers (``c`` an (n, 2) array of
+    (hi, lo) pairs, :mod:`reduced_dynamics.double_double`) without the Jacobian and with
+    ``multiplier(C2, C3, c) -> dC1'/dC1`` (the C1 > 0 multiplier, for the stability check).
     """
     from reduced_dynamics.certified import jacobian_entries
     from reduced_dynamics.model_a_kernels import _RENAME, _VARIABLES
@@ -374,9 +378,9 @@ def interval_source(activation: str, scale: str) -> str:
             loads.append(f"    _c{i} = (c[{i}, 0], c[{i}, 1])")
         lines = [header] + loads
         if "e" in {str(s) for ex in hoisted for s in ex.free_symbols}:
-            lines.append(f"    e = iexp(imul(iadd(C2, C3), {names[e_factor]}))")
+            lines.append(f"    e = {op}exp({op}mul({op}add(C2, C3), {names[e_factor]}))")
             names[e_sym] = "e"
-        body, outs = codegen.emit_interval_ssa(hoisted, names)
+        body, outs = codegen.emit_interval_ssa(hoisted, names, op=op)
         return "\n".join(lines + body + [f"    return ({', '.join(outs)},)"]) + "\n"
 
     state = ("C1", "C2", "C3")
@@ -388,11 +392,15 @@ def interval_source(activation: str, scale: str) -> str:
             assert d == 0, d
         functions.append(function(f"def incr_{branch}(C1, C2, C3, c):",
                                   [x[f"C1_next_{branch}"], d], state))
-    for branch in ("positive", "negative"):
-        functions.append(function(f"def jac_{branch}(C1, C2, C3, c):",
-                                  jacobian_entries(activation, scale, branch), state))
+    if op == "i":
+        for branch in ("positive", "negative"):
+            functions.append(function(f"def jac_{branch}(C1, C2, C3, c):",
+                                      jacobian_entries(activation, scale, branch), state))
     functions.append(function("def attention(C2, C3, c):", [x["p"]], ("C2", "C3")))
     functions.append(function("def c1_star(C2, C3, c):", [x["C1_star"]], ("C2", "C3")))
+    if op != "i":
+        functions.append(function("def multiplier(C2, C3, c):", [x["C1_multiplier"]],
+                                  ("C2", "C3")))
     return pool.source("prepare", INTERVAL_PARAMETERS) + "\n" + "\n".join(functions)
 
 
@@ -583,6 +591,70 @@ def _advance_template(st, t, n, c, cfg, ev, evf, growth):
 CHUNK = 1 << 18
 
 
+def _save_certify(path, identity, t, st, ev, evf, growth, consts, cfg) -> None:
+    from reduced_dynamics import checkpoint
+    from rdyn import __version__
+
+    arrays = dict(zip(_CHECKPOINT_ARRAYS, (st, ev, evf, growth, consts, cfg)))
+    checkpoint.save(path, "certify", identity, arrays, {"t": int(t), "rdyn_version": __version__})
+
+
+def _load_certify(path, identity, consts, cfg):
+    """(t, (st, ev, evf, growth)) from a certify checkpoint; CheckpointError if it does not
+    fit (other identity, other constants or settings, wrong shapes)."""
+    from reduced_dynamics import checkpoint
+
+    arrays, meta = checkpoint.load(path, "certify", identity)
+    try:
+        loaded = {n: arrays[n] for n in _CHECKPOINT_ARRAYS}
+        t = int(meta["t"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
+    shapes = {"st": ((N_STATE,), np.float64), "ev": ((N_EV,), np.int64),
+              "evf": ((N_EVF,), np.float64), "growth": ((64, 2), np.float64)}
+    for name, (shape, dtype) in shapes.items():
+        if loaded[name].shape != shape or loaded[name].dtype != dtype:
+            raise checkpoint.CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
+    # the constants are a function of the identity; different ones mean other kernels
+    if not (np.array_equal(loaded["consts"], consts) and np.array_equal(loaded["cfg"], cfg)):
+        raise checkpoint.CheckpointError(
+            f"checkpoint {path} was written with other constants (another rdyn version?)")
+    return t, tuple(np.array(loaded[n]) for n in ("st", "ev", "evf", "growth"))
+
+
+def _certify_loop(advance, t, st, ev, evf, growth, consts, cfg, bar, checkpoint,
+                  checkpoint_every, identity) -> int:
+    """Run ``advance`` chunk by chunk to the end; save between chunks (see
+    :func:`certified_run_interval`). Returns the final step."""
+    last_save = time.monotonic()
+    saved = None   # copies of the arrays at the start of the chunk in progress
+    try:
+        while not ev[E_DONE] and not ev[E_STOPPED]:
+            if checkpoint is not None:
+                saved = (t, st.copy(), ev.copy(), evf.copy(), growth.copy())
+            t_before = t
+            t = advance(st, t, CHUNK, consts, cfg, ev, evf, growth)
+            saved = None   # (an interrupt before this line saves the chunk-start copies)
+            if bar is not None:
+                bar.update(t - t_before)
+            if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
+                _save_certify(checkpoint, identity, t, st, ev, evf, growth, consts, cfg)
+                last_save = time.monotonic()
+        if checkpoint is not None:
+            _save_certify(checkpoint, identity, t, st, ev, evf, growth, consts, cfg)
+    except KeyboardInterrupt as exc:
+        if bar is not None:
+            bar.close()
+        if checkpoint is None:
+            raise
+        from reduced_dynamics.checkpoint import Interrupted
+
+        state = saved if saved is not None else (t, st, ev, evf, growth)
+        _save_certify(checkpoint, identity, *state, consts, cfg)
+        raise Interrupted(int(state[0]), checkpoint) from exc
+    return t
+
+
 def _interval_ball(lo: float, hi: float):
     """The arb ball [lo, hi] (exact endpoints; radius rounded up)."""
     from flint import arb
@@ -593,13 +665,37 @@ def _interval_ball(lo: float, hi: float):
     return arb(mid.mid(), ((arb(hi) - arb(lo)) / 2).mid())
 
 
+def certify_identity(config, steps, thresholds, tstar_level, block) -> dict:
+    """Everything that determines a certified interval run (the checkpoint identity)."""
+    return {"D": config.D, "K": config.K, "activation": config.activation,
+            "kappa": config.kappa, "eta": config.eta, "vstar_norm2": config.vstar_norm2,
+            "sigma_prime_zero": config.sigma_prime_zero, "logit_scale": config.logit_scale,
+            "steps": steps, "t1_fraction": thresholds.t1_fraction,
+            "tstar_attention": thresholds.tstar_attention,
+            "tstar_level": None if tstar_level is None else str(tstar_level),
+            "block": block, "backend": "interval64"}
+
+
+_CHECKPOINT_ARRAYS = ("st", "ev", "evf", "growth", "consts", "cfg")
+
+
 def certified_run_interval(config, steps: int | None = None, thresholds=None, tstar_level=None,
-                           progress: bool = False, block: int = 4096):
+                           progress: bool = False, block: int = 4096,
+                           checkpoint: str | None = None, checkpoint_every: float = 60.0,
+                           resume: str | None = None):
     """Certified iteration in float64 interval arithmetic; same definitions, rule and result
     type as :func:`reduced_dynamics.certified.certified_run` (``prec`` = 53, ``backend`` =
     "interval64"). ``block``: the Jacobian enclosure is reused over boxes sized for about
     that many steps (a speed setting only). ``steps = None``: run to T*, then to
-    max(2 T*, 1000)."""
+    max(2 T*, 1000).
+
+    ``checkpoint``: file (:mod:`reduced_dynamics.checkpoint`, kind "certify", identity
+    :func:`certify_identity`) that receives the complete loop state (the float and integer
+    arrays of the loop, stored exactly, and the step) between chunks of ``CHUNK`` steps, at
+    most every ``checkpoint_every`` seconds, at the end, and on KeyboardInterrupt (then
+    :class:`~reduced_dynamics.checkpoint.Interrupted` is raised). ``resume``: continue from
+    such a file; the certificate is bit-identical to an uninterrupted run (``seconds``
+    counts this process only)."""
     import flint
     from flint import arb
 
@@ -656,12 +752,14 @@ def certified_run_interval(config, steps: int | None = None, thresholds=None, ts
             bar = tqdm(total=steps, unit="step", unit_scale=True, file=sys.stderr,
                        desc="rdyn certify (interval64)")
         t = 0
-        start = time.perf_counter()
-        while not ev[E_DONE] and not ev[E_STOPPED]:
-            t_new = advance(st, t, CHUNK, consts, cfg, ev, evf, growth)
+        identity = certify_identity(config, steps, thresholds, tstar_level, block)
+        if resume is not None:
+            t, (st, ev, evf, growth) = _load_certify(resume, identity, consts, cfg)
             if bar is not None:
-                bar.update(t_new - t)
-            t = t_new
+                bar.update(t)
+        start = time.perf_counter()
+        t = _certify_loop(advance, t, st, ev, evf, growth, consts, cfg, bar, checkpoint,
+                          checkpoint_every, identity)
         elapsed = time.perf_counter() - start
         if bar is not None:
             bar.close()

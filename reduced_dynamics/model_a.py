@@ -26,8 +26,13 @@ import numpy as np
 from reduced_dynamics.model_a_kernels import (eta_limit_expression, eta_limit_source, kernel_source,
                                               kernels)
 
-MAX_STEPS = 10**9
+# Largest step count (``--steps``, and the end of a default run that has not reached T*).
+# Every step counter is a 64-bit integer (numba int64 loop, int64 event/capture arrays,
+# Python ints in checkpoints and JSON), so this is a time budget, not a representation
+# limit: 1e12 float64 steps take about 15 hours at 2e7 steps/s.
+MAX_STEPS = 10**12
 STRIP_EVERY = 32
+DD_DIGITS = 31         # digits reported by the double-double backend unless dps is given
 NO_EVENT = -1
 
 
@@ -169,6 +174,10 @@ class RunResult:
     loss_curve: list[tuple[int, object]] = field(default_factory=list)
     loss_slope: float | None = None
     backend: str = "float64"
+    # default runs only: the step from which the iterates are a fixed point of the map as
+    # evaluated in this backend's arithmetic (the increments round away), before T*; the
+    # run stops there, since T* can then never be reached (None otherwise)
+    fixed_point_at: int | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -332,24 +341,34 @@ class _Loop:
     events: object         # [t1, T_star, lost_at_step, end]
     cursor: object         # [index of the next capture step]
     capture_out: np.ndarray
+    fixed_point_at: int | None = None
 
     def copy(self) -> "_Loop":
         return _Loop(self.t, self.state.copy(), self.events.copy(), self.cursor.copy(),
-                     self.capture_out)  # entries past ``cursor`` are rewritten identically
+                     self.capture_out,  # entries past ``cursor`` are rewritten identically
+                     self.fixed_point_at)
+
+
+def _same_state(a, b) -> bool:
+    """Bitwise equality of two loop states (arrays, or lists of mpf / arb midpoints)."""
+    if isinstance(a, np.ndarray):
+        return bool(np.array_equal(a, b))
+    return all(x == y for x, y in zip(a, b))
 
 
 def _save_loop(path: str, identity: dict, loop: _Loop, capture_steps) -> None:
     from reduced_dynamics import checkpoint
     from reduced_dynamics._version import __version__
 
-    exact = identity["backend"] != "float64"
+    exact = identity["backend"] not in ("float64", "dd")
     arrays = {
         "state": checkpoint.exact_array(loop.state) if exact else np.asarray(loop.state),
         "capture_out": checkpoint.exact_array(loop.capture_out) if exact else loop.capture_out,
         "capture_steps": np.asarray(capture_steps, dtype=np.int64),
     }
     meta = {"t": int(loop.t), "events": [int(e) for e in loop.events],
-            "cursor": int(loop.cursor[0]), "rdyn_version": __version__}
+            "cursor": int(loop.cursor[0]), "rdyn_version": __version__,
+            "fixed_point_at": loop.fixed_point_at}
     checkpoint.save(path, "teacher", identity, arrays, meta)
 
 
@@ -374,7 +393,7 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
     try:
         t, events, cursor = int(meta["t"]), [int(e) for e in meta["events"]], [int(meta["cursor"])]
         saved_capture = [int(s) for s in np.asarray(arrays["capture_steps"]).ravel()]
-        if backend == "float64":
+        if backend in ("float64", "dd"):
             state = np.array(arrays["state"], dtype=np.float64)
             saved_out = np.array(arrays["capture_out"], dtype=np.float64)
         else:
@@ -384,7 +403,7 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
         if isinstance(exc, checkpoint.CheckpointError):
             raise
         raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
-    if len(state) != 3 or saved_out.shape != (len(saved_capture), 3) or len(events) != 4:
+    if len(state) != 3 or saved_out.shape[:2] != (len(saved_capture), 3) or len(events) != 4:
         raise checkpoint.CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
     if steps is not None and t > steps:
         raise checkpoint.CheckpointError(
@@ -397,7 +416,8 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
     capture_steps = [int(s) for s in capture_steps]
     if saved_capture != capture_steps:  # other steps or record: map the captures done
         where = {s: i for i, s in enumerate(saved_capture)}
-        capture_out = np.full((len(capture_steps), 3), np.nan) if backend == "float64" \
+        capture_out = np.full((len(capture_steps),) + saved_out.shape[1:], np.nan) \
+            if backend in ("float64", "dd") \
             else np.empty((len(capture_steps), 3), dtype=object)
         done = 0
         for i, s in enumerate(capture_steps):
@@ -414,9 +434,10 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
         capture_out = saved_out
     if steps is not None:
         events[3] = steps
-    if backend == "float64":
+    if backend in ("float64", "dd"):
         events, cursor = np.array(events, dtype=np.int64), np.array(cursor, dtype=np.int64)
-    return _Loop(t, state, events, cursor, capture_out)
+    fixed = meta.get("fixed_point_at")
+    return _Loop(t, state, events, cursor, capture_out, None if fixed is None else int(fixed))
 
 
 @contextmanager
@@ -446,6 +467,10 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
         checkpoint_every: float = 60.0, resume: str | None = None) -> RunResult:
     """Iterate the collapsed map from C1 = C2 = C3 = 0 (see :func:`_run`), at the precision
     of :func:`working_precision`, whatever the caller's mpmath / flint state."""
+    if backend not in ("float64", "dd", "arb", "mpmath"):
+        raise ValueError(f"unknown backend {backend!r}")
+    if backend == "dd" and dps is None:
+        dps = DD_DIGITS
     if backend != "float64" and dps is None:
         raise ValueError("arbitrary-precision backends need dps")
     with working_precision(backend, dps):
@@ -460,8 +485,13 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
     """Iterate the collapsed map from C1 = C2 = C3 = 0.
 
     ``steps = None`` runs to T* and then as many steps again (at least 1000 steps in all,
-    at most ``MAX_STEPS``). ``backend``: "float64" (numba), "arb" (python-flint midpoints at
-    ``dps`` digits plus guard bits) or "mpmath" (``dps`` + 12 digits).
+    at most ``MAX_STEPS``); before T* it stops early if the iterates become a fixed point of
+    the map as evaluated in the backend's arithmetic (then T* is never reached:
+    ``fixed_point_at`` is a step at which the state is such a fixed point). ``backend``:
+    "float64" (numba), "dd" (compiled double-double, 106 bits, :mod:`reduced_dynamics.
+    model_a_dd`; ``dps`` (default 31) only sets the digits of the reported values, which are
+    evaluated from the dd state with mpmath), "arb" (python-flint midpoints at ``dps`` digits
+    plus guard bits) or "mpmath" (``dps`` + 12 digits).
 
     ``checkpoint``: file that receives the complete loop state (:mod:`reduced_dynamics.
     checkpoint`, kind "teacher", identity :func:`run_identity`) between chunks, at most every
@@ -472,7 +502,7 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
     """
     if steps is not None and not (0 <= steps <= MAX_STEPS):
         raise ValueError(f"steps must be in 0..{MAX_STEPS}")
-    num = _Numbers(backend, dps)
+    num = _Numbers("mpmath" if backend == "dd" else backend, dps)
     identity = run_identity(config, steps, record, thresholds, backend, dps)
     if backend == "mpmath":  # set by working_precision: a function of dps alone
         import mpmath
@@ -493,6 +523,20 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         capture_out = np.full((capture_steps.shape[0], 3), np.nan)
         settings = np.array([thresholds.t1_fraction, thresholds.attention(config.K),
                              float(eta >= limit * (1 - 1e-9)), float(steps is None), prefilter])
+    elif backend == "dd":
+        from reduced_dynamics import model_a_dd as mdd
+
+        advance = mdd.dd_kernels(config.activation, config.logit_scale)["advance"]
+        state = np.zeros((3, 2))
+        capture_out = np.full((capture_steps.shape[0], 3, 2), np.nan)
+        dd_constants, settings = mdd.dd_inputs(config, thresholds)
+        settings[mdd.D_STAB] = float(eta >= limit * (1 - 1e-9))
+        settings[mdd.D_DEFAULT_END] = float(steps is None)
+        settings[mdd.D_PRE] = prefilter
+        chunk = min(chunk, 1 << 19)
+        params = [num.make(config.D), num.make(config.K), num.exact(config.exact_step_size()),
+                  num.make(config.vstar_norm2), num.make(config.kappa),
+                  num.make(config.sigma_prime_zero)]   # the mpmath kernels report observables
     else:
         advance = python_advance(config.activation, config.logit_scale, backend)
         state = [num.make(0)] * 3
@@ -509,20 +553,24 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         chunk = STRIP_EVERY
     events = np.array([NO_EVENT, NO_EVENT, NO_EVENT, end], dtype=np.int64)
     cursor = np.zeros(1, dtype=np.int64)
-    if backend != "float64":  # plain lists: numpy scalar indexing dominates a Python loop
+    if backend in ("arb", "mpmath"):  # plain lists: numpy scalar indexing dominates a Python loop
         events, cursor, capture_steps = events.tolist(), cursor.tolist(), capture_steps.tolist()
-    k = kernels(config.activation, config.logit_scale, backend)
+    k = kernels(config.activation, config.logit_scale, num.backend)
     c = k.prepare(*params)
+    c_report = c
     if backend == "float64":
-        c = np.array(c, dtype=np.float64)
+        c = c_report = np.array(c, dtype=np.float64)
+    elif backend == "dd":
+        c = dd_constants
     loop = _Loop(0, state, events, cursor, capture_out)
     if resume is not None:
         loop = _load_loop(resume, identity, capture_steps)
-    long_run = steps is None or steps > (10**6 if backend == "float64" else 10**4)
+    long_run = steps is None or steps > {"float64": 10**6, "dd": 10**5}.get(backend, 10**4)
     bar = _progress_bar(progress and long_run, steps, initial=loop.t)
     loop = _iterate(advance, loop, chunk, c, capture_steps, settings,
-                    strip=num.strip if backend != "float64" else None, bar=bar,
-                    checkpoint=checkpoint, identity=identity, save_every=checkpoint_every)
+                    strip=num.strip if backend in ("arb", "mpmath") else None, bar=bar,
+                    checkpoint=checkpoint, identity=identity, save_every=checkpoint_every,
+                    stop_at_fixed_point=steps is None)
     t, state, events, cursor, capture_out = (loop.t, loop.state, loop.events, loop.cursor,
                                              loop.capture_out)
     # one more pass at the final step so events at t = end (t1, T*) are seen, without stepping
@@ -530,13 +578,20 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
     advance(state, t, 1, c, capture_steps, capture_out, cursor, events, settings)
 
     def report(tt, c1, c2, c3) -> StateReport:
-        values = (c1, c2, c3, k.attention(c2, c3, c), k.c1_star(c2, c3, c), k.loss(c1, c2, c3, c))
+        cr = c_report
+        values = (c1, c2, c3, k.attention(c2, c3, cr), k.c1_star(c2, c3, cr),
+                  k.loss(c1, c2, c3, cr))
         return StateReport(int(tt), *(num.to_mpf(v) for v in values))
 
-    # captured arb values are reported from their midpoints (as stored in a checkpoint)
-    captured = {int(s): report(s, *(num.strip(x) for x in capture_out[i]))
+    if backend == "dd":  # observables from the dd state (hi + lo exactly) with mpmath
+        from reduced_dynamics.double_double import dd_to_mpf
+
+        strip = dd_to_mpf
+    else:  # captured arb values are reported from their midpoints (as stored in a checkpoint)
+        strip = num.strip
+    captured = {int(s): report(s, *(strip(x) for x in capture_out[i]))
                 for i, s in enumerate(capture_steps) if s <= t}
-    final = report(t, *state)
+    final = report(t, *(strip(x) for x in state))
     curve = [(s, r.loss) for s, r in sorted(captured.items())]
     T_star = int(events[1]) if events[1] >= 0 else None
     result = RunResult(
@@ -544,7 +599,7 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         t1=int(events[0]) if events[0] >= 0 else None, T_star=T_star,
         lost_at_step=int(events[2]) if events[2] >= 0 else None, eta_limit=limit,
         final=final, record={int(s): captured[int(s)] for s in record},
-        loss_curve=curve, backend=backend,
+        loss_curve=curve, backend=backend, fixed_point_at=loop.fixed_point_at,
     )
     result.loss_slope = late_slope(curve, max(T_star or 0, t // 10))
     return result
@@ -552,13 +607,18 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
 
 def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, settings,
              strip: Callable | None, bar, checkpoint: str | None, identity: dict,
-             save_every: float) -> _Loop:
+             save_every: float, stop_at_fixed_point: bool = False) -> _Loop:
     """Advance ``loop`` chunk by chunk until the end step; returns the final loop state.
 
     ``strip`` (arb) drops ball radii after every chunk. With a ``checkpoint`` path the loop is
     saved at most every ``save_every`` seconds between chunks, at the end, and on
     KeyboardInterrupt (the last complete chunk boundary; then
     :class:`~reduced_dynamics.checkpoint.Interrupted` is raised).
+
+    ``stop_at_fixed_point`` (default runs): when a whole chunk before T* leaves the state
+    bit-identical and one more step does too, the state is a fixed point of the map in this
+    arithmetic, every later step is the same state and T* can never be reached: the loop
+    stops there and sets ``loop.fixed_point_at``.
     """
     import time
 
@@ -579,6 +639,16 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
             if strip is not None:
                 loop.state = [strip(x) for x in loop.state]
             done = t_new == loop.t or t_new >= loop.events[3]
+            if (stop_at_fixed_point and not done and loop.events[1] < 0
+                    and t_new - loop.t == chunk and _same_state(loop.state, boundary.state)):
+                probe = loop.copy()
+                probe.t = advance(probe.state, t_new, 1, c, capture_steps, probe.capture_out,
+                                  probe.cursor, probe.events, settings)
+                if strip is not None:
+                    probe.state = [strip(x) for x in probe.state]
+                if _same_state(probe.state, loop.state):
+                    loop.fixed_point_at = int(boundary.t)
+                    done = True
             loop.t = t_new
             boundary = None
             if bar is not None and (t_new - shown >= 100_000 or done):

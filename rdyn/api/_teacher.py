@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from rdyn.api._common import checkpoint_errors, options, parse_steps_list, usage_errors
 from rdyn.output import UsageError, require
@@ -12,7 +13,29 @@ MIN_DEFAULT_STEPS = 1000  # the default run (no --steps) runs to max(2 T*, 1000)
 
 
 class CertifyInterrupted(KeyboardInterrupt):
-    """Ctrl-C during the --certify pass (the main run is complete, and checkpointed if asked)."""
+    """Ctrl-C during the --certify pass (the main run is complete, and checkpointed if asked;
+    ``step``/``path``: where the interval64 pass saved its own checkpoint, if it did)."""
+
+    def __init__(self, step=None, path=None):
+        super().__init__()
+        self.step, self.path = step, path
+
+
+def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int | None]:
+    """(backend, dps) from ``precision`` and ``dps`` (UsageError for conflicting choices)."""
+    from reduced_dynamics.model_a import DD_DIGITS
+
+    if precision is None:
+        return ("float64" if dps is None else "arb"), dps
+    if precision == "float64":
+        require(dps is None, "--precision float64 takes no --dps")
+    elif precision == "dd":
+        require(dps is None or dps <= DD_DIGITS,
+                f"--precision dd carries about {DD_DIGITS} digits: --dps must be <= {DD_DIGITS}")
+        dps = DD_DIGITS if dps is None else dps
+    else:
+        require(dps is not None, "--precision arb needs --dps N")
+    return precision, dps
 
 
 def model_config(v: dict):
@@ -61,7 +84,7 @@ def teacher(**kwargs):
     ``task``, ``D``, ``K``, ``groups`` (file or list of D index lists), ``activation``,
     ``kappa``, ``eta``, ``vstar_norm2`` (||V*||_F^2), ``steps`` (GD iterations), ``record``
     (steps, as a list or "0,10,100"), ``sigma_prime_zero``, ``logit_scale``, ``dps``
-    (decimal digits: arb backend), ``t1_fraction``, ``tstar_attention``, ``certify``,
+    (decimal digits: arb backend), ``precision`` (float64 / dd / arb), ``t1_fraction``, ``tstar_attention``, ``certify``,
     ``checkpoint``, ``checkpoint_every`` (seconds), ``resume``, ``quiet``).
 
     Returns a :class:`rdyn.result.Result` with the keys of ``rdyn teacher --json``: ``t1``,
@@ -93,25 +116,37 @@ def run(v: dict):
         require(config.sigma_prime_zero != 0,
                 "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); "
                 "give --steps")
-    dps = v["dps"]
-    backend = "float64" if dps is None else "arb"
+    backend, dps = precision_backend(v["precision"], v["dps"])
     with checkpoint_errors():
         result = run_dynamics(config, steps=v["steps"], record=record, thresholds=thresholds,
                               backend=backend, dps=dps, progress=not v["quiet"],
                               **checkpoint_kwargs(v))
     for s in record:
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
+    if result.fixed_point_at is not None:
+        print(f"rdyn teacher: warning: from step {result.fixed_point_at} the iterates are a "
+              f"fixed point of the map in {backend} arithmetic (the increments round away): "
+              "T* is never reached; stopped there", file=sys.stderr)
     summary = result_summary(result, dps)
     certificate = None
     if v["certify"]:
-        from reduced_dynamics.certified import certified_run
+        from reduced_dynamics.certified import certified_run, companion_path
 
-        try:  # not checkpointed: a resume from the final checkpoint re-runs this pass
-            certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
-                                        dps=dps, progress=not v["quiet"],
-                                        backend="interval64" if dps is None else "arb")
+        cert_backend = "arb" if backend == "arb" else "interval64"   # dd: interval64 too
+        cert_options = {}
+        if cert_backend == "interval64" and (v["checkpoint"] or v["resume"]) is not None:
+            # the interval64 pass: its own checkpoint next to the main one (NAME.certify.npz)
+            resumed = companion_path(os.fspath(v["resume"])) if v["resume"] is not None else None
+            cert_options = {"checkpoint": v["checkpoint"] and companion_path(os.fspath(v["checkpoint"])),
+                            "checkpoint_every": checkpoint_kwargs(v)["checkpoint_every"],
+                            "resume": resumed if resumed and os.path.exists(resumed) else None}
+        try:  # the arb pass is not checkpointed: a resume re-runs it
+            with checkpoint_errors():
+                certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
+                                            dps=dps, progress=not v["quiet"],
+                                            backend=cert_backend, **cert_options)
         except KeyboardInterrupt as exc:
-            raise CertifyInterrupted() from exc
+            raise CertifyInterrupted(getattr(exc, "step", None), getattr(exc, "path", None)) from exc
         summary["certified"] = certificate.certified and (
             (result.t1, result.T_star) == (certificate.t1.step, certificate.T_star.step))
         summary["radius"] = certificate.radius_final
