@@ -155,8 +155,9 @@ def test_teacher_resume_is_bit_identical(tmp_path, monkeypatch, backend, dps, st
     chunk_steps = chunk or ma.STRIP_EVERY
     assert info.value.step == 3 * chunk_steps and info.value.path == path
     ident = ma.run_identity(CFG_A, steps, [3, 77], ma.Thresholds(), backend, dps)
-    if backend == "mpmath":
-        ident["mpmath_prec_bits"] = mpmath.mp.prec
+    if backend == "mpmath":  # the precision the run sets (and restores afterwards)
+        with ma.working_precision(backend, dps):
+            ident["mpmath_prec_bits"] = mpmath.mp.prec
     assert ck.load(path, "teacher", ident)[1]["t"] == 3 * chunk_steps
     counter = counting(original)
     monkeypatch.setattr(ma, name, counter)
