@@ -48,6 +48,21 @@ def strip_volatile(nb) -> None:
         cell["id"] = f"cell-{index:02d}"
         for key in ("execution", "ExecuteTime", "collapsed", "scrolled"):
             cell.metadata.pop(key, None)
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
+
+
+def merge_streams(outputs: list) -> list:
+    """Join consecutive stdout (stderr) chunks: how a print is split into messages depends on
+    timing, not on the content."""
+    merged = []
+    for output in outputs:
+        if (output.get("output_type") == "stream" and merged
+                and merged[-1].get("output_type") == "stream" and merged[-1]["name"] == output["name"]):
+            merged[-1]["text"] += output["text"]
+        else:
+            merged.append(output)
+    return merged
 
 
 def execute(nb, workdir: str, quick: bool, timeout: int = 1800):
