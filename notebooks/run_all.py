@@ -34,7 +34,7 @@ def notebook_paths(names=()) -> list[Path]:
     for name in names:
         path = HERE / (name if name.endswith(".ipynb") else name + ".ipynb")
         if not path.is_file():
-            raise SystemExit(f"run_all: no notebook {path.name} in {HERE}")
+            raise ValueError(f"no notebook {path.name} in {HERE}")
         paths.append(path)
     return paths
 
@@ -96,10 +96,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick and args.out is None:
         parser.error("--quick needs --out (the committed notebooks keep the documented sizes)")
+    try:
+        paths = notebook_paths(args.names)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
     total = time.perf_counter()
-    for path in notebook_paths(args.names):
+    for path in paths:
         nb = nbformat.read(path, as_version=4)
         start = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="rdyn-nb-") as workdir:
