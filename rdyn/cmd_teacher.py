@@ -96,6 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tstar-attention", type=float, default=None,
                         help="T* threshold on p (default 1/(2K))")
     parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--method", choices=("map", "flow", "slow"), default="map",
+                        help="map: iterate the exact collapsed map (default); flow: gradient-flow "
+                        "limit eta -> 0 (float64, scipy Radau; also its first-order modified "
+                        "equation at --eta); slow: flow through t1, then slow-manifold "
+                        "quadrature (any D; --dps for mpmath). flow/slow report tau1, tau_star "
+                        "and t1, T_star = tau/eta as reals (limits, not step counts)")
     parser.add_argument("--certify", action="store_true",
                         help="also iterate with rigorous enclosures: outward-rounded float64 "
                         "intervals (compiled; default) or, with --dps, arb balls. JSON gains "
@@ -209,6 +215,8 @@ def run(args) -> int:
     require(args.tstar_attention is None or 0 < args.tstar_attention <= 1,
             "--tstar-attention must be in (0, 1]")
     thresholds = Thresholds(args.t1_fraction, args.tstar_attention)
+    if getattr(args, "method", "map") != "map":
+        return run_limits(args, config, thresholds)
     if args.steps is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*
         require(thresholds.attention(config.K) < 1 / config.K,
                 "T* is never reached when --tstar-attention >= 1/K; give --steps")
@@ -252,6 +260,42 @@ def run(args) -> int:
         print(text_summary(result))
         if certificate is not None:
             print(certificate.text())
+    return 0
+
+
+def run_limits(args, config, thresholds) -> int:
+    """``--method flow|slow``: the eta -> 0 phase limits (reduced_dynamics.flow)."""
+    from reduced_dynamics.flow import limits_summary, phase_limits
+
+    for option, given in (("--record", args.record), ("--steps", args.steps),
+                          ("--certify", getattr(args, "certify", False)),
+                          ("--checkpoint", args.checkpoint), ("--resume", args.resume)):
+        require(not given, f"{option} applies to --method map only")
+    require(args.method != "flow" or args.dps is None,
+            "--method flow is float64 (scipy); use --method slow with --dps")
+    require(thresholds.attention(config.K) < 1 / config.K,
+            "T* is never reached when --tstar-attention >= 1/K")
+    require(config.sigma_prime_zero != 0,
+            "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached)")
+    try:
+        limits = phase_limits(config, args.method, thresholds, args.dps)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    summary = limits_summary(limits)
+    if args.json:
+        emit_json(summary, args.dps)
+    else:
+        c = config
+        lines = [f"Model A phase limits ({summary['limit']}): D={c.D}, K={c.K}, {c.activation}, "
+                 f"logits/{c.logit_scale}, eta = {format_real(limits.eta)}",
+                 f"  tau1 = lim eta t1 = {format_real(limits.tau1, 15)}   "
+                 f"tau_star = lim eta T* = {format_real(limits.tau_star, 15)}",
+                 f"  t1 ~ tau1/eta = {format_real(limits.t1, 12)}   "
+                 f"T* ~ tau_star/eta = {format_real(limits.T_star, 12)}  (reals, not step counts)"]
+        if limits.tau1_mod is not None:
+            lines.append(f"  modified equation at this eta: t1 ~ {format_real(limits.tau1_mod / limits.eta, 12)}"
+                         f"   T* ~ {format_real(limits.tau_star_mod / limits.eta, 12)}")
+        print("\n".join(lines))
     return 0
 
 

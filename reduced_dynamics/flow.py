@@ -327,7 +327,9 @@ def slow_limits(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
         integral, error = slow_integral(config, s1 + shift, s_star, lag, exact=dps is not None)
         tau_star = tau1 + integral
         cast = float if dps is None else (lambda x: +x)
-        return PhaseLimits("slow", cast(tau1), cast(tau_star), config.step_size, cast(s1),
+        eta = config.step_size if dps is None else \
+            mpmath.mpf(str(config.exact_step_size().evalf(mpmath.mp.dps + 5)))
+        return PhaseLimits("slow", cast(tau1), cast(tau_star), eta, cast(s1),
                            cast(s_star), detail={"s_shift": cast(shift),
                                                  "quadrature_error": cast(error)})
 
@@ -348,3 +350,23 @@ def phase_limits(config: TeacherConfig, method: str = "slow",
     if method == "slow":
         return slow_limits(config, thresholds, dps)
     raise ValueError(f"unknown method {method!r}")
+
+
+LIMIT_NAMES = {"flow": "gradient_flow", "slow": "slow_manifold"}
+
+
+def limits_summary(limits: PhaseLimits) -> dict:
+    """The JSON object of ``rdyn teacher --method flow|slow``: ``tau1``, ``tau_star`` (eta -> 0
+    limits of eta t1, eta T*), ``t1``, ``T_star`` (= tau/eta, reals), ``limit`` (which limit),
+    ``eta``, ``s1``, ``s_star`` (C2 + C3 at the events); flow adds ``modified`` (first-order
+    modified equation at this eta: ``tau1``, ``tau_star``, ``t1``, ``T_star``)."""
+    out = {"limit": LIMIT_NAMES[limits.method], "method": limits.method,
+           "tau1": limits.tau1, "tau_star": limits.tau_star,
+           "t1": limits.t1, "T_star": limits.T_star, "eta": limits.eta,
+           "s1": limits.s1, "s_star": limits.s_star}
+    if limits.tau1_mod is not None:
+        out["modified"] = {"tau1": limits.tau1_mod, "tau_star": limits.tau_star_mod,
+                           "t1": limits.tau1_mod / limits.eta,
+                           "T_star": limits.tau_star_mod / limits.eta}
+    out.update({k: v for k, v in (limits.detail or {}).items()})
+    return out
