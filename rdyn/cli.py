@@ -12,7 +12,8 @@ import sys
 
 from rdyn.output import UsageError
 
-SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling")
+SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling",
+               "asymptotics")
 
 
 class _Parser(argparse.ArgumentParser):
