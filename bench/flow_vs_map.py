@@ -22,13 +22,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--max-D", type=int, default=128)
+    parser.add_argument("--scales", default="D,sqrtD")
+    parser.add_argument("--activations", default="identity,relu,leaky")
+    parser.add_argument("--divisors", default=",".join(map(str, DIVISORS)))
     args = parser.parse_args()
-    for scale in ("D", "sqrtD"):
-        for activation in ("identity", "relu", "leaky"):
+    for scale in args.scales.split(","):
+        for activation in args.activations.split(","):
             for D, K in GRID:
                 if D > args.max_D or (args.quick and D > 32):
                     continue
-                for div in DIVISORS:
+                for div in map(int, args.divisors.split(",")):
                     base = TeacherConfig(D, K, activation, logit_scale=scale)
                     if D >= 128 and div > 2:
                         continue

@@ -111,3 +111,14 @@ def late_loss_constant(activation: str, scale: str = "D") -> tuple[sp.Expr, sp.E
     scale_expr = ma.to_internal(gf.scale_of(scale))
     c_L = sp.factor(sp.simplify(l2 * scale_expr / (2 * g2)))
     return ma.to_public(l2), ma.to_public(g2), ma.to_public(c_L)
+
+
+@lru_cache(maxsize=None)
+def slow_integral_closed_form(activation: str) -> sp.Expr | None:
+    """``int_{K/N}^{1} de / (e G0(e))`` at logit scale D in closed form when sympy finds one
+    (identity: G0 = e^2 v / (K (K + N e^2)^2), a rational function), else None. Then
+    ``tau_star - tau1 = D * this`` up to the phase-one displacement and the lag."""
+    A = sp.cancel(1 / (e * _g0(activation, "D")))
+    if not A.is_rational_function(e):
+        return None
+    return ma.to_public(sp.expand(sp.simplify(sp.integrate(sp.apart(A, e), (e, K / N, 1)))))

@@ -43,6 +43,7 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
     def n(x):
         return sp.N(x, digits)
 
+    closed = da.slow_integral_closed_form(activation)
     out = {
         "activation": activation, "logit_scale": logit_scale, "K": K,
         "vstar_norm2": vstar_norm2, "kappa": kappa if activation == "leaky" else None,
@@ -53,10 +54,12 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
             "I0_value": float(I0), "I1_value": float(I1),
             "I0_digits": str(n(I0)), "I1_digits": str(n(I1)),
             "next_correction_exponent": -0.5 if I1 != 0 else None,
+            "closed_form": None if closed is None else
+            f"D^{1 - extra} * ({closed})  (tau_star - tau1, from e = 1 to K/(D-K))",
         },
         "tau1": {"exponent": 0, "limit": str(tau1_inf), "limit_digits": str(n(tau1_inf)),
                  "rate_limit": str(rate)},
-        "late_loss": {"c_L": str(c_L), "exponent": 3 - extra, "leading": str(c_L_lead),
+        "late_loss": {"c_L": str(c_L), "exponent": 3 - extra, "leading_coefficient": str(c_L_lead),
                       "form": "excess loss ~ c_L / (eta t) as t -> oo"},
         "checks": [],
     }
@@ -86,8 +89,9 @@ def text(summary: dict) -> str:
              f"  tau_star = eta T* ~ {t['form']}",
              f"    exponent of D: {t['exponent']}; I0 = {t['I0']} = {t['I0_digits']}",
              f"    I1 = {t['I1']} = {t['I1_digits']}",
+             *([f"    exact: {t['closed_form']}"] if t["closed_form"] else []),
              f"  tau1 = eta t1 -> {a['limit']} = {a['limit_digits']} (C1 rate lambda -> {a['rate_limit']})",
-             f"  late excess loss ~ c_L/(eta t), c_L = {L['c_L']} ~ {L['leading']} D^{L['exponent']}"]
+             f"  late excess loss ~ c_L/(eta t), c_L = {L['c_L']} ~ {L["leading_coefficient"]} D^{L['exponent']}"]
     for c in summary["checks"]:
         lines.append(f"  D={c['D']:>8}: slow tau_star = {c['tau_star_slow']:.12e}  /leading = "
                      f"{c['ratio_to_leading']:.8f}  two-term rel. dev = {c['rel_dev_two_term']:.2e}  "
