@@ -91,7 +91,7 @@ def text(summary: dict) -> str:
              f"    I1 = {t['I1']} = {t['I1_digits']}",
              *([f"    exact: {t['closed_form']}"] if t["closed_form"] else []),
              f"  tau1 = eta t1 -> {a['limit']} = {a['limit_digits']} (C1 rate lambda -> {a['rate_limit']})",
-             f"  late excess loss ~ c_L/(eta t), c_L = {L['c_L']} ~ {L["leading_coefficient"]} D^{L['exponent']}"]
+             f"  late excess loss ~ c_L/(eta t), c_L = {L['c_L']} ~ {L['leading_coefficient']} D^{L['exponent']}"]
     for c in summary["checks"]:
         lines.append(f"  D={c['D']:>8}: slow tau_star = {c['tau_star_slow']:.12e}  /leading = "
                      f"{c['ratio_to_leading']:.8f}  two-term rel. dev = {c['rel_dev_two_term']:.2e}  "
