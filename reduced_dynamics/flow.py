@@ -345,6 +345,11 @@ def phase_limits(config: TeacherConfig, method: str = "slow",
     """tau1 = lim eta t1 and tau_star = lim eta T* (and t1, T_star = tau/eta) by ``method``:
     ``flow`` (float64 gradient flow and its first-order modified equation) or ``slow`` (mpmath
     at ``dps`` digits, default 30: Taylor flow through t1, slow-manifold quadrature)."""
+    if not thresholds.t1_fraction < 1:
+        raise ValueError("the flow's C1 stays below C1*: t1 is never reached with "
+                         "--t1-fraction >= 1 (use --method map)")
+    if not thresholds.attention(config.K) > 1 / config.D:
+        raise ValueError("--tstar-attention <= 1/D: T* = 0 (p(0) = 1/D); use --method map")
     if method == "flow":
         return flow_limits(config, thresholds)
     if method == "slow":
