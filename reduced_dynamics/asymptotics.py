@@ -67,6 +67,7 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
         from reduced_dynamics.flow import slow_limits
         from reduced_dynamics.model_a import TeacherConfig, Thresholds
 
+        previous = None
         for Dv in check_D:
             config = TeacherConfig(int(Dv), K, activation, kappa=kappa, vstar_norm2=vstar_norm2,
                                    logit_scale=logit_scale)
@@ -78,7 +79,10 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
                 "D": int(Dv), "tau_star_slow": float(limits.tau_star),
                 "ratio_to_leading": float(limits.tau_star) / lead,
                 "rel_dev_two_term": float(limits.tau_star) / (two + float(limits.tau1)) - 1,
-                "tau1_slow": float(limits.tau1), "tau1_dev": float(limits.tau1) - float(tau1_inf)})
+                "tau1_slow": float(limits.tau1), "tau1_dev": float(limits.tau1) - float(tau1_inf),
+                "local_exponent": None if previous is None else
+                math.log(float(limits.tau_star) / previous[1]) / math.log(Dv / previous[0])})
+            previous = (Dv, float(limits.tau_star))
     return out
 
 
@@ -95,5 +99,6 @@ def text(summary: dict) -> str:
     for c in summary["checks"]:
         lines.append(f"  D={c['D']:>8}: slow tau_star = {c['tau_star_slow']:.12e}  /leading = "
                      f"{c['ratio_to_leading']:.8f}  two-term rel. dev = {c['rel_dev_two_term']:.2e}  "
-                     f"tau1 - limit = {c['tau1_dev']:.2e}")
+                     f"tau1 - limit = {c['tau1_dev']:.2e}"
+                     + (f"  local exponent = {c['local_exponent']:.5f}" if c["local_exponent"] else ""))
     return "\n".join(lines)
