@@ -14,16 +14,17 @@ message), results whose attributes are the JSON keys and whose ``to_dict()`` is 
     r.t1, r.T_star, r.final.C1, r.to_dict()
     b = rdyn.ln(model="ln", data="spectrum", spectrum=(4, 1, 1), d=3, eta=0.5, steps=200, dps=30)
 
-Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures, claims. Importing rdyn is cheap:
+Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures, claims, asymptotics. Importing rdyn is cheap:
 each function imports its machinery on first use.
 """
 from reduced_dynamics._version import __version__
 
-__all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims", "Result",
+__all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims", "asymptotics", "Result",
            "__version__"]
 
 
-_FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims")
+_FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims",
+              "asymptotics")
 
 
 def __getattr__(name: str):

@@ -14,7 +14,8 @@ import sys
 
 from rdyn.output import UsageError
 
-SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling", "claims")
+SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling", "claims",
+               "asymptotics")
 
 
 class _Parser(argparse.ArgumentParser):

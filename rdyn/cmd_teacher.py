@@ -63,6 +63,9 @@ def run(values: dict, args) -> int:
     if values["json"]:
         print(result.to_json())
         return 0
+    if values["method"] != "map":
+        print(limits_text(result.detail["limits"], result.detail["config"], result.limit))
+        return 0
     print(text_summary(result.detail["run"]))
     if result.detail["certificate"] is not None:
         print(result.detail["certificate"].text())
@@ -89,4 +92,18 @@ def text_summary(result) -> str:
     for t, r in sorted(result.record.items()):
         lines.append(f"  t={t}: C1={format_real(r.C1, 12)} C2={format_real(r.C2, 12)} "
                      f"C3={format_real(r.C3, 12)} p={format_real(r.p, 12)} loss={format_real(r.loss, 12)}")
+    return "\n".join(lines)
+
+
+def limits_text(limits, c, limit: str) -> str:
+    """The text form of ``--method flow|slow``."""
+    lines = [f"Model A phase limits ({limit}): D={c.D}, K={c.K}, {c.activation}, "
+             f"logits/{c.logit_scale}, eta = {format_real(limits.eta)}",
+             f"  tau1 = lim eta t1 = {format_real(limits.tau1, 15)}   "
+             f"tau_star = lim eta T* = {format_real(limits.tau_star, 15)}",
+             f"  t1 ~ tau1/eta = {format_real(limits.t1, 12)}   "
+             f"T* ~ tau_star/eta = {format_real(limits.T_star, 12)}  (reals, not step counts)"]
+    if limits.tau1_mod is not None:
+        lines.append(f"  modified equation at this eta: t1 ~ {format_real(limits.tau1_mod / limits.eta, 12)}"
+                     f"   T* ~ {format_real(limits.tau_star_mod / limits.eta, 12)}")
     return "\n".join(lines)

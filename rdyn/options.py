@@ -194,6 +194,11 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
     Option("tstar_attention", "float", None, "T* threshold on the attention p of an in-group "
            "key (default 1/(2K))", lo=0, hi=1, lo_open=True),
     Option("quiet", "flag", False, "no progress bar on stderr"),
+    Option("method", "choice", "map", "map: iterate the exact collapsed map (default); flow: "
+           "gradient-flow limit eta -> 0 (float64, scipy Radau; also its first-order modified "
+           "equation at --eta); slow: flow through t1, then slow-manifold quadrature (any D; "
+           "--dps for mpmath). flow/slow report tau1, tau_star and t1, T_star = tau/eta as reals "
+           "(limits, not step counts)", choices=("map", "flow", "slow")),
     Option("precision", "choice", None, "arithmetic: float64 (default without --dps), arb "
            "(python-flint, --dps digits; default with --dps) or dd: compiled double-double, 106 "
            "bits (~31 digits), about 17x the arb speed, for long runs; reported with --dps "
@@ -388,8 +393,24 @@ CLAIMS = Command("claims", "the papers' statements, each with a verdict from the
            "sizes"),
 ))
 
+ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_star and the "
+                      "late loss (derived)", (
+    _json(),
+    _dps(applies=_never, refusal="--dps does not apply (constants are printed to 30 digits)"),
+    Option("activation", "choice", "relu", "activation (default relu)",
+           choices=("identity", "relu", "leaky")),
+    Option("logit_scale", "choice", "D", "softmax scale: D (default, the seed's) or sqrtD",
+           choices=("D", "sqrtD")),
+    Option("K", "int", 4, "group size K (default 4)", lo=1, hi=10**6),
+    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True),
+    Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)", lo=0,
+           hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
+           refusal="--kappa applies only to --activation leaky"),
+    Option("no_check", "flag", False, "skip the slow-manifold comparison at D = 10^3..10^6"),
+))
+
 COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,
-                                                    SWEEP, SCALING, CLAIMS)}
+                                                    SWEEP, SCALING, CLAIMS, ASYMPTOTICS)}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -107,6 +107,8 @@ GROUPS: tuple[CheckGroup, ...] = (
     CheckGroup("B.full_matrix", "B", _B, "full_matrix_checks", ("B.full_matrix.*",)),
     CheckGroup("B.exact_dirichlet", "B", "verify.model_b_dirichlet", "checks", ("B.exact.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
+    CheckGroup("A.flow", "A", "verify.checks_flow", "checks", ("A.flow.*",),
+               kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("A.scaling", "A", "verify.checks_scaling", "checks", ("S.A.*",),
                kwargs={"quick": False, "model": "A"}, quick_kwargs={"quick": True, "model": "A"}),
     CheckGroup("B.scaling", "B", "verify.checks_scaling", "checks", ("S.B.*",),

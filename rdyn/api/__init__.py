@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 
-FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims")
+FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims",
+              "asymptotics")
 
 __all__ = list(FUNCTIONS)
 

@@ -84,7 +84,8 @@ def teacher(**kwargs):
     ``task``, ``D``, ``K``, ``groups`` (file or list of D index lists), ``activation``,
     ``kappa``, ``eta``, ``vstar_norm2`` (||V*||_F^2), ``steps`` (GD iterations), ``record``
     (steps, as a list or "0,10,100"), ``sigma_prime_zero``, ``logit_scale``, ``dps``
-    (decimal digits: arb backend), ``precision`` (float64 / dd / arb), ``t1_fraction``, ``tstar_attention``, ``certify``,
+    (decimal digits: arb backend), ``precision`` (float64 / dd / arb), ``method`` (map, or the
+    eta -> 0 limits flow / slow: see :func:`run_limits`), ``t1_fraction``, ``tstar_attention``, ``certify``,
     ``checkpoint``, ``checkpoint_every`` (seconds), ``resume``, ``quiet``).
 
     Returns a :class:`rdyn.result.Result` with the keys of ``rdyn teacher --json``: ``t1``,
@@ -110,6 +111,8 @@ def run(v: dict):
             require(s <= MIN_DEFAULT_STEPS, f"--record: step {s} needs --steps (the default run "
                     f"may stop at step {MIN_DEFAULT_STEPS})")
     thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
+    if v["method"] != "map":
+        return run_limits(v, config, thresholds)
     if v["steps"] is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*
         require(thresholds.attention(config.K) < 1 / config.K,
                 "T* is never reached when --tstar-attention >= 1/K; give --steps")
@@ -189,3 +192,26 @@ def result_summary(result, dps=None) -> dict:
                   "vstar_norm2": c.vstar_norm2, "sigma_prime_zero": c.sigma_prime_zero,
                   "logit_scale": c.logit_scale, "backend": result.backend},
     }
+
+
+def run_limits(v: dict, config, thresholds):
+    """``method="flow"|"slow"``: the eta -> 0 phase limits (reduced_dynamics.flow): JSON keys
+    ``limit``, ``method``, ``tau1``, ``tau_star``, and ``t1``, ``T_star`` = tau/eta as reals
+    (limits, never step counts); flow adds ``modified`` (the first-order modified equation at
+    this eta), slow ``s_shift`` and ``quadrature_error``."""
+    from reduced_dynamics.flow import limits_summary, phase_limits
+    from rdyn.result import Result
+
+    for flag, given in (("--record", v["record"]), ("--steps", v["steps"]),
+                        ("--certify", v["certify"]), ("--checkpoint", v["checkpoint"]),
+                        ("--resume", v["resume"]), ("--precision", v["precision"])):
+        require(not given, f"{flag} applies to --method map only")
+    require(v["method"] != "flow" or v["dps"] is None,
+            "--method flow is float64 (scipy); use --method slow with --dps")
+    require(thresholds.attention(config.K) < 1 / config.K,
+            "T* is never reached when --tstar-attention >= 1/K")
+    require(config.sigma_prime_zero != 0,
+            "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached)")
+    with usage_errors():
+        limits = phase_limits(config, v["method"], thresholds, v["dps"])
+    return Result(limits_summary(limits), v["dps"], detail={"limits": limits, "config": config})

@@ -1,0 +1,74 @@
+"""Checks of the eta -> 0 phase limits and of the derived large-D asymptotics (ids ``A.flow.*``).
+
+* ``A.flow.order``: the flow's T* (tau_star/eta) differs from the map's interpolated crossing by
+  a relative error of order 1 in eta, and the first-order modified equation's t1 by order 2
+  (measured between eta_limit/8 and eta_limit/32).
+* ``A.flow.modified``: the modified equation's T* matches the map to < 1e-8 relative.
+* ``A.flow.slow``: slow-manifold tau_star vs the integrated flow.
+* ``A.flow.late_loss``: eta t * loss of the map at t = 1e7 vs the derived constant c_L.
+* ``A.flow.asymptotic``: the derived two-term expansion of tau_star (exponent 3 at logit scale
+  D) vs the slow-manifold quadrature at D = 1e5, 1e6 (deviation O(log D / D), shrinking).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from verify.report import Check, numeric_check
+
+SOURCE = "seed 000, Lemma D.2 (flow limit of the collapsed map); rdyn derivation"
+
+
+def checks(quick: bool = False) -> tuple[Check, ...]:
+    from reduced_dynamics.flow import flow_limits, slow_limits
+    from reduced_dynamics.model_a import TeacherConfig, eta_limit
+    from verify.flow_accuracy import observed_order
+
+    out: list[Check] = []
+    base = TeacherConfig(8, 2, "relu") if quick else TeacherConfig(16, 4, "relu")
+    limit = eta_limit(base)
+    result = observed_order(base, limit / 8, limit / 32)
+    order = result["order"]
+    out.append(numeric_check(
+        "A.flow.order.T_star", SOURCE,
+        "flow T* = tau_star/eta approaches the map's T* at order 1 in eta",
+        abs(order["err_T_flow"] - 1), 0.1, measured_order=order["err_T_flow"],
+        D=base.D, K=base.K))
+    out.append(numeric_check(
+        "A.flow.order.t1_modified", SOURCE,
+        "modified-equation t1 approaches the map's t1 at order 2 in eta",
+        abs(order["err_t1_modified"] - 2) / 2, 0.15, measured_order=order["err_t1_modified"],
+        D=base.D, K=base.K))
+    out.append(numeric_check(
+        "A.flow.modified.T_star", SOURCE,
+        "modified-equation T* matches the map's interpolated crossing (relative)",
+        abs(result["small"]["err_T_modified"]), 1e-8, eta=result["small"]["eta"]))
+    config = TeacherConfig(20, 4, "relu")
+    f, s = flow_limits(config), slow_limits(config)
+    out.append(numeric_check(
+        "A.flow.slow.tau_star", SOURCE, "slow-manifold tau_star agrees with the integrated flow",
+        abs(s.tau_star / f.tau_star - 1), 1e-9, flow=f.tau_star, slow=s.tau_star))
+    from derivations import model_a as ma
+    from derivations.asymptotics import late_loss_constant
+    from reduced_dynamics.model_a import run
+
+    for scale in ("D", "sqrtD"):
+        c8 = TeacherConfig(8, 2, "relu", logit_scale=scale)
+        c_L = float(late_loss_constant("relu", scale)[2].subs({ma.D: 8, ma.K: 2}))
+        steps = 10**7
+        measured = float(run(c8, steps=steps).final.loss) * c8.step_size * steps
+        out.append(numeric_check(
+            f"A.flow.late_loss.{scale}", SOURCE,
+            f"excess loss ~ c_L/(eta t), c_L = K D^{2 if scale == 'D' else 1} (D-K)/4 "
+            "(derived on the slow manifold) vs the map at t = 1e7, D = 8, K = 2",
+            abs(measured / c_L - 1), 1e-2, c_L=c_L, measured=measured))
+    if not quick:
+        from reduced_dynamics.asymptotics import asymptotic_summary
+
+        summary = asymptotic_summary("relu", "D", 4, check_D=(10**5, 10**6))
+        devs = [abs(c["rel_dev_two_term"]) for c in summary["checks"]]
+        out.append(numeric_check(
+            "A.flow.asymptotic.tau_star", SOURCE,
+            "tau_star ~ D (D-K)^2 (K + (2/pi + 4 pi) K^(3/2) (D-K)^(-1/2))/||V*||^2 (relu, "
+            "logits/D): two-term expansion vs slow manifold at D = 1e6",
+            devs[-1], 1e-3, deviations=devs, shrinking=devs[-1] < devs[0] / 4))
+    return tuple(out)
