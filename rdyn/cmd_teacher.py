@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from rdyn.output import emit_json, format_real
+from rdyn.output import format_real
 
 NAME = "teacher"
 

@@ -1,9 +1,7 @@
 """The eta -> 0 phase limits (reduced_dynamics.flow) against the exact map, and the derived
 large-D asymptotics against the slow-manifold quadrature."""
 import math
-from dataclasses import replace
 
-import numpy as np
 import pytest
 import sympy as sp
 

@@ -11,8 +11,6 @@
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 from verify.report import Check, numeric_check
 
 SOURCE = "seed 000, Lemma D.2 (flow limit of the collapsed map); rdyn derivation"

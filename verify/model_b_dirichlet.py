@@ -9,7 +9,6 @@ agreement to the working precision is a genuine check of both; plus Monte Carlo 
 """
 from __future__ import annotations
 
-import math
 
 import mpmath
 import numpy as np

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from rdyn.api._common import options, parse_steps_list
 from rdyn.options import check_memory
-from rdyn.output import require
 
 DEFAULT_STEPS = 300
 LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 10 s and more)
