@@ -142,11 +142,17 @@ def run_checks(only: Sequence[str] | None = None, model: str = "all", quick: boo
     an ``only`` pattern, if given). ``progress`` names each group on stderr."""
     if model not in ("A", "B", "all"):
         raise ValueError(f"model must be A, B or all, not {model!r}")
+    import time
+
     out: list[Check] = []
     for group in select_groups(model, quick, only, groups):
         if progress:
-            print(f"rdyn verify: {group.name} ...", file=sys.stderr, flush=True)
+            print(f"rdyn verify: {group.name} ...", file=sys.stderr, end="", flush=True)
+        start = time.monotonic()
         records = group.call(quick)
+        if progress:
+            print(f" {len(records)} checks, {time.monotonic() - start:.1f} s", file=sys.stderr,
+                  flush=True)
         if only:
             records = [c for c in records if any(id_matches(c.id, p) for p in only)]
         out += records
