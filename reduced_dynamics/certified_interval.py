@@ -593,7 +593,7 @@ CHUNK = 1 << 18
 
 def _save_certify(path, identity, t, st, ev, evf, growth, consts, cfg) -> None:
     from reduced_dynamics import checkpoint
-    from rdyn import __version__
+    from reduced_dynamics._version import __version__
 
     arrays = dict(zip(_CHECKPOINT_ARRAYS, (st, ev, evf, growth, consts, cfg)))
     checkpoint.save(path, "certify", identity, arrays, {"t": int(t), "rdyn_version": __version__})

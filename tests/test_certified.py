@@ -7,6 +7,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+import mpmath
 import pytest
 
 flint = pytest.importorskip("flint")
@@ -44,7 +45,13 @@ def test_box_contains_high_precision_trajectory():
     ref = run(SMALL, steps=3000, backend="arb", dps=80)  # midpoints at 80 digits
     for ball, x in zip(cert.state, (ref.final.C1, ref.final.C2, ref.final.C3)):
         assert ball.rad() > 0
-        assert ball.contains(arb(str(x)))
+        # every digit of the 80-digit reference, at the test's own precisions (not global state)
+        old, flint.ctx.prec = flint.ctx.prec, 320
+        try:
+            with mpmath.workdps(90):
+                assert ball.contains(arb(str(x)))
+        finally:
+            flint.ctx.prec = old
         # the box is tight: well below 30 digits' worth of relative width
         assert float(ball.rad()) < 1e-33 * abs(float(x))
 

@@ -72,3 +72,39 @@ def checks(quick: bool = False) -> tuple[Check, ...]:
         "logits/D): two-term expansion vs slow manifold at D = 1e6",
         devs[-1], 1e-3, deviations=devs, shrinking=devs[-1] < devs[0] / 4))
     return tuple(out)
+
+
+PRINTED_TSTAR = "T* = Theta(K D^2/(eta ||V*||_F^2))"
+
+
+def derived_exponent_checks() -> tuple[Check, ...]:
+    """The printed order of T* (Lemma D.17 / D.16) against the derived leading term of
+    tau_star = lim eta T* (derivations.asymptotics, ReLU): the exponents of D (at fixed K) and
+    of ||V*||_F^2, as limits of the logarithmic derivative of the leading term, for both logit
+    scales. ``pass`` when they equal the printed ones, ``discrepancy`` otherwise."""
+    import sympy as sp
+
+    from derivations import model_a as ma
+    from derivations.asymptotics import scale_relation, tau_star_expansion
+
+    expansion = tau_star_expansion("relu")
+    D, K, v = ma.D, ma.K, ma.vstar_norm2
+    scale_ok = scale_relation("relu")
+    out = []
+    for scale, extra in (("D", D), ("sqrtD", sp.Integer(1))):
+        # leading term of tau_star: scale D gives D (D-K)^2 I0; sqrtD is exactly 1/D of it
+        leading = extra * (D - K) ** 2 * ma.to_public(expansion.I0)
+        d_exponent = sp.limit(D * sp.diff(sp.log(leading), D), D, sp.oo)
+        v_exponent = sp.simplify(v * sp.diff(sp.log(leading), v))
+        holds = (d_exponent, v_exponent) == (2, -1)
+        status = "fail" if not scale_ok else ("pass" if holds else "discrepancy")
+        out.append(Check(
+            f"A.flow.Tstar_exponent.{scale}", "seed 000, Lemma D.17 (order of T*)",
+            f"printed {PRINTED_TSTAR}: exponents of D and ||V*||^2 of the derived leading term "
+            f"of tau_star = lim eta T* (ReLU, logits/{scale})",
+            status, None, None,
+            {"printed": PRINTED_TSTAR, "derived": f"eta T* ~ {sp.sstr(leading)}",
+             "derived_D_exponent": int(d_exponent), "printed_D_exponent": 2,
+             "derived_vstar_exponent": int(v_exponent), "printed_vstar_exponent": -1,
+             "logit_scale_relation_holds": bool(scale_ok)}))
+    return tuple(out)

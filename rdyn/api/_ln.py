@@ -51,7 +51,7 @@ def model_config(v: dict):
     except mb.ExactUnavailable as exc:
         raise UsageError(f"--expectation exact: {exc}") from None
     require(cfg.dps is None or kind == "exact",
-            f"--dps needs an exact expectation (--data spectrum with at most "
+            f"--dps applies only when the expectation is exact (--data spectrum with at most "
             f"{2 if model == 'looped' else mb.MAX_EXACT_LEVELS} distinct eigenvalues, or --model "
             f"noln --target unnormalized); this run uses {kind} (float64)")
     require(v["replicas"] is None or kind == "qmc", "--replicas applies only to qmc expectations")
