@@ -28,6 +28,7 @@ from functools import lru_cache
 import sympy as sp
 
 from derivations import gradient_flow as gf
+from derivations.reproducible import seeded
 from derivations import model_a as ma
 
 e, K, N, D = gf.e, ma.K, ma.N, ma.D
@@ -42,6 +43,7 @@ def _g0(activation: str, scale: str) -> sp.Expr:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def scale_relation(activation: str) -> bool:
     """G0(sqrtD) = sqrt(D) G0(D) identically."""
     ratio = sp.simplify(_g0(activation, "sqrtD") / _g0(activation, "D"))
@@ -72,6 +74,7 @@ def _integral(expr, var, lo, hi):
 
 
 @lru_cache(maxsize=None)
+@seeded
 def tau_star_expansion(activation: str) -> TauStarExpansion:
     """The two leading orders of tau_star / D at logit scale D (module docstring)."""
     A = 1 / (e * _g0(activation, "D"))
@@ -90,6 +93,7 @@ def tau_star_expansion(activation: str) -> TauStarExpansion:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def phase_one_rate_limit(activation: str) -> sp.Expr:
     """lim_{D -> oo} lambda(e = 1): the C1 relaxation rate of phase one (scale D)."""
     rate = ma.to_internal(gf.c1_relaxation_rate(activation, "D")).subs(e, 1)
@@ -97,6 +101,7 @@ def phase_one_rate_limit(activation: str) -> sp.Expr:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def late_loss_constant(activation: str, scale: str = "D") -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     """(l2, g2, c_L): loss0 ~ l2 e^2, G0 ~ g2 e^2 as e -> 0 at fixed D (asserted: no lower
     powers), and ``c_L = lim tau * loss = l2 scale / (2 g2)``, in D and K."""
@@ -114,6 +119,7 @@ def late_loss_constant(activation: str, scale: str = "D") -> tuple[sp.Expr, sp.E
 
 
 @lru_cache(maxsize=None)
+@seeded
 def slow_integral_closed_form(activation: str) -> sp.Expr | None:
     """``int_{K/N}^{1} de / (e G0(e))`` at logit scale D in closed form when sympy finds one
     (identity: G0 = e^2 v / (K (K + N e^2)^2), a rational function), else None. Then

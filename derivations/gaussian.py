@@ -29,6 +29,8 @@ from typing import Callable
 
 import sympy as sp
 
+from derivations.reproducible import seeded
+
 z1, z2 = sp.symbols("z1 z2", real=True)
 phi = sp.Symbol("phi", real=True)
 theta = sp.Symbol("theta", positive=True)  # angle between the two arguments, in (0, pi)
@@ -149,6 +151,7 @@ BIVARIATE_INTEGRANDS: dict[str, sp.Expr] = {
 
 
 @lru_cache(maxsize=None)
+@seeded
 def bivariate_form(name: str, activation_name: str) -> sp.Expr:
     """The named bivariate form (keys of :data:`BIVARIATE_INTEGRANDS`) in sd1, sd2, theta."""
     return expectation(BIVARIATE_INTEGRANDS[name], ACTIVATIONS[activation_name])
@@ -225,6 +228,7 @@ s(v) = v s'(v), i.e. E[s(x1) s(x1+x2)] = E[(x1+x2) s(x1) s'(x1+x2)] as the paper
 
 
 @lru_cache(maxsize=None)
+@seeded
 def appendix_f(name: str, activation_name: str) -> sp.Expr:
     """Closed form of one Appendix F expectation in the variances a, b, c."""
     return APPENDIX_F[name][1](ACTIVATIONS[activation_name])

@@ -26,6 +26,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from derivations.reproducible import seeded
+
 from derivations import model_a as ma
 from derivations.catalog import model_a_expressions
 
@@ -55,6 +57,7 @@ class VectorField:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def vector_field(activation: str, scale: str = "D") -> VectorField:
     """``F = lim_{eta -> 0} (map - identity)/eta`` on the C1 > 0 branch (Lemma D.2 as a flow).
 
@@ -166,6 +169,7 @@ def flow_functions(activation: str, scale: str, module: str):
 
 
 @lru_cache(maxsize=None)
+@seeded
 def slow_coefficients(activation: str, scale: str = "D") -> tuple[sp.Expr, ...]:
     """``(h, a2, C1*, dC1*/ds, lambda)`` in e, where ``F_s = a1 C1 + a2 C1^2`` (asserted: no
     C1-free term, degree 2) and ``h = a1 + a2 C1*`` simplified, so that ``G0 = C1* h``,

@@ -37,6 +37,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from derivations.reproducible import seeded
+
 from derivations import gaussian as g
 from derivations.gaussian import Y1, Y2, dsigma, sigma
 
@@ -101,6 +103,7 @@ class PreActivationGeometry:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def pre_activation_geometry() -> PreActivationGeometry:
     """Covariance of Y1 = u/K and Y2 = p u + q w, u ~ N(0,K), w ~ N(0,D-K), and its
     (sd1, sd2, theta) form; theta = atan2(sqrt(det), cov) simplifies to atan(e sqrt((D-K)/K))."""
@@ -145,6 +148,7 @@ def _branch_value(expr: sp.Expr, branch: str) -> sp.Expr:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def residual_moments(activation: str, branch: str) -> tuple[sp.Expr, sp.Expr]:
     """(E[h Y1], E[h Y2]) in terms of C1, e, D, K (and kappa, s0)."""
     act = g.ACTIVATIONS[activation]
@@ -167,6 +171,7 @@ class LogitGradients:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def logit_gradients_symbolic() -> LogitGradients:
     """Softmax-Jacobian step with E[h Y1], E[h Y2] kept as symbols.
 
@@ -200,6 +205,7 @@ class CollapsedMap:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def collapsed_map(activation: str, branch: str = "positive", scale: str = "D") -> CollapsedMap:
     """Lemma D.2: the projection of one full-matrix GD step onto the collapsed structure.
 
@@ -229,6 +235,7 @@ def collapsed_map(activation: str, branch: str = "positive", scale: str = "D") -
 
 
 @lru_cache(maxsize=None)
+@seeded
 def excess_loss(activation: str, branch: str = "positive") -> sp.Expr:
     """L - 1/2 E||E||_F^2 = (D ||V*||^2 / 2) E[(sigma(Y1) - sigma(C1 Y2))^2] (Section 5 loss)."""
     act = g.ACTIVATIONS[activation]
@@ -243,6 +250,7 @@ def excess_loss(activation: str, branch: str = "positive") -> sp.Expr:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def c1_fixed_point(activation: str) -> sp.Expr:
     """C1*(t): the fixed point of the C1 update at fixed p on the C1 > 0 branch (Lemma D.4's
     proxy, printed for the identity as (D-K)p/(DKp^2 - 2Kp + 1))."""
@@ -252,6 +260,7 @@ def c1_fixed_point(activation: str) -> sp.Expr:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def c1_multiplier(activation: str) -> sp.Expr:
     """dC1(t+1)/dC1(t) at fixed p on the C1 > 0 branch (the map is affine in C1 there)."""
     return to_public(sp.simplify(sp.diff(to_internal(collapsed_map(activation, "positive").C1_next), C1)))
@@ -264,6 +273,7 @@ def student_variance_in_p() -> sp.Expr:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def eta_limit(activation: str) -> sp.Expr:
     """Supremum of eta with |dC1'/dC1| < 1 for every p in [1/D, 1/K] (C1 > 0 branch).
 
@@ -285,6 +295,7 @@ def eta_limit(activation: str) -> sp.Expr:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def c2_c3_invariant(activation: str, scale: str = "D") -> bool:
     """K (C2' - C2) = (D - K)(C3' - C3) on every branch, hence K C2 = (D-K) C3 along
     the trajectory from zero (the logit gradient of each column sums to zero)."""

@@ -33,6 +33,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from derivations.reproducible import seeded
+
 gamma, rho, eta = sp.symbols("gamma rho eta", real=True)
 alpha, beta, F = sp.symbols("alpha beta F", real=True)
 m1, m2 = sp.symbols("m1 m2", positive=True)  # a^T S a, ||S a||^2 (||a|| = 1)
@@ -104,6 +106,7 @@ def ln_loss_stable_form() -> dict[str, sp.Expr]:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def ln_loss_stable_identity_holds() -> bool:
     """``r^2 m2 - (m1 + gamma m2)^2 = m2 - m1^2`` (polynomial identity), hence the stable loss
     ``2 (m2 - m1^2) / (r^2 m2 (1 + y^T t))`` equals ``2 - 2 y^T t``."""
@@ -113,6 +116,7 @@ def ln_loss_stable_identity_holds() -> bool:
 
 # -------------------------------------------------------------------- checks of steps 1-3
 @lru_cache(maxsize=None)
+@seeded
 def ln_gradient_identity_holds() -> bool:
     """``a^T S g_h = -2 (m2 - m1^2)/(sqrt(m2) r^3)`` and ``= d loss/d gamma`` (LN layer)."""
     f = ln_per_sample()
@@ -122,6 +126,7 @@ def ln_gradient_identity_holds() -> bool:
 
 
 @lru_cache(maxsize=None)
+@seeded
 def noln_gradient_identity_holds() -> bool:
     """``a^T S g = d loss / d gamma`` for both no-LN targets (so ``F = L'(gamma)/d``)."""
     return all(sp.simplify(sp.diff(f["loss"], gamma) - f["a_S_gh"]) == 0
@@ -192,6 +197,7 @@ def recursion_identities() -> dict[str, bool]:
 
 # --------------------------------------------------------------- closed forms kappa1, kappa2
 @lru_cache(maxsize=None)
+@seeded
 def kappa_task1() -> dict[str, sp.Expr]:
     """kappa1, kappa2 for Task 1 (iid uniform unit columns), from unit-vector moments.
 
