@@ -29,7 +29,7 @@ table), so constants of confirmed lines of one claim are comparable.
 
 --extend continues the Model A T* D-lines (largest iterated D = 64; 32 with --quick) to
 D = 2^20 (2^14 with --quick) by the slow-manifold limit T* = tau_star/eta at the line's eta
-(the eta -> 0 limit, real numbers, not step counts; rdyn teacher --method slow). Each point
+(the eta -> 0 limit, real numbers, not step counts; as the teacher's --method slow). Each point
 of a row's "extension" says its "source" ("map" or "slow_manifold"); the fit over the extension
 points is reported apart from the iterated fit, next to the derived exponent (3 at logits/D,
 2 at logits/sqrt(D)), and the slow limit is compared with the map at every iterated D.
