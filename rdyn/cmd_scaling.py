@@ -27,6 +27,13 @@ an interval no wider than +-10% of it, or the local exponent is within 10% of it
 claimed form with the varied factor's exponent replaced by the fitted one (listed under the
 table), so constants of confirmed lines of one claim are comparable.
 
+--extend continues the Model A T* D-lines (largest iterated D = 64; 32 with --quick) to
+D = 2^20 (2^14 with --quick) by the slow-manifold limit T* = tau_star/eta at the line's eta
+(the eta -> 0 limit, real numbers, not step counts; as the teacher's --method slow). Each point
+of a row's "extension" says its "source" ("map" or "slow_manifold"); the fit over the extension
+points is reported apart from the iterated fit, next to the derived exponent (3 at logits/D,
+2 at logits/sqrt(D)), and the slow limit is compared with the map at every iterated D.
+
 Default sizes take about 2 minutes on 2 cores; --quick about 30 s. Progress goes to stderr.
 --json prints {"rows": [...], ...}; --out FILE writes the JSON (FILE ending in .json) or the
 table. Exit status 0.

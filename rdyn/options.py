@@ -347,6 +347,11 @@ SCALING = Command("scaling", "fit the exponents and constants of the papers' The
     Option("runner", "choice", "run", "Model A iterator: 'run' (single-configuration event "
            "loop, the default) or 'batch' (run_batch; same numbers bit for bit, slower to "
            "compile)", choices=("run", "batch")),
+    Option("extend", "flag", False, "continue the Model A T* D-lines beyond iteration, to "
+           "D = 2^20 (--quick 2^14), by the slow-manifold limit T* = tau_star/eta (reals, "
+           "marked per point; fit over the extension reported apart; about 5 s per activation)",
+           applies=lambda v: v["model"] != "B",
+           refusal="--extend applies to Model A only (not with --model B)"),
     Option("out", "out", None, "write the report to FILE (.json: JSON, otherwise the table)",
            output="file"),
 ))

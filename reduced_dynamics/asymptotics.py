@@ -24,6 +24,16 @@ def _subs(expr, K, vstar_norm2, kappa, D=None):
     return sp.sympify(expr).subs(values)
 
 
+def tau_star_exponent(logit_scale: str = "D") -> int:
+    """Exponent of D in ``tau_star = lim eta T*`` as D -> oo at fixed K: the leading term of
+    :func:`derivations.asymptotics.tau_star_expansion` is ``D (D-K)^2 I0`` with ``I0 != 0``
+    (logits / D, exponent 3), and ``tau_star(sqrtD) = tau_star(D) / D``
+    (:func:`derivations.asymptotics.scale_relation`, exponent 2)."""
+    if logit_scale not in ("D", "sqrtD"):
+        raise ValueError(f"unknown logit scale {logit_scale!r}")
+    return 3 if logit_scale == "D" else 2
+
+
 def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
                        vstar_norm2: float = 1.0, kappa: float = 0.1, t1_fraction: float = 0.95,
                        check_D=(10**3, 10**4, 10**5, 10**6), digits: int = 30) -> dict:
@@ -48,7 +58,7 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
         "activation": activation, "logit_scale": logit_scale, "K": K,
         "vstar_norm2": vstar_norm2, "kappa": kappa if activation == "leaky" else None,
         "tau_star": {
-            "exponent": 3 - extra,
+            "exponent": tau_star_exponent(logit_scale),
             "form": f"D^{1 - extra} (D-K)^2 (I0 + I1 (D-K)^(-1/2) + O(log D / D))",
             "I0": str(expansion.I0), "I1": str(expansion.I1),
             "I0_value": float(I0), "I1_value": float(I1),

@@ -45,6 +45,26 @@ def _errors(nb) -> list:
             if o.get("output_type") == "error"]
 
 
+def _asymptotics(nb) -> None:
+    """eta T*/D^3 (ReLU, logits/D, K = 4, v = 1): the map's integer T* lies within its last step
+    of the slow-manifold limit tau_star/eta at every iterated D; the derived I0 = K/v = 4; at the
+    largest D (2^14 quick, 2^20 full) the limit is within 2% of the two-term asymptote
+    D N^2 (I0 + I1 N^-1/2) (measured -1.5e-2 at 2^14, -4.5e-4 at 2^20), above I0, and the
+    local exponent is within 0.1 below the derived 3."""
+    text = _stream_text(nb)
+    assert re.search(r"I0 = K/vstar_norm2 = 4,", text)
+    rows = re.findall(r"^\s+(\d+)\s+([0-9.]+)\s+(\d+)\s+[0-9.]+\s+([0-9.]+)\s+\S+$", text, re.M)
+    assert len(rows) >= 4
+    for D, eta, T, tau in rows:
+        assert -1.5 < float(tau) / float(eta) - int(T) < 0.5, (D, eta, T, tau)
+    m = re.search(r"largest D = (\d+): eta T\*/D\^3 = ([0-9.]+); ratio to I0 = ([0-9.]+); ratio to "
+                  r"the two-term asymptote = ([0-9.]+); local exponent = ([0-9.]+)", text)
+    D, y, lead, two, local = int(m.group(1)), *map(float, m.group(2, 3, 4, 5))
+    assert D >= 2**14 and abs(lead - y / 4) < 1e-5 and lead > 1
+    assert abs(two - 1) < 0.02 and 2.9 < local < 3
+    assert _figures(nb) == 1
+
+
 def _model_a_figures(nb) -> None:
     """The collapse holds at round-off in all eight population cross-checks; figures drawn."""
     devs = [float(x) for x in re.findall(r"max_rel_dev = ([0-9.e+-]+)", _stream_text(nb))]
@@ -104,7 +124,7 @@ def _tour(nb) -> None:
     assert _figures(nb) == 2
 
 
-EXPECTED = {"model_a_dynamics.ipynb": _model_a_dynamics, "model_a_figures.ipynb": _model_a_figures,
+EXPECTED = {"asymptotics.ipynb": _asymptotics, "model_a_dynamics.ipynb": _model_a_dynamics, "model_a_figures.ipynb": _model_a_figures,
             "model_b.ipynb": _model_b, "model_b_figures.ipynb": _model_b_figures,
             "scaling.ipynb": _scaling, "tour.ipynb": _tour}
 

@@ -120,6 +120,38 @@ def test_exponent_check_uses_scaling_fit():
     assert lo <= check.detail["measured_exponent"] <= hi
 
 
+# ------------------------------------------------------------------------------ extension
+@pytest.mark.parametrize("scale, derived", [("D", 3), ("sqrtD", 2)])
+def test_extension_agrees_with_map_and_tends_to_derived_exponent(scale, derived):
+    """The T* D-line continued by the slow-manifold limit to D = 2^20: where the map also runs
+    the real limit T* = tau_star/eta sits inside the map's last step (the map's integer T* is
+    the first step at or past the crossing; documented flow error at these eta <= 4e-5
+    relative, slaving <= 3e-8), and the local exponent approaches the derived one from below
+    (the next term of the expansion is a relative (D-K)^(-1/2) correction)."""
+    import dataclasses
+
+    line = next(x for x in scaling.design_model_a("relu", quick=True, logit_scale=scale)
+                if (x.claim, x.factor) == ("A.Tstar", "D"))
+    line = dataclasses.replace(line, values=(8, 16, 32))
+    r = scaling.run_line(line, extend=True)
+    e = r.extension
+    assert e.source == ("map",) * 3 + ("slow_manifold",) * 15 and e.x[3:] == tuple(2.0**k for k in range(6, 21))
+    assert e.y[:3] == r.y and all(T == int(T) for T in r.y)
+    for D, T_map, T_slow, rel in e.overlap:
+        assert -0.5 < T_map - T_slow < 1.5 and abs(rel) < 1.5 / T_map + 4e-5
+        assert rel == T_slow / T_map - 1
+    assert e.derived_exponent == derived
+    assert derived - 0.015 < e.local_exponent < derived
+    assert abs(e.local_exponent - derived) < abs(r.local_exponent - derived) / 5
+    ys = np.array(e.y[3:])
+    local = np.diff(np.log(ys)) / np.log(2)
+    assert np.all(np.diff(local) > 0)  # monotone approach
+    assert derived - 0.2 < e.exponent < e.local_exponent
+    d = r.as_dict()["extension"]
+    assert d["source"][3] == "slow_manifold" and d["range"] == [64.0, 2.0**20]
+    assert "not an iterated step count" in d["note"]
+
+
 # ------------------------------------------------------------------------------ the CLI
 def test_cli_json(capsys):
     assert main(["scaling", "--model", "B", "--quick", "--json"]) == 0
@@ -140,7 +172,7 @@ def test_cli_json(capsys):
 @pytest.mark.parametrize("argv", [
     ["--activation", "tanh"], ["--model", "B", "--activation", "relu"],
     ["--activation", "relu", "--kappa", "0.2"], ["--dps", "30"], ["--model", "C"],
-    ["--model", "B", "--logit-scale", "sqrtD"],
+    ["--model", "B", "--logit-scale", "sqrtD"], ["--model", "B", "--extend"],
 ])
 def test_cli_bad_input_exits_2(argv, capsys):
     try:

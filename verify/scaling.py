@@ -435,6 +435,97 @@ def measure(line: Line, runner: str = "run") -> tuple[list, list, int]:
 
 
 # ------------------------------------------------------------------------------------------
+# Extension beyond iteration: the eta -> 0 limit on the slow manifold
+# ------------------------------------------------------------------------------------------
+
+EXTEND_TOP = 2**20  # largest D of an extended line (quick: 2**14)
+EXTEND_TOP_QUICK = 2**14
+EXTENDABLE = (("A.Tstar", "D"),)  # (claim, factor) of the lines ``extend`` continues
+
+
+@dataclass(frozen=True)
+class Extension:
+    """A ``T*`` D-line continued beyond what iteration reaches by the slow-manifold limit
+    (:func:`reduced_dynamics.flow.slow_limits`, float64): ``T* ~ tau_star / eta`` at the
+    line's eta, a real number (the eta -> 0 limit, not a step count).
+
+    ``x``, ``y``, ``source``: the whole line, the iterated points (``"map"``, exact integer
+    events) followed by the extension (``"slow_manifold"``); ``t1``: ``tau1 / eta`` of the
+    extension points. ``overlap``: (D, map T*, slow tau_star/eta, relative difference) at every
+    iterated D. ``fit``, ``local_exponent``: over the extension points only (reported apart
+    from the iterated fit); ``derived_exponent``:
+    :func:`reduced_dynamics.asymptotics.tau_star_exponent`."""
+
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    source: tuple[str, ...]
+    t1: tuple[float, ...]
+    overlap: tuple[tuple[float, float, float, float], ...]
+    fit: Fit
+    local_exponent: float
+    derived_exponent: float
+    seconds: float
+
+    @property
+    def exponent(self) -> float:
+        return self.fit.exponents[0]
+
+    @property
+    def max_overlap_difference(self) -> float:
+        return max(abs(o[3]) for o in self.overlap)
+
+    def as_dict(self) -> dict:
+        return {"method": "slow_manifold", "x": list(self.x), "y": list(self.y),
+                "source": list(self.source), "t1_extension": list(self.t1),
+                "overlap": [{"D": d, "map": m, "limit": s, "relative_difference": r}
+                            for d, m, s, r in self.overlap],
+                "max_overlap_difference": self.max_overlap_difference,
+                "range": [min(x for x, s in zip(self.x, self.source) if s != "map"), max(self.x)],
+                "exponent": self.exponent, "exponent_ci": list(self.fit.exponent_ci[0]),
+                "local_exponent": self.local_exponent,
+                "derived_exponent": self.derived_exponent, "seconds": self.seconds,
+                "note": "extension points: T* = tau_star/eta, the eta -> 0 (slow-manifold) limit "
+                        "at the line's eta, a real number, not an iterated step count"}
+
+
+def extension_values(line: Line, quick: bool = False) -> tuple[int, ...]:
+    """Powers of two above the line's largest iterated D, up to ``EXTEND_TOP``."""
+    top = EXTEND_TOP_QUICK if quick else EXTEND_TOP
+    start = int(math.floor(math.log2(max(line.values)))) + 1
+    return tuple(2**k for k in range(start, int(math.log2(top)) + 1))
+
+
+def extend_line(line: Line, x: Sequence[float], y: Sequence[float], quick: bool = False,
+                level: float = LEVEL) -> Extension:
+    """Continue an iterated ``T*`` D-line (``x``, ``y``: its map events) by the slow-manifold
+    limit: ``tau_star / eta`` at :func:`extension_values`, and at the iterated D for the
+    overlap comparison."""
+    from reduced_dynamics.asymptotics import tau_star_exponent
+    from reduced_dynamics.flow import slow_limits
+
+    if (line.claim, line.factor) not in EXTENDABLE:
+        raise ValueError(f"line {line.claim} vs {line.factor} cannot be extended")
+    start = time.perf_counter()
+    limit = lambda D: slow_limits(_config(line, int(D)))  # noqa: E731
+    overlap = []
+    for D, T in zip(x, y):
+        s = float(limit(D).T_star)
+        overlap.append((float(D), float(T), s, s / float(T) - 1))
+    xs, ys, t1s = [], [], []
+    for D in extension_values(line, quick):
+        r = limit(D)
+        xs.append(float(D))
+        ys.append(float(r.T_star))
+        t1s.append(float(r.t1))
+    fit = fit_power_law(xs, ys, level)
+    return Extension(tuple(float(v) for v in x) + tuple(xs), tuple(float(v) for v in y) + tuple(ys),
+                     ("map",) * len(x) + ("slow_manifold",) * len(xs), tuple(t1s), tuple(overlap),
+                     fit, local_exponent(xs, ys),
+                     float(tau_star_exponent(line.settings.get("logit_scale", "D"))),
+                     time.perf_counter() - start)
+
+
+# ------------------------------------------------------------------------------------------
 # Results
 # ------------------------------------------------------------------------------------------
 
@@ -455,6 +546,7 @@ class LineResult:
     steps: int
     seconds: float
     extra: dict = field(default_factory=dict)
+    extension: Extension | None = None
 
     @property
     def exponent(self) -> float:
@@ -481,6 +573,7 @@ class LineResult:
             "residual_sd_log": self.fit.residual_sd, "points": self.fit.n,
             "verdict": self.verdict, "basis": self.basis,
             "steps": self.steps, "seconds": self.seconds, **self.extra,
+            **({"extension": self.extension.as_dict()} if self.extension is not None else {}),
         }
 
 
@@ -521,10 +614,18 @@ def analyse(line: Line, x: Sequence[float], y: Sequence[float], steps: int = 0,
                       extra)
 
 
-def run_line(line: Line, runner: str = "run") -> LineResult:
+def run_line(line: Line, runner: str = "run", extend: bool = False,
+             quick: bool = False) -> LineResult:
+    """Measure and fit one line; ``extend``: continue a ``T*`` D-line by the slow-manifold
+    limit (:func:`extend_line`; other lines are unchanged)."""
+    import dataclasses
+
     start = time.perf_counter()
     x, y, steps = measure(line, runner)
-    return analyse(line, x, y, steps, time.perf_counter() - start)
+    result = analyse(line, x, y, steps, time.perf_counter() - start)
+    if extend and (line.claim, line.factor) in EXTENDABLE:
+        result = dataclasses.replace(result, extension=extend_line(line, x, y, quick))
+    return result
 
 
 def design(model: str = "all", activations: Sequence[str] = ACTIVATIONS, quick: bool = False,
@@ -541,15 +642,16 @@ def design(model: str = "all", activations: Sequence[str] = ACTIVATIONS, quick: 
 
 def report(model: str = "all", activations: Sequence[str] = ACTIVATIONS, quick: bool = False,
            logit_scale: str = "D", kappa: float = LEAKY_KAPPA,
-           progress: Callable[[str], None] | None = None, runner: str = "run") -> tuple[LineResult, ...]:
-    """Run and fit every line of :func:`design`."""
+           progress: Callable[[str], None] | None = None, runner: str = "run",
+           extend: bool = False) -> tuple[LineResult, ...]:
+    """Run and fit every line of :func:`design` (``extend``: see :func:`run_line`)."""
     lines = design(model, activations, quick, logit_scale, kappa)
     out = []
     for i, line in enumerate(lines, 1):
         if progress is not None:
             progress(f"[{i}/{len(lines)}] {line.claim} vs {line.factor}"
                      + (f" ({line.activation})" if line.activation else ""))
-        out.append(run_line(line, runner))
+        out.append(run_line(line, runner, extend, quick))
     return tuple(out)
 
 
@@ -586,4 +688,18 @@ def format_table(results: Sequence[LineResult]) -> str:
                  "the fitted one; 95% t-intervals from the residuals (deterministic data: they "
                  "measure departure from a pure power law); local: log-log slope at the "
                  "asymptotic end; confirmed: claim inside an interval of half-width <= 10% of it, or local within 10%.")
+    extended = [r for r in results if r.extension is not None]
+    if extended:
+        lines += ["", "Extended beyond iteration (slow-manifold limit T* = tau_star/eta at the line's "
+                  "eta: real numbers, not step counts; fit over the extension points only):"]
+        for r in extended:
+            e = r.extension
+            lo, hi = e.fit.exponent_ci[0]
+            D_ext = [x for x, s in zip(e.x, e.source) if s != "map"]
+            lines.append(
+                f"  {r.line.claim} vs D ({r.line.activation}, logits/{r.line.settings.get('logit_scale', 'D')}): "
+                f"map D={_g(min(r.x))}..{_g(max(r.x))}, slow D={D_ext[0]:.0f}..{D_ext[-1]:.0f} "
+                f"({len(D_ext)} points): fitted {e.exponent:.3f} [{lo:.3f}, {hi:.3f}], "
+                f"local {e.local_exponent:.4f}, derived {e.derived_exponent:g}; "
+                f"slow vs map at the iterated D: max |rel. diff| {e.max_overlap_difference:.1e}")
     return "\n".join(lines)

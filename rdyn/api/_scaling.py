@@ -34,9 +34,10 @@ def scaling(**kwargs):
 
     Keyword arguments are the options of ``rdyn scaling``: ``model`` ("A", "B", "all"),
     ``activation`` (comma list or tuple), ``kappa``, ``logit_scale``, ``quick``, ``runner``,
-    ``out``. Returns a :class:`rdyn.result.Result` with ``rows`` (one per fitted line),
-    ``quick``, ``model``, ``activations``, ``logit_scale``, ``level``, ``local_tolerance``,
-    ``seconds``. ValueError on bad input, before any work.
+    ``extend``, ``out``. Returns a :class:`rdyn.result.Result` with ``rows`` (one per fitted
+    line; with ``extend`` the T* D-lines carry ``extension``: points marked ``map`` /
+    ``slow_manifold``, the fit over the extension, the derived exponent), ``quick``, ``model``,
+    ``activations``, ``logit_scale``, ``extend``, ``level``, ``local_tolerance``, ``seconds``. ValueError on bad input, before any work.
     """
     return run(options("scaling", kwargs))
 
@@ -56,10 +57,11 @@ def run(v: dict):
     results = scaling.report(model=v["model"], activations=acts, quick=v["quick"],
                              logit_scale=v["logit_scale"] or "D",
                              kappa=scaling.LEAKY_KAPPA if v["kappa"] is None else v["kappa"],
-                             progress=progress, runner=v["runner"])
+                             progress=progress, runner=v["runner"], extend=bool(v["extend"]))
     payload = {"rows": [r.as_dict() for r in results], "quick": bool(v["quick"]),
                "model": v["model"], "activations": list(acts) if v["model"] != "B" else [],
-               "logit_scale": v["logit_scale"] or "D", "level": scaling.LEVEL,
+               "logit_scale": v["logit_scale"] or "D", "extend": bool(v["extend"]),
+               "level": scaling.LEVEL,
                "local_tolerance": scaling.LOCAL_TOLERANCE,
                "seconds": time.perf_counter() - start}
     table = scaling.format_table(results)
