@@ -65,8 +65,9 @@ def checks(quick: bool = True) -> list[Check]:
                          f"{GAMMAS}, kappa3, kappa4 by the iterator's rule equal the ascending stick-breaking route",
                          "pass" if err < 2e-14 else "fail", err, digits_of(err),
                          {"note": "r = 2 uses the 200-node theta rule (floor ~6e-15); r >= 3 agree to ~4e-16"}))
-    dps = 25
-    for spec in ((3, 2, 1),) if quick else ((3, 2, 1), (4, 3, 2, 1)):
+    # r = 4 at high precision needs more nodes than EXACT_NODE_LIMIT allows above about 10
+    # digits (the iterator refuses it there), so the full report checks it at 10 digits
+    for spec, dps in (((3, 2, 1), 25),) if quick else (((3, 2, 1), 25), ((4, 3, 2, 1), 10)):
         r = len(set(spec))
         with mpmath.workdps(dps + 5):
             ex = statistics(mb.exact_rule(spec, dps), [mpmath.mpf(g) for g in GAMMAS])
