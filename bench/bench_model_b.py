@@ -20,14 +20,8 @@ def previous_looped_two_level(rule, rho, L):
     """The float64 route before issue 14: 2F1 closed form by mpmath at 64 bits."""
     k, d = rule.beta_params
     with mpmath.workprec(64):
-        rho_, l1, l2 = mpmath.mpf(rho), mpmath.mpf(rule.levels[0, 0]), mpmath.mpf(rule.levels[0, 1])
-        a, b = mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2
-        q = ((1 + rho_ * l2) / (1 + rho_ * l1)) ** (2 * L)
-        z = -(1 - q) / q
-        G = b / (a + b) * mpmath.hyp2f1(1, a, a + b + 1, z)
-        dGdq = a * b / ((a + b) * (a + b + 1)) * mpmath.hyp2f1(2, a + 1, a + b + 2, z) / (q * q)
-        dq = 2 * L * q * (l2 - l1) / ((1 + rho_ * l1) * (1 + rho_ * l2))
-    return float(G), float(dGdq * dq)
+        G, dG = mb.looped_two_level_hyp2f1(rho, L, rule.levels[0, 0], rule.levels[0, 1], k, d)
+    return float(G), float(dG)
 
 
 def previous_run(cfg, rule):

@@ -362,19 +362,22 @@ def looped_two_level(rule: SpectralRule, rho, L: int):
     """
     k, d = rule.beta_params
     l1, l2 = rule.levels[0, 0], rule.levels[0, 1]
-    mp = rule.mp
-    if not mp:
+    if not rule.mp:
         return _looped_two_level_f64(float(rho), int(L), float(l1), float(l2), k, d)
-    with mpmath.workdps(mpmath.mp.dps):
-        rho_, l1, l2 = mpmath.mpf(rho), mpmath.mpf(l1), mpmath.mpf(l2)
-        a, b = mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2
-        q = ((1 + rho_ * l2) / (1 + rho_ * l1)) ** (2 * L)
-        z = -(1 - q) / q
-        G = b / (a + b) * mpmath.hyp2f1(1, a, a + b + 1, z)
-        dGdq = a * b / ((a + b) * (a + b + 1)) * mpmath.hyp2f1(2, a + 1, a + b + 2, z) / (q * q)
-        dq = 2 * L * q * (l2 - l1) / ((1 + rho_ * l1) * (1 + rho_ * l2))
-        dG = dGdq * dq
-    return (G, dG) if mp else (float(G), float(dG))
+    return looped_two_level_hyp2f1(rho, L, l1, l2, k, d)
+
+
+def looped_two_level_hyp2f1(rho, L: int, l1, l2, k: int, d: int):
+    """(G, dG/drho) of :func:`looped_two_level` by the 2F1 closed form, as mpmath numbers at
+    the caller's mpmath precision."""
+    rho_, l1, l2 = mpmath.mpf(rho), mpmath.mpf(l1), mpmath.mpf(l2)
+    a, b = mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2
+    q = ((1 + rho_ * l2) / (1 + rho_ * l1)) ** (2 * L)
+    z = -(1 - q) / q
+    G = b / (a + b) * mpmath.hyp2f1(1, a, a + b + 1, z)
+    dGdq = a * b / ((a + b) * (a + b + 1)) * mpmath.hyp2f1(2, a + 1, a + b + 2, z) / (q * q)
+    dq = 2 * L * q * (l2 - l1) / ((1 + rho_ * l1) * (1 + rho_ * l2))
+    return G, dGdq * dq
 
 
 BOUNDARY_NODES = 24       # Gauss points per panel of the float64 boundary-layer rule
