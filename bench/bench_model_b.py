@@ -5,11 +5,15 @@ float64 path (compiled graded Gauss rule for the Beta boundary layer,
 :func:`reduced_dynamics.model_b._beta_layer_f64`) against the previous one (mpmath ``hyp2f1``
 at 64 bits per step, reproduced below), and prints the ratio measured in this one run, plus the
 largest relative difference of the iterates. Also times the exact r-level LN path and the QMC
-replicas. Usage: python bench/bench_model_b.py
+replicas, and the exact r-level LN path at ``--dps`` (:func:`dps_exact`): per-step cost on mpf
+object arrays against gmpy2 mpfr arrays (same rule, same precision), and the error at a fixed
+order with and without the exponential map of the stick-breaking coordinates.
+Usage: python bench/bench_model_b.py [dps]
 """
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 
 import mpmath
 
@@ -86,5 +90,48 @@ def qmc_vs_mc():
               + f"; time qmc {se['qmc']['time']:.1f} s, mc {se['mc']['time']:.1f} s")
 
 
+def dps_exact():
+    """r = 3 and r = 4 at --dps: mpf vs mpfr per step, mapped vs plain coordinates."""
+    from reduced_dynamics.dirichlet_rule import dirichlet_params, dirichlet_rule
+
+    for spec, dps in (((3, 2, 1), 25), ((4, 3, 2, 1), 30)):
+        t0 = time.perf_counter()
+        rule = mb.exact_rule(spec, dps)
+        t_rule = time.perf_counter() - t0
+        with mpmath.workdps(dps + 5):
+            gs = [mpmath.mpf(k) / 7 for k in range(1, 4)]
+            t0 = time.perf_counter()
+            fast = [rule.means(mb.ln_terms, g) for g in gs]
+            t_fast = (time.perf_counter() - t0) / len(gs)
+            t0 = time.perf_counter()
+            slow = [[rule.mean(v) for v in mb.ln_terms(rule, g)] for g in gs]
+            t_slow = (time.perf_counter() - t0) / len(gs)
+            diff = max(abs(x - y) / abs(y) for f, sl in zip(fast, slow) for x, y in zip(f, sl))
+        print(f"ln exact at dps {dps}, spectrum {spec}: {len(rule.weights)} nodes, rule {t_rule:.1f} s; "
+              f"per step mpf {t_slow:.3f} s, mpfr {t_fast:.3f} s, ratio {t_slow / t_fast:.1f}x "
+              f"(rel. difference {float(diff):.1e})")
+    lv = mb.distinct_levels((4, 3, 2, 1))
+    params = dirichlet_params([k for _, k in lv])
+    deltas = [Fraction(1, v * v - 1) for v, _ in lv[:-1]]   # as in model_b.dirichlet_exact_rule
+    with mpmath.workdps(50):
+        ref = mb.exact_rule((4, 3, 2, 1), 40).means(mb.ln_terms, mpmath.mpf(1))
+        for n in (12, 20):
+            errs = []
+            for ds in (deltas, None):
+                masses, weights = dirichlet_rule(params, n, 45, ds)
+                rule = mb.SpectralRule(mb.np.array([[mpmath.mpf(v) for v, _ in lv]] * len(weights), dtype=object),
+                                       masses, weights, "exact", True)
+                got = rule.means(mb.ln_terms, mpmath.mpf(1))
+                errs.append(max(abs(x - y) / abs(y) for x, y in zip(got, ref)))
+            print(f"spectrum (4,3,2,1), {n}^3 nodes, LN at gamma = 1: error mapped {float(errs[0]):.1e}, "
+                  f"plain Gauss-Jacobi {float(errs[1]):.1e}")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["dps"]:
+        dps_exact()
+    else:
+        main()
+        dps_exact()

@@ -73,8 +73,6 @@ def gauss_beta(n: int, a, b, dps: int | None = None):
 
 def _key(a):
     """Hashable exact form of a parameter (Fraction for ints/Fractions, float otherwise)."""
-    from fractions import Fraction
-
     return Fraction(a) if isinstance(a, (int, Fraction)) else float(a)
 
 
@@ -104,76 +102,59 @@ def _gauss_beta_mp(n: int, a, b, dps: int):
         return tuple(+v for v in nodes), tuple(+w for w in weights)
 
 
-GRADING = 0.15   # ratio of consecutive panel ends of the geometric grading towards u = 0
-GRADE_BELOW = 1 / 16   # a singularity closer than this to u = 0 gets graded panels
+MAP_BELOW = 0.5   # a singularity closer than this (relative) to u = 0 gets the exponential map
 
 
-def graded_beta(n: int, a, b, delta: float, dps: int | None = None):
-    """Composite Gauss rule for ``E[f(u)]``, ``u ~ Beta(a, b)``, graded towards ``u = 0``.
+def mapped_beta(n: int, a, b, delta: float, dps: int | None = None):
+    """Gauss rule for ``E[f(u)]``, ``u ~ Beta(a, b)``, when ``f`` has a branch point near
+    ``u = -delta`` (``delta`` small): returns ``(u, 1 - u, weights)``.
 
-    Panels ``[0, h_K], [h_K, h_{K-1}], ..., [h_1, 1/2], [1/2, 1]`` with ``h_k = GRADING^k / 2``
-    and ``h_K <= delta`` (one Gauss-Jacobi panel on [0, 1] when ``delta >= GRADE_BELOW``): ``f`` may have a complex singularity at
-    distance ``~delta`` from ``u = 0`` (here ``||S a||^2 -> 0`` directions when the eigenvalue
-    ratio is large); on geometrically graded panels the error still decays geometrically in ``n``.
-    End panels carry the Jacobi weights ``u^{a-1}`` and ``(1-u)^{b-1}`` (Gauss rules of
-    Beta(a, 1) and Beta(b, 1) scaled to the panel); inner panels Gauss-Legendre times the density.
+    Substitution ``u = delta (e^{L s} - 1)``, ``L = log(1 + 1/delta)`` (``s`` in [0, 1] onto
+    ``u`` in [0, 1]): ``u + delta = delta e^{L s}`` never vanishes, so a branch point at
+    ``u = -delta`` moves to ``s = -oo`` and one at ``u = -c`` (``c > delta``) to imaginary part
+    ``pi / L``. The density becomes ``s^{a-1} (1-s)^{b-1} h(s)`` with
+    ``h = (u/s)^{a-1} ((1-u)/(1-s))^{b-1} u'(s)`` analytic on [0, 1] (zeros of ``u/s`` and of
+    ``(1-u)/(1-s)`` lie at imaginary distance ``2 pi / L``): the Gauss-Jacobi rule of Beta(a, b)
+    in ``s`` with weights times ``h(s_i)`` converges geometrically at a rate that degrades only
+    like ``1/log(1/delta)``. ``1 - u = delta e^{L s} expm1(L (1 - s))`` (no cancellation near
+    ``u = 1``). With ``delta >= MAP_BELOW`` the plain Gauss-Jacobi rule is returned.
     """
-    if delta >= GRADE_BELOW:
-        return gauss_beta(n, a, b, dps)
-    K = int(math.ceil(math.log(2 * delta) / math.log(GRADING)))
+    if delta >= MAP_BELOW:
+        s, w = gauss_beta(n, a, b, dps)
+        if dps is None:
+            return s, 1 - s, w
+        with mpmath.workdps(dps + 10):
+            return s, [1 - v for v in s], w
+    s, w = gauss_beta(n, a, b, dps)
     if dps is None:
-        lnB = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-        a, b = float(a), float(b)
-        ends = [0.5 * GRADING ** k for k in range(K, -1, -1)]   # h_K .. h_0 = 1/2
-        xa, wa = gauss_beta(n, a, 1)
-        xb, wb = gauss_beta(n, b, 1)
-        xg, wg = gauss_beta(n, 1, 1)
-        nodes, weights = [], []
-        h = ends[0]   # [0, h]: int_0^h u^{a-1} g = h^a/a E_{Beta(a,1)}[g(h x)]
-        u = h * xa
-        nodes.append(u)
-        weights.append(wa * h ** a / a * np.exp((b - 1) * np.log1p(-u) - lnB))
-        for lo, hi in zip(ends[:-1], ends[1:]):
-            u = lo + (hi - lo) * xg
-            nodes.append(u)
-            weights.append(wg * (hi - lo) * np.exp((a - 1) * np.log(u) + (b - 1) * np.log1p(-u) - lnB))
-        v = 0.5 * xb   # [1/2, 1]: v = 1 - u in [0, 1/2]
-        nodes.append(1 - v)
-        weights.append(wb * 0.5 ** b / b * np.exp((a - 1) * np.log1p(-v) - lnB))
-        return np.concatenate(nodes), np.concatenate(weights)
+        a, b, dl = float(a), float(b), float(delta)
+        L = math.log1p(1 / dl)
+        u = dl * np.expm1(L * s)
+        rest = dl * np.exp(L * s) * np.expm1(L * (1 - s))
+        h = (u / s) ** (a - 1) * (rest / (1 - s)) ** (b - 1) * dl * L * np.exp(L * s)
+        return u, rest, w * h
     with mpmath.workdps(dps + 10):
         a, b = _mpf(a), _mpf(b)
-        B = mpmath.beta(a, b)
-        half = mpmath.mpf(1) / 2
-        g = mpmath.mpf(GRADING.as_integer_ratio()[0]) / GRADING.as_integer_ratio()[1]
-        ends = [half * g ** k for k in range(K, -1, -1)]
-        xa, wa = gauss_beta(n, a, 1, dps)
-        xb, wb = gauss_beta(n, b, 1, dps)
-        xg, wg = gauss_beta(n, 1, 1, dps)
-        nodes, weights = [], []
-        h = ends[0]
-        for x, w in zip(xa, wa):
-            u = h * x
-            nodes.append(u)
-            weights.append(w * h ** a / a * (1 - u) ** (b - 1) / B)
-        for lo, hi in zip(ends[:-1], ends[1:]):
-            for x, w in zip(xg, wg):
-                u = lo + (hi - lo) * x
-                nodes.append(u)
-                weights.append(w * (hi - lo) * u ** (a - 1) * (1 - u) ** (b - 1) / B)
-        for x, w in zip(xb, wb):
-            v = half * x
-            nodes.append(1 - v)
-            weights.append(w * half ** b / b * (1 - v) ** (a - 1) / B)
-        return nodes, weights
+        dl = _mpf(delta)
+        L = mpmath.log1p(1 / dl)
+        us, rests, ws = [], [], []
+        for si, wi in zip(s, w):
+            e = mpmath.exp(L * si)
+            u = dl * mpmath.expm1(L * si)
+            rest = dl * e * mpmath.expm1(L * (1 - si))
+            us.append(u)
+            rests.append(rest)
+            ws.append(wi * (u / si) ** (a - 1) * (rest / (1 - si)) ** (b - 1) * dl * L * e)
+        return us, rests, ws
 
 
 def dirichlet_rule(params, n_nodes: int, dps: int | None = None, deltas=None):
     """Tensor stick-breaking rule for Dirichlet(params).
 
-    Coordinate ``j`` uses :func:`graded_beta` with grading depth ``deltas[j]`` (None: no
-    grading, one Gauss-Jacobi panel per half). Returns ``(masses, weights)``: masses (N, r)
-    on the simplex, weights (N,) summing to 1; float64 arrays, or numpy object arrays of mpf.
+    Coordinate ``j`` uses :func:`mapped_beta` with ``deltas[j]``, the relative distance of the
+    integrand's nearest branch point beyond ``u_j = 0`` (None: plain Gauss-Jacobi everywhere).
+    Returns ``(masses, weights)``: masses (N, r) on the simplex, weights (N,) (summing to 1 up
+    to the quadrature error of the map); float64 arrays, or numpy object arrays of mpf.
     """
     r = len(params)
     if r == 1:
@@ -185,28 +166,27 @@ def dirichlet_rule(params, n_nodes: int, dps: int | None = None, deltas=None):
         a = params[j]
         b = sum(params[j + 1:])
         delta = 1.0 if deltas is None else deltas[j]
-        rules.append(graded_beta(n_nodes, a, b, delta, dps))
+        rules.append(mapped_beta(n_nodes, a, b, delta, dps))
     if dps is None:
-        grids = np.meshgrid(*[u for u, _ in rules], indexing="ij")
-        wgrids = np.meshgrid(*[w for _, w in rules], indexing="ij")
-        U = np.stack([g.ravel() for g in grids], axis=1)
-        W = np.prod(np.stack([g.ravel() for g in wgrids], axis=1), axis=1)
+        def tensor(k):
+            grids = np.meshgrid(*[rule[k] for rule in rules], indexing="ij")
+            return np.stack([g.ravel() for g in grids], axis=1)
+        U, V, Ws = tensor(0), tensor(1), tensor(2)
         masses = np.empty((U.shape[0], r))
         rest = np.ones(U.shape[0])
         for j in range(r - 1):
             masses[:, j] = U[:, j] * rest
-            rest = rest * (1 - U[:, j])
+            rest = rest * V[:, j]
         masses[:, r - 1] = rest
-        return masses, W
+        return masses, np.prod(Ws, axis=1)
     with mpmath.workdps(dps + 10):
         masses, weights = [], []
-        for idx in product(*[range(len(u)) for u, _ in rules]):
+        for idx in product(*[range(len(rule[0])) for rule in rules]):
             rest, w, row = mpmath.mpf(1), mpmath.mpf(1), []
-            for j, i in enumerate(idx):
-                u = rules[j][0][i]
-                row.append(u * rest)
-                rest = rest * (1 - u)
-                w = w * rules[j][1][i]
+            for (u, one_minus_u, wj), i in zip(rules, idx):
+                row.append(u[i] * rest)
+                rest = rest * one_minus_u[i]
+                w = w * wj[i]
             row.append(rest)
             masses.append(row)
             weights.append(w)
@@ -216,8 +196,6 @@ def dirichlet_rule(params, n_nodes: int, dps: int | None = None, deltas=None):
 def half_integer_moment(params, powers) -> "Fraction":
     """E[prod w_i^{p_i}] for Dirichlet(params) with rational params (exact):
     ``prod (a_i)_{p_i} / (A)_{P}`` (rising factorials), A = sum a_i, P = sum p_i."""
-    from fractions import Fraction
-
     num, den = Fraction(1), Fraction(1)
     A = sum(Fraction(a) for a in params)
     P = sum(powers)
@@ -231,8 +209,6 @@ def half_integer_moment(params, powers) -> "Fraction":
 
 def dirichlet_params(multiplicities) -> list:
     """Dirichlet parameters k_i/2 as Fractions."""
-    from fractions import Fraction
-
     return [Fraction(k, 2) for k in multiplicities]
 
 

@@ -59,6 +59,31 @@ class SpectralRule:
     def mean(self, values):
         return (self.weights * values).sum()
 
+    def means(self, terms: Callable, *args) -> list:
+        """``[mean(v) for v in terms(nodes, *args)]`` for a ``terms`` that reads ``m1``, ``m2``,
+        ``variance`` of its first argument.
+
+        On mp rules the terms run on exact gmpy2 copies of the nodes (:class:`MpfrNodes`), every
+        operation rounded at mpmath's working precision and the weighted sum correctly rounded
+        (:mod:`reduced_dynamics.mpfr_arrays`; ~14x faster than mpf object arrays); the means
+        come back as mpf. Otherwise the same as calling ``terms(self, *args)``.
+        """
+        if not self.mp:
+            return [self.mean(v) for v in terms(self, *args)]
+        from reduced_dynamics import mpfr_arrays
+
+        with mpfr_arrays.precision(mpmath.mp.prec):
+            nodes = self.mpfr_nodes
+            values = terms(nodes, *[mpfr_arrays.exact(a) for a in args])
+            return [mpfr_arrays.to_mpf(mpfr_arrays.fsum(nodes.weights * v)) for v in values]
+
+    @cached_property
+    def mpfr_nodes(self) -> "MpfrNodes":
+        """Bit-exact gmpy2 copies of ``m1``, ``m2``, ``variance``, ``weights`` (mp rules)."""
+        from reduced_dynamics import mpfr_arrays
+
+        return MpfrNodes(*(mpfr_arrays.exact(v) for v in (self.m1, self.m2, self.variance, self.weights)))
+
     def std_error(self, values) -> float | None:
         if self.kind == "exact":
             return None
@@ -66,8 +91,22 @@ class SpectralRule:
         return float(v.std(ddof=1) / math.sqrt(v.size))
 
 
+@dataclass(frozen=True)
+class MpfrNodes:
+    """The statistics of a :class:`SpectralRule`'s nodes as gmpy2 mpfr object arrays; only
+    to be computed with inside :func:`reduced_dynamics.mpfr_arrays.precision`."""
+    m1: Any
+    m2: Any
+    variance: Any
+    weights: Any
+
+
 def _sqrt(x):
     if x.dtype == object:
+        from reduced_dynamics import mpfr_arrays
+
+        if mpfr_arrays.is_mpfr_array(x):
+            return mpfr_arrays.sqrt(x)
         return np.array([mpmath.sqrt(v) for v in x], dtype=object)
     return np.sqrt(x)
 
@@ -96,15 +135,16 @@ def exact_supported(spectrum: tuple[int, ...] | None, model: str = "ln") -> bool
     return r <= (2 if model == "looped" else MAX_EXACT_LEVELS)
 
 
-def _probe(rule: SpectralRule, lam_min):
-    """The least smooth statistics of the single layers (LN at gamma = 0, 1/lam_min, oo)."""
-    m1, m2 = rule.m1, rule.m2
+def _probe_terms(nodes, g):
+    """The least smooth statistics of the single layers (LN at gamma = 0, g, oo)."""
+    m1, m2, var = nodes.m1, nodes.m2, nodes.variance
     sq2 = _sqrt(m2)
-    out = [rule.mean(1 / sq2), rule.mean(m1 / sq2), rule.mean((m2 - m1 * m1) / (m2 * m2))]
-    g = 1 / lam_min
     r2 = 1 + 2 * g * m1 + g * g * m2
-    out.append(rule.mean((m2 - m1 * m1) / (sq2 * r2 * _sqrt(r2))))
-    return out
+    return [1 / sq2, m1 / sq2, var / (m2 * m2), var / (sq2 * r2 * _sqrt(r2))]
+
+
+def _probe(rule: SpectralRule, lam_min):
+    return rule.means(_probe_terms, mpmath.mpf(1) / lam_min if rule.mp else 1 / lam_min)
 
 
 def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
@@ -113,25 +153,25 @@ def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
 
     The masses of ``a`` on the r eigenspaces are Dirichlet(k_1/2, ..., k_r/2) (``k_i`` the
     multiplicities, eigenvalues descending); :func:`reduced_dynamics.dirichlet_rule.dirichlet_rule`
-    integrates in stick-breaking coordinates by tensor Gauss-Jacobi, graded towards ``u_j = 0``
-    by ``delta_j = (lam_r/lam_j)^2`` (where ``||S a||^2`` nearly vanishes relative to its scale).
-    The per-panel order ``n`` is raised until two successive orders agree on the probe
+    integrates in stick-breaking coordinates by tensor Gauss-Jacobi, coordinate ``u_j`` mapped
+    exponentially (:func:`reduced_dynamics.dirichlet_rule.mapped_beta`) with
+    ``delta_j = lam_r^2 / (lam_j^2 - lam_r^2)``: for ``gamma >= 0`` the nearest branch point of
+    ``sqrt(m2)`` and ``sqrt(1 + 2 gamma m1 + gamma^2 m2)`` as functions of ``u_j`` lies at
+    ``u_j <= -delta_j`` (the mass moved from ``lam_j`` to ``lam_r``).
+    The per-coordinate order ``n`` is raised until two successive orders agree on the probe
     statistics to ``1e-14`` (float64) or ``10^-(dps+3)``; ``nodes`` fixes ``n``.
     """
-    from reduced_dynamics.dirichlet_rule import GRADE_BELOW, GRADING, dirichlet_params, dirichlet_rule
+    from reduced_dynamics.dirichlet_rule import dirichlet_params, dirichlet_rule
 
     lv = distinct_levels(spectrum)
     lam = [v for v, _ in lv]
     params = dirichlet_params([k for _, k in lv])
-    deltas = [(lam[-1] / lam[j]) ** 2 for j in range(len(lam) - 1)]
-    panels = 1
-    for dl in deltas:
-        panels *= 1 if dl >= GRADE_BELOW else int(math.ceil(math.log(2 * dl) / math.log(GRADING))) + 2
+    deltas = [Fraction(lam[-1] ** 2, lam[j] ** 2 - lam[-1] ** 2) for j in range(len(lam) - 1)]
     mp = dps is not None
     limit = EXACT_NODE_LIMIT["mpmath" if mp else "float64"]
 
     def build(n):
-        if panels * n ** (len(lam) - 1) > limit:
+        if n ** (len(lam) - 1) > limit:
             raise ExactUnavailable(
                 f"the exact rule for {len(lam)} distinct eigenvalues {tuple(lam)} needs more than "
                 f"{limit} nodes at {'dps ' + str(dps) if mp else 'float64'}")
@@ -147,11 +187,11 @@ def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
         if nodes:
             return build(nodes)
         tol = (mpmath.mpf(10) ** (-dps - 3)) if mp else 1e-14
-        # measured: the error falls ~10^-0.45 per node and coordinate at worst, so at dps the
-        # search starts near 2.2 (dps + 3) nodes and is refused at once when the first
-        # comparison (orders n0 and 1.25 n0) would already exceed the node budget
-        n = max(8, int(math.ceil(2.2 * (dps + 3)))) if mp else 8
-        if panels * (n + max(4, n // 4)) ** (len(lam) - 1) > limit:
+        # measured (spectrum (4,3,2,1)): the error falls ~10^-1.35 per node and coordinate, so
+        # at dps the search starts near 0.8 (dps + 3) nodes; it is refused at once when the
+        # first comparison (orders n0 and 1.25 n0) would already exceed the node budget
+        n = max(8, int(math.ceil(0.8 * (dps + 3)))) if mp else 8
+        if (n + max(4, n // 4)) ** (len(lam) - 1) > limit:
             raise ExactUnavailable(
                 f"the exact rule for {len(lam)} distinct eigenvalues {tuple(lam)} needs more than "
                 f"{limit} nodes at {'dps ' + str(dps) if mp else 'float64'}")
@@ -501,12 +541,16 @@ def kappa_exact(data: str, d: int, n: int, spectrum) -> tuple[Fraction, Fraction
     return Fraction(n, d), Fraction(n * (n + d - 1), d * d)
 
 
-def constants(rule: SpectralRule, data: str, d: int, n: int, spectrum) -> Constants:
-    m1, m2 = rule.m1, rule.m2
+def _constant_terms(nodes):
+    m1, m2 = nodes.m1, nodes.m2
     sq2 = _sqrt(m2)
+    return [m1, m2, sq2, m1 / sq2, nodes.variance / (m2 * m2)]
+
+
+def constants(rule: SpectralRule, data: str, d: int, n: int, spectrum) -> Constants:
     k1, k2 = kappa_exact(data, d, n, spectrum)
-    return Constants(rule.mean(m1), rule.mean(m2), rule.mean(sq2), rule.mean(m1 / sq2), k1, k2,
-                     rule.mean((m2 - m1 * m1) / (m2 * m2)))
+    m1, m2, k3, k4, var = rule.means(_constant_terms)
+    return Constants(m1, m2, k3, k4, k1, k2, var)
 
 
 def upsilon1(rule: SpectralRule, L: int):
@@ -544,16 +588,35 @@ class Config:
 EXPECTATIONS = ("auto", "exact", "qmc", "monte_carlo")
 
 
+def exact_gamma_range(cfg: Config) -> bool:
+    """Whether the run stays where the exact Task 2 rules are accurate: ``gamma >= 0``.
+
+    The LN and looped per-sample terms have branch points where ``1 + gamma lambda_i = 0``
+    (``h = a + gamma S a`` can vanish), i.e. on the real axis at ``gamma = -1/lambda_i``; the
+    rules are built and checked for ``gamma >= 0`` only (measured for spectrum (4,3,2,1): float64
+    errors up to 1e-4 near ``gamma = -1/4``). Since ``L'(gamma) < 0``, ``gamma_{t+1} - gamma_t =
+    eta |F| (alpha^2 + beta^2) + eta^2 F^2 gamma_t >= 0`` when ``gamma_t >= 0``: a run from
+    ``alpha0 beta0 >= 0`` never leaves the range. The no-LN layer needs only kappa1..kappa4.
+    """
+    return cfg.model == "noln" or cfg.alpha0 * cfg.beta0 >= 0
+
+
 def resolve_expectation(cfg: Config) -> str:
     """The expectation a run uses: ``exact`` for the unnormalised no-LN layer (rational kappa1,
-    kappa2 only) and for Task 2 spectra in :func:`exact_supported`; otherwise ``qmc`` (auto) or
+    kappa2 only) and for Task 2 spectra in :func:`exact_supported` that start in
+    :func:`exact_gamma_range`; otherwise ``qmc`` (auto) or
     the one asked for. Asking for ``exact`` where it does not exist raises :class:`ExactUnavailable`."""
     if _exact_moments_only(cfg):
         return "exact"
     if cfg.expectation in ("qmc", "monte_carlo"):
         return cfg.expectation
-    if cfg.data == "spectrum" and exact_supported(cfg.spectrum, cfg.model):
+    if cfg.data == "spectrum" and exact_supported(cfg.spectrum, cfg.model) and exact_gamma_range(cfg):
         return "exact"
+    if cfg.expectation == "exact" and not exact_gamma_range(cfg):
+        raise ExactUnavailable(
+            f"exact expectations of the {cfg.model} model hold for gamma = alpha*beta >= 0 (a "
+            f"trajectory from alpha0*beta0 >= 0 stays there); alpha0*beta0 = "
+            f"{cfg.alpha0 * cfg.beta0:g} < 0 may cross the kinks at gamma = -1/lambda_i")
     if cfg.expectation == "exact":
         r = None if cfg.spectrum is None else len(set(cfg.spectrum))
         raise ExactUnavailable(
@@ -601,7 +664,11 @@ def _exact_moments_only(cfg: Config) -> bool:
 def step_terms(cfg: Config, rule: SpectralRule, const: Constants) -> Callable:
     """``g -> (loss, F, per-sample loss or None)`` for the chosen model."""
     d = cfg.d
-    if cfg.model == "ln":
+    if cfg.model == "ln" and rule.mp:
+        def f(g):
+            loss, dl = rule.means(ln_terms, g)
+            return loss, dl / d, None
+    elif cfg.model == "ln":
         def f(g):
             loss_i, dl_i = ln_terms(rule, g)
             return rule.mean(loss_i), rule.mean(dl_i) / d, loss_i

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import mpmath
 import pytest
@@ -27,6 +28,100 @@ def test_exact_rule_matches_ascending_route_dps25_r3():
         ex = md.statistics(mb.exact_rule((3, 2, 1), 25), [mpmath.mpf(g) for g in GAMMAS])
         ind = md.statistics(md.ascending_rule((3, 2, 1), 48, 33), [mpmath.mpf(g) for g in GAMMAS])
     assert md.max_rel(ex, ind) < 1e-23
+
+
+@pytest.mark.parametrize("spec,dps,n_ascending", [
+    ((4, 3, 2, 1), 20, 48),
+    pytest.param((4, 3, 3, 2, 1, 1, 1, 1), 30, 72, marks=pytest.mark.slow),   # ~1 min
+])
+def test_exact_rule_matches_ascending_route_at_dps_r4(spec, dps, n_ascending):
+    """r = 4 at --dps: the mapped descending rule against plain Gauss-Jacobi in ascending
+    stick-breaking coordinates (converging ~10^-0.44 per node: n set for 10^-(dps-2))."""
+    with mpmath.workdps(dps + 5):
+        gammas = [mpmath.mpf(g) for g in GAMMAS]
+        ex = md.statistics(mb.exact_rule(spec, dps), gammas)
+        ind = md.statistics(md.ascending_rule(spec, n_ascending, dps + 8), gammas)
+    assert md.max_rel(ex, ind) < 10.0 ** (2 - dps)
+
+
+@pytest.mark.parametrize("delta", [Fraction(1, 15), Fraction(1, 10**4), Fraction(1, 10**8)])
+def test_mapped_beta_integrates_a_near_branch_point(delta):
+    """E[(u + delta)^(-1/2)], u ~ Beta(1/2, 3/2): branch point at distance delta beyond u = 0.
+    Reference: delta^(-1/2) 2F1(1/2, 1/2; 2; -1/delta) (mpmath). Plain Gauss-Jacobi with 40
+    nodes is off by > 1e-4 at delta = 1e-4; the exponential map reaches 30 digits."""
+    from reduced_dynamics.dirichlet_rule import gauss_beta, mapped_beta
+
+    a, b = Fraction(1, 2), Fraction(3, 2)
+    with mpmath.workdps(40):
+        dl = mpmath.mpf(delta.numerator) / delta.denominator
+        ref = mpmath.hyp2f1(0.5, 0.5, 2, -1 / dl) / mpmath.sqrt(dl)
+        u, rest, w = mapped_beta(60, a, b, delta, 35)
+        got = mpmath.fsum(wi / mpmath.sqrt(ui + dl) for ui, wi in zip(u, w))
+        assert abs(got - ref) < 1e-30 * ref
+        assert all(abs(ui + ri - 1) < mpmath.mpf(10) ** -40 for ui, ri in zip(u, rest))
+        x, wx = gauss_beta(40, a, b, 35)
+        plain = mpmath.fsum(wi / mpmath.sqrt(xi + dl) for xi, wi in zip(x, wx))
+        if delta <= Fraction(1, 10**4):
+            assert abs(plain - ref) > 1e-4 * ref
+    u, rest, w = mapped_beta(60, a, b, delta)            # float64
+    assert abs(float((w / (u + float(delta)) ** 0.5).sum()) - float(ref)) < 1e-13 * float(ref)
+
+
+def test_mpfr_means_equal_mpf_means_and_leave_no_state():
+    """The gmpy2 evaluation of an mp rule agrees with mpf object arithmetic at the working
+    precision, converts nodes bit for bit, and leaves gmpy2's context as it found it."""
+    import gmpy2
+
+    from reduced_dynamics import mpfr_arrays
+
+    before = gmpy2.get_context().precision
+    rule = mb.exact_rule((3, 2, 1), 30)
+    with mpmath.workdps(40):
+        g = mpmath.mpf(7) / 3
+        fast = rule.means(mb.ln_terms, g)
+        slow = [rule.mean(v) for v in mb.ln_terms(rule, g)]
+        assert all(abs(x - y) <= mpmath.mpf(10) ** -37 * abs(y) for x, y in zip(fast, slow))
+        assert all(mpfr_arrays.to_mpf(mpfr_arrays.exact(v)) == v for v in rule.m2[:50])
+    assert gmpy2.get_context().precision == before
+
+
+def test_cli_ln_r4_at_dps30_agrees_with_float64(capsys):
+    from rdyn import cli
+
+    base = ["ln", "--json", "--data", "spectrum", "--d", "4", "--spectrum", "4,3,2,1", "--steps", "3"]
+    assert cli.main([*base, "--dps", "30"]) == 0
+    hi = json.loads(capsys.readouterr().out)
+    assert cli.main(base) == 0
+    lo = json.loads(capsys.readouterr().out)
+    assert hi["expectation"] == "exact" and len(hi["loss"].replace("-", "").split("e")[0]) >= 31
+    for k in ("alpha", "beta", "gamma", "loss", "kappa3"):
+        assert abs(mpmath.mpf(hi[k]) - lo[k]) <= 2e-15 * abs(lo[k])
+
+
+def test_exact_refused_where_gamma_can_be_negative(capsys):
+    """The exact rules hold for gamma >= 0 (kinks at gamma = -1/lambda_i): alpha0*beta0 < 0
+    runs ln/looped by qmc under auto and refuses --dps / --expectation exact (exit 2, one line);
+    the no-LN layer (kappa constants only) stays exact."""
+    from rdyn import cli
+
+    base = ["ln", "--json", "--data", "spectrum", "--d", "3", "--steps", "2", "--alpha0", "-0.3"]
+    assert cli.main([*base, "--spectrum", "3,2,1", "--samples", "256", "--replicas", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["expectation"] == "qmc"
+    for extra in (["--spectrum", "3,2,1", "--dps", "20"], ["--spectrum", "3,2,1", "--expectation", "exact"],
+                  ["--spectrum", "3,1,1", "--model", "looped", "--expectation", "exact"]):
+        assert cli.main([*base, *extra]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "alpha0*beta0" in err
+    assert cli.main([*base, "--spectrum", "3,2,1", "--model", "noln", "--dps", "20"]) == 0
+    assert json.loads(capsys.readouterr().out)["expectation"] == "exact"
+
+
+def test_gamma_never_decreases_from_nonnegative_start():
+    """The invariant behind exact_gamma_range: gamma_{t+1} >= gamma_t when gamma_t >= 0."""
+    for a0, b0 in ((0.0, 1.0), (2.0, 0.5), (0.0, -1.0)):
+        tr = mb.run(mb.Config(model="ln", data="spectrum", d=4, n=10, spectrum=(4, 3, 2, 1), eta=0.5,
+                              steps=300, alpha0=a0, beta0=b0))
+        assert all(g1 >= g0 >= 0 for g0, g1 in zip(tr.gamma, tr.gamma[1:]))
 
 
 def test_exact_rule_reproduces_rational_dirichlet_moments_r4():

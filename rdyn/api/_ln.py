@@ -52,8 +52,8 @@ def model_config(v: dict):
         raise UsageError(f"--expectation exact: {exc}") from None
     require(cfg.dps is None or kind == "exact",
             f"--dps applies only when the expectation is exact (--data spectrum with at most "
-            f"{2 if model == 'looped' else mb.MAX_EXACT_LEVELS} distinct eigenvalues, or --model "
-            f"noln --target unnormalized); this run uses {kind} (float64)")
+            f"{2 if model == 'looped' else mb.MAX_EXACT_LEVELS} distinct eigenvalues and "
+            f"alpha0*beta0 >= 0, or --model noln --target unnormalized); this run uses {kind} (float64)")
     require(v["replicas"] is None or kind == "qmc", "--replicas applies only to qmc expectations")
     require(v["record"] is None or kind == "qmc", "--record applies only to qmc expectations")
     require(kind != "qmc" or (v["checkpoint"] is None and v["resume"] is None),

@@ -1,0 +1,78 @@
+"""Elementwise multiple precision on numpy object arrays of gmpy2 ``mpfr`` (MPFR).
+
+The exact Model B rules hold their nodes as ``mpmath.mpf``; evaluating the LN layer's per-node
+expressions on ``mpf`` object arrays costs ~50 us per node, on ``mpfr`` object arrays ~3.7 us
+(measured at 120 bits, 2e4 nodes; ``bench/bench_model_b_dps.py``). This module is the bridge:
+
+* :func:`exact` converts ``mpf`` values (or ints, Fractions) to ``mpfr`` **without rounding**
+  (each value gets exactly the bits of its mantissa);
+* :func:`precision` is a local gmpy2 context: every ``mpfr`` operation inside it rounds to
+  nearest at ``bits``; nothing global is read or left behind (gmpy2's default context is 53
+  bits, so ``mpfr`` arithmetic outside such a block would silently lose digits: the functions
+  here are only ever called inside it);
+* :func:`fsum` is MPFR's correctly rounded sum (independent of order), :func:`to_mpf` the exact
+  way back.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+import gmpy2
+import mpmath
+import numpy as np
+
+
+def _one(value):
+    """One value as mpfr, exactly: mpfr itself; int, float, mpf with their own bits."""
+    if isinstance(value, gmpy2.mpfr):
+        return value
+    if isinstance(value, int):
+        return gmpy2.mpfr(value, max(value.bit_length(), 2))
+    if isinstance(value, float):
+        return gmpy2.mpfr(value, 53)
+    sign, man, exp, bits = mpmath.mpf(value)._mpf_
+    if man == 0:
+        return gmpy2.mpfr(0)
+    with gmpy2.context(gmpy2.get_context(), precision=max(int(bits), 2)):
+        return gmpy2.mul_2exp(gmpy2.mpfr(-int(man) if sign else int(man)), int(exp))
+
+
+def exact(values):
+    """``mpfr`` copies of mpf scalars / arrays, bit for bit (no rounding)."""
+    if isinstance(values, np.ndarray):
+        out = np.empty(values.shape, dtype=object)
+        flat = out.reshape(-1)
+        for i, v in enumerate(values.reshape(-1)):
+            flat[i] = _one(v)
+        return out
+    return _one(values)
+
+
+@contextmanager
+def precision(bits: int):
+    """Local gmpy2 context rounding every operation to nearest at ``bits``."""
+    with gmpy2.context(gmpy2.get_context(), precision=int(bits)):
+        yield
+
+
+_sqrt = np.frompyfunc(gmpy2.sqrt, 1, 1)
+
+
+def sqrt(values: np.ndarray) -> np.ndarray:
+    """Elementwise correctly rounded square root (inside :func:`precision`)."""
+    return _sqrt(values)
+
+
+def fsum(values) -> gmpy2.mpfr:
+    """Correctly rounded sum (MPFR ``mpfr_sum``; inside :func:`precision`)."""
+    return gmpy2.fsum(list(np.asarray(values, dtype=object).reshape(-1)))
+
+
+def to_mpf(value) -> mpmath.mpf:
+    """``mpf`` of an ``mpfr``, exact (then rounded to mpmath's working precision)."""
+    man, exp = value.as_mantissa_exp()
+    return mpmath.mpf((int(man), int(exp))) if man else mpmath.mpf(0)
+
+
+def is_mpfr_array(values) -> bool:
+    return isinstance(values, np.ndarray) and values.dtype == object and values.size > 0 \
+        and isinstance(values.flat[0], gmpy2.mpfr)
