@@ -16,6 +16,7 @@ import time
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
 from reduced_dynamics import model_b as mb
 
@@ -119,7 +120,7 @@ def dps_exact():
             errs = []
             for ds in (deltas, None):
                 masses, weights = dirichlet_rule(params, n, 45, ds)
-                rule = mb.SpectralRule(mb.np.array([[mpmath.mpf(v) for v, _ in lv]] * len(weights), dtype=object),
+                rule = mb.SpectralRule(np.array([[mpmath.mpf(v) for v, _ in lv]] * len(weights), dtype=object),
                                        masses, weights, "exact", True)
                 got = rule.means(mb.ln_terms, mpmath.mpf(1))
                 errs.append(max(abs(x - y) / abs(y) for x, y in zip(got, ref)))
