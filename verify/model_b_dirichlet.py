@@ -84,14 +84,15 @@ def checks(quick: bool = True) -> list[Check]:
                          "kappa4 by the iterator's rule equal the ascending route",
                          "pass" if err < 10.0 ** (-dps + 2) else "fail", err, digits_of(err),
                          {"ascending_nodes_per_coordinate": n_ascending}))
-    if not quick:   # the r-independent 2-D Gamma-integral route (about a minute per point)
-        for spec in ((3, 2, 1), (4, 3, 2, 1)):
+    if not quick:   # the r-independent 2-D Gamma-integral route (about a minute per point);
+        # (100, 50, 2, 1): branch point at delta = 1/9999 from u_1 = 0 (the exponential map's case)
+        for spec in ((3, 2, 1), (4, 3, 2, 1), (100, 50, 2, 1)):
             r = len(set(spec))
             rule = mb.exact_rule(spec)
             loss_i, dl_i = mb.ln_terms(rule, 0.5)
             L, dL = gamma_route(spec, 0.5, 16)
             err = max_rel([rule.mean(loss_i), rule.mean(dl_i)], [L, dL])
-            out.append(Check(f"B.exact.gamma_route.r{r}", f"{SRC}, C.2.1",
+            out.append(Check(f"B.exact.gamma_route.r{r}.{'-'.join(map(str, spec))}", f"{SRC}, C.2.1",
                              f"spectrum {spec}: LN loss and L'(gamma) at gamma = 0.5 by the exact rule equal "
                              "the 2-D Gamma-integral route (Gaussian representation; independent of r)",
                              "pass" if err < 1e-13 else "fail", err, digits_of(err)))
