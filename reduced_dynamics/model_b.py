@@ -5,13 +5,15 @@ with ``F = L'(gamma)/d`` (derived in :mod:`derivations.model_b`). Expectations a
 sums over a :class:`SpectralRule`: the spectral measure of ``S`` seen from ``a`` (distinct
 eigenvalue levels, descending, and the mass ``c^2`` of ``a`` on each eigenspace), either
 
-* exact: Task 2 spectra with at most two distinct eigenvalues, where the top-eigenspace mass
-  ``t ~ Beta(k/2, (d-k)/2)`` is integrated by Gauss-Legendre in ``t = sin^2(theta)``
-  (smooth integrand) at the working precision (mpmath object arrays when ``dps`` is given),
+* exact (Task 2 spectra, ``gamma >= 0``): two distinct eigenvalues by Gauss-Legendre in
+  ``theta`` (top-eigenspace mass ``t = sin^2 theta ~ Beta(k/2, (d-k)/2)``); three or four by the
+  tensor Gauss-Jacobi rule over the Dirichlet eigenspace masses
+  (:func:`dirichlet_exact_rule`); at the working precision when ``dps`` is given,
 * Monte Carlo: one fixed sample (``seed``) used for every step, so the recursion is
-  deterministic; the loss carries its standard error.
+  deterministic; the loss carries its standard error (QMC replicas: :mod:`model_b_qmc`).
 
-Works on numpy float64 arrays or numpy object arrays of ``mpmath.mpf`` with the same code.
+Works on numpy float64 arrays or numpy object arrays of ``mpmath.mpf`` with the same code;
+at ``dps`` the per-node terms of the LN layer run on gmpy2 copies (:meth:`SpectralRule.means`).
 """
 from __future__ import annotations
 

@@ -2,9 +2,10 @@
 
 The exact Model B rules hold their nodes as ``mpmath.mpf``; evaluating the LN layer's per-node
 expressions on ``mpf`` object arrays costs ~50 us per node, on ``mpfr`` object arrays ~3.7 us
-(measured at 120 bits, 2e4 nodes; ``bench/bench_model_b_dps.py``). This module is the bridge:
+(measured at 120 bits, 2e4 nodes; per LN step 12-18x, ``python bench/bench_model_b.py dps``).
+This module is the bridge:
 
-* :func:`exact` converts ``mpf`` values (or ints, Fractions) to ``mpfr`` **without rounding**
+* :func:`exact` converts ``mpf`` values (or ints, floats) to ``mpfr`` **without rounding**
   (each value gets exactly the bits of its mantissa);
 * :func:`precision` is a local gmpy2 context: every ``mpfr`` operation inside it rounds to
   nearest at ``bits``; nothing global is read or left behind (gmpy2's default context is 53
@@ -16,6 +17,7 @@ expressions on ``mpf`` object arrays costs ~50 us per node, on ``mpfr`` object a
 from __future__ import annotations
 
 from contextlib import contextmanager
+
 import gmpy2
 import mpmath
 import numpy as np

@@ -2,13 +2,14 @@
 
 The iterator's rule (:func:`reduced_dynamics.model_b.exact_rule`) integrates the Dirichlet
 (k_1/2, ..., k_r/2) masses in stick-breaking coordinates with the eigenvalues in *descending*
-order, graded towards u_j = 0. The route here breaks the sticks in *ascending* order (smallest
-eigenvalue first: different coordinates, different nodes, no grading, a fixed high order), so
-agreement to the working precision is a genuine check of both; plus Monte Carlo (iid uniform
-``a``) within 5 standard errors. Checks ``B.exact.*``.
+order, each coordinate mapped exponentially away from its nearest branch point. The route here
+breaks the sticks in *ascending* order (smallest eigenvalue first: different coordinates,
+different nodes, plain Gauss-Jacobi without any map, a fixed high order), so agreement to the
+working precision is a genuine check of both; plus Monte Carlo (iid uniform ``a``) within 5
+standard errors, and (full report) the r-independent 2-D Gamma-integral route. Checks
+``B.exact.*``.
 """
 from __future__ import annotations
-
 
 import mpmath
 import numpy as np
