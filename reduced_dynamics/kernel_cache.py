@@ -264,6 +264,16 @@ def load_module(kind: str, source: str, label: str):
     return module
 
 
+def compiled_function(template: Callable, kind: str, label: str, imports: str):
+    """``template`` (a plain Python function whose body needs only ``imports``) compiled by
+    numba in its own cached module ``kind`` (:func:`load_module`); returns the compiled twin."""
+    import inspect
+
+    source = (f"{imports}\n\nfrom reduced_dynamics.kernel_cache import njit\n\n\n@njit\n"
+              + inspect.getsource(template))
+    return getattr(load_module(kind, source, label), template.__name__)
+
+
 # --------------------------------------------------------------------------------------------
 # numba with a checked cache
 # --------------------------------------------------------------------------------------------

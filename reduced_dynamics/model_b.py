@@ -345,14 +345,10 @@ def _looped_terms_f64(lam, c, rho, L):
 
 @lru_cache(maxsize=None)
 def _looped_terms_compiled():
-    import inspect
-
     from reduced_dynamics import kernel_cache
 
-    source = ("import numpy as np\n\nfrom reduced_dynamics.kernel_cache import njit\n\n\n@njit\n"
-              + inspect.getsource(_looped_terms_template))
-    return kernel_cache.load_module("model_b_looped", source,
-                                    "float64 Model B looped kernel")._looped_terms_template
+    return kernel_cache.compiled_function(_looped_terms_template, "model_b_looped",
+                                          "float64 Model B looped kernel", "import numpy as np")
 
 
 def _looped_terms_template(lam, c, rho, L):   # pragma: no cover - compiled twin of looped_terms
@@ -447,14 +443,10 @@ def _beta_layer_f64(q, a, b, xa, wa, xg, wg, xb, wb, lnB):
 
 @lru_cache(maxsize=None)
 def _beta_layer_compiled():
-    import inspect
-
     from reduced_dynamics import kernel_cache
 
-    source = ("import math\n\nfrom reduced_dynamics.kernel_cache import njit\n\n\n@njit\n"
-              + inspect.getsource(_beta_layer_template))
-    return kernel_cache.load_module("model_b_beta_layer", source,
-                                    "float64 Model B looped boundary-layer rule")._beta_layer_template
+    return kernel_cache.compiled_function(_beta_layer_template, "model_b_beta_layer",
+                                          "float64 Model B looped boundary-layer rule", "import math")
 
 
 def _beta_layer_template(q, a, b, xa, wa, xg, wg, xb, wb, lnB):   # pragma: no cover - compiled
