@@ -29,7 +29,7 @@ from typing import Callable
 
 import sympy as sp
 
-from derivations.reproducible import seeded
+from rdyn.derivations.reproducible import seeded
 
 z1, z2 = sp.symbols("z1 z2", real=True)
 phi = sp.Symbol("phi", real=True)

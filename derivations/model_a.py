@@ -24,7 +24,7 @@ Derivation, step by step (each step is a sympy computation below):
    in-group and ``(E[h Y2] - p K E[h Y1])/q / (D-K)`` out-group; the softmax Jacobian
    then gives the logit gradient in closed form (:func:`logit_gradients`).
 6. Projection onto the structure (SPEC.md, "How collapsed maps relate to full-matrix GD")
-   gives the update; ``E[h Y1]``, ``E[h Y2]`` come from :mod:`derivations.gaussian`.
+   gives the update; ``E[h Y1]``, ``E[h Y2]`` come from :mod:`rdyn.derivations.gaussian`.
 
 The branch ``C1 > 0`` is the one the paper analyses; ``C1 = 0`` (the first step, where
 ``sigma'(0)`` enters) and ``C1 < 0`` (reachable only for step sizes beyond stability) are
@@ -37,10 +37,10 @@ from functools import lru_cache
 
 import sympy as sp
 
-from derivations.reproducible import seeded
+from rdyn.derivations.reproducible import seeded
 
-from derivations import gaussian as g
-from derivations.gaussian import Y1, Y2, dsigma, sigma
+from rdyn.derivations import gaussian as g
+from rdyn.derivations.gaussian import Y1, Y2, dsigma, sigma
 
 # State, parameters and auxiliary quantities.
 C1, C2, C3 = sp.symbols("C1 C2 C3", real=True)

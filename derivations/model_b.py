@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from derivations.reproducible import seeded
+from rdyn.derivations.reproducible import seeded
 
 gamma, rho, eta = sp.symbols("gamma rho eta", real=True)
 alpha, beta, F = sp.symbols("alpha beta F", real=True)

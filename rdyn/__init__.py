@@ -1,8 +1,8 @@
 """rdyn: exact, checkable collapsed training dynamics of two transformer theory papers.
 
-The pipeline is ``derivations`` (sympy) -> ``reduced_dynamics`` (iterators, phases)
--> ``verify`` (cross-checks, lemma report) -> ``rdyn`` (this package: the Python API and the
-``rdyn`` command).
+The pipeline is ``rdyn.derivations`` (sympy) -> ``rdyn.reduced_dynamics`` (iterators, phases)
+-> ``rdyn.verification`` (cross-checks, lemma report) -> ``rdyn`` itself (the Python API and the
+``rdyn`` command). ``rdyn`` is the only top-level import name the package installs.
 
 Python API (docs/api.md): one function per subcommand, keyword arguments named as the
 options (dashes -> underscores), the same checks as the CLI (ValueError with its one-line
@@ -17,7 +17,47 @@ message), results whose attributes are the JSON keys and whose ``to_dict()`` is 
 Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures, claims, asymptotics. Importing rdyn is cheap:
 each function imports its machinery on first use.
 """
-from reduced_dynamics._version import __version__
+import os as _os
+
+# Where each subpackage lives in a source checkout (the design card's layout: derivations/,
+# reduced_dynamics/ and verify/ beside rdyn/). The build maps the same folders into this
+# namespace (pyproject.toml, [tool.setuptools.package-dir]); verify/ becomes
+# rdyn.verification because rdyn.verify is the API function of `rdyn verify`.
+SUBPACKAGE_FOLDERS = {"rdyn.derivations": "derivations",
+                      "rdyn.reduced_dynamics": "reduced_dynamics",
+                      "rdyn.verification": "verify"}
+
+
+def _find_checkout_subpackages() -> None:
+    """When rdyn is imported from a source checkout (tests run from the repository, the
+    notebooks), find the three subpackages in their folders beside rdyn/."""
+    import importlib.abc
+    import importlib.util
+    import sys
+
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    checkout = _os.path.dirname(here)
+    if _os.path.isdir(_os.path.join(here, "derivations")) or not _os.path.isfile(
+            _os.path.join(checkout, "pyproject.toml")):
+        return  # an installed rdyn: the subpackages are inside it
+    folders = {name: _os.path.join(checkout, folder) for name, folder in SUBPACKAGE_FOLDERS.items()}
+    if not all(_os.path.isfile(_os.path.join(f, "__init__.py")) for f in folders.values()):
+        return
+
+    class CheckoutFinder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path=None, target=None):
+            folder = folders.get(fullname)
+            if folder is None:
+                return None
+            return importlib.util.spec_from_file_location(
+                fullname, _os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
+
+    if not any(type(f).__name__ == "CheckoutFinder" for f in sys.meta_path):
+        sys.meta_path.append(CheckoutFinder())
+
+
+_find_checkout_subpackages()
+from rdyn.reduced_dynamics._version import __version__  # noqa: E402
 
 __all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims", "asymptotics", "Result",
            "__version__"]

@@ -11,7 +11,7 @@ NAME = "asymptotics"
 
 def run(values: dict, args) -> int:
     from rdyn.api._asymptotics import run as api_run
-    from reduced_dynamics.asymptotics import text
+    from rdyn.reduced_dynamics.asymptotics import text
 
     res = api_run(values)
     if values["json"]:

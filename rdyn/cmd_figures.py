@@ -4,7 +4,7 @@ LN and no-LN layers on Tasks 1 and 2, learned W/V heat maps, active parameters, 
 against the number of loops; full-matrix GD with the collapsed prediction drawn over it).
 
 Six experiments (paper): CNN and GCN teachers with ReLU and Leaky ReLU (kappa 0.1), STS and
-GSLP with ReLU. Each trains the full student (verify.full_matrix) by online SGD: a fresh
+GSLP with ReLU. Each trains the full student (rdyn.verification.full_matrix) by online SGD: a fresh
 batch of --batch Gaussian inputs X (d x D, iid N(0,1)) with labels f*(X) + E, E iid
 N(0, noise_std^2), every step, from W_V = 0, W_KQ = 0, eta = half of eta_limit.
 

@@ -50,7 +50,7 @@ NAME = "sweep"
 
 
 def run(values: dict, args) -> int:
-    from reduced_dynamics.checkpoint import Interrupted, resume_command
+    from rdyn.reduced_dynamics.checkpoint import Interrupted, resume_command
     from rdyn.api._sweep import configurations, run as api_run, write_csv
 
     try:

@@ -25,7 +25,7 @@ NAME = "teacher"
 def interrupted(name: str, exc: KeyboardInterrupt, checkpoint) -> int:
     """Ctrl-C: one line on stderr (with a checkpoint: the step saved and the command that
     resumes), exit status 130."""
-    from reduced_dynamics.checkpoint import Interrupted, resume_command
+    from rdyn.reduced_dynamics.checkpoint import Interrupted, resume_command
 
     if isinstance(exc, Interrupted):
         print(f"interrupted at step {exc.step}; resume with: "
@@ -45,7 +45,7 @@ def run(values: dict, args) -> int:
     try:
         result = api_run(values)
     except CertifyInterrupted as exc:
-        from reduced_dynamics.checkpoint import resume_command
+        from rdyn.reduced_dynamics.checkpoint import resume_command
 
         checkpoint = values["checkpoint"]
         if exc.path is not None:

@@ -21,7 +21,7 @@ NAME = "verify"
 
 def run(values: dict, args) -> int:
     from rdyn.api._verify import run as api_run
-    from verify.registry import summary_counts
+    from rdyn.verification.registry import summary_counts
 
     res = api_run(values, progress=True)
     checks = res.detail["checks"]

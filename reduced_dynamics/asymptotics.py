@@ -1,6 +1,6 @@
 """Large-D behaviour of Model A's phase limits at fixed K, evaluated from the derivation
-(:mod:`derivations.asymptotics`) and checked against the slow-manifold quadrature
-(:func:`reduced_dynamics.flow.slow_limits`).
+(:mod:`rdyn.derivations.asymptotics`) and checked against the slow-manifold quadrature
+(:func:`rdyn.reduced_dynamics.flow.slow_limits`).
 
 At logit scale D (seed), with N = D - K and v = ||V*||_F^2:
 ``tau_star = D N^2 (I0 + I1 N^{-1/2} + O(log N / N))``; at scale sqrt(D) the same divided by D.
@@ -12,8 +12,8 @@ import math
 
 import sympy as sp
 
-from derivations import asymptotics as da
-from derivations import model_a as ma
+from rdyn.derivations import asymptotics as da
+from rdyn.derivations import model_a as ma
 
 
 def _subs(expr, K, vstar_norm2, kappa, D=None):
@@ -26,9 +26,9 @@ def _subs(expr, K, vstar_norm2, kappa, D=None):
 
 def tau_star_exponent(logit_scale: str = "D") -> int:
     """Exponent of D in ``tau_star = lim eta T*`` as D -> oo at fixed K: the leading term of
-    :func:`derivations.asymptotics.tau_star_expansion` is ``D (D-K)^2 I0`` with ``I0 != 0``
+    :func:`rdyn.derivations.asymptotics.tau_star_expansion` is ``D (D-K)^2 I0`` with ``I0 != 0``
     (logits / D, exponent 3), and ``tau_star(sqrtD) = tau_star(D) / D``
-    (:func:`derivations.asymptotics.scale_relation`, exponent 2)."""
+    (:func:`rdyn.derivations.asymptotics.scale_relation`, exponent 2)."""
     if logit_scale not in ("D", "sqrtD"):
         raise ValueError(f"unknown logit scale {logit_scale!r}")
     return 3 if logit_scale == "D" else 2
@@ -74,8 +74,8 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
         "checks": [],
     }
     if check_D:
-        from reduced_dynamics.flow import slow_limits
-        from reduced_dynamics.model_a import TeacherConfig, Thresholds
+        from rdyn.reduced_dynamics.flow import slow_limits
+        from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds
 
         previous = None
         for Dv in check_D:

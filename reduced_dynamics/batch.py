@@ -5,14 +5,14 @@ Configurations that share an activation and a logit scale share one generated ``
 structure of arrays and advanced in blocks of configurations (:func:`block_size`), one inner
 loop over the block per step, blocks in parallel; each configuration has its own parameter
 tuple ``c = prepare(D, K, eta, ...)`` (a column of a (size, n) array). Per configuration the
-arithmetic is exactly that of :func:`reduced_dynamics.model_a.run` (same generated functions,
+arithmetic is exactly that of :func:`rdyn.reduced_dynamics.model_a.run` (same generated functions,
 same order of operations, no fastmath, C-library exp/atan), so the rows equal single runs bit
 for bit; the events use the same definitions:
 
   t1 = min{t >= 1 : C1(t) >= t1_fraction * C1*(t)},  T* = min{t >= 0 : p(t) >= 1/(2K)}.
 
 ``fast=True`` evaluates the same generated source with the branch-free exp/atan of
-:func:`~reduced_dynamics.model_a_kernels.fast_math_namespace` (and FMA contraction), so LLVM
+:func:`~rdyn.reduced_dynamics.model_a_kernels.fast_math_namespace` (and FMA contraction), so LLVM
 vectorises the loop over a block (AVX2: 4 configurations per instruction); rows then agree
 with single runs to a relative 1e-12 or better instead of bit for bit (measured: README,
 "Numerical bars"; tested in tests/test_batch.py).
@@ -21,7 +21,7 @@ Every configuration runs exactly ``steps`` updates (no early stop at 2 T*). The 
 slope is the least-squares slope of log(loss) against log(t) over the logarithmic capture
 grid points with t >= max(T*, steps // 10), as in ``run``.
 
-Checkpoints (``run_batch(checkpoint=..., resume=...)``, format :mod:`reduced_dynamics.checkpoint`,
+Checkpoints (``run_batch(checkpoint=..., resume=...)``, format :mod:`rdyn.reduced_dynamics.checkpoint`,
 kind "sweep"): per group ``g{j}_`` the arrays C1, C2, C3, events (t1, T*), clock (t, capture
 cursor, finished) and capture_out; the identity is :func:`checkpoint_identity`. The state is
 saved between chunks (the compiled kernel updates state and clock together), so a resumed
@@ -37,12 +37,12 @@ from typing import Sequence
 
 import numpy as np
 
-from reduced_dynamics.checkpoint import CheckpointError, Interrupted
-from reduced_dynamics.checkpoint import load as load_checkpoint
-from reduced_dynamics.checkpoint import save as save_checkpoint
-from reduced_dynamics.model_a import (TeacherConfig, Thresholds, attention_crossing,
+from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted
+from rdyn.reduced_dynamics.checkpoint import load as load_checkpoint
+from rdyn.reduced_dynamics.checkpoint import save as save_checkpoint
+from rdyn.reduced_dynamics.model_a import (TeacherConfig, Thresholds, attention_crossing,
                                       late_slope, log_grid)
-from reduced_dynamics.model_a_kernels import kernels
+from rdyn.reduced_dynamics.model_a_kernels import kernels
 
 ROW_FIELDS = ("D", "K", "eta", "vstar_norm2", "activation", "kappa", "logit_scale",
               "sigma_prime_zero", "steps", "t1", "T_star", "C1", "C2", "C3", "p", "C1_star",
@@ -61,7 +61,7 @@ def _make_block_advance(step, step_positive, attention, c1_star, row, fastmath=F
     """The batch kernel: configurations in blocks (structure of arrays), each block advanced by
     an inner loop over its configurations per step (numba ``prange`` over blocks).
 
-    Every configuration sees exactly what :func:`reduced_dynamics.model_a.run` does: at each
+    Every configuration sees exactly what :func:`rdyn.reduced_dynamics.model_a.run` does: at each
     step t its events are tested at t, the capture grid is recorded at t, then it is updated.
     The tests are skipped at steps where they cannot fire: a block is tested only while one of
     its configurations still waits for t1, or has reached its T* prefilter bound (a bound a
@@ -177,15 +177,15 @@ def _make_block_advance(step, step_positive, attention, c1_star, row, fastmath=F
 
 def batch_module_source(activation: str, scale: str, fast: bool = False) -> str:
     """The module behind :func:`compiled_batch_advance`: the generated kernels
-    (:func:`~reduced_dynamics.model_a_kernels.batch_kernel_source`), the row reader and the
+    (:func:`~rdyn.reduced_dynamics.model_a_kernels.batch_kernel_source`), the row reader and the
     functions of :func:`_make_block_advance` at module level, each compiled by
-    :func:`reduced_dynamics.kernel_cache.njit` with the options ``_make_block_advance`` uses.
-    ``fast``: ``F`` is :func:`~reduced_dynamics.model_a_kernels.fast_math_namespace` and
+    :func:`rdyn.reduced_dynamics.kernel_cache.njit` with the options ``_make_block_advance`` uses.
+    ``fast``: ``F`` is :func:`~rdyn.reduced_dynamics.model_a_kernels.fast_math_namespace` and
     ``step_positive`` is inlined at numba IR level, so its exp/atan polynomials vectorise with
     the loop over configurations, which is compiled with FMA contraction (fastmath "contract"
     only). float64: ``step_positive`` is ``step`` (it would gain nothing on a scalar loop)."""
-    from reduced_dynamics.kernel_cache import nested_function_source
-    from reduced_dynamics.model_a_kernels import batch_kernel_source
+    from rdyn.reduced_dynamics.kernel_cache import nested_function_source
+    from rdyn.reduced_dynamics.model_a_kernels import batch_kernel_source
 
     jit = '@njit(error_model="numpy")\n'
     body = batch_kernel_source(activation, scale)
@@ -200,8 +200,8 @@ def batch_module_source(activation: str, scale: str, fast: bool = False) -> str:
         body += "\nstep_positive = step\n"
         row = "def row(a, i):\n    return a[i]\n"  # _row_view
     header = ["import numba", "import numpy as np", "",
-              "from reduced_dynamics.kernel_cache import njit",
-              "from reduced_dynamics.model_a_kernels import fast_math_namespace\n\n"
+              "from rdyn.reduced_dynamics.kernel_cache import njit",
+              "from rdyn.reduced_dynamics.model_a_kernels import fast_math_namespace\n\n"
               "F = fast_math_namespace()" if fast else "import math as F", "", "R = float", ""]
     fastmath = {"contract"} if fast else False
     parts = ["\n".join(header), body, jit + row,
@@ -216,9 +216,9 @@ def batch_module_source(activation: str, scale: str, fast: bool = False) -> str:
 @lru_cache(maxsize=None)
 def compiled_batch_advance(activation: str, scale: str, fast: bool = False):
     """The batch kernel for one activation / logit scale, compiled by numba once and cached
-    on disk (:mod:`reduced_dynamics.kernel_cache`; :func:`batch_module_source`).
+    on disk (:mod:`rdyn.reduced_dynamics.kernel_cache`; :func:`batch_module_source`).
     ``fast``: the generated kernels with vectorisable exp/atan (not bit-identical)."""
-    from reduced_dynamics import kernel_cache
+    from rdyn.reduced_dynamics import kernel_cache
 
     kind = "batch_fast" if fast else "batch"
     source = kernel_cache.cached_source(kind, (activation, scale),
@@ -404,9 +404,9 @@ def run_batch(configs: Sequence[TeacherConfig], steps: int,
     tolerance, not bit for bit; module docstring). ``block``: configurations per inner loop
     (default: :func:`block_size`). ``checkpoint``: file to save the complete state to every
     ``checkpoint_every`` seconds (between chunks), at the end, and on Ctrl-C (then
-    :class:`~reduced_dynamics.checkpoint.Interrupted` is raised). ``resume``: a checkpoint of
+    :class:`~rdyn.reduced_dynamics.checkpoint.Interrupted` is raised). ``resume``: a checkpoint of
     the same configurations and options to continue from
-    (:class:`~reduced_dynamics.checkpoint.CheckpointError` otherwise); the rows then equal
+    (:class:`~rdyn.reduced_dynamics.checkpoint.CheckpointError` otherwise); the rows then equal
     those of an uninterrupted run bit for bit. Neither chunk nor block size nor the thread
     count changes the rows.
     """
@@ -527,7 +527,7 @@ def run_batch_distributed(configs: Sequence[TeacherConfig], steps: int, address,
 
 
 def rows_equal_single_run(row: dict, result) -> bool:
-    """True when a batch row reproduces a :class:`~reduced_dynamics.model_a.RunResult`."""
+    """True when a batch row reproduces a :class:`~rdyn.reduced_dynamics.model_a.RunResult`."""
     f = result.final
     return (row["t1"] == result.t1 and row["T_star"] == result.T_star
             and all(row[key] == getattr(f, key) for key in ("C1", "C2", "C3", "p", "loss")))

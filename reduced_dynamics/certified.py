@@ -22,7 +22,7 @@ C1 < 0) f is smooth, so for x, m in X_t, f(x) = f(m) + J(xi)(x - m) with xi on t
 
 where m = mid(X_t) is a point ball, f([m]) is the generated ``step`` on point balls (only
 rounding radius) and J(X_t) is a ball enclosure of the Jacobian over the whole box, printed
-by :mod:`derivations.codegen` from the sympy derivatives of the same derived expressions
+by :mod:`rdyn.derivations.codegen` from the sympy derivatives of the same derived expressions
 (:func:`jacobian_source`). The map is written as C1' = g(C1, e), C2' = C2 + d(C1, e),
 C3' = C3 + r d(C1, e) with e = exp(-(C2 + C3)/scale) and r = K/(D - K) (the generated step),
 so with e_C = de/dC2 = de/dC3 = -e/scale:
@@ -40,9 +40,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from derivations import model_a as ma
-from derivations import codegen
-from derivations.catalog import model_a_expressions
+from rdyn.derivations import model_a as ma
+from rdyn.derivations import codegen
+from rdyn.derivations.catalog import model_a_expressions
 
 _DERIVATIVES = ("g_C1", "g_eC", "d_C1", "d_eC")
 
@@ -65,8 +65,8 @@ def jacobian_entries(activation: str, scale: str, branch: str) -> list:
 def jacobian_source(activation: str, scale: str) -> str:
     """Source of ``prepare`` and ``jacobian_positive/negative(C1, C2, C3, c) -> (g_C1,
     g_e e_C, d_C1, d_e e_C)`` (derivatives of the generated step's C1 map g and C2 increment
-    d; e_C = -e/scale), printed like :mod:`reduced_dynamics.model_a_kernels`."""
-    from reduced_dynamics.model_a_kernels import PARAMETERS, _VARIABLES, _function
+    d; e_C = -e/scale), printed like :mod:`rdyn.reduced_dynamics.model_a_kernels`."""
+    from rdyn.reduced_dynamics.model_a_kernels import PARAMETERS, _VARIABLES, _function
 
     pool = codegen.ConstantPool(_VARIABLES)
     functions = [_function(pool, f"def jacobian_{branch}(C1, C2, C3, c):",
@@ -234,18 +234,18 @@ def certified_run(config, steps: int | None = None, thresholds=None, dps: int | 
                   prec: int | None = None, tstar_level=None, progress: bool = False,
                   backend: str = "arb", checkpoint: str | None = None,
                   checkpoint_every: float = 60.0, resume: str | None = None) -> CertifiedResult:
-    """Iterate with certified enclosures; same definitions as :func:`reduced_dynamics.model_a.run`.
+    """Iterate with certified enclosures; same definitions as :func:`rdyn.reduced_dynamics.model_a.run`.
 
     ``prec`` (bits) overrides the precision derived from ``dps`` (dps * 3.33 + 40, as the arb
     path of ``run``). ``tstar_level`` overrides the T* level (string, arb ball or number;
     default: thresholds' level, 1/(2K) exactly). ``steps = None``: run to T*, then to
     max(2 T*, 1000) as ``run`` does. ``backend="interval64"``: the compiled float64 interval
-    iteration of :mod:`reduced_dynamics.certified_interval` (``dps``/``prec`` ignored);
+    iteration of :mod:`rdyn.reduced_dynamics.certified_interval` (``dps``/``prec`` ignored);
     only that backend takes ``checkpoint``/``checkpoint_every``/``resume`` (see
-    :func:`~reduced_dynamics.certified_interval.certified_run_interval`).
+    :func:`~rdyn.reduced_dynamics.certified_interval.certified_run_interval`).
     """
     if backend == "interval64":
-        from reduced_dynamics.certified_interval import certified_run_interval
+        from rdyn.reduced_dynamics.certified_interval import certified_run_interval
 
         return certified_run_interval(config, steps=steps, thresholds=thresholds,
                                       tstar_level=tstar_level, progress=progress,
@@ -258,8 +258,8 @@ def certified_run(config, steps: int | None = None, thresholds=None, dps: int | 
     import flint
     from flint import arb
 
-    from reduced_dynamics.model_a import MAX_STEPS, Thresholds
-    from reduced_dynamics.model_a_kernels import kernels
+    from rdyn.reduced_dynamics.model_a import MAX_STEPS, Thresholds
+    from rdyn.reduced_dynamics.model_a_kernels import kernels
 
     thresholds = thresholds or Thresholds()
     old_prec = flint.ctx.prec

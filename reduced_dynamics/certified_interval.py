@@ -1,8 +1,8 @@
 """Certified iteration of Model A's collapsed map in float64 interval arithmetic (numba).
 
-A fast sibling of :func:`reduced_dynamics.certified.certified_run` (python-flint ``arb``):
+A fast sibling of :func:`rdyn.reduced_dynamics.certified.certified_run` (python-flint ``arb``):
 same enclosure (mean-value form), same event definitions and certification rule, same
-:class:`~reduced_dynamics.certified.CertifiedResult`; about 100-500x faster, so a 10^8-step
+:class:`~rdyn.reduced_dynamics.certified.CertifiedResult`; about 100-500x faster, so a 10^8-step
 certified run takes minutes. Entry point: :func:`certified_run_interval` (or
 ``certified_run(..., backend="interval64")``).
 
@@ -52,10 +52,10 @@ increasing: atan([a, b]) is contained in [lower(a), upper(b)].
 
 The map and the enclosure
 -------------------------
-The interval code is printed by :func:`derivations.codegen.emit_interval_ssa` from the same
-derived sympy expressions as every other backend (:mod:`derivations.catalog`): the C1 map g
+The interval code is printed by :func:`rdyn.derivations.codegen.emit_interval_ssa` from the same
+derived sympy expressions as every other backend (:mod:`rdyn.derivations.catalog`): the C1 map g
 and the C2 increment d of each branch (``C1_next_*``, ``C2_next_* - C2``), the Jacobian
-entries of :func:`reduced_dynamics.certified.jacobian_source` (sympy derivatives), p and
+entries of :func:`rdyn.reduced_dynamics.certified.jacobian_source` (sympy derivatives), p and
 C1*. The derived invariant K C2 = (D-K) C3 (C3 moves by rho = K/(D-K) times C2's move,
 from C2 = C3 = 0) holds exactly for the real trajectory, so the state is (C1, C2) with
 C3 = rho C2; the map F(C1, C2) = (g, C2 + d) has Jacobian
@@ -89,9 +89,9 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from derivations import codegen
-from derivations import model_a as ma
-from derivations.catalog import model_a_expressions
+from rdyn.derivations import codegen
+from rdyn.derivations import model_a as ma
+from rdyn.derivations.catalog import model_a_expressions
 
 TINY = 5e-324            # 2^-1074, the least positive subnormal
 EPS = 2.0 ** -52
@@ -348,16 +348,16 @@ def interval_source(activation: str, scale: str, op: str = "i") -> str:
     jac_positive / jac_negative(C1, C2, C3, c) -> (g_C1, g_e e_C, d_C1, d_e e_C)
     attention(C2, C3, c) -> p          c1_star(C2, C3, c) -> C1*
 
-    printed by :func:`derivations.codegen.emit_interval_ssa` from the catalog expressions
-    (the Jacobian entries as in :func:`reduced_dynamics.certified.jacobian_source`). ``c``
+    printed by :func:`rdyn.derivations.codegen.emit_interval_ssa` from the catalog expressions
+    (the Jacobian entries as in :func:`rdyn.reduced_dynamics.certified.jacobian_source`). ``c``
     is an (n, 2) array of constant enclosures; every argument and result is a (lo, hi) pair.
 
     ``op = "d"`` prints the same functions on double-double numbers (``c`` an (n, 2) array of
-    (hi, lo) pairs, :mod:`reduced_dynamics.double_double`) without the Jacobian and with
+    (hi, lo) pairs, :mod:`rdyn.reduced_dynamics.double_double`) without the Jacobian and with
     ``multiplier(C2, C3, c) -> dC1'/dC1`` (the C1 > 0 multiplier, for the stability check).
     """
-    from reduced_dynamics.certified import jacobian_entries
-    from reduced_dynamics.model_a_kernels import _RENAME, _VARIABLES
+    from rdyn.reduced_dynamics.certified import jacobian_entries
+    from rdyn.reduced_dynamics.model_a_kernels import _RENAME, _VARIABLES
 
     x = model_a_expressions(activation, scale)
     e_sym = _RENAME[ma.out_group_ratio]
@@ -592,8 +592,8 @@ CHUNK = 1 << 18
 
 
 def _save_certify(path, identity, t, st, ev, evf, growth, consts, cfg) -> None:
-    from reduced_dynamics import checkpoint
-    from reduced_dynamics._version import __version__
+    from rdyn.reduced_dynamics import checkpoint
+    from rdyn.reduced_dynamics._version import __version__
 
     arrays = dict(zip(_CHECKPOINT_ARRAYS, (st, ev, evf, growth, consts, cfg)))
     checkpoint.save(path, "certify", identity, arrays, {"t": int(t), "rdyn_version": __version__})
@@ -602,7 +602,7 @@ def _save_certify(path, identity, t, st, ev, evf, growth, consts, cfg) -> None:
 def _load_certify(path, identity, consts, cfg):
     """(t, (st, ev, evf, growth)) from a certify checkpoint; CheckpointError if it does not
     fit (other identity, other constants or settings, wrong shapes)."""
-    from reduced_dynamics import checkpoint
+    from rdyn.reduced_dynamics import checkpoint
 
     arrays, meta = checkpoint.load(path, "certify", identity)
     try:
@@ -647,7 +647,7 @@ def _certify_loop(advance, t, st, ev, evf, growth, consts, cfg, bar, checkpoint,
             bar.close()
         if checkpoint is None:
             raise
-        from reduced_dynamics.checkpoint import Interrupted
+        from rdyn.reduced_dynamics.checkpoint import Interrupted
 
         state = saved if saved is not None else (t, st, ev, evf, growth)
         _save_certify(checkpoint, identity, *state, consts, cfg)
@@ -684,23 +684,23 @@ def certified_run_interval(config, steps: int | None = None, thresholds=None, ts
                            checkpoint: str | None = None, checkpoint_every: float = 60.0,
                            resume: str | None = None):
     """Certified iteration in float64 interval arithmetic; same definitions, rule and result
-    type as :func:`reduced_dynamics.certified.certified_run` (``prec`` = 53, ``backend`` =
+    type as :func:`rdyn.reduced_dynamics.certified.certified_run` (``prec`` = 53, ``backend`` =
     "interval64"). ``block``: the Jacobian enclosure is reused over boxes sized for about
     that many steps (a speed setting only). ``steps = None``: run to T*, then to
     max(2 T*, 1000).
 
-    ``checkpoint``: file (:mod:`reduced_dynamics.checkpoint`, kind "certify", identity
+    ``checkpoint``: file (:mod:`rdyn.reduced_dynamics.checkpoint`, kind "certify", identity
     :func:`certify_identity`) that receives the complete loop state (the float and integer
     arrays of the loop, stored exactly, and the step) between chunks of ``CHUNK`` steps, at
     most every ``checkpoint_every`` seconds, at the end, and on KeyboardInterrupt (then
-    :class:`~reduced_dynamics.checkpoint.Interrupted` is raised). ``resume``: continue from
+    :class:`~rdyn.reduced_dynamics.checkpoint.Interrupted` is raised). ``resume``: continue from
     such a file; the certificate is bit-identical to an uninterrupted run (``seconds``
     counts this process only)."""
     import flint
     from flint import arb
 
-    from reduced_dynamics.certified import CertifiedResult, EventCertificate, exact_inputs
-    from reduced_dynamics.model_a import MAX_STEPS, Thresholds, attention_crossing
+    from rdyn.reduced_dynamics.certified import CertifiedResult, EventCertificate, exact_inputs
+    from rdyn.reduced_dynamics.model_a import MAX_STEPS, Thresholds, attention_crossing
 
     thresholds = thresholds or Thresholds()
     kern = interval_kernels(config.activation, config.logit_scale)
@@ -811,20 +811,20 @@ _KERNEL_FUNCTIONS = ("incr_positive", "incr_negative", "incr_zero", "jac_positiv
 
 def generated_module_source(activation: str, scale: str) -> str:
     """The text of the generated module: :func:`interval_source` (interval functions
-    compiled with :func:`reduced_dynamics.kernel_cache.njit`, ``prepare`` on arb balls) and the certified loop
+    compiled with :func:`rdyn.reduced_dynamics.kernel_cache.njit`, ``prepare`` on arb balls) and the certified loop
     ``advance`` (the source of :func:`_advance_template`)."""
-    from reduced_dynamics import kernel_cache
+    from rdyn.reduced_dynamics import kernel_cache
 
     names = sorted(set(PRIMITIVES) | {"observe", "relative_radius", "INF", "EPS", "TINY"} |
                    {n for n in globals() if n[:2] in ("S_", "G_", "E_", "F_") and n[2:].isupper()
                     or n.startswith("STOP_")})
     imports = [
         "from flint import arb as R",
-        "from derivations.codegen import arb_namespace",
-        "from reduced_dynamics.certified_interval import (" + ", ".join(names) + ")",
+        "from rdyn.derivations.codegen import arb_namespace",
+        "from rdyn.reduced_dynamics.certified_interval import (" + ", ".join(names) + ")",
         "F = arb_namespace()",
     ]
-    return kernel_cache.assemble_module("reduced_dynamics.certified_interval", imports,
+    return kernel_cache.assemble_module("rdyn.reduced_dynamics.certified_interval", imports,
                                         interval_source(activation, scale), _KERNEL_FUNCTIONS,
                                         _advance_template)
 
@@ -832,9 +832,9 @@ def generated_module_source(activation: str, scale: str) -> str:
 @lru_cache(maxsize=None)
 def interval_kernels(activation: str, scale: str) -> dict:
     """``prepare`` (arb), the compiled interval functions and ``advance`` for one
-    configuration, from the generated module cached by :mod:`reduced_dynamics.kernel_cache`
+    configuration, from the generated module cached by :mod:`rdyn.reduced_dynamics.kernel_cache`
     (source and machine code checked on load, rebuilt when stale or corrupt)."""
-    from reduced_dynamics import kernel_cache
+    from rdyn.reduced_dynamics import kernel_cache
 
     source = kernel_cache.cached_source("interval", (activation, scale),
                                         lambda: generated_module_source(activation, scale))

@@ -2,9 +2,9 @@
 
 A double-double (dd) number is a pair ``(hi, lo)`` of float64 with ``hi = fl(hi + lo)``: the
 unevaluated sum hi + lo carries 106 significant bits (about 31.9 decimal digits). This is
-the arithmetic of ``rdyn teacher --precision dd`` (:mod:`reduced_dynamics.model_a_dd`): the
+the arithmetic of ``rdyn teacher --precision dd`` (:mod:`rdyn.reduced_dynamics.model_a_dd`): the
 generated Model A kernels call ``dadd, dsub, dneg, dmul, ddiv, dsqr, dpow, dsqrt, dexp,
-datan, dpoint, dpi`` (names printed by :func:`derivations.codegen.emit_interval_ssa` with
+datan, dpoint, dpi`` (names printed by :func:`rdyn.derivations.codegen.emit_interval_ssa` with
 ``op="d"``).
 
 Assumptions: IEEE 754 binary64, round to nearest, no FMA contraction and no reassociation

@@ -1,14 +1,14 @@
 """Phase boundaries of Model A in the small-step limit: gradient flow and slow manifold.
 
-``tau = eta t``. The map ``x' = x + eta F(x)`` (:mod:`derivations.gradient_flow`) has, as
+``tau = eta t``. The map ``x' = x + eta F(x)`` (:mod:`rdyn.derivations.gradient_flow`) has, as
 eta -> 0, the flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)``, ``s = C2 + C3``
 (``C3 = K C2/(D-K)``). The phase boundaries are the map's (SPEC.md, "Phase boundaries";
-:mod:`reduced_dynamics.model_a`) written as event functions of the flow:
+:mod:`rdyn.reduced_dynamics.model_a`) written as event functions of the flow:
 
 * ``t1 = min{t >= 1 : C1 >= t1_fraction C1*}``  ->  ``tau1``: first zero of
   ``C1 - t1_fraction C1*(s)`` for tau > 0 (upward);
 * ``T* = min{t : p >= tstar_attention}``  ->  ``tau_star``: first zero of
-  ``s - s_cross`` with ``s_cross`` = :func:`reduced_dynamics.model_a.attention_crossing`
+  ``s - s_cross`` with ``s_cross`` = :func:`rdyn.reduced_dynamics.model_a.attention_crossing`
   (p is increasing in s).
 
 ``tau1 = lim eta t1`` and ``tau_star = lim eta T*``. Methods:
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reduced_dynamics.model_a import TeacherConfig, Thresholds, attention_crossing
+from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds, attention_crossing
 
 METHODS = ("flow", "slow")
 
@@ -78,7 +78,7 @@ def _params(config: TeacherConfig):
 
 def first_map_step(config: TeacherConfig) -> tuple[float, float]:
     """(C1, s) after the map's exact first step from zero (the C1 = 0 branch)."""
-    from reduced_dynamics.model_a_kernels import kernels
+    from rdyn.reduced_dynamics.model_a_kernels import kernels
 
     k = kernels(config.activation, config.logit_scale, "float64")
     c = k.prepare(config.D, config.K, config.step_size, config.vstar_norm2, config.kappa,
@@ -93,7 +93,7 @@ def integrate_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
     equation at the configured eta (order 1; starts from the map's state at t = 1)."""
     from scipy.integrate import solve_ivp
 
-    from derivations.gradient_flow import flow_functions
+    from rdyn.derivations.gradient_flow import flow_functions
 
     rhs, corr, jac, star = flow_functions(config.activation, config.logit_scale, "numpy")
     params = _params(config)
@@ -191,7 +191,7 @@ def taylor_phase_one(config: TeacherConfig, thresholds: Thresholds):
     zero to tau1 (root refinement on the dense output). Returns (tau1, C1(tau1), s1)."""
     import mpmath
 
-    from derivations.gradient_flow import flow_functions
+    from rdyn.derivations.gradient_flow import flow_functions
 
     rhs, _, _, star = flow_functions(config.activation, config.logit_scale, "mpmath")
     params = _mp_params(config)
@@ -220,7 +220,7 @@ def float_phase_one(config: TeacherConfig, thresholds: Thresholds):
     there: the C1 rate is about 1/2 while p is near 1/D). Returns (tau1, C1(tau1), s1)."""
     from scipy.integrate import solve_ivp
 
-    from derivations.gradient_flow import flow_functions
+    from rdyn.derivations.gradient_flow import flow_functions
 
     rhs, _, _, star = flow_functions(config.activation, config.logit_scale, "numpy")
     params = _params(config)
@@ -248,7 +248,7 @@ def transient_shift(config: TeacherConfig, c1, s1):
     import mpmath
     import sympy as sp
 
-    from derivations import gradient_flow as gf
+    from rdyn.derivations import gradient_flow as gf
 
     sm = gf.slow_manifold(config.activation, config.logit_scale)
     f = gf.vector_field(config.activation, config.logit_scale)
@@ -264,7 +264,7 @@ def transient_shift(config: TeacherConfig, c1, s1):
 def _lambda_mp(config: TeacherConfig):
     import sympy as sp
 
-    from derivations import gradient_flow as gf
+    from rdyn.derivations import gradient_flow as gf
 
     expr = gf.c1_relaxation_rate(config.activation, config.logit_scale)
     f = sp.lambdify((gf.e,) + gf.PARAMETER_SYMBOLS, expr, "mpmath")
@@ -278,7 +278,7 @@ def slow_integral(config: TeacherConfig, s_from, s_to, lag: bool = True,
     ``u = log e = -s/scale`` (G = G0 + G1 with the lag, G0 without). ``exact``: mpmath
     tanh-sinh at the current precision; else float64 ``scipy.integrate.quad``.
     Returns (value, estimated absolute error)."""
-    from derivations.gradient_flow import slow_functions, slow_rate
+    from rdyn.derivations.gradient_flow import slow_functions, slow_rate
 
     if not exact:
         from scipy.integrate import quad

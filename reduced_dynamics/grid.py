@@ -94,7 +94,7 @@ def parse_grid(text: str) -> list[dict]:
 
 def config(point: dict):
     """The TeacherConfig of one grid point (ValueError naming the point otherwise)."""
-    from reduced_dynamics.model_a import TeacherConfig
+    from rdyn.reduced_dynamics.model_a import TeacherConfig
 
     try:
         return TeacherConfig(**point)

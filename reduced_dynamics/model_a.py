@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from reduced_dynamics.model_a_kernels import (eta_limit_expression, eta_limit_source, kernel_source,
+from rdyn.reduced_dynamics.model_a_kernels import (eta_limit_expression, eta_limit_source, kernel_source,
                                               kernels)
 
 # Largest step count (``--steps``, and the end of a default run that has not reached T*).
@@ -111,7 +111,7 @@ def eta_limit_exact(config: TeacherConfig):
     (derived: 2K / (D E[sigma(g)^2])), exact (kappa read as its decimal form)."""
     import sympy as sp
 
-    from derivations import model_a as ma
+    from rdyn.derivations import model_a as ma
 
     expr = eta_limit_expression(config.activation)
     return sp.nsimplify(expr.subs({ma.D: config.D, ma.K: config.K,
@@ -229,22 +229,22 @@ _COMPILED_KERNELS = ("step", "attention", "c1_star", "multiplier")
 
 def advance_module_source(activation: str, scale: str) -> str:
     """The module behind :func:`compiled_advance`: the generated kernels and the event loop
-    of :func:`_make_advance`, each compiled by :func:`reduced_dynamics.kernel_cache.njit`
+    of :func:`_make_advance`, each compiled by :func:`rdyn.reduced_dynamics.kernel_cache.njit`
     (numba's default options, as ``numba.njit``), with the kernels as module globals."""
-    from reduced_dynamics.kernel_cache import nested_function_source
+    from rdyn.reduced_dynamics.kernel_cache import nested_function_source
 
     body = kernel_source(activation, scale)
     for name in _COMPILED_KERNELS:
         body = body.replace(f"\ndef {name}(", f"\n@njit\ndef {name}(")
-    return ("import math as F\n\nfrom reduced_dynamics.kernel_cache import njit\n\nR = float\n\n"
+    return ("import math as F\n\nfrom rdyn.reduced_dynamics.kernel_cache import njit\n\nR = float\n\n"
             + body + "\n\n@njit\n" + nested_function_source(_make_advance, "advance"))
 
 
 @lru_cache(maxsize=None)
 def compiled_advance(activation: str, scale: str) -> Callable:
     """The float64 event loop, compiled by numba once and cached on disk
-    (:mod:`reduced_dynamics.kernel_cache`; a warm process loads the machine code)."""
-    from reduced_dynamics import kernel_cache
+    (:mod:`rdyn.reduced_dynamics.kernel_cache`; a warm process loads the machine code)."""
+    from rdyn.reduced_dynamics import kernel_cache
 
     source = kernel_cache.cached_source("model_a_advance", (activation, scale),
                                         lambda: advance_module_source(activation, scale))
@@ -357,8 +357,8 @@ def _same_state(a, b) -> bool:
 
 
 def _save_loop(path: str, identity: dict, loop: _Loop, capture_steps) -> None:
-    from reduced_dynamics import checkpoint
-    from reduced_dynamics._version import __version__
+    from rdyn.reduced_dynamics import checkpoint
+    from rdyn.reduced_dynamics._version import __version__
 
     exact = identity["backend"] not in ("float64", "dd")
     arrays = {
@@ -379,7 +379,7 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
     least the saved step t (a finished run is extended; the result is bit-identical to one
     run with the new ``steps``, since :func:`log_grid` is prefix-stable); ``record`` may
     differ when every new record step before t was captured."""
-    from reduced_dynamics import checkpoint
+    from rdyn.reduced_dynamics import checkpoint
 
     arrays, meta = checkpoint.load(path, "teacher", identity, ignore=("steps", "record"))
     backend = identity["backend"]
@@ -496,7 +496,7 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
     ``checkpoint``: file that receives the complete loop state (:mod:`reduced_dynamics.
     checkpoint`, kind "teacher", identity :func:`run_identity`) between chunks, at most every
     ``checkpoint_every`` seconds, at the end, and on KeyboardInterrupt (then re-raised as
-    :class:`reduced_dynamics.checkpoint.Interrupted` carrying the saved step). ``resume``:
+    :class:`rdyn.reduced_dynamics.checkpoint.Interrupted` carrying the saved step). ``resume``:
     continue from such a file (CheckpointError if it was written for another configuration);
     the result is bit-identical to an uninterrupted run.
     """
@@ -524,7 +524,7 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         settings = np.array([thresholds.t1_fraction, thresholds.attention(config.K),
                              float(eta >= limit * (1 - 1e-9)), float(steps is None), prefilter])
     elif backend == "dd":
-        from reduced_dynamics import model_a_dd as mdd
+        from rdyn.reduced_dynamics import model_a_dd as mdd
 
         advance = mdd.dd_kernels(config.activation, config.logit_scale)["advance"]
         state = np.zeros((3, 2))
@@ -584,7 +584,7 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         return StateReport(int(tt), *(num.to_mpf(v) for v in values))
 
     if backend == "dd":  # observables from the dd state (hi + lo exactly) with mpmath
-        from reduced_dynamics.double_double import dd_to_mpf
+        from rdyn.reduced_dynamics.double_double import dd_to_mpf
 
         strip = dd_to_mpf
     else:  # captured arb values are reported from their midpoints (as stored in a checkpoint)
@@ -613,7 +613,7 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
     ``strip`` (arb) drops ball radii after every chunk. With a ``checkpoint`` path the loop is
     saved at most every ``save_every`` seconds between chunks, at the end, and on
     KeyboardInterrupt (the last complete chunk boundary; then
-    :class:`~reduced_dynamics.checkpoint.Interrupted` is raised).
+    :class:`~rdyn.reduced_dynamics.checkpoint.Interrupted` is raised).
 
     ``stop_at_fixed_point`` (default runs): when a whole chunk before T* leaves the state
     bit-identical and one more step does too, the state is a fixed point of the map in this
@@ -667,7 +667,7 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
             bar.close()
         if save is None:
             raise
-        from reduced_dynamics.checkpoint import Interrupted
+        from rdyn.reduced_dynamics.checkpoint import Interrupted
 
         consistent = boundary if boundary is not None else loop
         save(consistent)

@@ -1,16 +1,16 @@
 """Model A's collapsed map in compiled double-double arithmetic (``--precision dd``).
 
 The kernels are printed from the same derived sympy expressions as every other backend:
-:func:`reduced_dynamics.certified_interval.interval_source` with ``op="d"`` (the SSA printer
-of :mod:`derivations.codegen` naming operations ``dadd, dmul, ddiv, dexp, datan, ...``),
-evaluated on the dd numbers of :mod:`reduced_dynamics.double_double`; the constants are
+:func:`rdyn.reduced_dynamics.certified_interval.interval_source` with ``op="d"`` (the SSA printer
+of :mod:`rdyn.derivations.codegen` naming operations ``dadd, dmul, ddiv, dexp, datan, ...``),
+evaluated on the dd numbers of :mod:`rdyn.reduced_dynamics.double_double`; the constants are
 computed by the generated ``prepare`` on python-flint ``arb`` balls at 256 bits and rounded
 to dd. The map is the generated step's: C1' = g(C1, e), C2' = C2 + d(C1, e),
 C3' = C3 + (K/(D-K)) d(C1, e), with the branch chosen by the sign of C1.
 
-The event loop :func:`_advance_template` is :func:`reduced_dynamics.model_a._make_advance`
+The event loop :func:`_advance_template` is :func:`rdyn.reduced_dynamics.model_a._make_advance`
 with dd comparisons (same events, same order, same capture and end rules), so
-:func:`reduced_dynamics.model_a.run` drives it like the float64 loop: ``state`` is a (3, 2)
+:func:`rdyn.reduced_dynamics.model_a.run` drives it like the float64 loop: ``state`` is a (3, 2)
 array of (hi, lo) pairs, ``capture_out`` an (n, 3, 2) array.
 
 Accuracy: each dd operation has relative error of a few u^2 (u^2 = 2^-106 = 1.2e-32); over
@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from reduced_dynamics import double_double
+from rdyn.reduced_dynamics import double_double
 
 # settings[...] of the dd loop
 D_STAB, D_DEFAULT_END, D_PRE, D_FRAC, D_LEVEL, D_RATIO = 0, 1, 2, 3, 5, 7
@@ -94,19 +94,19 @@ _KERNEL_FUNCTIONS = ("incr_positive", "incr_negative", "incr_zero", "attention",
 def generated_module_source(activation: str, scale: str) -> str:
     """The generated module: the dd kernels (numba, cached), ``prepare`` (arb) and
     ``advance`` (the source of :func:`_advance_template`)."""
-    from reduced_dynamics.certified_interval import interval_source
+    from rdyn.reduced_dynamics.certified_interval import interval_source
 
-    from reduced_dynamics.kernel_cache import assemble_module
+    from rdyn.reduced_dynamics.kernel_cache import assemble_module
 
     imports = [
         "from flint import arb as R",
-        "from derivations.codegen import arb_namespace",
-        "from reduced_dynamics.double_double import (" + ", ".join(double_double.PRIMITIVES) + ")",
-        "from reduced_dynamics.model_a_dd import (" + ", ".join(
+        "from rdyn.derivations.codegen import arb_namespace",
+        "from rdyn.reduced_dynamics.double_double import (" + ", ".join(double_double.PRIMITIVES) + ")",
+        "from rdyn.reduced_dynamics.model_a_dd import (" + ", ".join(
             n for n in globals() if n.startswith("D_")) + ")",
         "F = arb_namespace()",
     ]
-    return assemble_module("reduced_dynamics.model_a_dd", imports,
+    return assemble_module("rdyn.reduced_dynamics.model_a_dd", imports,
                            interval_source(activation, scale, "d"), _KERNEL_FUNCTIONS,
                            _advance_template)
 
@@ -114,9 +114,9 @@ def generated_module_source(activation: str, scale: str) -> str:
 @lru_cache(maxsize=None)
 def dd_kernels(activation: str, scale: str) -> dict:
     """``prepare`` (arb), the compiled dd functions and ``advance`` for one configuration,
-    from the generated module cached by :mod:`reduced_dynamics.kernel_cache` (source and
+    from the generated module cached by :mod:`rdyn.reduced_dynamics.kernel_cache` (source and
     machine code checked on load, rebuilt when stale or corrupt)."""
-    from reduced_dynamics import kernel_cache
+    from rdyn.reduced_dynamics import kernel_cache
 
     source = kernel_cache.cached_source("dd", (activation, scale),
                                         lambda: generated_module_source(activation, scale))
@@ -126,12 +126,12 @@ def dd_kernels(activation: str, scale: str) -> dict:
 
 def dd_inputs(config, thresholds) -> tuple[np.ndarray, np.ndarray]:
     """(constants c as an (n, 2) dd array, settings without the flags/prefilter filled):
-    the parameters as in the certified backends (:func:`reduced_dynamics.certified.
+    the parameters as in the certified backends (:func:`rdyn.reduced_dynamics.certified.
     exact_inputs`: eta exact, the others their decimal forms), evaluated at 256 bits."""
     import flint
     from flint import arb
 
-    from reduced_dynamics.certified import exact_inputs
+    from rdyn.reduced_dynamics.certified import exact_inputs
 
     kern = dd_kernels(config.activation, config.logit_scale)
     old = flint.ctx.prec

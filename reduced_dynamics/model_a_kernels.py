@@ -1,7 +1,7 @@
 """Model A's collapsed map as generated source, for every numeric backend.
 
 The step and the observables are printed from the derived expressions of
-:mod:`derivations.catalog` by :mod:`derivations.codegen`; float64 (numba), mpmath and arb
+:mod:`rdyn.derivations.catalog` by :mod:`rdyn.derivations.codegen`; float64 (numba), mpmath and arb
 evaluate the same source. Subexpressions that depend only on the parameters are computed
 once per run by ``prepare``; the per-step functions take the state and that tuple ``c``::
 
@@ -11,7 +11,7 @@ once per run by ``prepare``; the per-step functions take the state and that tupl
     multiplier(C2, C3, c) -> dC1'/dC1    loss(C1, C2, C3, c) -> excess loss
 
 ``e = exp(-(C2 + C3)/scale)`` is computed once per call; everything else is a function of
-``C1`` and ``e`` (no ``1 - K p`` and no ``arccos``: see :mod:`derivations.model_a`).
+``C1`` and ``e`` (no ``1 - K p`` and no ``arccos``: see :mod:`rdyn.derivations.model_a`).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import Callable
 
-from reduced_dynamics import kernel_cache
+from rdyn.reduced_dynamics import kernel_cache
 
 PARAMETERS = "D, K, eta, vstar_norm2, kappa, s0"
 
@@ -29,12 +29,12 @@ PARAMETERS = "D, K, eta, vstar_norm2, kappa, s0"
 @lru_cache(maxsize=None)
 def _sym() -> SimpleNamespace:
     """sympy and the derivation modules, imported on first use: a warm run reads the
-    generated source from :mod:`reduced_dynamics.kernel_cache` and never imports sympy."""
+    generated source from :mod:`rdyn.reduced_dynamics.kernel_cache` and never imports sympy."""
     import sympy as sp
 
-    from derivations import codegen
-    from derivations import model_a as ma
-    from derivations.catalog import model_a_expressions
+    from rdyn.derivations import codegen
+    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.catalog import model_a_expressions
 
     e = sp.Symbol("e")
     return SimpleNamespace(
@@ -204,7 +204,7 @@ def fast_math_namespace():
 
     They are not the C library's functions: results differ from ``math.exp``/``math.atan``
     in the last bit for about 1 argument in 10 (error <= 1.4 ulp), so iterates computed with
-    them are not bit-identical to :func:`reduced_dynamics.model_a.run`.
+    them are not bit-identical to :func:`rdyn.reduced_dynamics.model_a.run`.
     """
     import types
 

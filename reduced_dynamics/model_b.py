@@ -1,7 +1,7 @@
 """Model B collapsed dynamics: alpha/beta (looped: w/v) recursions of seed 003.
 
 ``alpha' = alpha - eta beta F(gamma)``, ``beta' = beta - eta alpha F(gamma)``, simultaneous,
-with ``F = L'(gamma)/d`` (derived in :mod:`derivations.model_b`). Expectations are weighted
+with ``F = L'(gamma)/d`` (derived in :mod:`rdyn.derivations.model_b`). Expectations are weighted
 sums over a :class:`SpectralRule`: the spectral measure of ``S`` seen from ``a`` (distinct
 eigenvalue levels, descending, and the mass ``c^2`` of ``a`` on each eigenspace), either
 
@@ -67,12 +67,12 @@ class SpectralRule:
 
         On mp rules the terms run on exact gmpy2 copies of the nodes (:class:`MpfrNodes`), every
         operation rounded at mpmath's working precision and the weighted sum correctly rounded
-        (:mod:`reduced_dynamics.mpfr_arrays`; ~14x faster than mpf object arrays); the means
+        (:mod:`rdyn.reduced_dynamics.mpfr_arrays`; ~14x faster than mpf object arrays); the means
         come back as mpf. Otherwise the same as calling ``terms(self, *args)``.
         """
         if not self.mp:
             return [self.mean(v) for v in terms(self, *args)]
-        from reduced_dynamics import mpfr_arrays
+        from rdyn.reduced_dynamics import mpfr_arrays
 
         with mpfr_arrays.precision(mpmath.mp.prec):
             nodes = self.mpfr_nodes
@@ -82,7 +82,7 @@ class SpectralRule:
     @cached_property
     def mpfr_nodes(self) -> "MpfrNodes":
         """Bit-exact gmpy2 copies of ``m1``, ``m2``, ``variance``, ``weights`` (mp rules)."""
-        from reduced_dynamics import mpfr_arrays
+        from rdyn.reduced_dynamics import mpfr_arrays
 
         return MpfrNodes(*(mpfr_arrays.exact(v) for v in (self.m1, self.m2, self.variance, self.weights)))
 
@@ -96,7 +96,7 @@ class SpectralRule:
 @dataclass(frozen=True)
 class MpfrNodes:
     """The statistics of a :class:`SpectralRule`'s nodes as gmpy2 mpfr object arrays; only
-    to be computed with inside :func:`reduced_dynamics.mpfr_arrays.precision`."""
+    to be computed with inside :func:`rdyn.reduced_dynamics.mpfr_arrays.precision`."""
     m1: Any
     m2: Any
     variance: Any
@@ -105,7 +105,7 @@ class MpfrNodes:
 
 def _sqrt(x):
     if x.dtype == object:
-        from reduced_dynamics import mpfr_arrays
+        from rdyn.reduced_dynamics import mpfr_arrays
 
         if mpfr_arrays.is_mpfr_array(x):
             return mpfr_arrays.sqrt(x)
@@ -154,16 +154,16 @@ def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
     """Exact rule for Task 2 with r >= 2 distinct eigenvalues (single layers).
 
     The masses of ``a`` on the r eigenspaces are Dirichlet(k_1/2, ..., k_r/2) (``k_i`` the
-    multiplicities, eigenvalues descending); :func:`reduced_dynamics.dirichlet_rule.dirichlet_rule`
+    multiplicities, eigenvalues descending); :func:`rdyn.reduced_dynamics.dirichlet_rule.dirichlet_rule`
     integrates in stick-breaking coordinates by tensor Gauss-Jacobi, coordinate ``u_j`` mapped
-    exponentially (:func:`reduced_dynamics.dirichlet_rule.mapped_beta`) with
+    exponentially (:func:`rdyn.reduced_dynamics.dirichlet_rule.mapped_beta`) with
     ``delta_j = lam_r^2 / (lam_j^2 - lam_r^2)``: for ``gamma >= 0`` the nearest branch point of
     ``sqrt(m2)`` and ``sqrt(1 + 2 gamma m1 + gamma^2 m2)`` as functions of ``u_j`` lies at
     ``u_j <= -delta_j`` (the mass moved from ``lam_j`` to ``lam_r``).
     The per-coordinate order ``n`` is raised until two successive orders agree on the probe
     statistics to ``1e-14`` (float64) or ``10^-(dps+3)``; ``nodes`` fixes ``n``.
     """
-    from reduced_dynamics.dirichlet_rule import dirichlet_params, dirichlet_rule
+    from rdyn.reduced_dynamics.dirichlet_rule import dirichlet_params, dirichlet_rule
 
     lv = distinct_levels(spectrum)
     lam = [v for v, _ in lv]
@@ -308,19 +308,19 @@ def monte_carlo_rule(data: str, d: int, n: int, spectrum: tuple[int, ...] | None
 
 # ---------------------------------------------------------------------- per-sample model forms
 def ln_terms(rule: SpectralRule, g):
-    """Per-sample (loss, dloss/dgamma) of the LN layer (Lemma C.1; derivations.model_b)."""
+    """Per-sample (loss, dloss/dgamma) of the LN layer (Lemma C.1; rdyn.derivations.model_b)."""
     m1, m2, var = rule.m1, rule.m2, rule.variance
     r2 = 1 + 2 * g * m1 + g * g * m2
     r, sq2 = _sqrt(r2), _sqrt(m2)
     cos = (m1 + g * m2) / (r * sq2)
-    # 2 - 2 cos without cancellation (derivations.model_b.ln_loss_stable_form)
+    # 2 - 2 cos without cancellation (rdyn.derivations.model_b.ln_loss_stable_form)
     loss = 2 * var / (r2 * m2 * (1 + cos))
     dloss = -2 * var / (sq2 * r2 * r)
     return loss, dloss
 
 
 def noln_terms(rule: SpectralRule, g, target: str):
-    """Per-sample (loss, dloss/dgamma) of the no-LN layer (Section B.1; derivations.model_b)."""
+    """Per-sample (loss, dloss/dgamma) of the no-LN layer (Section B.1; rdyn.derivations.model_b)."""
     m1, m2 = rule.m1, rule.m2
     sq2 = _sqrt(m2)
     if target == "unnormalized":
@@ -339,13 +339,13 @@ def model_terms(model: str, rule: SpectralRule, g, target: str | None = None, L:
 
 def _looped_terms_f64(lam, c, rho, L):
     """:func:`looped_terms` on float64 arrays, compiled by numba (cached on disk by
-    :mod:`reduced_dynamics.kernel_cache`; numba is imported only here)."""
+    :mod:`rdyn.reduced_dynamics.kernel_cache`; numba is imported only here)."""
     return _looped_terms_compiled()(lam, c, rho, L)
 
 
 @lru_cache(maxsize=None)
 def _looped_terms_compiled():
-    from reduced_dynamics import kernel_cache
+    from rdyn.reduced_dynamics import kernel_cache
 
     return kernel_cache.compiled_function(_looped_terms_template, "model_b_looped",
                                           "float64 Model B looped kernel", "import numpy as np")
@@ -425,7 +425,7 @@ BOUNDARY_NODES = 24       # Gauss points per panel of the float64 boundary-layer
 def _boundary_rule(k: int, d: int):
     """Reference Gauss rules (Beta(a,1), Legendre, Beta(b,1)) for :func:`_beta_layer_f64`;
     float64 values of 20-digit nodes (a pure function of (k, d))."""
-    from reduced_dynamics.dirichlet_rule import gauss_beta
+    from rdyn.reduced_dynamics.dirichlet_rule import gauss_beta
 
     a, b = Fraction(k, 2), Fraction(d - k, 2)
     xa, wa = gauss_beta(BOUNDARY_NODES, a, 1)
@@ -437,13 +437,13 @@ def _boundary_rule(k: int, d: int):
 
 def _beta_layer_f64(q, a, b, xa, wa, xg, wg, xb, wb, lnB):
     """:func:`_beta_layer_template`, compiled by numba (cached on disk by
-    :mod:`reduced_dynamics.kernel_cache`; numba is imported only here)."""
+    :mod:`rdyn.reduced_dynamics.kernel_cache`; numba is imported only here)."""
     return _beta_layer_compiled()(q, a, b, xa, wa, xg, wg, xb, wb, lnB)
 
 
 @lru_cache(maxsize=None)
 def _beta_layer_compiled():
-    from reduced_dynamics import kernel_cache
+    from rdyn.reduced_dynamics import kernel_cache
 
     return kernel_cache.compiled_function(_beta_layer_template, "model_b_beta_layer",
                                           "float64 Model B looped boundary-layer rule", "import math")
@@ -529,7 +529,7 @@ class Constants:
 
 
 def kappa_exact(data: str, d: int, n: int, spectrum) -> tuple[Fraction, Fraction]:
-    """Closed forms (derivations.model_b.kappa_task1/2): n/d and n(n+d-1)/d^2 or sum m^2/d."""
+    """Closed forms (rdyn.derivations.model_b.kappa_task1/2): n/d and n(n+d-1)/d^2 or sum m^2/d."""
     if data == "spectrum":
         return Fraction(sum(spectrum), d), Fraction(sum(m * m for m in spectrum), d)
     return Fraction(n, d), Fraction(n * (n + d - 1), d * d)
@@ -548,7 +548,7 @@ def constants(rule: SpectralRule, data: str, d: int, n: int, spectrum) -> Consta
 
 
 def upsilon1(rule: SpectralRule, L: int):
-    """Looped growth constant ``lim -rho^2 G'(rho)`` (derivations.model_b.growth_limits)."""
+    """Looped growth constant ``lim -rho^2 G'(rho)`` (rdyn.derivations.model_b.growth_limits)."""
     lam, c = rule.levels, rule.masses
     top = lam[:, :1]
     th = lam[:, 1:] / top
@@ -642,7 +642,7 @@ def build_rule(cfg: Config) -> SpectralRule:
     if kind == "exact" and cfg.data == "spectrum":
         return exact_rule(cfg.spectrum, cfg.dps)
     if kind == "qmc":
-        raise ValueError("qmc expectations run R trajectories: use reduced_dynamics.model_b_qmc.run_replicas")
+        raise ValueError("qmc expectations run R trajectories: use rdyn.reduced_dynamics.model_b_qmc.run_replicas")
     return monte_carlo_rule(cfg.data, cfg.d, cfg.n, cfg.spectrum, cfg.samples, cfg.seed)
 
 
@@ -738,8 +738,8 @@ def _consistent_length(series: dict) -> int:
 def _save_series(path: str, identity: dict, series: dict, exact: bool) -> int:
     """Save the trajectory up to the last consistent step p (loss and F at p are recomputed
     on resume); returns p."""
-    from reduced_dynamics._version import __version__
-    from reduced_dynamics import checkpoint
+    from rdyn.reduced_dynamics._version import __version__
+    from rdyn.reduced_dynamics import checkpoint
 
     p = _consistent_length(series)
     arrays = {}
@@ -751,7 +751,7 @@ def _save_series(path: str, identity: dict, series: dict, exact: bool) -> int:
 
 
 def _load_series(path: str, identity: dict, exact: bool) -> dict:
-    from reduced_dynamics import checkpoint
+    from rdyn.reduced_dynamics import checkpoint
 
     # steps may be raised on resume (the run is extended, bit-identical to one longer run)
     arrays, meta = checkpoint.load(path, "ln", identity, ignore=("steps",))
@@ -781,7 +781,7 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
     ``checkpoint``: file that receives the trajectory so far (:mod:`reduced_dynamics.
     checkpoint`, kind "ln", identity :func:`run_identity`) at most every ``checkpoint_every``
     seconds, at the end, and on KeyboardInterrupt (re-raised as
-    :class:`reduced_dynamics.checkpoint.Interrupted`). ``resume``: continue from such a file;
+    :class:`rdyn.reduced_dynamics.checkpoint.Interrupted`). ``resume``: continue from such a file;
     the Trajectory is bit-identical to an uninterrupted run. ``cfg.steps`` may exceed the
     checkpoint's (a finished run is extended, bit-identical to one run with the larger steps).
     """
@@ -790,7 +790,7 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
     if rule is None and resolve_expectation(cfg) == "qmc":
         if checkpoint is not None or resume is not None:
             raise ValueError("checkpoints apply to exact and monte_carlo expectations, not qmc")
-        from reduced_dynamics.model_b_qmc import run_replicas
+        from rdyn.reduced_dynamics.model_b_qmc import run_replicas
 
         return run_replicas(cfg, cfg.replicas).trajectory
     rule = rule or build_rule(cfg)
@@ -828,7 +828,7 @@ def run(cfg: Config, progress: Callable[[int], None] | None = None,
         except KeyboardInterrupt as exc:
             if checkpoint is None:
                 raise
-            from reduced_dynamics.checkpoint import Interrupted
+            from rdyn.reduced_dynamics.checkpoint import Interrupted
 
             raise Interrupted(_save_series(checkpoint, identity, series, use_mp), checkpoint) from exc
         se = rule.std_error(per_sample) if per_sample is not None else None

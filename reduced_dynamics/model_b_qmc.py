@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc
 
-from reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics import model_b as mb
 
 
 def points_per_replica(samples: int, replicas: int) -> int:
@@ -67,7 +67,7 @@ def replica_rule(data: str, d: int, n: int, spectrum, npts: int, seed, kind: str
 
 @dataclass
 class ReplicaResult:
-    """Mean over replicas (``trajectory``, a :class:`reduced_dynamics.model_b.Trajectory` with
+    """Mean over replicas (``trajectory``, a :class:`rdyn.reduced_dynamics.model_b.Trajectory` with
     ``expectation == "qmc"``) and per-step standard errors of alpha, beta, gamma, loss."""
     trajectory: mb.Trajectory
     series_std_error: dict          # name -> np.ndarray over steps

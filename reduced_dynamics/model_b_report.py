@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import mpmath
 
-from reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics import model_b as mb
 
 
 def _rational(x, dps):

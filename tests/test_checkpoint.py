@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from rdyn import cli
-from reduced_dynamics import checkpoint as ck
-from reduced_dynamics import model_a as ma
-from reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics import checkpoint as ck
+from rdyn.reduced_dynamics import model_a as ma
+from rdyn.reduced_dynamics import model_b as mb
 
 
 # ------------------------------------------------------------------------------ helpers

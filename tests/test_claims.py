@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from verify import checks_claims_a as ca
-from verify import checks_claims_b as cb
-from verify import claims
-from verify.claim_trajectories import Trajectory, paper_eta, trajectory
-from verify.report import Check
+from rdyn.verification import checks_claims_a as ca
+from rdyn.verification import checks_claims_b as cb
+from rdyn.verification import claims
+from rdyn.verification.claim_trajectories import Trajectory, paper_eta, trajectory
+from rdyn.verification.report import Check
 
 # Every statement the ledger must cover (labels as printed or cited; issue 11).
 FIXTURE_LABELS = {
@@ -85,7 +85,7 @@ def test_ledger_json_shape_with_injected_checks():
 
 
 def test_reports_render_offline():
-    from verify import claims_report
+    from rdyn.verification import claims_report
 
     entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (proof: S identity)", "Theorem 3.2")]
     curve = {"x": [1.0, 2.0, 4.0], "y": [1.0, 0.5, 0.25], "claimed_exponent": -1.0}

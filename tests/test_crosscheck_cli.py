@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from verify.crosscheck import crosscheck
-from reduced_dynamics.presets import preset_groups
-from reduced_dynamics.model_a import TeacherConfig
+from rdyn.verification.crosscheck import crosscheck
+from rdyn.reduced_dynamics.presets import preset_groups
+from rdyn.reduced_dynamics.model_a import TeacherConfig
 
 
 def rdyn(*args):

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verify.figures import fitted_slope, make_figures, run_experiment
+from rdyn.verification.figures import fitted_slope, make_figures, run_experiment
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -3,8 +3,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from derivations import gaussian as g
-from verify.quadrature import bivariate_quadrature
+from rdyn.derivations import gaussian as g
+from rdyn.verification.quadrature import bivariate_quadrature
 
 
 def test_numerics_md_example_exact():

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations import model_b as dm
-from reduced_dynamics import model_b as mb
+from rdyn.derivations import model_b as dm
+from rdyn.reduced_dynamics import model_b as mb
 from rdyn import cli
-from verify import checks_model_b as ck
-from verify import model_b_full_matrix as fm
+from rdyn.verification import checks_model_b as ck
+from rdyn.verification import model_b_full_matrix as fm
 
 SPEC = (3, 1, 1, 1)
 

@@ -7,9 +7,9 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from reduced_dynamics import model_b as mb
-from reduced_dynamics import model_b_qmc as mq
-from verify import model_b_dirichlet as md
+from rdyn.reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics import model_b_qmc as mq
+from rdyn.verification import model_b_dirichlet as md
 
 GAMMAS = (0.0, 0.5, 3.0, 40.0)
 
@@ -49,7 +49,7 @@ def test_mapped_beta_integrates_a_near_branch_point(delta):
     """E[(u + delta)^(-1/2)], u ~ Beta(1/2, 3/2): branch point at distance delta beyond u = 0.
     Reference: delta^(-1/2) 2F1(1/2, 1/2; 2; -1/delta) (mpmath). Plain Gauss-Jacobi with 40
     nodes is off by > 1e-4 at delta = 1e-4; the exponential map reaches 30 digits."""
-    from reduced_dynamics.dirichlet_rule import gauss_beta, mapped_beta
+    from rdyn.reduced_dynamics.dirichlet_rule import gauss_beta, mapped_beta
 
     a, b = Fraction(1, 2), Fraction(3, 2)
     with mpmath.workdps(40):
@@ -72,7 +72,7 @@ def test_mpfr_means_equal_mpf_means_and_leave_no_state():
     precision, converts nodes bit for bit, and leaves gmpy2's context as it found it."""
     import gmpy2
 
-    from reduced_dynamics import mpfr_arrays
+    from rdyn.reduced_dynamics import mpfr_arrays
 
     before = gmpy2.get_context().precision
     rule = mb.exact_rule((3, 2, 1), 30)
@@ -171,7 +171,7 @@ def test_cli_qmc_json_and_refusals(capsys):
 
 
 def test_figures_paper_b_quick(tmp_path):
-    from verify.model_b_figures import make_figures
+    from rdyn.verification.model_b_figures import make_figures
 
     paths, table = make_figures(tmp_path, quick=True, steps=6)
     for p in paths.values():
@@ -183,11 +183,11 @@ def test_figures_paper_b_quick(tmp_path):
 @pytest.mark.parametrize("model,target", [("ln", None), ("noln", "normalized"), ("noln", "unnormalized")])
 def test_query_column_gradients_equal_full_backprop(model, target):
     """The figures' O(N d^2) single-layer gradients equal the all-columns back-propagation of
-    verify.model_b_full_matrix at random (unstructured) W, V."""
+    rdyn.verification.model_b_full_matrix at random (unstructured) W, V."""
     import numpy as np
 
-    from verify import model_b_figures as mf
-    from verify import model_b_full_matrix as fm
+    from rdyn.verification import model_b_figures as mf
+    from rdyn.verification import model_b_full_matrix as fm
 
     rng = np.random.default_rng(0)
     s = fm.FullSetup(model=model, target=target, d=3, n=5, samples=50)
@@ -214,7 +214,7 @@ def test_exact_rule_r4_matches_gamma_integral_route():
 def test_ln_loss_has_no_cancellation_at_large_gamma():
     """2 - 2 y^T t would lose all digits at gamma = 1e6 (loss ~ 6e-14); the derived stable form
     keeps float64 accuracy against the 30-digit rule."""
-    from derivations import model_b as dm
+    from rdyn.derivations import model_b as dm
 
     assert dm.ln_loss_stable_identity_holds()
     rule, rule_mp = mb.exact_rule((3, 2, 1)), mb.exact_rule((3, 2, 1), 20)

@@ -1,4 +1,4 @@
-"""verify.scaling: the power-law fit and its intervals, the quick Model A report, rdyn scaling."""
+"""rdyn.verification.scaling: the power-law fit and its intervals, the quick Model A report, rdyn scaling."""
 import json
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rdyn.cli import main
-from verify import checks_scaling, scaling
+from rdyn.verification import checks_scaling, scaling
 
 
 # ------------------------------------------------------------------------------ the fit
@@ -111,7 +111,7 @@ def test_quick_report_model_a_relu(quick_relu):
 
 
 def test_exponent_check_uses_scaling_fit():
-    from verify import checks_model_a as c
+    from rdyn.verification import checks_model_a as c
 
     claim = next(x for x in c.EXPONENT_CLAIMS if x.id == "A.t1.eta_exponent")
     check = c.exponent_check(claim, "D")

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from verify import registry
+from rdyn.verification import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 
 RUNNER = r"""
 import json, sys
-from verify.registry import GROUPS
+from rdyn.verification.registry import GROUPS
 names, quick = json.loads(sys.argv[1]), sys.argv[2] == "quick"
 by_name = {g.name: g for g in GROUPS}
 records = {}
@@ -68,7 +68,7 @@ def _docs_counts_line() -> str | None:
 
 
 def _as_checks(records: dict):
-    from verify.report import Check
+    from rdyn.verification.report import Check
 
     return [Check(**{k: v for k, v in r.items()}) for r in records.values()]
 
@@ -118,8 +118,8 @@ def test_full_verify_is_reproducible_under_many_hash_seeds():
 DERIVE = r"""
 import hashlib, sys
 import sympy as sp
-from derivations import gaussian as g
-from derivations.catalog import derive_model_a
+from rdyn.derivations import gaussian as g
+from rdyn.derivations.catalog import derive_model_a
 h = hashlib.sha256()
 for activation, scale in (("relu", "D"), ("leaky", "sqrtD")):
     for name, expr in sorted(derive_model_a(activation, scale).items()):

@@ -1,14 +1,14 @@
 """Checks for the claims ledger, Model A (seed 000): statements no other module checks.
 
 Every check here can come out either way: a symbolic identity (sympy decides), an exponent
-with its 95% interval (:func:`verify.scaling.fit_power_law`), or a printed bound evaluated
-along recorded trajectories (:mod:`verify.claim_trajectories`) with the worst ratio and where
+with its 95% interval (:func:`rdyn.verification.scaling.fit_power_law`), or a printed bound evaluated
+along recorded trajectories (:mod:`rdyn.verification.claim_trajectories`) with the worst ratio and where
 it occurs. A printed statement contradicted by derivation or measurement is a
 ``discrepancy`` (both forms or figures in ``detail``); ``fail`` is reserved for rdyn
 disagreeing with itself.
 
 Trajectories (ReLU, softmax scale 1/D): ``D=8, K=2`` at ``eta = eta_limit/2`` ("default") and
-at the paper's own step-size conditions ("paper", see :func:`verify.claim_trajectories.
+at the paper's own step-size conditions ("paper", see :func:`rdyn.verification.claim_trajectories.
 paper_eta`), ``D=20, K=4`` at the default step; not quick: also identity and LeakyReLU(0.1)
 at ``D=8, K=2`` and ``D=20, K=4`` at the paper's step size. Bounds are evaluated where the
 lemma states them (phase 1: ``t <= t1``; phase 2/3: ``t >= t1`` or ``T >= T*``), and each
@@ -26,9 +26,9 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from verify import scaling
-from verify.claim_trajectories import Trajectory, paper_eta, trajectory
-from verify.report import Check, exact_check
+from rdyn.verification import scaling
+from rdyn.verification.claim_trajectories import Trajectory, paper_eta, trajectory
+from rdyn.verification.report import Check, exact_check
 
 PAPER = "Zhang-Zhao-Gu-Cao (seed 000)"
 SLACK = 1e-9  # relative slack on a bound evaluated in float64
@@ -62,10 +62,10 @@ def _trajectories(quick: bool, policy: str | None = None) -> list[Trajectory]:
 @lru_cache(maxsize=None)
 def _attention_functions(activation: str):
     """mpmath callables ``(p, K, N, kappa) -> value`` for A = E[s(pu) s'(y) pu] (Lemma D.6),
-    F3 = A + B and F1 (definitions inferred in ``verify.checks_model_a``)."""
-    from derivations import gaussian as g
-    from derivations import model_a as ma
-    from verify.checks_model_a import p_sym
+    F3 = A + B and F1 (definitions inferred in ``rdyn.verification.checks_model_a``)."""
+    from rdyn.derivations import gaussian as g
+    from rdyn.derivations import model_a as ma
+    from rdyn.verification.checks_model_a import p_sym
 
     K, N = ma.K, ma.N
     q = (1 - K * p_sym) / N
@@ -75,7 +75,7 @@ def _attention_functions(activation: str):
         return g.appendix_f(name, activation).subs({g.a_var: a, g.b_var: b}, simultaneous=True)
 
     A = f("E[x1 s(x1) s'(x1+x2)]", K * p_sym**2, N * q**2)
-    # F1, F3 as in verify.checks_model_a._f_values (only these two are needed here)
+    # F1, F3 as in rdyn.verification.checks_model_a._f_values (only these two are needed here)
     F1 = f("E[x s(x) s'(x)]", var, 0)
     F3 = f("E[s(x1) s(x1+x2)]", K * p_sym**2, N * q**2)
     args = (p_sym, K, N, g.kappa)
@@ -331,7 +331,7 @@ def lemma_d5_check(quick: bool) -> Check:
 
 def eta_conditions_check() -> Check:
     """Where the default step eta_limit/2 lies relative to the paper's conditions."""
-    from reduced_dynamics.model_a import TeacherConfig, eta_limit
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, eta_limit
 
     rows = {}
     for name, (D, K) in PRESETS.items():
@@ -531,7 +531,7 @@ def lemma_d17_checks(quick: bool) -> list[Check]:
 
 def tstar_paper_eta_check(quick: bool) -> Check:
     """D-exponent of eta T* at the paper's step size eta = paper_eta(D, K) (K = 2)."""
-    from reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
 
     Ds = (8, 11, 16) if quick else (8, 11, 16, 23)
     ys = []

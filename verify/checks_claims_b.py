@@ -1,7 +1,7 @@
 """Checks for the claims ledger, Model B (seed 003): statements no other module checks.
 
 Setting (unless stated): Task 2 spectrum (3, 1, 1, 1) (d = 4, n = 6) with exact expectations
-(Gauss-Legendre / 2F1, :mod:`reduced_dynamics.model_b`), ``alpha0 = 0, beta0 = 1``. Looping a
+(Gauss-Legendre / 2F1, :mod:`rdyn.reduced_dynamics.model_b`), ``alpha0 = 0, beta0 = 1``. Looping a
 trained layer is done with the full ``2d x (n+1)`` matrices on fixed test points (numpy), not
 with the collapsed formula, so the per-loop contraction is measured, not assumed. Each check can
 come out either way; a printed statement contradicted by derivation or measurement is a
@@ -15,9 +15,9 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from reduced_dynamics import model_b as mb
-from verify import scaling
-from verify.report import Check
+from rdyn.reduced_dynamics import model_b as mb
+from rdyn.verification import scaling
+from rdyn.verification.report import Check
 
 SRC = "Wu-Zhang-Cao 2026 (seed 003)"
 SPECTRUM = (3, 1, 1, 1)

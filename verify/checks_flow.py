@@ -12,15 +12,15 @@
 """
 from __future__ import annotations
 
-from verify.report import Check, numeric_check
+from rdyn.verification.report import Check, numeric_check
 
 SOURCE = "seed 000, Lemma D.2 (flow limit of the collapsed map); rdyn derivation"
 
 
 def checks(quick: bool = False) -> tuple[Check, ...]:
-    from reduced_dynamics.flow import flow_limits, slow_limits
-    from reduced_dynamics.model_a import TeacherConfig, eta_limit
-    from verify.flow_accuracy import observed_order
+    from rdyn.reduced_dynamics.flow import flow_limits, slow_limits
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, eta_limit
+    from rdyn.verification.flow_accuracy import observed_order
 
     out: list[Check] = []
     base = TeacherConfig(8, 2, "relu") if quick else TeacherConfig(16, 4, "relu")
@@ -48,9 +48,9 @@ def checks(quick: bool = False) -> tuple[Check, ...]:
         abs(s.tau_star / f.tau_star - 1), 1e-9, flow=f.tau_star, slow=s.tau_star))
     if quick:  # the late-loss constant needs about a minute of sympy: full report only
         return tuple(out)
-    from derivations import model_a as ma
-    from derivations.asymptotics import late_loss_constant
-    from reduced_dynamics.model_a import run
+    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.asymptotics import late_loss_constant
+    from rdyn.reduced_dynamics.model_a import run
 
     for scale in ("D", "sqrtD"):
         c8 = TeacherConfig(8, 2, "relu", logit_scale=scale)
@@ -62,7 +62,7 @@ def checks(quick: bool = False) -> tuple[Check, ...]:
             f"excess loss ~ c_L/(eta t), c_L = K D^{2 if scale == 'D' else 1} (D-K)/4 "
             "(derived on the slow manifold) vs the map at t = 1e7, D = 8, K = 2",
             abs(measured / c_L - 1), 1e-2, c_L=c_L, measured=measured))
-    from reduced_dynamics.asymptotics import asymptotic_summary
+    from rdyn.reduced_dynamics.asymptotics import asymptotic_summary
 
     summary = asymptotic_summary("relu", "D", 4, check_D=(10**5, 10**6))
     devs = [abs(c["rel_dev_two_term"]) for c in summary["checks"]]
@@ -79,13 +79,13 @@ PRINTED_TSTAR = "T* = Theta(K D^2/(eta ||V*||_F^2))"
 
 def derived_exponent_checks() -> tuple[Check, ...]:
     """The printed order of T* (Lemma D.17 / D.16) against the derived leading term of
-    tau_star = lim eta T* (derivations.asymptotics, ReLU): the exponents of D (at fixed K) and
+    tau_star = lim eta T* (rdyn.derivations.asymptotics, ReLU): the exponents of D (at fixed K) and
     of ||V*||_F^2, as limits of the logarithmic derivative of the leading term, for both logit
     scales. ``pass`` when they equal the printed ones, ``discrepancy`` otherwise."""
     import sympy as sp
 
-    from derivations import model_a as ma
-    from derivations.asymptotics import scale_relation, tau_star_expansion
+    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.asymptotics import scale_relation, tau_star_expansion
 
     expansion = tau_star_expansion("relu")
     D, K, v = ma.D, ma.K, ma.vstar_norm2

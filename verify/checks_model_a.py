@@ -15,11 +15,11 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from derivations import gaussian as g
-from derivations import model_a as ma
-from derivations.catalog import model_a_expressions
-from derivations.numeric import at_correlation, evaluate
-from verify.report import Check, digits_of, exact_check, numeric_check
+from rdyn.derivations import gaussian as g
+from rdyn.derivations import model_a as ma
+from rdyn.derivations.catalog import model_a_expressions
+from rdyn.derivations.numeric import at_correlation, evaluate
+from rdyn.verification.report import Check, digits_of, exact_check, numeric_check
 
 PAPER = "Zhang-Zhao-Gu-Cao (seed 000)"
 KAPPAS = (sp.Integer(0), sp.Rational(1, 10), sp.Rational(1, 2))
@@ -45,7 +45,7 @@ COVARIANCES = [  # (sd1, sd2, rho) as exact decimal strings
 
 
 def bivariate_quadrature_checks() -> list[Check]:
-    from verify.quadrature import bivariate_quadrature
+    from rdyn.verification.quadrature import bivariate_quadrature
 
     checks = []
     # The quadrature depends on the integrand (E[v s(u) s'(v)] = E[s(u) s(v)], as v s'(v) =
@@ -135,8 +135,8 @@ def printed_appendix_f_checks() -> list[Check]:
 
 def collapsed_map_monte_carlo_checks(samples: int = 400_000) -> list[Check]:
     """Derived update vs a brute-force Monte Carlo gradient of the full matrices."""
-    from reduced_dynamics.model_a_kernels import kernels
-    from verify.montecarlo import projected_gradient
+    from rdyn.reduced_dynamics.model_a_kernels import kernels
+    from rdyn.verification.montecarlo import projected_gradient
 
     rng = np.random.default_rng(7)
     groups = [[0, 1], [0, 1], [2, 3], [2, 3], [4, 5], [4, 5]]  # cnn, D = 6, K = 2
@@ -330,8 +330,8 @@ class ExponentClaim:
     mismatch: str  # status when the measured exponent is off: a printed claim -> discrepancy
 
     def line(self, scale: str):
-        """This claim as a :class:`verify.scaling.Line` (measured and fitted there)."""
-        from verify.scaling import Line
+        """This claim as a :class:`rdyn.verification.scaling.Line` (measured and fitted there)."""
+        from rdyn.verification.scaling import Line
 
         claim_id = {"T_star": "A.Tstar", "t1": "A.t1"}[self.quantity]
         fixed = {"activation": "relu", "kappa": 0.1, "logit_scale": scale, **self.base}
@@ -353,9 +353,9 @@ EXPONENT_CLAIMS = (
 
 
 def exponent_check(claim: ExponentClaim, scale: str) -> Check:
-    """Measure and fit with :mod:`verify.scaling` (event search; least squares with a 95%
+    """Measure and fit with :mod:`rdyn.verification.scaling` (event search; least squares with a 95%
     t-interval); the status compares the fitted exponent with the claim within ``tolerance``."""
-    from verify import scaling
+    from rdyn.verification import scaling
 
     line = claim.line(scale)
     values, measured, _ = scaling.measure(line)
@@ -372,7 +372,7 @@ def exponent_check(claim: ExponentClaim, scale: str) -> Check:
 
 
 def theta_claim_checks() -> list[Check]:
-    from reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
 
     checks = []
     for scale in ("D", "sqrtD"):
@@ -396,7 +396,7 @@ def theta_claim_checks() -> list[Check]:
 
 def phase_bound_checks() -> list[Check]:
     """Lemma D.13: p(t) <= (1 + D^(-1/4))/D for all t <= t1."""
-    from reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
 
     checks = []
     for activation in ("identity", "relu", "leaky"):
@@ -415,7 +415,7 @@ def phase_bound_checks() -> list[Check]:
 
 def precision_checks() -> list[Check]:
     """float64 fast path vs the arb path and mpmath at higher precision."""
-    from reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
 
     cfg = TeacherConfig(D=20, K=4, activation="leaky", kappa=0.1, eta=0.3)
     steps = 20000

@@ -1,9 +1,9 @@
 """``rdyn verify`` checks for Model B (seed 003: LN / no-LN / looped attention).
 
-Every identity of :mod:`derivations.model_b` is checked symbolically, every closed form
+Every identity of :mod:`rdyn.derivations.model_b` is checked symbolically, every closed form
 against an independent numerical route (mpmath tanh-sinh quadrature in the Beta variable,
-written here without the Gauss-Legendre rule of :mod:`reduced_dynamics.model_b`; Monte Carlo
-with standard errors; full-matrix GD of :mod:`verify.model_b_full_matrix`).
+written here without the Gauss-Legendre rule of :mod:`rdyn.reduced_dynamics.model_b`; Monte Carlo
+with standard errors; full-matrix GD of :mod:`rdyn.verification.model_b_full_matrix`).
 """
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import math
 import mpmath
 import sympy as sp
 
-from derivations import model_b as dm
-from reduced_dynamics import model_b as mb
-from verify import model_b_full_matrix as fm
-from verify.report import Check, digits_of, exact_check, numeric_check
+from rdyn.derivations import model_b as dm
+from rdyn.reduced_dynamics import model_b as mb
+from rdyn.verification import model_b_full_matrix as fm
+from rdyn.verification.report import Check, digits_of, exact_check, numeric_check
 
 SRC = "Wu-Zhang-Cao 2026 (seed 003)"
 
@@ -132,7 +132,7 @@ def symbolic_checks() -> list[Check]:
     checks.append(exact_check(
         "B.looped.growth_constant", f"{SRC}, A.5 (rho_{{t+1}}^2 - rho_t^2), Theorem 4.1",
         "lim rho^2 dz_k/drho = (lam_k - lam_1)/lam_1^2, so with Upsilon_1 := lim -rho^2 G'(rho) "
-        "(explicit expectation in derivations.model_b.growth_limits) lim (rho_{t+1}^2 - rho_t^2) "
+        "(explicit expectation in rdyn.derivations.model_b.growth_limits) lim (rho_{t+1}^2 - rho_t^2) "
         "= 4 eta Upsilon_1/d and w, v ~ t^{1/4}",
         sp.simplify(gl["looped_rho2_dz"] - (sp.Symbol("lamk", positive=True) - sp.Symbol("lam0", positive=True))
                     / sp.Symbol("lam0", positive=True) ** 2) == 0

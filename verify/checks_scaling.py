@@ -1,4 +1,4 @@
-"""``rdyn verify`` checks from :mod:`verify.scaling`: measured exponents and constants of the
+"""``rdyn verify`` checks from :mod:`rdyn.verification.scaling`: measured exponents and constants of the
 papers' Theta-claims (Model A: t1, T*, late excess loss for identity / ReLU / LeakyReLU(0.1);
 Model B: growth of gamma, alpha, beta and of the looped rho, w, v).
 
@@ -8,7 +8,7 @@ Per line (one factor varied geometrically, the rest fixed), two checks:
   confirmed (inside the fitted exponent's 95% t-interval, or the local exponent at the
   asymptotic end within 10% of it), else ``discrepancy`` (the printed exponent differs from the
   measured one; never ``fail``: the exponent claims are checked as printed, as in
-  ``verify.checks_model_a``);
+  ``rdyn.verification.checks_model_a``);
 * ``S.<claim>.<factor>.<activation>.constant`` — ``info``: the constant C of the claimed form
   with its 95% interval.
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from verify import scaling
-from verify.report import Check
+from rdyn.verification import scaling
+from rdyn.verification.report import Check
 
 
 def _tag(result: scaling.LineResult) -> str:

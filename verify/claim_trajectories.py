@@ -1,4 +1,4 @@
-"""Recorded Model A trajectories for the claims ledger (``verify.checks_claims_a``).
+"""Recorded Model A trajectories for the claims ledger (``rdyn.verification.checks_claims_a``).
 
 One trajectory = one collapsed run (float64, SPEC.md conventions, softmax scale 1/D) from zero
 to ``T* (1 + multiple)``, recorded at every step of the first phase (``t <= 4 t1 + 50``) and on
@@ -78,7 +78,7 @@ def _grid(end: int) -> list[int]:
 def trajectory(D: int, K: int, activation: str = "relu", policy: str = "default",
                multiple: int = 64, vstar_norm2: float = 1.0) -> Trajectory:
     """The recorded run (deterministic; cached per argument tuple)."""
-    from reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
 
     eta = None if policy == "default" else paper_eta(D, K, vstar_norm2)
     cfg = TeacherConfig(D=D, K=K, activation=activation, eta=eta, vstar_norm2=vstar_norm2)

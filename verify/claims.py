@@ -5,10 +5,10 @@ The ledger is data (:data:`LEDGER`): paper, label as printed or cited (the extra
 000 dropped most lemma labels after D.13; those are numbered by the order of the statements),
 section, statement as printed (plain text; ``tex`` holds the LaTeX of the printed formula),
 ``decide`` (patterns on check ids, ``*`` and ``?`` wildcards as in
-:func:`verify.registry.id_matches`, whose statuses give the verdict) and ``context`` (patterns
+:func:`rdyn.verification.registry.id_matches`, whose statuses give the verdict) and ``context`` (patterns
 of checks shown as evidence only, e.g. the same measurement outside the paper's step-size
 conditions). No computation happens here: :func:`evaluate` runs the checks once through
-:func:`verify.registry.run_checks` and derives each verdict:
+:func:`rdyn.verification.registry.run_checks` and derives each verdict:
 
 * ``fail`` if a deciding check failed (rdyn disagrees with itself);
 * else ``discrepancy`` if a deciding check is a discrepancy (the printed statement is
@@ -377,7 +377,7 @@ def verdict_of(statuses: Sequence[str]) -> str:
 
 def judge(entry: Entry, checks: Sequence) -> ClaimResult:
     """The verdict of one entry from the checks that ran (no computation)."""
-    from verify.registry import id_matches
+    from rdyn.verification.registry import id_matches
 
     match = lambda patterns: [c for c in checks if any(id_matches(c.id, g) for g in patterns)]  # noqa: E731
     deciding, context = match(entry.decide), match(entry.context)
@@ -424,7 +424,7 @@ class Ledger:
 
 
 def evaluate(paper: str = "all", quick: bool = True, run_checks=None, progress: bool = False) -> Ledger:
-    """Run every check the selected entries need once (``verify.registry.run_checks``; with
+    """Run every check the selected entries need once (``rdyn.verification.registry.run_checks``; with
     ``progress`` each check group is named on stderr) and judge each entry. ``run_checks`` may
     be replaced (tests)."""
     if paper not in ("A", "B", "all"):
@@ -432,7 +432,7 @@ def evaluate(paper: str = "all", quick: bool = True, run_checks=None, progress: 
     selected = entries(paper)
     start = time.monotonic()
     if run_checks is None:
-        from verify.registry import run_checks as registry_run
+        from rdyn.verification.registry import run_checks as registry_run
 
         checks = list(registry_run(only=globs(selected), model=paper, quick=quick, progress=progress))
     else:

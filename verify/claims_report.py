@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from verify.claims import VERDICTS, ClaimResult, Ledger
+from rdyn.verification.claims import VERDICTS, ClaimResult, Ledger
 
 PAPERS = {"A": "Model A: Zhang, Zhao, Gu, Cao, Transformers Trained via Gradient Descent Can Provably "
                "Learn a Class of Teacher Models (seed 000)",

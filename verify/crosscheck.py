@@ -47,10 +47,10 @@ def crosscheck(config, groups, M: int = 4, d: int = 8, mode: str = "population",
                steps: int = DEFAULT_STEPS, positional: str = "identity", seed: int = 0,
                batch_size: int = 100, noise_std: float = 1.0, record=(),
                progress: bool = False) -> CrosscheckResult:
-    """Run full GD (verify.full_matrix) and the collapsed iterator from zero; compare.
+    """Run full GD (rdyn.verification.full_matrix) and the collapsed iterator from zero; compare.
     ``progress``: a progress bar of the full-matrix steps on stderr."""
-    from reduced_dynamics.model_a import run as run_collapsed
-    from verify import full_matrix as fm
+    from rdyn.reduced_dynamics.model_a import run as run_collapsed
+    from rdyn.verification import full_matrix as fm
 
     model = fm.make_model(groups, M=M, d=d, vstar_norm2=config.vstar_norm2,
                           activation=config.activation, kappa=config.kappa,
@@ -101,7 +101,7 @@ def _sgd_noise_path(model, eta, steps, batch_size, noise_std, seed):
     """Random-walk size of the batch noise along (C1, C2, C3): at each step t the projection of
     eta * (batch gradient - population gradient) at the SGD iterate, accumulated in quadrature.
     Re-runs the same SGD trajectory (same seed, same batches)."""
-    from verify import full_matrix as fm
+    from rdyn.verification import full_matrix as fm
 
     rng = np.random.default_rng(seed + 7919)  # the stream gradient_descent uses
     a_in, a_out = fm.structure_matrices(model.groups)

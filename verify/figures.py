@@ -1,7 +1,7 @@
 """Reproduce Figures 2 and 3 of the teacher-model paper (seed 000, Section 4.1) as PNG files.
 
 Six experiments (paper): CNN and GCN teachers with ReLU and Leaky ReLU (kappa 0.1), STS and
-GSLP with ReLU. Each trains the full student (verify.full_matrix) by online SGD: a fresh
+GSLP with ReLU. Each trains the full student (rdyn.verification.full_matrix) by online SGD: a fresh
 batch of --batch Gaussian inputs X (d x D, iid N(0,1)) with labels f*(X) + E, E iid
 N(0, noise_std^2), every step, from W_V = 0, W_KQ = 0, eta = half of eta_limit.
 
@@ -80,9 +80,9 @@ def run_experiment(task: str, activation: str, steps: int, D: int, K: int,
                    vstar_norm2: float = 256.0, batch_size: int = 100, noise_std: float = 1.0,
                    M: int = 4, d: int = 8, seed: int = 0, kappa: float = 0.1) -> Experiment:
     """One SGD run of the full model next to the collapsed prediction (Section 4.1 setup)."""
-    from reduced_dynamics.presets import preset_groups
-    from reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
-    from verify import full_matrix as fm
+    from rdyn.reduced_dynamics.presets import preset_groups
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
+    from rdyn.verification import full_matrix as fm
 
     groups = preset_groups(task, D, K)
     config = TeacherConfig(D=D, K=K, activation=activation, kappa=kappa, vstar_norm2=vstar_norm2)

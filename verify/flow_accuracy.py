@@ -1,4 +1,4 @@
-"""How close the eta -> 0 phase limits are to the exact map (reduced_dynamics.flow vs .model_a).
+"""How close the eta -> 0 phase limits are to the exact map (rdyn.reduced_dynamics.flow vs .model_a).
 
 For one configuration :func:`compare` iterates the exact map (numba float64) and evaluates the
 flow (order 0 and the first-order modified equation) and the slow-manifold quadrature, and
@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from reduced_dynamics.flow import flow_limits, slow_limits
-from reduced_dynamics.model_a import TeacherConfig, Thresholds, run
+from rdyn.reduced_dynamics.flow import flow_limits, slow_limits
+from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds, run
 
 
 def map_crossings(config: TeacherConfig, thresholds: Thresholds = Thresholds()) -> dict:
@@ -23,7 +23,7 @@ def map_crossings(config: TeacherConfig, thresholds: Thresholds = Thresholds()) 
     before and at each event (linear in ``C1 - t1_fraction C1*`` and in ``s = C2 + C3``):
     real numbers that a flow matching the map to O(eta^2) in tau predicts to O(eta) relative,
     free of the one-step rounding of the integer events."""
-    from reduced_dynamics.model_a import attention_crossing
+    from rdyn.reduced_dynamics.model_a import attention_crossing
 
     first = run(config, thresholds=thresholds)
     t1, T = first.t1, first.T_star

@@ -10,7 +10,7 @@ without the collapse ansatz, so that the collapsed (C1, C2, C3) map can be check
   ``(z*, z) = (v*_m^T X s*_i, w_m^T X s_i)`` is centred bivariate Gaussian with
   ``a = ||v*_m||^2 ||s*_i||^2``, ``b = ||w_m||^2 ||s_i||^2``, ``c = <v*_m, w_m> <s*_i, s_i>``
   (for iid N(0,1) ``X``: ``cov(a^T X b, c^T X d) = (a.c)(b.d)``). With
-  ``F(a, b, c) = E[sigma(z*) sigma(z)]`` (``s_s`` of :mod:`derivations.gaussian`) and
+  ``F(a, b, c) = E[sigma(z*) sigma(z)]`` (``s_s`` of :mod:`rdyn.derivations.gaussian`) and
   ``m2 = E[sigma(g)^2]``, the excess loss is ``1/2 sum_{m,i} (m2 a + m2 b - 2 F)``. Its
   gradient follows by the chain rule through (b, c):
   ``dF/dc = E[sigma'(z*) sigma'(z)]`` (Price's theorem; ``ds_ds``) and, by positive
@@ -157,7 +157,7 @@ def zero_state(model: FullModel) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class AngularForms:
-    """F(a,b,c) = sqrt(a b) f(theta) and E[s'(z*) s'(z)] = g(theta), from derivations.gaussian."""
+    """F(a,b,c) = sqrt(a b) f(theta) and E[s'(z*) s'(z)] = g(theta), from rdyn.derivations.gaussian."""
 
     f: Callable
     g: Callable
@@ -170,7 +170,7 @@ def angular_forms(activation: str, kappa: float) -> AngularForms:
     """Lambdify the ``s_s`` and ``ds_ds`` bivariate forms at sd1 = sd2 = 1 (homogeneity)."""
     import sympy as sp
 
-    from derivations import gaussian as gs
+    from rdyn.derivations import gaussian as gs
 
     subs = {gs.sd1: 1, gs.sd2: 1, gs.kappa: sp.Float(kappa, 30)}
     forms = []

@@ -3,7 +3,7 @@
 Lemma D.2 of the teacher-model paper (seed 000) shows that population GD *from zero* stays on
 ``W_V = C1 V*``, ``P^T W_KQ P = C2 A_in - C3 A_out``. Two questions it leaves open:
 
-1. Attraction. Start full population GD (:mod:`verify.full_matrix`) from a small random
+1. Attraction. Start full population GD (:mod:`rdyn.verification.full_matrix`) from a small random
    off-structure point and follow the off-structure norms
    ``off_V = ||W_V - C1 V*||`` and ``off_KQ = ||B_c - c A_c||`` where ``B_c`` is
    ``B = P^T W_KQ P`` with each column's mean removed (adding a constant to a column of the
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verify import full_matrix as fm
+from rdyn.verification import full_matrix as fm
 
 
 def centred_off_structure(model: fm.FullModel, W_V: np.ndarray, W_KQ: np.ndarray) -> tuple[float, float]:
@@ -62,7 +62,7 @@ def attraction_study(groups, activation: str = "relu", vstar_norm2: float = 20.0
                      M: int = 3, d: int = 4, kappa: float = 0.1, positional: str = "random",
                      seed: int = 0) -> AttractionStudy:
     """Population GD from W = epsilon * (random Gaussian, unit Frobenius norm per matrix)."""
-    from reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
 
     D, K = len(groups), len(groups[0])
     config = TeacherConfig(D=D, K=K, activation=activation, kappa=kappa, eta=eta,
@@ -118,8 +118,8 @@ def unequal_groups_residual(groups, activation: str = "relu", vstar_norm2: float
                          max(p.residual_WKQ for p in traj.projections))
 
 
-def main() -> None:  # pragma: no cover - a report, run as python -m verify.manifold
-    from reduced_dynamics.presets import preset_groups
+def main() -> None:  # pragma: no cover - a report, run as python -m rdyn.verification.manifold
+    from rdyn.reduced_dynamics.presets import preset_groups
 
     for task, D, K in (("gcn", 8, 3), ("sts", 8, 2), ("cnn", 8, 2)):
         for act in ("relu", "leaky", "identity"):

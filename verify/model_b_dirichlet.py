@@ -1,6 +1,6 @@
 """Independent routes for the exact Task 2 expectations of Model B (r distinct eigenvalues).
 
-The iterator's rule (:func:`reduced_dynamics.model_b.exact_rule`) integrates the Dirichlet
+The iterator's rule (:func:`rdyn.reduced_dynamics.model_b.exact_rule`) integrates the Dirichlet
 (k_1/2, ..., k_r/2) masses in stick-breaking coordinates with the eigenvalues in *descending*
 order, each coordinate mapped exponentially away from its nearest branch point. The route here
 breaks the sticks in *ascending* order (smallest eigenvalue first: different coordinates,
@@ -14,9 +14,9 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-from reduced_dynamics import model_b as mb
-from reduced_dynamics.dirichlet_rule import dirichlet_params, dirichlet_rule
-from verify.report import Check, digits_of
+from rdyn.reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics.dirichlet_rule import dirichlet_params, dirichlet_rule
+from rdyn.verification.report import Check, digits_of
 
 SRC = "Wu-Zhang-Cao 2026 (seed 003)"
 

@@ -1,6 +1,6 @@
 """The Model B figures of seed 003 (Section 5, Appendix G), full-matrix training vs collapsed.
 
-Full model: GD on all eight d x d blocks of W and V (:mod:`verify.model_b_full_matrix`, hand-
+Full model: GD on all eight d x d blocks of W and V (:mod:`rdyn.verification.model_b_full_matrix`, hand-
 written back-propagation through LN) on one fixed training sample of (X, a), from
 ``W12 = 0, V21 = I`` (``alpha0 = 0, beta0 = 1``, Theorem 4.1's initialisation), other blocks
 zero. (The paper uses SGD, batch 128, on 10^4 points; here full-batch GD on ``samples`` points,
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reduced_dynamics import model_b as mb
-from verify import model_b_full_matrix as fm
+from rdyn.reduced_dynamics import model_b as mb
+from rdyn.verification import model_b_full_matrix as fm
 
 PAPER_CLAIMS = {"ln_alpha": 1 / 6, "ln_beta": 1 / 6, "looped_w": 1 / 4, "looped_v": 1 / 4}
 QUICK = dict(d=4, n=8, spectrum=(3, 2, 2, 1), samples=256, looped_samples=64, steps=60, L=3, eta=0.1)
@@ -58,7 +58,7 @@ def query_column_grads(W, V, e, A, d: int, target, normalize: bool):
     A single layer's output ``y`` is the bottom half of column n+1 of ``LN(E + V E E^T W E)``
     and no other column enters it, so with ``A = E E^T`` (fixed data) ``z = e + V A W e`` and
     the gradients are ``gV = sum gz (A W e)^T``, ``gW = sum A V^T gz e^T``: the same full-matrix
-    gradients as :func:`verify.model_b_full_matrix.loss_and_grads` (checked in the tests) at
+    gradients as :func:`rdyn.verification.model_b_full_matrix.loss_and_grads` (checked in the tests) at
     O(N d^2) per step instead of O(N d^2 n).
     """
     N = e.shape[0]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics import model_b as mb
 
 
 @dataclass(frozen=True)

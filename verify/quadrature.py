@@ -4,7 +4,7 @@ Conditioning on ``Y1 = y`` leaves ``Y2 ~ N(mu(y), s^2)`` with ``mu = rho sd2 y /
 ``s^2 = sd2^2 (1 - rho^2)``, for which ``E[sigma'(Y2)]`` and ``E[sigma(Y2)]`` are elementary
 (normal CDF and density). The remaining integral over ``y`` is split at the kink ``y = 0``
 and done by ``mpmath.quad`` at the working precision. Nothing here uses the polar-sector
-derivation of :mod:`derivations.gaussian`, so agreement is a real check.
+derivation of :mod:`rdyn.derivations.gaussian`, so agreement is a real check.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _conditional(mu, s, kappa):
 
 
 def bivariate_quadrature(name: str, sd1, sd2, rho, kappa) -> mpmath.mpf:
-    """E of the named form (see derivations.gaussian.BIVARIATE_INTEGRANDS) by quadrature.
+    """E of the named form (see rdyn.derivations.gaussian.BIVARIATE_INTEGRANDS) by quadrature.
 
     ``kappa`` is the negative slope: 1 identity, 0 ReLU, kappa LeakyReLU.
     """

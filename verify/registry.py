@@ -1,6 +1,6 @@
 """The checks of ``rdyn verify``, as a table of groups, selectable by check id.
 
-A *group* is one function that returns a list of :class:`verify.report.Check` records. Each
+A *group* is one function that returns a list of :class:`rdyn.verification.report.Check` records. Each
 group declares the ids it produces as patterns (``*`` any run of characters, ``?`` one
 character; every other character is literal, since ids contain brackets such as
 ``A.F.E[x s(x) s'(x)].relu``), so that ``run_checks(only=[...])`` runs just the groups that
@@ -9,8 +9,8 @@ group does not declare is an error (the table would otherwise silently skip it).
 
 Verdicts are pure functions of the claim: each group is called with fixed arguments, every
 random number comes from a generator seeded inside the check, every precision is set by a
-context inside the check (``mpmath.workdps``, :func:`reduced_dynamics.model_a.working_precision`),
-and no numbers are substituted into sympy expressions (:mod:`derivations.numeric`). The tests run
+context inside the check (``mpmath.workdps``, :func:`rdyn.reduced_dynamics.model_a.working_precision`),
+and no numbers are substituted into sympy expressions (:mod:`rdyn.derivations.numeric`). The tests run
 the groups in fresh processes under several hash seeds and in shuffled orders and compare the
 records bit for bit (tests/test_verify_determinism.py).
 """
@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from verify.report import Check
+from rdyn.verification.report import Check
 
 PAPERS = ("A", "B")
 
@@ -43,7 +43,7 @@ class CheckGroup:
     quick: bool = True
 
     def call(self, quick: bool) -> list[Check]:
-        from derivations.reproducible import fixed_sympy_random
+        from rdyn.derivations.reproducible import fixed_sympy_random
 
         fn = getattr(importlib.import_module(self.module), self.function)
         kwargs = self.quick_kwargs if (quick and self.quick_kwargs is not None) else self.kwargs
@@ -52,7 +52,7 @@ class CheckGroup:
         for check in out:
             if not any(id_matches(check.id, p) for p in self.ids):
                 raise RuntimeError(f"check {check.id!r} of group {self.name!r} is not declared "
-                                   "in verify.registry.GROUPS")
+                                   "in rdyn.verification.registry.GROUPS")
         return out
 
 
@@ -79,7 +79,7 @@ def may_overlap(pattern_a: str, pattern_b: str) -> bool:
     return a.startswith(b) or b.startswith(a)
 
 
-_A, _B = "verify.checks_model_a", "verify.checks_model_b"
+_A, _B = "rdyn.verification.checks_model_a", "rdyn.verification.checks_model_b"
 
 GROUPS: tuple[CheckGroup, ...] = (
     CheckGroup("A.structural", "A", _A, "structural_checks", ("A.invariant.*", "A.first_step.*")),
@@ -108,21 +108,21 @@ GROUPS: tuple[CheckGroup, ...] = (
                 "B.noln.converges.*", "B.noln.eta_max_descent.*", "B.ln.monotone",
                 "B.growth.exponents", "B.looped.theorem_4_7")),
     CheckGroup("B.full_matrix", "B", _B, "full_matrix_checks", ("B.full_matrix.*",)),
-    CheckGroup("B.exact_dirichlet", "B", "verify.model_b_dirichlet", "checks", ("B.exact.*",),
+    CheckGroup("B.exact_dirichlet", "B", "rdyn.verification.model_b_dirichlet", "checks", ("B.exact.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
-    CheckGroup("A.flow_exponents", "A", "verify.checks_flow", "derived_exponent_checks",
+    CheckGroup("A.flow_exponents", "A", "rdyn.verification.checks_flow", "derived_exponent_checks",
                ("A.flow.Tstar_exponent.*",)),
-    CheckGroup("A.flow", "A", "verify.checks_flow", "checks",
+    CheckGroup("A.flow", "A", "rdyn.verification.checks_flow", "checks",
                ("A.flow.order.*", "A.flow.modified.*", "A.flow.slow.*", "A.flow.late_loss.*",
                 "A.flow.asymptotic.*"),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
-    CheckGroup("A.scaling", "A", "verify.checks_scaling", "checks", ("S.A.*",),
+    CheckGroup("A.scaling", "A", "rdyn.verification.checks_scaling", "checks", ("S.A.*",),
                kwargs={"quick": False, "model": "A"}, quick_kwargs={"quick": True, "model": "A"}),
-    CheckGroup("B.scaling", "B", "verify.checks_scaling", "checks", ("S.B.*",),
+    CheckGroup("B.scaling", "B", "rdyn.verification.checks_scaling", "checks", ("S.B.*",),
                kwargs={"quick": False, "model": "B"}, quick_kwargs={"quick": True, "model": "B"}),
-    CheckGroup("A.claims", "A", "verify.checks_claims_a", "checks", ("A.claim.*",),
+    CheckGroup("A.claims", "A", "rdyn.verification.checks_claims_a", "checks", ("A.claim.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
-    CheckGroup("B.claims", "B", "verify.checks_claims_b", "checks", ("B.claim.*",),
+    CheckGroup("B.claims", "B", "rdyn.verification.checks_claims_b", "checks", ("B.claim.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
 )
 
@@ -167,8 +167,8 @@ def run_checks(only: Sequence[str] | None = None, model: str = "all", quick: boo
 
 
 def summary_counts(checks: Sequence[Check]) -> dict[str, int]:
-    """Number of checks per status, in the order of :data:`verify.report.STATUSES`."""
-    from verify.report import STATUSES
+    """Number of checks per status, in the order of :data:`rdyn.verification.report.STATUSES`."""
+    from rdyn.verification.report import STATUSES
 
     return {status: sum(c.status == status for c in checks) for status in STATUSES}
 

@@ -219,7 +219,7 @@ class Line:
 
 
 def _eta_limit(D: int, K: int, activation: str, kappa: float, scale: str) -> float:
-    from reduced_dynamics.model_a import TeacherConfig, eta_limit
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, eta_limit
 
     return eta_limit(TeacherConfig(D=D, K=K, activation=activation, kappa=kappa, logit_scale=scale))
 
@@ -284,7 +284,7 @@ def design_model_b(quick: bool = False) -> tuple[Line, ...]:
 # ------------------------------------------------------------------------------------------
 
 def _config(line: Line, value):
-    from reduced_dynamics.model_a import TeacherConfig
+    from rdyn.reduced_dynamics.model_a import TeacherConfig
 
     fields = line.settings
     if line.factor in ("D", "K", "eta", "vstar_norm2"):
@@ -297,13 +297,13 @@ RUNNERS = ("run", "batch")
 
 def simulate(config, steps: int, record: Sequence[int] = (), runner: str = "run") -> dict:
     """``steps`` GD updates of one Model A configuration: {"t1", "T_star", "loss" (final),
-    "record": {t: loss}}. ``runner``: "run" (:func:`reduced_dynamics.model_a.run`, compiled
-    once per activation in a few seconds) or "batch" (:func:`reduced_dynamics.batch.run_batch`,
+    "record": {t: loss}}. ``runner``: "run" (:func:`rdyn.reduced_dynamics.model_a.run`, compiled
+    once per activation in a few seconds) or "batch" (:func:`rdyn.reduced_dynamics.batch.run_batch`,
     same generated step, rows equal bit for bit; its parallel kernel only pays off for many
     configurations at once, and the points of a line are run one after the other because each
     budget is extrapolated from the previous points)."""
     if runner == "batch":
-        from reduced_dynamics.batch import run_batch
+        from rdyn.reduced_dynamics.batch import run_batch
 
         rows = {T: run_batch([config], T).rows[0] for T in sorted(set(record) | {steps})}
         row = rows[steps]
@@ -311,7 +311,7 @@ def simulate(config, steps: int, record: Sequence[int] = (), runner: str = "run"
                 "record": {T: r["loss"] for T, r in rows.items()}}
     if runner != "run":
         raise ValueError(f"unknown runner {runner!r}")
-    from reduced_dynamics.model_a import run
+    from rdyn.reduced_dynamics.model_a import run
 
     result = run(config, steps=steps, record=record)
     return {"t1": result.t1, "T_star": result.T_star, "loss": float(result.final.loss),
@@ -323,7 +323,7 @@ def find_event(config, event: str, guess: int | None = None, growth: int = 4,
     """``t1`` or ``T*`` of one configuration: a first budget of ``1.3 guess`` steps (or 2000),
     multiplied by ``growth`` until the event is reached. Returns (event time, steps spent)."""
     if guess is None and event == "T_star" and runner == "run":
-        from reduced_dynamics.model_a import run
+        from rdyn.reduced_dynamics.model_a import run
 
         result = run(config)  # no budget: stops at max(2 T*, 1000)
         return result.T_star, result.steps
@@ -390,7 +390,7 @@ _B_CACHE: dict = {}
 
 def model_b_line(line: Line) -> tuple[list, list, int]:
     """Model B: the quantity at t = values along one collapsed trajectory (cached per model)."""
-    from reduced_dynamics import model_b as mb
+    from rdyn.reduced_dynamics import model_b as mb
 
     s = line.settings
     key = line.fixed
@@ -446,7 +446,7 @@ EXTENDABLE = (("A.Tstar", "D"),)  # (claim, factor) of the lines ``extend`` cont
 @dataclass(frozen=True)
 class Extension:
     """A ``T*`` D-line continued beyond what iteration reaches by the slow-manifold limit
-    (:func:`reduced_dynamics.flow.slow_limits`, float64): ``T* ~ tau_star / eta`` at the
+    (:func:`rdyn.reduced_dynamics.flow.slow_limits`, float64): ``T* ~ tau_star / eta`` at the
     line's eta, a real number (the eta -> 0 limit, not a step count).
 
     ``x``, ``y``, ``source``: the whole line, the iterated points (``"map"``, exact integer
@@ -454,7 +454,7 @@ class Extension:
     extension points. ``overlap``: (D, map T*, slow tau_star/eta, relative difference) at every
     iterated D. ``fit``, ``local_exponent``: over the extension points only (reported apart
     from the iterated fit); ``derived_exponent``:
-    :func:`reduced_dynamics.asymptotics.tau_star_exponent`."""
+    :func:`rdyn.reduced_dynamics.asymptotics.tau_star_exponent`."""
 
     x: tuple[float, ...]
     y: tuple[float, ...]
@@ -500,8 +500,8 @@ def extend_line(line: Line, x: Sequence[float], y: Sequence[float], quick: bool 
     """Continue an iterated ``T*`` D-line (``x``, ``y``: its map events) by the slow-manifold
     limit: ``tau_star / eta`` at :func:`extension_values`, and at the iterated D for the
     overlap comparison."""
-    from reduced_dynamics.asymptotics import tau_star_exponent
-    from reduced_dynamics.flow import slow_limits
+    from rdyn.reduced_dynamics.asymptotics import tau_star_exponent
+    from rdyn.reduced_dynamics.flow import slow_limits
 
     if (line.claim, line.factor) not in EXTENDABLE:
         raise ValueError(f"line {line.claim} vs {line.factor} cannot be extended")

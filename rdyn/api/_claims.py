@@ -20,12 +20,12 @@ def claims(**kwargs):
 
 def run(v: dict, progress: bool = False):
     from rdyn.result import Result
-    from verify import claims as ledger_module
+    from rdyn.verification import claims as ledger_module
 
     ledger = ledger_module.evaluate(paper=v["paper"] or "all", quick=not v["full"],
                                     progress=progress)
     if v["report"] is not None:
-        from verify import claims_report
+        from rdyn.verification import claims_report
 
         claims_report.write(ledger, v["report"])
         if progress:

@@ -29,7 +29,7 @@ def crosscheck(**kwargs):
 def run(v: dict):
     from rdyn.api._teacher import model_config
     from rdyn.result import Result
-    from verify.crosscheck import crosscheck as run_crosscheck, memory_estimate
+    from rdyn.verification.crosscheck import crosscheck as run_crosscheck, memory_estimate
 
     config, groups = model_config(v)
     steps = DEFAULT_STEPS if v["steps"] is None else v["steps"]

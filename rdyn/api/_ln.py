@@ -11,7 +11,7 @@ from rdyn.output import UsageError, require
 
 def model_config(v: dict):
     """Validate the Model B options (UsageError on bad input) and build the configuration."""
-    from reduced_dynamics import model_b as mb
+    from rdyn.reduced_dynamics import model_b as mb
 
     model = v["model"]
     data = v["data"] or ("spectrum" if v["spectrum"] is not None else "sphere")
@@ -85,7 +85,7 @@ def ln(**kwargs):
 
 def run(v: dict, progress_lines: bool = True):
     """The ln job on validated options ``v`` (also used by the CLI)."""
-    from reduced_dynamics import model_b as mb
+    from rdyn.reduced_dynamics import model_b as mb
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
@@ -106,7 +106,7 @@ def run(v: dict, progress_lines: bool = True):
             hint = "drop --dps (float64 exact) or use --expectation qmc" if cfg.dps is not None \
                 else "use --expectation qmc"
             raise UsageError(f"{exc}; {hint}") from None
-    from reduced_dynamics.model_b_report import report
+    from rdyn.reduced_dynamics.model_b_report import report
 
     out = report(cfg, tr)
     if tr.expectation == "qmc":

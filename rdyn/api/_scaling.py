@@ -44,7 +44,7 @@ def scaling(**kwargs):
 
 def run(v: dict):
     from rdyn.result import Result
-    from verify import scaling
+    from rdyn.verification import scaling
 
     acts = activations(v)
     if v["kappa"] is not None:

@@ -26,7 +26,7 @@ def sweep(**kwargs):
 
 
 def configurations(v: dict) -> list:
-    from reduced_dynamics.grid import config, parse_grid
+    from rdyn.reduced_dynamics.grid import config, parse_grid
 
     configs = []
     with usage_errors():
@@ -41,8 +41,8 @@ def configurations(v: dict) -> list:
 
 
 def run(v: dict):
-    from reduced_dynamics.batch import ROW_FIELDS, run_batch
-    from reduced_dynamics.model_a import Thresholds
+    from rdyn.reduced_dynamics.batch import ROW_FIELDS, run_batch
+    from rdyn.reduced_dynamics.model_a import Thresholds
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
@@ -54,7 +54,7 @@ def run(v: dict):
     thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
     steps = v["steps"]
     if v["scheduler"] is not None:
-        from reduced_dynamics.batch import run_batch_distributed
+        from rdyn.reduced_dynamics.batch import run_batch_distributed
 
         try:
             result = run_batch_distributed(configs, steps, v["scheduler"], thresholds,

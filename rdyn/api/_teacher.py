@@ -23,7 +23,7 @@ class CertifyInterrupted(KeyboardInterrupt):
 
 def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int | None]:
     """(backend, dps) from ``precision`` and ``dps`` (UsageError for conflicting choices)."""
-    from reduced_dynamics.model_a import DD_DIGITS
+    from rdyn.reduced_dynamics.model_a import DD_DIGITS
 
     if precision is None:
         return ("float64" if dps is None else "arb"), dps
@@ -40,8 +40,8 @@ def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int 
 
 def model_config(v: dict):
     """(TeacherConfig, groups) from the validated Model A options (UsageError otherwise)."""
-    from reduced_dynamics.model_a import TeacherConfig
-    from reduced_dynamics.presets import PRESETS, check_preset, preset_groups, validate_groups
+    from rdyn.reduced_dynamics.model_a import TeacherConfig
+    from rdyn.reduced_dynamics.presets import PRESETS, check_preset, preset_groups, validate_groups
 
     with usage_errors():
         if v["groups"] is not None:
@@ -101,7 +101,7 @@ def teacher(**kwargs):
 
 def run(v: dict):
     """The teacher job on validated options ``v`` (also used by the CLI)."""
-    from reduced_dynamics.model_a import Thresholds, run as run_dynamics
+    from rdyn.reduced_dynamics.model_a import Thresholds, run as run_dynamics
     from rdyn.result import Result
 
     config, _ = model_config(v)
@@ -133,7 +133,7 @@ def run(v: dict):
     summary = result_summary(result, dps)
     certificate = None
     if v["certify"]:
-        from reduced_dynamics.certified import certified_run, companion_path
+        from rdyn.reduced_dynamics.certified import certified_run, companion_path
 
         cert_backend = "arb" if backend == "arb" else "interval64"   # dd: interval64 too
         cert_options = {}
@@ -171,7 +171,7 @@ def _exact(value, dps):
 
 def result_summary(result, dps=None) -> dict:
     """The JSON object of the interface contract (plus eta, loss_slope, model)."""
-    from reduced_dynamics.model_a import eta_limit_exact, eta_limit_fraction
+    from rdyn.reduced_dynamics.model_a import eta_limit_exact, eta_limit_fraction
 
     c = result.config
     if dps is None:  # the same floats, without importing sympy (eta_limit_fraction is exact)
@@ -195,11 +195,11 @@ def result_summary(result, dps=None) -> dict:
 
 
 def run_limits(v: dict, config, thresholds):
-    """``method="flow"|"slow"``: the eta -> 0 phase limits (reduced_dynamics.flow): JSON keys
+    """``method="flow"|"slow"``: the eta -> 0 phase limits (rdyn.reduced_dynamics.flow): JSON keys
     ``limit``, ``method``, ``tau1``, ``tau_star``, and ``t1``, ``T_star`` = tau/eta as reals
     (limits, never step counts); flow adds ``modified`` (the first-order modified equation at
     this eta), slow ``s_shift`` and ``quadrature_error``."""
-    from reduced_dynamics.flow import limits_summary, phase_limits
+    from rdyn.reduced_dynamics.flow import limits_summary, phase_limits
     from rdyn.result import Result
 
     for flag, given in (("--record", v["record"]), ("--steps", v["steps"]),
