@@ -307,7 +307,7 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
            "(e.g. K >= D) instead of refusing"),
     Option("scheduler", "str", None, "Dask distributed scheduler address (e.g. "
            "tcp://host:8786): run chunks of configurations on its workers (needs the dask "
-           "extra: pip install 'rdyn[dask]')", needs=("distributed", "dask")),
+           "extra: pip install 'rdyn-theory[dask]')", needs=("distributed", "dask")),
     Option("fast", "flag", False, "vectorised exp/atan: about 3x faster, rows agree with single "
            "runs to 1e-12 relative instead of bit for bit (not with --scheduler)",
            applies=lambda v: v["scheduler"] is None,
@@ -566,7 +566,7 @@ def check_dependency(flag: str, module: str, extra: str) -> None:
         found = False
     if not found:
         raise UsageError(f"{flag} needs the optional dependency '{module}': "
-                         f"install rdyn[{extra}] (pip install 'rdyn[{extra}]')")
+                         f"install rdyn-theory[{extra}] (pip install 'rdyn-theory[{extra}]')")
 
 
 def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
@@ -669,7 +669,7 @@ def markdown() -> str:
             if o.applies is not None:
                 refused = (o.refusal or f"{o.flag} applies only {o.applies_text}").replace("|", "/")
             if o.needs is not None:
-                refused = f"the optional dependency is missing (install rdyn[{o.needs[1]}])"
+                refused = f"the optional dependency is missing (install rdyn-theory[{o.needs[1]}])"
             if o.required:
                 refused = "missing (required)"
             default = "" if o.default in (None, False) else f"`{o.default}`"
