@@ -423,14 +423,20 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES
 # Parsers
 # ---------------------------------------------------------------------------------------------
 
-def _help(option: Option) -> str:
+def help_text(option: Option) -> str:
+    """The option's help with its accepted range, e.g. "GD step size ... [> 0, finite]" (the
+    text of ``--help``, docs/cli.md and the API docstrings)."""
     text = option.help
     rng = option.range_text()
     if rng and option.kind in ("int", "float"):
         text += f" [{rng}{', finite' if option.kind == 'float' else ''}]"
     elif option.kind == "float":
         text += " [finite]"
-    return text.replace("%", "%%")  # argparse formats help strings with %
+    return text
+
+
+def _help(option: Option) -> str:
+    return help_text(option).replace("%", "%%")  # argparse formats help strings with %
 
 
 def add_arguments(parser, command: Command) -> None:
