@@ -75,3 +75,13 @@ def test_docstring_carries_units_and_ranges():
 def test_unknown_keyword_is_a_value_error_naming_it(name):
     with pytest.raises(ValueError, match=f"unknown option 'no_such_option' for rdyn {name}"):
         getattr(rdyn, name)(no_such_option=1)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_returns_section_is_indented(name):
+    doc = getattr(rdyn, name).__doc__
+    if "\nReturns\n-------\n" not in doc:
+        return
+    section = doc.split("\nReturns\n-------\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert section[0] == "rdyn.result.Result"
+    assert section[1:] and all(line.startswith("    ") for line in section[1:]), section

@@ -72,13 +72,14 @@ def ln(**kwargs):
     Returns
     -------
     rdyn.result.Result
-        The keys of ``rdyn ln --json``: ``alpha``, ``beta``, ``gamma = alpha beta``, ``loss`` (final values;
-    looped model: w, v, rho under the same keys), ``kappa1 = E[a^T S a]``,
-    ``kappa2 = E||S a||^2``, ``kappa3 = E||S a||``, ``gamma_star`` (no-LN only), ``expectation``
-    ("exact", "qmc" or "monte_carlo"), ``std_error`` (None when exact; the final loss's for
-    monte_carlo; for qmc an object with alpha, beta, gamma, loss), plus the
-    model's ``contraction`` / ``growth`` / ``theorem_4_7`` blocks. Dimensionless; steps are GD
-    iterations; with ``dps`` the reals print at ``dps`` significant digits (docs/api.md).
+        The keys of ``rdyn ln --json``: ``alpha``, ``beta``, ``gamma = alpha beta``,
+        ``loss`` (final values; looped model: w, v, rho under the same keys), ``kappa1 =
+        E[a^T S a]``, ``kappa2 = E||S a||^2``, ``kappa3 = E||S a||``, ``gamma_star``
+        (no-LN only), ``expectation`` ("exact", "qmc" or "monte_carlo"), ``std_error``
+        (None when exact; the final loss's for monte_carlo; for qmc an object with
+        alpha, beta, gamma, loss), plus the model's ``contraction`` / ``growth`` /
+        ``theorem_4_7`` blocks. Dimensionless; steps are GD iterations; with ``dps`` the
+        reals print at ``dps`` significant digits (docs/api.md).
     """
     return run(options("ln", kwargs))
 
