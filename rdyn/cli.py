@@ -36,11 +36,14 @@ def _load(name: str):
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``rdyn`` parser; with ``command`` (a known subcommand) only that subcommand's
     module is imported (start-up time)."""
+    from rdyn import __version__
     from rdyn.options import COMMANDS, add_arguments
 
     parser = _Parser(prog="rdyn", description="rdyn: exact, checkable training dynamics of two "
                      "transformer theory papers (see README.md). Input rules: "
                      "docs/input_rules.md; Python API: docs/api.md.")
+    parser.add_argument("--version", action="version", version=f"rdyn {__version__}",
+                        help="print the version (rdyn.__version__) and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
                                 metavar="COMMAND")
     for name in SUBCOMMANDS:

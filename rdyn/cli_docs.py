@@ -23,7 +23,8 @@ HEADER = """\
 Every subcommand accepts `--json` (exactly one JSON object on stdout, logs on stderr) and
 `--dps N` (working precision in decimal digits) and explains its definitions and units in
 `rdyn COMMAND --help`, which prints the same text as below. Bad input: one line on stderr,
-exit status 2. See [index.md](index.md) for the other documentation pages.
+exit status 2. `rdyn --version` prints the version (the same as `rdyn.__version__`). See
+[index.md](index.md) for the other documentation pages.
 """
 
 
@@ -39,7 +40,7 @@ def _summaries(parser: argparse.ArgumentParser) -> dict[str, str]:
     """The one-line ``help`` of each subcommand (as in ``rdyn --help``)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return {a.dest: a.help or "" for a in action._choices_actions}
+            return {a.dest: _help_text(a, parser.prog) for a in action._choices_actions}
     return {}
 
 

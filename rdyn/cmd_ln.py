@@ -38,24 +38,24 @@ def run(values: dict, args) -> int:
         print(res.to_json())
         return 0
     cfg, tr = res.detail["config"], res.detail["trajectory"]
-    result = res._data
+    result, dps = res._data, res._dps  # at --dps N the values print with N significant digits
     print(f"rdyn ln: model={cfg.model}" + (f" target={cfg.target}" if cfg.target else "")
           + f" data={cfg.data} d={cfg.d} n={cfg.n} eta={cfg.eta} steps={cfg.steps}"
           + f" expectation={tr.expectation}")
     names = ("w", "v", "rho") if cfg.model == "looped" else ("alpha", "beta", "gamma")
     for key, name in zip(("alpha", "beta", "gamma"), names):
-        print(f"  {name:12s} {format_real(result[key])}")
+        print(f"  {name:12s} {format_real(result[key], dps=dps)}")
     if tr.expectation == "qmc":
         print(f"  qmc: {result['replicas']} replicas x {result['points_per_replica']} points")
     se = result["std_error"]
     if isinstance(se, dict):
         for key, name in zip(("alpha", "beta", "gamma"), names):
             print(f"  {name + ' SE':12s} {format_real(se[key], 3)}")
-    print(f"  {'loss':12s} {format_real(result['loss'])}"
+    print(f"  {'loss':12s} {format_real(result['loss'], dps=dps)}"
           + (f" +- {format_real(se['loss'] if isinstance(se, dict) else se, 3)}" if se is not None else ""))
     for key in ("kappa1", "kappa2", "kappa3", "gamma_star"):
         if result[key] is not None:
-            print(f"  {key:12s} {format_real(result[key])}")
+            print(f"  {key:12s} {format_real(result[key], dps=dps)}")
     for block in ("contraction", "growth", "theorem_4_7"):
         if block in result:
             items = ", ".join(f"{k}={format_real(v, 6) if not isinstance(v, dict) else v}"

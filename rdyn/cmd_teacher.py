@@ -16,6 +16,7 @@ All quantities are dimensionless; steps are GD iterations (t = 0 is the zero ini
 from __future__ import annotations
 
 import sys
+from fractions import Fraction
 
 from rdyn.output import format_real
 
@@ -64,46 +65,54 @@ def run(values: dict, args) -> int:
         print(result.to_json())
         return 0
     if values["method"] != "map":
-        print(limits_text(result.detail["limits"], result.detail["config"], result.limit))
+        print(limits_text(result.detail["limits"], result.detail["config"], result.limit,
+                          result._dps))
         return 0
-    print(text_summary(result.detail["run"]))
+    print(text_summary(result.detail["run"], result._dps, eta=result.eta,
+                       eta_limit=result.stability.eta_limit))
     if result.detail["certificate"] is not None:
         print(result.detail["certificate"].text())
     return 0
 
 
-def text_summary(result) -> str:
+def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> str:
+    """The text form of a map run; at ``--dps N`` the values computed at that precision print
+    with N significant digits (float64 runs: 15 for the final state, 12 for recorded steps).
+    ``eta``, ``eta_limit``: the values of the JSON summary (at ``--dps``: exact, to dps + 10
+    digits), else the run's float64 ones."""
     c = result.config
+    eta = result.eta if eta is None else eta
+    eta_limit = result.eta_limit if eta_limit is None else eta_limit
     f = result.final
     act = c.activation + (f" (kappa={c.kappa})" if c.activation == "leaky" else "")
     lines = [
         f"Model A collapsed dynamics: D={c.D}, K={c.K}, {act}, ||V*||_F^2={c.vstar_norm2}, "
         f"logits/{c.logit_scale}, backend {result.backend}",
-        f"  eta = {format_real(result.eta)}  (eta_limit = {format_real(result.eta_limit)}; "
+        f"  eta = {format_real(eta, dps=dps)}  (eta_limit = {format_real(eta_limit, dps=dps)}; "
         f"stability lost at step {result.lost_at_step if result.lost_at_step is not None else 'never'})",
         f"  t1 = {result.t1 if result.t1 is not None else 'not reached'}   "
         f"T* = {result.T_star if result.T_star is not None else 'not reached'}   steps run = {result.steps}",
-        f"  final: C1 = {format_real(f.C1, 15)}  C2 = {format_real(f.C2, 15)}  C3 = {format_real(f.C3, 15)}",
-        f"         p = {format_real(f.p, 15)} (1/K = {format_real(1 / c.K)})  "
-        f"C1* = {format_real(f.C1_star, 15)}  excess loss = {format_real(f.loss, 15)}",
+        f"  final: C1 = {format_real(f.C1, 15, dps=dps)}  C2 = {format_real(f.C2, 15, dps=dps)}  C3 = {format_real(f.C3, 15, dps=dps)}",
+        f"         p = {format_real(f.p, 15, dps=dps)} (1/K = {format_real(Fraction(1, c.K), dps=dps)})  "
+        f"C1* = {format_real(f.C1_star, 15, dps=dps)}  excess loss = {format_real(f.loss, 15, dps=dps)}",
     ]
     if result.loss_slope is not None:
         lines.append(f"  late-time log-log loss slope = {result.loss_slope:.4f} (paper: Theta(1/T), slope -1)")
     for t, r in sorted(result.record.items()):
-        lines.append(f"  t={t}: C1={format_real(r.C1, 12)} C2={format_real(r.C2, 12)} "
-                     f"C3={format_real(r.C3, 12)} p={format_real(r.p, 12)} loss={format_real(r.loss, 12)}")
+        lines.append(f"  t={t}: C1={format_real(r.C1, 12, dps=dps)} C2={format_real(r.C2, 12, dps=dps)} "
+                     f"C3={format_real(r.C3, 12, dps=dps)} p={format_real(r.p, 12, dps=dps)} loss={format_real(r.loss, 12, dps=dps)}")
     return "\n".join(lines)
 
 
-def limits_text(limits, c, limit: str) -> str:
-    """The text form of ``--method flow|slow``."""
+def limits_text(limits, c, limit: str, dps: int | None = None) -> str:
+    """The text form of ``--method flow|slow`` (``--dps N``: N significant digits)."""
     lines = [f"Model A phase limits ({limit}): D={c.D}, K={c.K}, {c.activation}, "
-             f"logits/{c.logit_scale}, eta = {format_real(limits.eta)}",
-             f"  tau1 = lim eta t1 = {format_real(limits.tau1, 15)}   "
-             f"tau_star = lim eta T* = {format_real(limits.tau_star, 15)}",
-             f"  t1 ~ tau1/eta = {format_real(limits.t1, 12)}   "
-             f"T* ~ tau_star/eta = {format_real(limits.T_star, 12)}  (reals, not step counts)"]
+             f"logits/{c.logit_scale}, eta = {format_real(limits.eta, dps=dps)}",
+             f"  tau1 = lim eta t1 = {format_real(limits.tau1, 15, dps=dps)}   "
+             f"tau_star = lim eta T* = {format_real(limits.tau_star, 15, dps=dps)}",
+             f"  t1 ~ tau1/eta = {format_real(limits.t1, 12, dps=dps)}   "
+             f"T* ~ tau_star/eta = {format_real(limits.T_star, 12, dps=dps)}  (reals, not step counts)"]
     if limits.tau1_mod is not None:
-        lines.append(f"  modified equation at this eta: t1 ~ {format_real(limits.tau1_mod / limits.eta, 12)}"
-                     f"   T* ~ {format_real(limits.tau_star_mod / limits.eta, 12)}")
+        lines.append(f"  modified equation at this eta: t1 ~ {format_real(limits.tau1_mod / limits.eta, 12, dps=dps)}"
+                     f"   T* ~ {format_real(limits.tau_star_mod / limits.eta, 12, dps=dps)}")
     return "\n".join(lines)

@@ -307,7 +307,7 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
            "(e.g. K >= D) instead of refusing"),
     Option("scheduler", "str", None, "Dask distributed scheduler address (e.g. "
            "tcp://host:8786): run chunks of configurations on its workers (needs the dask "
-           "extra: pip install 'rdyn[dask]')", needs=("distributed", "dask")),
+           "extra: pip install 'rdyn-theory[dask]')", needs=("distributed", "dask")),
     Option("fast", "flag", False, "vectorised exp/atan: about 3x faster, rows agree with single "
            "runs to 1e-12 relative instead of bit for bit (not with --scheduler)",
            applies=lambda v: v["scheduler"] is None,
@@ -423,14 +423,20 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES
 # Parsers
 # ---------------------------------------------------------------------------------------------
 
-def _help(option: Option) -> str:
+def help_text(option: Option) -> str:
+    """The option's help with its accepted range, e.g. "GD step size ... [> 0, finite]" (the
+    text of ``--help``, docs/cli.md and the API docstrings)."""
     text = option.help
     rng = option.range_text()
     if rng and option.kind in ("int", "float"):
         text += f" [{rng}{', finite' if option.kind == 'float' else ''}]"
     elif option.kind == "float":
         text += " [finite]"
-    return text.replace("%", "%%")  # argparse formats help strings with %
+    return text
+
+
+def _help(option: Option) -> str:
+    return help_text(option).replace("%", "%%")  # argparse formats help strings with %
 
 
 def add_arguments(parser, command: Command) -> None:
@@ -566,7 +572,7 @@ def check_dependency(flag: str, module: str, extra: str) -> None:
         found = False
     if not found:
         raise UsageError(f"{flag} needs the optional dependency '{module}': "
-                         f"install rdyn[{extra}] (pip install 'rdyn[{extra}]')")
+                         f"install rdyn-theory[{extra}] (pip install 'rdyn-theory[{extra}]')")
 
 
 def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
@@ -669,7 +675,7 @@ def markdown() -> str:
             if o.applies is not None:
                 refused = (o.refusal or f"{o.flag} applies only {o.applies_text}").replace("|", "/")
             if o.needs is not None:
-                refused = f"the optional dependency is missing (install rdyn[{o.needs[1]}])"
+                refused = f"the optional dependency is missing (install rdyn-theory[{o.needs[1]}])"
             if o.required:
                 refused = "missing (required)"
             default = "" if o.default in (None, False) else f"`{o.default}`"

@@ -54,7 +54,8 @@ def _digits(value: Any, dps: int) -> str:
     import mpmath
 
     with mpmath.workdps(dps + 10):
-        x = mpmath.mpf(value)
+        x = mpmath.mpf(value.numerator) / value.denominator if isinstance(value, Fraction) \
+            else mpmath.mpf(value)
         if x == 0:
             return "0." + "0" * (dps - 1) + "e+0" if dps > 1 else "0e+0"
         return mpmath.nstr(x, dps, strip_zeros=False, min_fixed=1, max_fixed=0)
@@ -72,8 +73,8 @@ def jsonable(obj: Any, dps: int | None = None, path: str = "") -> Any:
         return obj
     if hasattr(obj, "dtype") and getattr(obj.dtype, "kind", "") in "iu":
         return int(obj)
-    if isinstance(obj, Fraction):
-        return _real(float(obj), dps, path)
+    if isinstance(obj, Fraction):  # exact: rounded once to the dps digits, never via float64
+        return float(obj) if dps is None else _digits(obj, dps)
     return _real(obj, dps, path)
 
 
@@ -82,10 +83,17 @@ def emit_json(obj: dict, dps: int | None = None) -> None:
     print(json.dumps(jsonable(obj, dps), allow_nan=False))
 
 
-def format_real(value: Any, digits: int = 10) -> str:
-    """Human-readable real for the text summary."""
+def format_real(value: Any, digits: int = 10, dps: int | None = None) -> str:
+    """Human-readable real for the text summary: ``digits`` significant digits, or, for a run
+    at ``--dps N`` (``dps=N``), N significant digits for the values computed at that precision
+    (mpmath reals) and exact ones (a Fraction such as 1/K). float64 values keep ``digits``:
+    printing more would show digits the run never computed."""
     if value is None:
         return "none"
+    if dps is not None and (_is_mpf(value) or isinstance(value, Fraction)):
+        from rdyn.real import digits_text
+
+        return digits_text(value, dps)
     if _is_mpf(value):
         return sys.modules["mpmath"].nstr(value, digits)
     return f"{float(value):.{digits}g}"

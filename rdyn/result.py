@@ -1,7 +1,8 @@
 """Result objects of the Python API: attributes named as the JSON keys of the subcommand.
 
-``r.t1``, ``r.final.C1``, ``r.stability.eta_limit``: values as computed (float64 numbers, or
-mpmath ``mpf`` at the working precision with ``dps``; nested JSON objects are again
+``r.t1``, ``r.final.C1``, ``r.stability.eta_limit``: values as computed (float64 numbers, or,
+with ``dps``, :class:`rdyn.real.Real`: an mpmath ``mpf`` that prints at the run's ``dps``
+significant digits, with ``float()`` and every mpmath function working; nested JSON objects are again
 :class:`Result`; keys that are not identifiers, such as the step numbers of ``record``, are
 reached with ``r.record["100"]``). ``r.to_dict()`` is exactly the object the CLI prints with
 ``--json`` (same keys, same digits: reals as numbers, or strings of ``dps`` digits, non-finite
@@ -24,7 +25,15 @@ class Result:
         object.__setattr__(self, "_detail", detail)
 
     def _wrap(self, value):
-        return Result(value, self._dps) if isinstance(value, dict) else value
+        if isinstance(value, dict):
+            return Result(value, self._dps)
+        if self._dps is None:
+            return value
+        from rdyn.real import at_precision
+
+        if isinstance(value, list):
+            return [at_precision(v, self._dps) for v in value]
+        return at_precision(value, self._dps)
 
     def __getattr__(self, name: str):
         try:

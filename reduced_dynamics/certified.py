@@ -23,7 +23,7 @@ C1 < 0) f is smooth, so for x, m in X_t, f(x) = f(m) + J(xi)(x - m) with xi on t
 where m = mid(X_t) is a point ball, f([m]) is the generated ``step`` on point balls (only
 rounding radius) and J(X_t) is a ball enclosure of the Jacobian over the whole box, printed
 by :mod:`rdyn.derivations.codegen` from the sympy derivatives of the same derived expressions
-(:func:`jacobian_source`). The map is written as C1' = g(C1, e), C2' = C2 + d(C1, e),
+(:func:`rdyn.reduced_dynamics.model_a_kernels.jacobian_source`). The map is written as C1' = g(C1, e), C2' = C2 + d(C1, e),
 C3' = C3 + r d(C1, e) with e = exp(-(C2 + C3)/scale) and r = K/(D - K) (the generated step),
 so with e_C = de/dC2 = de/dC3 = -e/scale:
 
@@ -35,45 +35,12 @@ exact input (C1 = 0 is a point), so the zero branch is evaluated directly.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 
-import sympy as sp
-
-from rdyn.derivations import model_a as ma
 from rdyn.derivations import codegen
-from rdyn.derivations.catalog import model_a_expressions
-
-_DERIVATIVES = ("g_C1", "g_eC", "d_C1", "d_eC")
-
-
-def jacobian_entries(activation: str, scale: str, branch: str) -> list:
-    """(g_C1, g_e e_C, d_C1, d_e e_C) on one branch of the map C1' = g(C1, e),
-    C2' = C2 + d(C1, e), with e = exp(-(C2 + C3)/scale) and e_C = de/dC2 = -e/scale: the
-    sympy derivatives of the catalog expressions, functions of C1 and e only."""
-    x = model_a_expressions(activation, scale)
-    e = ma.out_group_ratio
-    e_c = -e / (ma.D if scale == "D" else sp.sqrt(ma.D))
-    g = x[f"C1_next_{branch}"]
-    d = x[f"C2_next_{branch}"] - ma.C2
-    exprs = [sp.diff(g, ma.C1), sp.diff(g, e) * e_c, sp.diff(d, ma.C1), sp.diff(d, e) * e_c]
-    assert not any(ex.has(ma.C2) or ex.has(ma.C3) for ex in exprs)
-    return exprs
-
-
-@lru_cache(maxsize=None)
-def jacobian_source(activation: str, scale: str) -> str:
-    """Source of ``prepare`` and ``jacobian_positive/negative(C1, C2, C3, c) -> (g_C1,
-    g_e e_C, d_C1, d_e e_C)`` (derivatives of the generated step's C1 map g and C2 increment
-    d; e_C = -e/scale), printed like :mod:`rdyn.reduced_dynamics.model_a_kernels`."""
-    from rdyn.reduced_dynamics.model_a_kernels import PARAMETERS, _VARIABLES, _function
-
-    pool = codegen.ConstantPool(_VARIABLES)
-    functions = [_function(pool, f"def jacobian_{branch}(C1, C2, C3, c):",
-                           [(None, jacobian_entries(activation, scale, branch), None)], scale)
-                 for branch in ("positive", "negative")]
-    return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
-
+from rdyn.reduced_dynamics.arb_inputs import exact_inputs
+from rdyn.reduced_dynamics.certificate import CertifiedResult, EventCertificate
+from rdyn.reduced_dynamics.model_a_kernels import jacobian_source
 
 @lru_cache(maxsize=None)
 def jacobian_kernels(activation: str, scale: str):
@@ -85,91 +52,6 @@ def jacobian_kernels(activation: str, scale: str):
     return namespace["prepare"], namespace["jacobian_positive"], namespace["jacobian_negative"]
 
 
-@dataclass
-class EventCertificate:
-    """One threshold crossing: its step, whether certified, and the first ambiguous step."""
-
-    name: str
-    step: int | None = None          # event step (by the midpoint test where ambiguous)
-    certified: bool = False
-    overlap_step: int | None = None  # first step at which the enclosure of the test contains 0
-    overlap: object = None           # that enclosure (an arb ball)
-    _ambiguous: bool = False
-
-    def observe(self, t: int, value) -> None:
-        """Record the enclosure ``value`` of the test quantity at step t (event: value >= 0)."""
-        if self.step is not None:
-            return
-        if value >= 0:            # arb: True only if certainly >= 0
-            sure = True
-        elif value < 0:           # certainly < 0
-            return
-        else:
-            sure = False
-            if not self._ambiguous:
-                self._ambiguous = True
-                self.overlap_step, self.overlap = t, value
-            if not value.mid() >= 0:
-                return
-        self.step = t
-        self.certified = sure and not self._ambiguous
-
-    def as_dict(self) -> dict:
-        return {"step": self.step, "certified": self.certified, "overlap_step": self.overlap_step,
-                "overlap": None if self.overlap is None else
-                {"mid": _mpf(self.overlap.mid()), "rad": _mpf(self.overlap.rad())}}
-
-
-@dataclass
-class CertifiedResult:
-    """Outcome of :func:`certified_run`; ``state`` is the final box (arb balls)."""
-
-    steps: int
-    t1: EventCertificate
-    T_star: EventCertificate
-    state: tuple
-    prec: int
-    radius_final: float          # max relative radius of (C1, C2, C3) at the last step
-    radius_at_T_star: float | None
-    radius_growth: list = field(default_factory=list)  # (t, relative radius) samples
-    stopped: str | None = None   # why the enclosure stopped early (branch undetermined)
-    backend: str = "arb"         # "arb" (balls of ``prec`` bits) or "interval64" (float64)
-
-    @property
-    def certified(self) -> bool:
-        events_ok = all(ev.certified or (ev.step is None and ev.overlap_step is None)
-                        for ev in (self.t1, self.T_star))
-        return events_ok and self.stopped is None
-
-    def text(self) -> str:
-        kind = (f"{self.prec}-bit arb balls" if self.backend == "arb" else
-                "float64 intervals, outward-rounded")
-        parts = [f"  certified: {'yes' if self.certified else 'NO'} (backend {self.backend}: {kind}; "
-                 f"relative radius {self.radius_final:.3g} at step {self.steps}"
-                 + (f", {self.radius_at_T_star:.3g} at T*" if self.radius_at_T_star is not None
-                    else "") + ")"]
-        for ev in (self.t1, self.T_star):
-            if ev.overlap_step is not None:
-                parts.append(f"  {ev.name} not certified: at step {ev.overlap_step} the test "
-                             f"enclosure {ev.overlap} contains 0")
-        if self.stopped:
-            parts.append(f"  enclosure stopped: {self.stopped}")
-        return "\n".join(parts)
-
-    def summary(self) -> dict:
-        return {"certified": self.certified, "radius": self.radius_final,
-                "radius_at_T_star": self.radius_at_T_star, "prec_bits": self.prec,
-                "backend": self.backend,
-                "t1": self.t1.as_dict(), "T_star": self.T_star.as_dict(),
-                "stopped": self.stopped}
-
-
-def _mpf(x):
-    import mpmath
-
-    return mpmath.mpf(x.str(40, radius=False)) if hasattr(x, "str") else x
-
-
 def _relative_radius(state) -> float:
     worst = 0.0
     for x in state:
@@ -179,46 +61,6 @@ def _relative_radius(state) -> float:
         m = abs(float(x.mid()))
         worst = max(worst, r / m if m > 0 else float("inf"))
     return worst
-
-
-def exact_ball(value):
-    """An arb ball that contains the sympy number ``value`` (rationals exactly)."""
-    from flint import arb
-
-    value = sp.nsimplify(value) if isinstance(value, float) else sp.sympify(value)
-    if value.is_Rational:
-        return arb(int(value.p)) / int(value.q)
-    import flint
-
-    digits = int(flint.ctx.prec / 3.3) + 20
-    text = str(sp.N(value, digits))
-    return arb(text) + arb(0, abs(float(value)) * 10.0 ** (-digits + 2))
-
-
-def decimal_ball(x):
-    """Ball containing the decimal number written by ``repr(x)`` (or the string ``x``)."""
-    from flint import arb
-
-    return arb(x if isinstance(x, str) else repr(float(x)))
-
-
-def exact_inputs(config, thresholds, tstar_level=None):
-    """The run's inputs as arb balls at the current precision, shared by both certified
-    backends: the kernel parameters (D, K, eta, ||V*||_F^2, kappa, sigma'(0); eta exact, the
-    others their decimal forms), the t1 fraction and the T* level (``tstar_level`` overrides:
-    string, arb ball or number; default 1/(2K) exactly)."""
-    from flint import arb
-
-    params = [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
-              decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
-              decimal_ball(config.sigma_prime_zero)]
-    if tstar_level is not None:
-        level = tstar_level if isinstance(tstar_level, arb) else decimal_ball(tstar_level)
-    elif thresholds.tstar_attention is None:
-        level = arb(1) / (2 * config.K)
-    else:
-        level = decimal_ball(thresholds.tstar_attention)
-    return params, decimal_ball(thresholds.t1_fraction), level
 
 
 def companion_path(path: str) -> str:

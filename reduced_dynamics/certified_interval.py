@@ -2,7 +2,7 @@
 
 A fast sibling of :func:`rdyn.reduced_dynamics.certified.certified_run` (python-flint ``arb``):
 same enclosure (mean-value form), same event definitions and certification rule, same
-:class:`~rdyn.reduced_dynamics.certified.CertifiedResult`; about 100-500x faster, so a 10^8-step
+:class:`~rdyn.reduced_dynamics.certificate.CertifiedResult`; about 100-500x faster, so a 10^8-step
 certified run takes minutes. Entry point: :func:`certified_run_interval` (or
 ``certified_run(..., backend="interval64")``).
 
@@ -55,7 +55,7 @@ The map and the enclosure
 The interval code is printed by :func:`rdyn.derivations.codegen.emit_interval_ssa` from the same
 derived sympy expressions as every other backend (:mod:`rdyn.derivations.catalog`): the C1 map g
 and the C2 increment d of each branch (``C1_next_*``, ``C2_next_* - C2``), the Jacobian
-entries of :func:`rdyn.reduced_dynamics.certified.jacobian_source` (sympy derivatives), p and
+entries of :func:`rdyn.reduced_dynamics.model_a_kernels.jacobian_source` (sympy derivatives), p and
 C1*. The derived invariant K C2 = (D-K) C3 (C3 moves by rho = K/(D-K) times C2's move,
 from C2 = C3 = 0) holds exactly for the real trajectory, so the state is (C1, C2) with
 C3 = rho C2; the map F(C1, C2) = (g, C2 + d) has Jacobian
@@ -87,11 +87,8 @@ import time
 from functools import lru_cache
 
 import numpy as np
-import sympy as sp
 
-from rdyn.derivations import codegen
-from rdyn.derivations import model_a as ma
-from rdyn.derivations.catalog import model_a_expressions
+from rdyn.reduced_dynamics.model_a_kernels import interval_source
 
 TINY = 5e-324            # 2^-1074, the least positive subnormal
 EPS = 2.0 ** -52
@@ -331,77 +328,6 @@ PRIMITIVES = ("up", "down", "ipoint", "ipi", "iadd", "isub", "ineg", "imul", "id
 def primitives() -> dict:
     """The numba-compiled interval operations (namespace of the generated code)."""
     return {name: globals()[name] for name in PRIMITIVES}
-
-
-# --------------------------------------------------------------------------------------------
-# Generated interval kernels
-# --------------------------------------------------------------------------------------------
-
-INTERVAL_PARAMETERS = "D, K, eta, vstar_norm2, kappa, s0"
-
-
-@lru_cache(maxsize=None)
-def interval_source(activation: str, scale: str, op: str = "i") -> str:
-    """Source of ``prepare`` (constants; run on arb balls) and the interval functions
-
-    incr_positive / incr_negative / incr_zero(C1, C2, C3, c) -> (g, d)   (C1 map, C2 increment)
-    jac_positive / jac_negative(C1, C2, C3, c) -> (g_C1, g_e e_C, d_C1, d_e e_C)
-    attention(C2, C3, c) -> p          c1_star(C2, C3, c) -> C1*
-
-    printed by :func:`rdyn.derivations.codegen.emit_interval_ssa` from the catalog expressions
-    (the Jacobian entries as in :func:`rdyn.reduced_dynamics.certified.jacobian_source`). ``c``
-    is an (n, 2) array of constant enclosures; every argument and result is a (lo, hi) pair.
-
-    ``op = "d"`` prints the same functions on double-double numbers (``c`` an (n, 2) array of
-    (hi, lo) pairs, :mod:`rdyn.reduced_dynamics.double_double`) without the Jacobian and with
-    ``multiplier(C2, C3, c) -> dC1'/dC1`` (the C1 > 0 multiplier, for the stability check).
-    """
-    from rdyn.reduced_dynamics.certified import jacobian_entries
-    from rdyn.reduced_dynamics.model_a_kernels import _RENAME, _VARIABLES
-
-    x = model_a_expressions(activation, scale)
-    e_sym = _RENAME[ma.out_group_ratio]
-    divisor = ma.D if scale == "D" else sp.sqrt(ma.D)
-    pool = codegen.ConstantPool(_VARIABLES)
-    e_factor = pool.hoist(-1 / divisor)
-
-    def function(header, exprs, variables):
-        hoisted = [pool.hoist(ex.subs(_RENAME)) for ex in exprs]
-        names = {getattr(ma, v): v for v in variables}
-        used = set()
-        for ex in hoisted + [e_factor]:
-            used |= {s for s in ex.free_symbols if s.name.startswith("c[")}
-        loads = []
-        for s in sorted(used, key=lambda s: int(s.name[2:-1])):
-            i = int(s.name[2:-1])
-            names[s] = f"_c{i}"
-            loads.append(f"    _c{i} = (c[{i}, 0], c[{i}, 1])")
-        lines = [header] + loads
-        if "e" in {str(s) for ex in hoisted for s in ex.free_symbols}:
-            lines.append(f"    e = {op}exp({op}mul({op}add(C2, C3), {names[e_factor]}))")
-            names[e_sym] = "e"
-        body, outs = codegen.emit_interval_ssa(hoisted, names, op=op)
-        return "\n".join(lines + body + [f"    return ({', '.join(outs)},)"]) + "\n"
-
-    state = ("C1", "C2", "C3")
-    functions = []
-    for branch in ("positive", "negative", "zero"):
-        d = x[f"C2_next_{branch}"] - ma.C2
-        if branch == "zero":   # W_V = 0: the logits do not move (the loop relies on it)
-            d = sp.simplify(d)
-            assert d == 0, d
-        functions.append(function(f"def incr_{branch}(C1, C2, C3, c):",
-                                  [x[f"C1_next_{branch}"], d], state))
-    if op == "i":
-        for branch in ("positive", "negative"):
-            functions.append(function(f"def jac_{branch}(C1, C2, C3, c):",
-                                      jacobian_entries(activation, scale, branch), state))
-    functions.append(function("def attention(C2, C3, c):", [x["p"]], ("C2", "C3")))
-    functions.append(function("def c1_star(C2, C3, c):", [x["C1_star"]], ("C2", "C3")))
-    if op != "i":
-        functions.append(function("def multiplier(C2, C3, c):", [x["C1_multiplier"]],
-                                  ("C2", "C3")))
-    return pool.source("prepare", INTERVAL_PARAMETERS) + "\n" + "\n".join(functions)
 
 
 # --------------------------------------------------------------------------------------------
@@ -699,7 +625,8 @@ def certified_run_interval(config, steps: int | None = None, thresholds=None, ts
     import flint
     from flint import arb
 
-    from rdyn.reduced_dynamics.certified import CertifiedResult, EventCertificate, exact_inputs
+    from rdyn.reduced_dynamics.arb_inputs import exact_inputs
+    from rdyn.reduced_dynamics.certificate import CertifiedResult, EventCertificate
     from rdyn.reduced_dynamics.model_a import MAX_STEPS, Thresholds, attention_crossing
 
     thresholds = thresholds or Thresholds()

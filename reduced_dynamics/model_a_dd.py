@@ -1,7 +1,7 @@
 """Model A's collapsed map in compiled double-double arithmetic (``--precision dd``).
 
 The kernels are printed from the same derived sympy expressions as every other backend:
-:func:`rdyn.reduced_dynamics.certified_interval.interval_source` with ``op="d"`` (the SSA printer
+:func:`rdyn.reduced_dynamics.model_a_kernels.interval_source` with ``op="d"`` (the SSA printer
 of :mod:`rdyn.derivations.codegen` naming operations ``dadd, dmul, ddiv, dexp, datan, ...``),
 evaluated on the dd numbers of :mod:`rdyn.reduced_dynamics.double_double`; the constants are
 computed by the generated ``prepare`` on python-flint ``arb`` balls at 256 bits and rounded
@@ -94,9 +94,8 @@ _KERNEL_FUNCTIONS = ("incr_positive", "incr_negative", "incr_zero", "attention",
 def generated_module_source(activation: str, scale: str) -> str:
     """The generated module: the dd kernels (numba, cached), ``prepare`` (arb) and
     ``advance`` (the source of :func:`_advance_template`)."""
-    from rdyn.reduced_dynamics.certified_interval import interval_source
-
     from rdyn.reduced_dynamics.kernel_cache import assemble_module
+    from rdyn.reduced_dynamics.model_a_kernels import interval_source
 
     imports = [
         "from flint import arb as R",
@@ -126,12 +125,12 @@ def dd_kernels(activation: str, scale: str) -> dict:
 
 def dd_inputs(config, thresholds) -> tuple[np.ndarray, np.ndarray]:
     """(constants c as an (n, 2) dd array, settings without the flags/prefilter filled):
-    the parameters as in the certified backends (:func:`rdyn.reduced_dynamics.certified.
+    the parameters as in the certified backends (:func:`rdyn.reduced_dynamics.arb_inputs.
     exact_inputs`: eta exact, the others their decimal forms), evaluated at 256 bits."""
     import flint
     from flint import arb
 
-    from rdyn.reduced_dynamics.certified import exact_inputs
+    from rdyn.reduced_dynamics.arb_inputs import exact_inputs
 
     kern = dd_kernels(config.activation, config.logit_scale)
     old = flint.ctx.prec

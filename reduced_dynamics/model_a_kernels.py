@@ -291,3 +291,101 @@ def batch_kernels(activation: str, scale: str, fast: bool = False) -> dict:
                  f"<rdyn model A batch kernels [{activation}/{scale}/{label}]>", "exec"), namespace)
     names = ("prepare", "step", "step_positive", "attention", "c1_star", "multiplier", "loss")
     return {name: namespace[name] for name in names}
+
+
+# --------------------------------------------------------------------------------------------
+# Sources of the certified (interval, arb) and double-double backends
+# --------------------------------------------------------------------------------------------
+
+def jacobian_entries(activation: str, scale: str, branch: str) -> list:
+    """(g_C1, g_e e_C, d_C1, d_e e_C) on one branch of the map C1' = g(C1, e),
+    C2' = C2 + d(C1, e), with e = exp(-(C2 + C3)/scale) and e_C = de/dC2 = -e/scale: the
+    sympy derivatives of the catalog expressions, functions of C1 and e only."""
+    sp, ma = _sym().sp, _sym().ma
+    x = _sym().model_a_expressions(activation, scale)
+    e = ma.out_group_ratio
+    e_c = -e / (ma.D if scale == "D" else sp.sqrt(ma.D))
+    g = x[f"C1_next_{branch}"]
+    d = x[f"C2_next_{branch}"] - ma.C2
+    exprs = [sp.diff(g, ma.C1), sp.diff(g, e) * e_c, sp.diff(d, ma.C1), sp.diff(d, e) * e_c]
+    assert not any(ex.has(ma.C2) or ex.has(ma.C3) for ex in exprs)
+    return exprs
+
+
+@lru_cache(maxsize=None)
+def jacobian_source(activation: str, scale: str) -> str:
+    """Source of ``prepare`` and ``jacobian_positive/negative(C1, C2, C3, c) -> (g_C1,
+    g_e e_C, d_C1, d_e e_C)`` (derivatives of the generated step's C1 map g and C2 increment
+    d; e_C = -e/scale), printed like the step (:func:`kernel_source`); evaluated on
+    arb balls by :func:`rdyn.reduced_dynamics.certified.jacobian_kernels`."""
+    pool = _sym().codegen.ConstantPool(_sym().variables)
+    functions = [_function(pool, f"def jacobian_{branch}(C1, C2, C3, c):",
+                           [(None, jacobian_entries(activation, scale, branch), None)], scale)
+                 for branch in ("positive", "negative")]
+    return pool.source("prepare", PARAMETERS) + "\n" + "\n".join(functions)
+
+
+INTERVAL_PARAMETERS = "D, K, eta, vstar_norm2, kappa, s0"
+
+
+@lru_cache(maxsize=None)
+def interval_source(activation: str, scale: str, op: str = "i") -> str:
+    """Source of ``prepare`` (constants; run on arb balls) and the interval functions
+
+    incr_positive / incr_negative / incr_zero(C1, C2, C3, c) -> (g, d)   (C1 map, C2 increment)
+    jac_positive / jac_negative(C1, C2, C3, c) -> (g_C1, g_e e_C, d_C1, d_e e_C)
+    attention(C2, C3, c) -> p          c1_star(C2, C3, c) -> C1*
+
+    printed by :func:`rdyn.derivations.codegen.emit_interval_ssa` from the catalog expressions
+    (the Jacobian entries as in :func:`jacobian_source`). ``c``
+    is an (n, 2) array of constant enclosures; every argument and result is a (lo, hi) pair.
+
+    ``op = "d"`` prints the same functions on double-double numbers (``c`` an (n, 2) array of
+    (hi, lo) pairs, :mod:`rdyn.reduced_dynamics.double_double`) without the Jacobian and with
+    ``multiplier(C2, C3, c) -> dC1'/dC1`` (the C1 > 0 multiplier, for the stability check).
+    """
+    sp, codegen, ma = _sym().sp, _sym().codegen, _sym().ma
+    rename = _sym().rename
+    x = _sym().model_a_expressions(activation, scale)
+    e_sym = rename[ma.out_group_ratio]
+    divisor = ma.D if scale == "D" else sp.sqrt(ma.D)
+    pool = codegen.ConstantPool(_sym().variables)
+    e_factor = pool.hoist(-1 / divisor)
+
+    def function(header, exprs, variables):
+        hoisted = [pool.hoist(ex.subs(rename)) for ex in exprs]
+        names = {getattr(ma, v): v for v in variables}
+        used = set()
+        for ex in hoisted + [e_factor]:
+            used |= {s for s in ex.free_symbols if s.name.startswith("c[")}
+        loads = []
+        for s in sorted(used, key=lambda s: int(s.name[2:-1])):
+            i = int(s.name[2:-1])
+            names[s] = f"_c{i}"
+            loads.append(f"    _c{i} = (c[{i}, 0], c[{i}, 1])")
+        lines = [header] + loads
+        if "e" in {str(s) for ex in hoisted for s in ex.free_symbols}:
+            lines.append(f"    e = {op}exp({op}mul({op}add(C2, C3), {names[e_factor]}))")
+            names[e_sym] = "e"
+        body, outs = codegen.emit_interval_ssa(hoisted, names, op=op)
+        return "\n".join(lines + body + [f"    return ({', '.join(outs)},)"]) + "\n"
+
+    state = ("C1", "C2", "C3")
+    functions = []
+    for branch in ("positive", "negative", "zero"):
+        d = x[f"C2_next_{branch}"] - ma.C2
+        if branch == "zero":   # W_V = 0: the logits do not move (the loop relies on it)
+            d = sp.simplify(d)
+            assert d == 0, d
+        functions.append(function(f"def incr_{branch}(C1, C2, C3, c):",
+                                  [x[f"C1_next_{branch}"], d], state))
+    if op == "i":
+        for branch in ("positive", "negative"):
+            functions.append(function(f"def jac_{branch}(C1, C2, C3, c):",
+                                      jacobian_entries(activation, scale, branch), state))
+    functions.append(function("def attention(C2, C3, c):", [x["p"]], ("C2", "C3")))
+    functions.append(function("def c1_star(C2, C3, c):", [x["C1_star"]], ("C2", "C3")))
+    if op != "i":
+        functions.append(function("def multiplier(C2, C3, c):", [x["C1_multiplier"]],
+                                  ("C2", "C3")))
+    return pool.source("prepare", INTERVAL_PARAMETERS) + "\n" + "\n".join(functions)

@@ -10,6 +10,8 @@ Theorem 4.7's bound (looped).
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import mpmath
 
 from rdyn.reduced_dynamics import model_b as mb
@@ -48,7 +50,8 @@ def report(cfg, tr) -> dict:
                          "exponent_gamma": mb.fitted_exponent(tr.gamma, t_from),
                          "exponent_alpha": mb.fitted_exponent(tr.alpha, t_from),
                          "exponent_beta": mb.fitted_exponent(tr.beta, t_from),
-                         "claimed": {"gamma": 1 / 3, "alpha": 1 / 6, "beta": 1 / 6}}
+                         "claimed": {"gamma": Fraction(1, 3), "alpha": Fraction(1, 6),
+                                     "beta": Fraction(1, 6)}}
     elif cfg.model == "noln":
         gs = float(tr.gamma_star)
         out["contraction"] = {"R_star": mb.contraction_ratio(gs, top, lam_next),
@@ -70,7 +73,7 @@ def report(cfg, tr) -> dict:
                          "exponent_rho": mb.fitted_exponent(tr.gamma, t_from),
                          "exponent_w": mb.fitted_exponent(tr.alpha, t_from),
                          "exponent_v": mb.fitted_exponent(tr.beta, t_from),
-                         "claimed": {"rho": 1 / 2, "w": 1 / 4, "v": 1 / 4}}
+                         "claimed": {"rho": Fraction(1, 2), "w": Fraction(1, 4), "v": Fraction(1, 4)}}
     return out
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from rdyn.verification.figures import fitted_slope, make_figures, run_experiment
 
+pytestmark = pytest.mark.filterwarnings("error::rdyn.verification.figure_layout.FigureLayoutWarning")
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -248,7 +248,7 @@ def test_refusals(capsys, argv, words):
 def test_sweep_scheduler_without_dask(capsys):
     rc, out, err, _ = run_cli(capsys, ["sweep", "--grid", "D=8;K=2", "--steps", "5",
                                        "--scheduler", "tcp://127.0.0.1:1"])
-    assert rc == 2 and err.count("\n") == 1 and "install rdyn[dask]" in err
+    assert rc == 2 and err.count("\n") == 1 and "install rdyn-theory[dask]" in err
 
 
 def test_output_paths_checked_before_work(tmp_path, capsys, monkeypatch):

@@ -170,6 +170,7 @@ def test_cli_qmc_json_and_refusals(capsys):
         assert rc == 2 and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.filterwarnings("error::rdyn.verification.figure_layout.FigureLayoutWarning")
 def test_figures_paper_b_quick(tmp_path):
     from rdyn.verification.model_b_figures import make_figures
 

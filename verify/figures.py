@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rdyn.verification.figure_layout import save_figure
+
 
 EXPERIMENTS = (("cnn", "relu"), ("cnn", "leaky"), ("gcn", "relu"), ("gcn", "leaky"),
                ("sts", "relu"), ("gslp", "relu"))
@@ -129,7 +131,7 @@ def plot_figure2(experiments, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6), layout="constrained")
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, e in enumerate(experiments):
         c = colors[k % len(colors)]
@@ -150,8 +152,7 @@ def plot_figure2(experiments, path: Path) -> None:
         ax.legend(fontsize=7)
     fig.suptitle("Figure 2 (seed 000, Sec. 4.1): solid = online SGD of the full model, "
                  "dashed = collapsed (C1, C2, C3) prediction", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -161,7 +162,8 @@ def plot_figure3(experiments, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, len(experiments), figsize=(3 * len(experiments), 6.2))
+    fig, axes = plt.subplots(2, len(experiments), figsize=(3 * len(experiments), 6.2),
+                             layout="constrained")
     axes = np.atleast_2d(axes).reshape(2, len(experiments))
     for k, e in enumerate(experiments):
         for row, (S, name) in enumerate(((e.attention, "SGD"), (e.collapsed_attention, "collapsed"))):
@@ -173,8 +175,7 @@ def plot_figure3(experiments, path: Path) -> None:
             ax.tick_params(labelsize=6)
     fig.suptitle(f"Figure 3 (seed 000): attention softmax(P^T W_KQ P / D) at t = "
                  f"{experiments[0].steps[-1]} (colour scale 0..1/K)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 

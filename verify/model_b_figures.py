@@ -29,6 +29,7 @@ import numpy as np
 
 from rdyn.reduced_dynamics import model_b as mb
 from rdyn.verification import model_b_full_matrix as fm
+from rdyn.verification.figure_layout import save_figure
 
 PAPER_CLAIMS = {"ln_alpha": 1 / 6, "ln_beta": 1 / 6, "looped_w": 1 / 4, "looped_v": 1 / 4}
 QUICK = dict(d=4, n=8, spectrum=(3, 2, 2, 1), samples=256, looped_samples=64, steps=60, L=3, eta=0.1)
@@ -195,7 +196,7 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
     paths = {}
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     # 1. training loss
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     for ax, data, title in zip(axes, ("sphere", "spectrum"),
                                ("Task 1 (uniform unit columns)", f"Task 2 (spectrum {p['spectrum']})")):
         for k, (model, target) in enumerate((("ln", None), ("noln", "normalized"), ("noln", "unnormalized"))):
@@ -208,12 +209,11 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
         ax.legend(fontsize=7)
     fig.suptitle(f"Model B (seed 003): LN vs no-LN, d={p['d']}, n={p['n']}, eta={p['eta']}, "
                  f"{p['samples']} training points (full-batch GD); dashed = collapsed prediction", fontsize=10)
-    fig.tight_layout()
     paths["training_loss"] = out / "modelB_training_loss.png"
-    fig.savefig(paths["training_loss"], dpi=100)
+    save_figure(fig, paths["training_loss"], dpi=100)
     plt.close(fig)
     # 2. heat maps
-    fig, axes = plt.subplots(2, 2, figsize=(9, 8))
+    fig, axes = plt.subplots(2, 2, figsize=(9, 8), layout="constrained")
     ln = runs[("ln", None, "sphere")]
     for row, r in enumerate((ln, looped)):
         for col, (M, name) in enumerate(((r.W, "W"), (r.V, "V"))):
@@ -225,16 +225,15 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
             fig.colorbar(im, ax=ax, fraction=0.046)
     fig.suptitle("learned matrices: only the diagonals of W12 (top right) and V21 (bottom left) survive",
                  fontsize=10)
-    fig.tight_layout()
     paths["heatmaps"] = out / "modelB_heatmaps.png"
-    fig.savefig(paths["heatmaps"], dpi=100)
+    save_figure(fig, paths["heatmaps"], dpi=100)
     plt.close(fig)
     # 3. active parameters
     slopes = {"ln_alpha": _slope(ln.steps, ln.alpha), "ln_beta": _slope(ln.steps, ln.beta),
               "looped_w": _slope(looped.steps, looped.alpha), "looped_v": _slope(looped.steps, looped.beta),
               "ln_alpha_collapsed": _slope(ln.steps, ln.collapsed_alpha),
               "looped_w_collapsed": _slope(looped.steps, looped.collapsed_alpha)}
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     for ax, r, names, keys, claim in ((axes[0], ln, ("alpha", "beta"), ("ln_alpha", "ln_beta"), "1/6"),
                                       (axes[1], looped, ("w", "v"), ("looped_w", "looped_v"), "1/4")):
         for k, (series, col_series, name, key) in enumerate(((r.alpha, r.collapsed_alpha, names[0], keys[0]),
@@ -246,14 +245,13 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
         ax.set_title(f"active parameters, {r.label}, Task 1 (paper: Theta(t^{claim}))", fontsize=10)
         ax.set_xlabel("GD step t")
         ax.legend(fontsize=7)
-    fig.tight_layout()
     paths["active_parameters"] = out / "modelB_active_parameters.png"
-    fig.savefig(paths["active_parameters"], dpi=100)
+    save_figure(fig, paths["active_parameters"], dpi=100)
     plt.close(fig)
     # 4. looped error vs number of loops
     Xt, at = test_point(p["d"], p["n"], seed)
     Lmax = 25
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     Ls = np.arange(1, Lmax + 1)
     for ax, r, title in ((axes[0], ln, "LN layer trained T steps, looped at inference"),
                          (axes[1], looped, f"looped model (trained with L={p['L']})")):
@@ -275,9 +273,8 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
         ax.legend(fontsize=7)
     fig.suptitle("fixed test point (uniform unit columns); collapsed: geometric decay at rate (1+g l2)/(1+g l1); "
                  "full GD plateaus where finite-sample off-diagonal W12 moves the fixed point", fontsize=9)
-    fig.tight_layout()
     paths["looped_error"] = out / "modelB_looped_error.png"
-    fig.savefig(paths["looped_error"], dpi=100)
+    save_figure(fig, paths["looped_error"], dpi=100)
     plt.close(fig)
     table = {"slopes": slopes, "paper_claims": PAPER_CLAIMS,
              "final_loss": {f"{m} {t or ''} {dt}".replace("  ", " "): float(r.loss[-1]) for (m, t, dt), r in runs.items()},

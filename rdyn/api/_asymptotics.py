@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 from rdyn.api._common import options
+from rdyn.api._signature import api_function
 
 
+@api_function("asymptotics")
 def asymptotics(**kwargs):
     """Leading large-D behaviour at fixed K of ``tau1 = lim eta t1``, ``tau_star = lim eta T*``
     (eta -> 0) and the late excess-loss constant ``c_L`` in ``loss ~ c_L/(eta t)``, derived with
     sympy (rdyn.reduced_dynamics.asymptotics; docs/flow_and_asymptotics.md): exponent of D exact,
     constants as closed forms / 30 digits, the next correction term; checked against the
-    slow-manifold quadrature at D = 10^3..10^6 unless ``no_check``. Options: ``activation``,
-    ``logit_scale``, ``K``, ``vstar_norm2``, ``kappa`` (leaky only), ``no_check``.
+    slow-manifold quadrature at D = 10^3..10^6 unless ``no_check``.
     """
     return run(options("asymptotics", kwargs))
 

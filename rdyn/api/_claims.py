@@ -4,16 +4,23 @@ from __future__ import annotations
 import sys
 
 from rdyn.api._common import options
+from rdyn.api._signature import api_function
 
 
+@api_function("claims")
 def claims(**kwargs):
     """Every numbered or displayed quantitative statement of both papers (``paper="A"`` or
     ``"B"`` for one) with a verdict from the ``rdyn verify`` checks that decide it: ``pass``,
     ``discrepancy`` (the printed statement is contradicted; both forms in ``evidence``),
     ``fail`` (rdyn disagrees with itself), ``info`` (a measured constant), ``not_checkable``
     (with a ``reason``). ``full=True`` runs the checks at full sizes; ``report="ledger.md"``
-    (or ``.html``) also writes a readable ledger. Returns a :class:`rdyn.result.Result` with
-    key ``claims`` (list of dicts: paper, label, statement, verdict, checks, evidence, reason).
+    (or ``.html``) also writes a readable ledger.
+
+    Returns
+    -------
+    rdyn.result.Result
+        Key ``claims``: a list of dicts (paper, label, statement, verdict, checks, evidence,
+        reason).
     """
     return run(options("claims", kwargs))
 

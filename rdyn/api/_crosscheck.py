@@ -2,26 +2,26 @@
 from __future__ import annotations
 
 from rdyn.api._common import options, parse_steps_list
+from rdyn.api._signature import api_function
 from rdyn.options import check_memory
 
 DEFAULT_STEPS = 300
 LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 10 s and more)
 
 
+@api_function("crosscheck")
 def crosscheck(**kwargs):
     """Run full-matrix gradient descent (population gradient or online SGD) next to the
     collapsed dynamics from zero and compare (SPEC.md, "How collapsed maps relate to
     full-matrix GD").
 
-    Keyword arguments: every option of ``rdyn teacher``'s model (``task``, ``D``, ``K``,
-    ``groups``, ``activation``, ``kappa``, ``eta``, ``vstar_norm2``, ``steps`` (default 300),
-    ``record``, ``sigma_prime_zero``, ``logit_scale``) plus ``d`` (input dimension), ``M``
-    (output dimension), ``mode`` ("population" or "sgd"), ``batch``, ``noise_std`` (sgd only),
-    ``seed``, ``P`` ("identity" or "random"). Returns a :class:`rdyn.result.Result` with the
-    keys of ``rdyn crosscheck --json``: ``max_rel_dev`` (largest relative difference between
-    (C1, C2, C3) read off the matrices and the collapsed iterates), ``structure_residual``,
-    ``steps``, ``mode``, ``expected_rel_dev`` (sgd), ``eta``, ``final_loss``, ``record``,
-    ``model``. ValueError (the CLI's message) on bad input, before any work.
+    Returns
+    -------
+    rdyn.result.Result
+        The keys of ``rdyn crosscheck --json``: ``max_rel_dev`` (largest relative difference
+        between (C1, C2, C3) read off the matrices and the collapsed iterates),
+        ``structure_residual``, ``steps``, ``mode``, ``expected_rel_dev`` (sgd), ``eta``,
+        ``final_loss``, ``record``, ``model``.
     """
     return run(options("crosscheck", kwargs))
 

@@ -4,21 +4,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from rdyn.api._common import options
+from rdyn.api._signature import api_function
 
 
+@api_function("figures")
 def figures(**kwargs):
     """``paper="A"`` (default): reproduce Figures 2 and 3 of seed 000 (Section 4.1): online SGD
     of the full model next to the collapsed prediction, for the six experiments of the paper.
     ``paper="B"``: the Model B figures of seed 003 (JSON keys ``figures``, ``slopes``,
     ``paper_claims``, ``final_loss``, ``final_collapsed_loss``, ``sizes``).
 
-    Keyword arguments are the options of ``rdyn figures``: ``out`` (output folder, created if
-    missing), ``steps`` (SGD steps per experiment), ``quick`` (D = 12, 1500 steps),
-    ``vstar_norm2`` (||V*||_F^2), ``batch``, ``noise_std``, ``seed``. Returns a
-    :class:`rdyn.result.Result` with the keys of ``rdyn figures --json``: ``figures`` (the PNG
-    paths), ``experiments`` (per experiment: fitted log-log slopes of the training, OOD and
-    collapsed losses, T*, final cosine of W_V and V*), ``paper_slopes``, ``steps``.
-    ValueError (the CLI's message) on bad input, before any work.
+    Returns
+    -------
+    rdyn.result.Result
+        The keys of ``rdyn figures --json`` (paper A): ``figures`` (the PNG paths),
+        ``experiments`` (per experiment: fitted log-log slopes of the training, OOD and
+        collapsed losses, T*, final cosine of W_V and V*), ``paper_slopes``, ``steps``.
     """
     return run(options("figures", kwargs))
 

@@ -5,6 +5,7 @@ import numbers
 import sys
 
 from rdyn.api._common import checkpoint_errors, options, usage_errors
+from rdyn.api._signature import api_function
 from rdyn.options import check_memory
 from rdyn.output import UsageError, require
 
@@ -64,21 +65,21 @@ def model_config(v: dict):
     return cfg
 
 
+@api_function("ln")
 def ln(**kwargs):
     """Iterate Model B's collapsed recursion (SPEC.md, Model B).
 
-    Keyword arguments are the options of ``rdyn ln`` (``model`` in ln/noln/looped, ``target``,
-    ``data`` in sphere/spectrum, ``d``, ``n``, ``spectrum`` (tuple or "3,1,1"), ``L``, ``eta``,
-    ``steps``, ``alpha0``, ``beta0``, ``dps``, ``samples``, ``seed``, ``checkpoint``,
-    ``checkpoint_every``, ``resume``, ``expectation`` in auto/exact/qmc/monte_carlo,
-    ``replicas``, ``record``). Returns a :class:`rdyn.result.Result` with the keys of
-    ``rdyn ln --json``: ``alpha``, ``beta``, ``gamma = alpha beta``, ``loss`` (final values;
-    looped model: w, v, rho under the same keys), ``kappa1 = E[a^T S a]``,
-    ``kappa2 = E||S a||^2``, ``kappa3 = E||S a||``, ``gamma_star`` (no-LN only), ``expectation``
-    ("exact", "qmc" or "monte_carlo"), ``std_error`` (None when exact; the final loss's for
-    monte_carlo; for qmc an object with alpha, beta, gamma, loss), plus the
-    model's ``contraction`` / ``growth`` / ``theorem_4_7`` blocks. Dimensionless; steps are GD
-    iterations. ValueError (the CLI's message) on bad input, before any work.
+    Returns
+    -------
+    rdyn.result.Result
+        The keys of ``rdyn ln --json``: ``alpha``, ``beta``, ``gamma = alpha beta``,
+        ``loss`` (final values; looped model: w, v, rho under the same keys), ``kappa1 =
+        E[a^T S a]``, ``kappa2 = E||S a||^2``, ``kappa3 = E||S a||``, ``gamma_star``
+        (no-LN only), ``expectation`` ("exact", "qmc" or "monte_carlo"), ``std_error``
+        (None when exact; the final loss's for monte_carlo; for qmc an object with
+        alpha, beta, gamma, loss), plus the model's ``contraction`` / ``growth`` /
+        ``theorem_4_7`` blocks. Dimensionless; steps are GD iterations; with ``dps`` the
+        reals print at ``dps`` significant digits (docs/api.md).
     """
     return run(options("ln", kwargs))
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from rdyn.api._common import options
+from rdyn.api._signature import api_function
 from rdyn.output import jsonable, require
 
 ACTIVATIONS = ("identity", "relu", "leaky")
@@ -28,16 +29,18 @@ def activations(v: dict) -> tuple[str, ...]:
     return tuple(a for a in ACTIVATIONS if a in names)
 
 
+@api_function("scaling")
 def scaling(**kwargs):
     """Fit the exponents of the papers' Theta-claims (t1 ~ 1/eta, T* ~ K D^2/(eta ||V*||^2),
     L(T) ~ K D^4/(eta T); Model B growth exponents) with 95% intervals.
 
-    Keyword arguments are the options of ``rdyn scaling``: ``model`` ("A", "B", "all"),
-    ``activation`` (comma list or tuple), ``kappa``, ``logit_scale``, ``quick``, ``runner``,
-    ``extend``, ``out``. Returns a :class:`rdyn.result.Result` with ``rows`` (one per fitted
-    line; with ``extend`` the T* D-lines carry ``extension``: points marked ``map`` /
-    ``slow_manifold``, the fit over the extension, the derived exponent), ``quick``, ``model``,
-    ``activations``, ``logit_scale``, ``extend``, ``level``, ``local_tolerance``, ``seconds``. ValueError on bad input, before any work.
+    Returns
+    -------
+    rdyn.result.Result
+        ``rows`` (one per fitted line; with ``extend`` the T* D-lines carry ``extension``:
+        points marked ``map`` / ``slow_manifold``, the fit over the extension, the derived
+        exponent), ``quick``, ``model``, ``activations``, ``logit_scale``, ``extend``,
+        ``level``, ``local_tolerance``, ``seconds``.
     """
     return run(options("scaling", kwargs))
 

@@ -7,20 +7,23 @@ import sys
 from pathlib import Path
 
 from rdyn.api._common import checkpoint_errors, options, usage_errors
+from rdyn.api._signature import api_function
 from rdyn.output import UsageError, jsonable, require
 
 
+@api_function("sweep")
 def sweep(**kwargs):
     """Iterate every configuration of ``grid`` (``'D=20,36;K=2,4;eta=0.1:0.3:3'``; keys D, K,
     eta, vstar_norm2, activation, kappa, sigma_prime_zero, logit_scale) for ``steps`` GD steps,
-    many at once (numba). Other keywords: the options of ``rdyn sweep`` (``out``,
-    ``t1_fraction``, ``tstar_attention``, ``threads``, ``skip_invalid``, ``scheduler``,
-    ``fast``, ``checkpoint``, ``checkpoint_every``, ``resume``, ``quiet``).
+    many at once (numba): the API of ``rdyn sweep``.
 
-    Returns a :class:`rdyn.result.Result` with ``rows`` (one dict per configuration, in grid
-    order: D, K, eta, vstar_norm2, activation, kappa, logit_scale, sigma_prime_zero, steps, t1,
-    T_star, C1, C2, C3, p, C1_star, loss, loss_slope) and ``steps``; with ``out`` the rows are
-    also written (CSV, or JSON for a .json name). ValueError on bad input, before any work.
+    Returns
+    -------
+    rdyn.result.Result
+        ``rows`` (one dict per configuration, in grid order: D, K, eta, vstar_norm2,
+        activation, kappa, logit_scale, sigma_prime_zero, steps, t1, T_star, C1, C2, C3, p,
+        C1_star, loss, loss_slope) and ``steps``; with ``out`` the rows are also written
+        (CSV, or JSON for a .json name).
     """
     return run(options("sweep", kwargs))
 

@@ -6,6 +6,7 @@ import os
 import sys
 
 from rdyn.api._common import checkpoint_errors, options, parse_steps_list, usage_errors
+from rdyn.api._signature import api_function
 from rdyn.output import UsageError, require
 
 
@@ -77,23 +78,21 @@ def checkpoint_kwargs(v: dict) -> dict:
             "resume": None if v["resume"] is None else os.fspath(v["resume"])}
 
 
+@api_function("teacher")
 def teacher(**kwargs):
-    """Iterate Model A's collapsed dynamics (SPEC.md, Model A) from C1 = C2 = C3 = 0.
+    """Iterate Model A's collapsed dynamics (SPEC.md, Model A; seed 000, Lemma D.2) from
+    C1 = C2 = C3 = 0: the API of ``rdyn teacher``. ``method="flow"``/``"slow"`` give the
+    eta -> 0 phase limits instead (:func:`run_limits`).
 
-    Keyword arguments are the options of ``rdyn teacher`` (``rdyn teacher --help``; e.g.
-    ``task``, ``D``, ``K``, ``groups`` (file or list of D index lists), ``activation``,
-    ``kappa``, ``eta``, ``vstar_norm2`` (||V*||_F^2), ``steps`` (GD iterations), ``record``
-    (steps, as a list or "0,10,100"), ``sigma_prime_zero``, ``logit_scale``, ``dps``
-    (decimal digits: arb backend), ``precision`` (float64 / dd / arb), ``method`` (map, or the
-    eta -> 0 limits flow / slow: see :func:`run_limits`), ``t1_fraction``, ``tstar_attention``, ``certify``,
-    ``checkpoint``, ``checkpoint_every`` (seconds), ``resume``, ``quiet``).
-
-    Returns a :class:`rdyn.result.Result` with the keys of ``rdyn teacher --json``: ``t1``,
-    ``T_star`` (steps; None if not reached), ``final`` (``t, C1, C2, C3, p, C1_star, loss``:
-    the state, the attention on an in-group key, the C1 fixed point at p, the excess loss
-    L - 1/2 E||E||_F^2), ``record``, ``stability`` (``eta_limit``, ``lost_at_step``), ``eta``,
-    ``loss_slope``, ``model``. All quantities are dimensionless. Raises ValueError (the CLI's
-    message) on bad input, before any work.
+    Returns
+    -------
+    rdyn.result.Result
+        The keys of ``rdyn teacher --json``: ``t1``, ``T_star`` (GD steps; None if not
+        reached), ``final`` (``t, C1, C2, C3, p, C1_star, loss``: the state, the attention on
+        an in-group key, the C1 fixed point at p, the excess loss L - 1/2 E||E||_F^2),
+        ``record``, ``stability`` (``eta_limit``, ``lost_at_step``), ``eta``, ``loss_slope``,
+        ``model``. All quantities are dimensionless; with ``dps`` the reals print at ``dps``
+        significant digits (docs/api.md).
     """
     v = options("teacher", kwargs)
     return run(v)

@@ -2,18 +2,21 @@
 from __future__ import annotations
 
 from rdyn.api._common import options
+from rdyn.api._signature import api_function
 from rdyn.output import UsageError
 
 
+@api_function("verify")
 def verify(**kwargs):
-    """Run the checks of ``rdyn verify``: ``model`` ("A", "B" or "all"), ``quick`` (skip the
-    Theta-claim exponent runs, fewer Monte Carlo samples), ``only`` (a pattern or list of
-    patterns on check ids: ``*`` and ``?`` wildcards, all else literal), ``dps`` (JSON reals as
-    strings of that many digits). Returns a :class:`rdyn.result.Result` with key ``checks`` (a
-    list of dicts: ``id``, ``source``, ``claim``, ``status`` in pass/fail/discrepancy/info,
-    ``max_error`` (relative), ``digits``, ``detail``); the failed ones are
-    ``[c for c in r.checks if c["status"] == "fail"]``. Every verdict is a pure function of
-    its check (the same in any process and any order).
+    """Run the checks of ``rdyn verify``. Every verdict is a pure function of its check (the
+    same in any process and any order).
+
+    Returns
+    -------
+    rdyn.result.Result
+        Key ``checks``: a list of dicts (``id``, ``source``, ``claim``, ``status`` in
+        pass/fail/discrepancy/info, ``max_error`` (relative), ``digits``, ``detail``); the
+        failed ones are ``[c for c in r.checks if c["status"] == "fail"]``.
     """
     return run(options("verify", kwargs))
 

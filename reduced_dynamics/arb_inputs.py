@@ -1,0 +1,47 @@
+"""The inputs of a Model A run as python-flint ``arb`` balls that contain their exact values:
+D, K exact; eta exact (its decimal form, or eta_limit/2 exactly); ||V*||_F^2, kappa, sigma'(0),
+the t1 fraction and the T* level as their decimal forms (1/(2K) exactly by default). Shared by
+the certified backends and the double-double backend (its constants are rounded from these).
+"""
+from __future__ import annotations
+
+
+def exact_ball(value):
+    """An arb ball that contains the sympy number ``value`` (rationals exactly)."""
+    import sympy as sp
+    from flint import arb
+
+    value = sp.nsimplify(value) if isinstance(value, float) else sp.sympify(value)
+    if value.is_Rational:
+        return arb(int(value.p)) / int(value.q)
+    import flint
+
+    digits = int(flint.ctx.prec / 3.3) + 20
+    text = str(sp.N(value, digits))
+    return arb(text) + arb(0, abs(float(value)) * 10.0 ** (-digits + 2))
+
+
+def decimal_ball(x):
+    """Ball containing the decimal number written by ``repr(x)`` (or the string ``x``)."""
+    from flint import arb
+
+    return arb(x if isinstance(x, str) else repr(float(x)))
+
+
+def exact_inputs(config, thresholds, tstar_level=None):
+    """The run's inputs as arb balls at the current precision, shared by both certified
+    backends: the kernel parameters (D, K, eta, ||V*||_F^2, kappa, sigma'(0); eta exact, the
+    others their decimal forms), the t1 fraction and the T* level (``tstar_level`` overrides:
+    string, arb ball or number; default 1/(2K) exactly)."""
+    from flint import arb
+
+    params = [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
+              decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
+              decimal_ball(config.sigma_prime_zero)]
+    if tstar_level is not None:
+        level = tstar_level if isinstance(tstar_level, arb) else decimal_ball(tstar_level)
+    elif thresholds.tstar_attention is None:
+        level = arb(1) / (2 * config.K)
+    else:
+        level = decimal_ball(thresholds.tstar_attention)
+    return params, decimal_ball(thresholds.t1_fraction), level

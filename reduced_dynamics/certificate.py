@@ -1,0 +1,94 @@
+"""What a certified run of Model A establishes: the certificate of each phase boundary
+(:class:`EventCertificate`) and of the run (:class:`CertifiedResult`), shared by the two
+certified backends (arb balls, :mod:`rdyn.reduced_dynamics.certified`; float64 intervals,
+:mod:`rdyn.reduced_dynamics.certified_interval`). Definitions: the module docstring of
+:mod:`rdyn.reduced_dynamics.certified` (SPEC.md, "Phase boundaries"; Lemmas D.13, D.16).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class EventCertificate:
+    """One threshold crossing: its step, whether certified, and the first ambiguous step."""
+
+    name: str
+    step: int | None = None          # event step (by the midpoint test where ambiguous)
+    certified: bool = False
+    overlap_step: int | None = None  # first step at which the enclosure of the test contains 0
+    overlap: object = None           # that enclosure (an arb ball)
+    _ambiguous: bool = False
+
+    def observe(self, t: int, value) -> None:
+        """Record the enclosure ``value`` of the test quantity at step t (event: value >= 0)."""
+        if self.step is not None:
+            return
+        if value >= 0:            # arb: True only if certainly >= 0
+            sure = True
+        elif value < 0:           # certainly < 0
+            return
+        else:
+            sure = False
+            if not self._ambiguous:
+                self._ambiguous = True
+                self.overlap_step, self.overlap = t, value
+            if not value.mid() >= 0:
+                return
+        self.step = t
+        self.certified = sure and not self._ambiguous
+
+    def as_dict(self) -> dict:
+        return {"step": self.step, "certified": self.certified, "overlap_step": self.overlap_step,
+                "overlap": None if self.overlap is None else
+                {"mid": arb_to_mpf(self.overlap.mid()), "rad": arb_to_mpf(self.overlap.rad())}}
+
+
+@dataclass
+class CertifiedResult:
+    """Outcome of :func:`certified_run`; ``state`` is the final box (arb balls)."""
+
+    steps: int
+    t1: EventCertificate
+    T_star: EventCertificate
+    state: tuple
+    prec: int
+    radius_final: float          # max relative radius of (C1, C2, C3) at the last step
+    radius_at_T_star: float | None
+    radius_growth: list = field(default_factory=list)  # (t, relative radius) samples
+    stopped: str | None = None   # why the enclosure stopped early (branch undetermined)
+    backend: str = "arb"         # "arb" (balls of ``prec`` bits) or "interval64" (float64)
+
+    @property
+    def certified(self) -> bool:
+        events_ok = all(ev.certified or (ev.step is None and ev.overlap_step is None)
+                        for ev in (self.t1, self.T_star))
+        return events_ok and self.stopped is None
+
+    def text(self) -> str:
+        kind = (f"{self.prec}-bit arb balls" if self.backend == "arb" else
+                "float64 intervals, outward-rounded")
+        parts = [f"  certified: {'yes' if self.certified else 'NO'} (backend {self.backend}: {kind}; "
+                 f"relative radius {self.radius_final:.3g} at step {self.steps}"
+                 + (f", {self.radius_at_T_star:.3g} at T*" if self.radius_at_T_star is not None
+                    else "") + ")"]
+        for ev in (self.t1, self.T_star):
+            if ev.overlap_step is not None:
+                parts.append(f"  {ev.name} not certified: at step {ev.overlap_step} the test "
+                             f"enclosure {ev.overlap} contains 0")
+        if self.stopped:
+            parts.append(f"  enclosure stopped: {self.stopped}")
+        return "\n".join(parts)
+
+    def summary(self) -> dict:
+        return {"certified": self.certified, "radius": self.radius_final,
+                "radius_at_T_star": self.radius_at_T_star, "prec_bits": self.prec,
+                "backend": self.backend,
+                "t1": self.t1.as_dict(), "T_star": self.T_star.as_dict(),
+                "stopped": self.stopped}
+
+
+def arb_to_mpf(x):
+    import mpmath
+
+    return mpmath.mpf(x.str(40, radius=False)) if hasattr(x, "str") else x
