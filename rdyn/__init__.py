@@ -14,7 +14,8 @@ message), results whose attributes are the JSON keys and whose ``to_dict()`` is 
     r.t1, r.T_star, r.final.C1, r.to_dict()
     b = rdyn.ln(model="ln", data="spectrum", spectrum=(4, 1, 1), d=3, eta=0.5, steps=200, dps=30)
 
-Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures, claims, asymptotics. Importing rdyn is cheap:
+Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures, claims, asymptotics;
+``rdyn.schema(name)``: the JSON Schema of ``rdyn NAME --json`` (docs/schemas.md). Importing rdyn is cheap:
 each function imports its machinery on first use.
 """
 import os as _os
@@ -60,7 +61,7 @@ _find_checkout_subpackages()
 from rdyn.reduced_dynamics._version import __version__  # noqa: E402
 
 __all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims", "asymptotics", "Result",
-           "__version__"]
+           "schema", "__version__"]
 
 
 _FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims",
@@ -72,6 +73,9 @@ def __getattr__(name: str):
 
     if name == "Result":
         return importlib.import_module("rdyn.result").Result
+    if name in ("schema", "schemas"):  # JSON Schemas of the --json outputs (docs/schemas.md)
+        module = importlib.import_module("rdyn.schemas")
+        return module.schema if name == "schema" else module
     if name in _FUNCTIONS:
         return getattr(importlib.import_module(f"rdyn.api._{name}"), name)
     raise AttributeError(f"module 'rdyn' has no attribute {name!r}")

@@ -29,8 +29,8 @@ FUTURE_PAGES = {"api.md", "input_rules.md", "claims.md", "flow_and_asymptotics.m
 PLACEHOLDERS = {"FILE": "run.npz", "DIR": "out", "PATTERN": "A.F1.*", "N": "30",
                 "SECONDS": "60", "ADDRESS": "tcp://127.0.0.1:8786"}
 # Commands (as shown, after `rdyn`) that are quick enough to run in the default suite.
+# (The console blocks are run by test_console_example below.)
 RUN_QUICK = (
-    "teacher --task sts --steps 200000 --record 1 --json --quiet",
     "verify --only A.invariant.*",
 )
 _COMMAND_LINE = re.compile(r"^\s*(?:\$\s+)?(?:.*?(?:&&|;)\s*)?(?:python3? -m )?rdyn\s")
@@ -227,3 +227,213 @@ def test_relative_links_and_anchors_resolve():
     assert not broken, broken
     if pending:
         pytest.skip(f"pages written on other branches, not here yet: {sorted(set(pending))}")
+
+
+# ------------------------------------------------------------------ console examples
+# Every ```console block of README.md and docs/*.md is an example that the suite runs: each
+# `$ rdyn ...` line is run in-process and the lines shown under it must match what it prints
+# (docs/guide.md, "How the examples are tested"). A comment on the line just above the
+# opening fence changes that:
+#   <!-- example: not run (REASON) -->   not run; the reason is required
+#   <!-- example: slow -->                run at the stated size only with `-m slow`
+#   <!-- example: reduced OPTIONS -->     the default suite runs every command with OPTIONS
+#                                         (e.g. `--steps 200 --samples 4096`) replacing or
+#                                         adding those options and compares the structure
+#                                         only (numbers match any number of the same kind);
+#                                         `-m slow` runs the stated size in full
+#   <!-- example: rtol X -->              floats agree to relative X (default: to the digits
+#                                         shown, i.e. half a unit in the last shown digit)
+# Clauses combine with ";" (`<!-- example: slow; rtol 1e-6 -->`).
+_MARKER = re.compile(r"^\s*<!--\s*example:\s*(.*?)\s*-->\s*$")
+_TOKEN = re.compile(r"\.\.\.|-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|[A-Za-z_][\w]*|\S")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?$")
+
+
+def _marker(path: Path, fence_line: int) -> dict:
+    """The example marker above the fence at ``fence_line`` (1-based): {"not_run": reason,
+    "slow": bool, "reduced": [options], "rtol": float}."""
+    lines = path.read_text().splitlines()
+    above = lines[fence_line - 2] if fence_line >= 2 else ""
+    found = _MARKER.match(above)
+    marker = {"not_run": None, "slow": False, "reduced": None, "rtol": None}
+    if not found:
+        return marker
+    body = found.group(1)
+    if body.startswith("not run"):  # the whole comment: the reason may contain ";"
+        reason = re.fullmatch(r"not run\s*\((.+)\)", body)
+        assert reason, f"{path.name}:{fence_line}: `not run` needs a (reason)"
+        marker["not_run"] = reason.group(1).strip()
+        return marker
+    for clause in (c.strip() for c in body.split(";")):
+        if clause == "slow":
+            marker["slow"] = True
+        elif clause.startswith("reduced "):
+            marker["reduced"] = shlex.split(clause.removeprefix("reduced "))
+        elif clause.startswith("rtol "):
+            marker["rtol"] = float(clause.removeprefix("rtol "))
+        else:
+            raise AssertionError(f"{path.name}:{fence_line}: unknown example clause {clause!r}")
+    return marker
+
+
+def _console_examples():
+    """(where, marker, [(argv, shown output lines)]) for every console block."""
+    examples = []
+    for path in DOCS:
+        for lang, block in _code_blocks(path):
+            if lang != "console" or not block:
+                continue
+            fence = block[0][0] - 1
+            where = f"{path.relative_to(ROOT)}:{fence}"
+            commands = []
+            for text in (t for _, t in block):
+                if text.lstrip().startswith("$ "):
+                    segments = _segments(text.lstrip().removeprefix("$ "))
+                    argv = segments[0]
+                    if argv[:3] in (["python", "-m", "rdyn"], ["python3", "-m", "rdyn"]):
+                        argv = argv[2:]
+                    commands.append((argv[1:] if argv[:1] == ["rdyn"] else ["<not rdyn>", *argv],
+                                     []))
+                elif commands:
+                    commands[-1][1].append(text)
+            examples.append((where, _marker(path, fence), commands))
+    return examples
+
+
+EXAMPLES = _console_examples()
+
+
+def _example_params():
+    params = []
+    for where, marker, commands in EXAMPLES:
+        if marker["reduced"] is not None:
+            params.append(pytest.param(where, marker, commands, True, id=f"{where}-reduced"))
+            params.append(pytest.param(where, marker, commands, False, id=where,
+                                       marks=pytest.mark.slow))
+        else:
+            params.append(pytest.param(where, marker, commands, False, id=where,
+                                       marks=[pytest.mark.slow] if marker["slow"] else []))
+    return params
+
+
+def _with_options(argv: list[str], options: list[str]) -> list[str]:
+    """``argv`` with each ``--opt value`` (or flag) of ``options`` replacing its value there, or
+    added."""
+    argv = list(argv)
+    i = 0
+    while i < len(options):
+        name = options[i]
+        value = options[i + 1:i + 2] if i + 1 < len(options) and not options[i + 1].startswith("--") else []
+        if name in argv:
+            at = argv.index(name)
+            has_value = at + 1 < len(argv) and not argv[at + 1].startswith("--")
+            argv[at:at + 1 + has_value] = [name, *value]
+        else:
+            argv += [name, *value]
+        i += 1 + len(value)
+    return argv
+
+
+def _tokens_match(shown: list[str], actual: list[str], rtol: float | None, structure: bool) -> bool:
+    """``shown`` (with ``...`` wildcards) equals ``actual`` token by token; numbers compare by
+    value: integers exactly, floats to ``rtol`` or the digits shown; with ``structure`` any
+    number matches a number of the same kind (integer / float)."""
+    def same(s: str, a: str) -> bool:
+        if not (_NUMBER.match(s) and _NUMBER.match(a)):
+            return s == a
+        s_int, a_int = re.fullmatch(r"-?\d+", s) is not None, re.fullmatch(r"-?\d+", a) is not None
+        if structure or s_int != a_int:
+            return s_int == a_int
+        if s_int:
+            return int(s) == int(a)
+        x, y = float(s), float(a)
+        mantissa = s.lstrip("-").split("e")[0].split("E")[0]
+        decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+        exponent = int(re.split(r"[eE]", s)[1]) if re.search(r"[eE]", s) else 0
+        tolerance = 0.5 * 10.0 ** (exponent - decimals) if rtol is None else rtol * abs(x)
+        return abs(x - y) <= tolerance * (1 + 1e-12)
+
+    memo: dict[tuple[int, int], bool] = {}
+
+    def match(i: int, j: int) -> bool:
+        if (i, j) not in memo:
+            if i == len(shown):
+                memo[i, j] = j == len(actual)
+            elif shown[i] == "...":
+                memo[i, j] = any(match(i + 1, k) for k in range(j, len(actual) + 1))
+            else:
+                memo[i, j] = j < len(actual) and same(shown[i], actual[j]) and match(i + 1, j + 1)
+        return memo[i, j]
+
+    return match(0, 0)
+
+
+def _shown_matches(shown: list[str], out: str, err: str, json_output: bool,
+                   rtol: float | None, structure: bool) -> list[str]:
+    """The shown lines that the real output does not match (empty when it does)."""
+    shown = [line for line in shown if line.strip()]
+    if not shown:
+        return []
+    if json_output:  # one JSON object, wrapped over several lines in the docs
+        tokens = _TOKEN.findall(" ".join(shown))
+        return [] if _tokens_match(tokens, _TOKEN.findall(out), rtol, structure) else shown
+    out_lines, err_lines = out.splitlines(), err.splitlines()
+    missing, at = [], 0
+    for line in shown:
+        tokens = _TOKEN.findall(line)
+        hit = next((k for k in range(at, len(out_lines))
+                    if _tokens_match(tokens, _TOKEN.findall(out_lines[k]), rtol, structure)), None)
+        if hit is not None:
+            at = hit + 1
+        elif not any(_tokens_match(tokens, _TOKEN.findall(e), rtol, structure) for e in err_lines):
+            missing.append(line)
+    return missing
+
+
+def test_console_examples_found_and_marked():
+    assert len(EXAMPLES) >= 5, EXAMPLES
+    for where, marker, commands in EXAMPLES:
+        assert commands, f"{where}: a console block without a `$ ` command"
+        if marker["not_run"] is None:
+            bad = [a for a, _ in commands if a[:1] == ["<not rdyn>"]]
+            assert not bad, f"{where}: only rdyn commands can be run; mark the block not run"
+
+
+@pytest.mark.parametrize("where,marker,commands,reduced", _example_params())
+def test_console_example(capsys, monkeypatch, tmp_path, where, marker, commands, reduced):
+    """Run the example's commands (in a temporary folder) and compare what they print with
+    what the block shows."""
+    from rdyn.cli import main
+
+    if marker["not_run"] is not None:
+        pytest.skip(f"{where}: marked not run ({marker['not_run']})")
+    monkeypatch.chdir(tmp_path)
+    for argv, shown in commands:
+        argv = _with_options(argv, marker["reduced"]) if reduced else argv
+        argv = [PLACEHOLDERS.get(token, token) for token in argv]
+        error_shown = any(re.match(rf"^rdyn {re.escape(argv[0])}: error: ", s) for s in shown)
+        status = main(argv)
+        out, err = capsys.readouterr()
+        assert status == (2 if error_shown else 0), \
+            f"{where}: `rdyn {shlex.join(argv)}` exited {status}: {err[-2000:]}"
+        missing = _shown_matches(shown, out, err, "--json" in argv, marker["rtol"], reduced)
+        assert not missing, (f"{where}: `rdyn {shlex.join(argv)}` no longer prints these shown "
+                             f"lines{' (structure)' if reduced else ''}:\n" + "\n".join(missing)
+                             + f"\n--- it printed:\n{out}{err}")
+
+
+def test_output_matcher():
+    """The comparison used above: integers exact, floats to the digits shown, wildcards."""
+    t = _TOKEN.findall
+    assert _tokens_match(t("t1 = 26  x = 0.2222222222"), t("t1 = 26  x = 0.22222222221"), None, False)
+    assert not _tokens_match(t("t1 = 26"), t("t1 = 27"), None, False)
+    assert not _tokens_match(t("x = 0.2222222222"), t("x = 0.2222222232"), None, False)
+    assert _tokens_match(t("x = 0.2222222222"), t("x = 0.2222222232"), 1e-8, False)
+    assert _tokens_match(t("se 2.96e-05"), t("se 2.9649e-05"), None, False)
+    assert not _tokens_match(t("se 2.96e-05"), t("se 2.97e-05"), None, False)
+    assert _tokens_match(t('{"a": 1, ...}, "b": 2}'), t('{"a": 1, "c": [3]}, "b": 2}'), None, False)
+    assert not _tokens_match(t("expectation=monte_carlo"), t("expectation=qmc"), None, True)
+    assert _tokens_match(t("T* = 2366184 p = 0.16"), t("T* = 12 p = 0.5"), None, True)
+    assert not _tokens_match(t("T* = 2366184"), t("T* = 12.5"), None, True)
+    assert _with_options(["ln", "--steps", "2000", "--quiet"], ["--steps", "20", "--samples", "64"]) \
+        == ["ln", "--steps", "20", "--quiet", "--samples", "64"]

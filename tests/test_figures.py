@@ -42,11 +42,13 @@ def test_make_figures_writes_pngs(tmp_path):
 
 
 def test_cli_json_and_usage(tmp_path, capsys):
+    import rdyn.schemas
     from rdyn.cli import main  # in-process: reuses the compiled kernels of the other tests
 
     assert main(["figures", "--quick", "--steps", "20", "--batch", "10", "--out", str(tmp_path),
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
+    rdyn.schemas.validate("figures", data)  # rdyn/schemas/figures.schema.json
     assert len(data["experiments"]) == 6 and data["steps"] == 20
     assert all(Path(p).is_file() for p in data["figures"].values())
     assert main(["figures", "--steps", "5"]) == 2

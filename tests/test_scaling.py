@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+import rdyn.schemas
 from rdyn.cli import main
 from rdyn.verification import checks_scaling, scaling
 
@@ -156,6 +157,7 @@ def test_extension_agrees_with_map_and_tends_to_derived_exponent(scale, derived)
 def test_cli_json(capsys):
     assert main(["scaling", "--model", "B", "--quick", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
+    rdyn.schemas.validate("scaling", data)  # rdyn/schemas/scaling.schema.json
     assert data["quick"] is True and data["model"] == "B"
     rows = {r["claim"]: r for r in data["rows"]}
     assert set(rows) == {"B.ln.gamma", "B.ln.alpha", "B.ln.beta", "B.looped.rho", "B.looped.w",
