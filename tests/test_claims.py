@@ -59,7 +59,9 @@ def test_verdict_derivation():
     run = [_check("A.x.1", "pass"), _check("A.x.2", "info"), _check("A.ctx", "discrepancy")]
     r = claims.judge(entry, run)
     assert r.verdict == "pass" and r.checks == ["A.x.1", "A.x.2", "A.ctx"]
-    assert r.evidence["A.ctx"]["role"] == "context"
+    assert r.evidence["checks"]["A.ctx"]["role"] == "context"
+    # from the deciding checks: one value per check id when several deciding checks hold one
+    assert r.evidence["claimed"] == {"A.x.1": "x", "A.x.2": "x"} and r.evidence["derived"]["A.x.2"] == "y"
     assert claims.judge(entry, run + [_check("A.x.3", "discrepancy")]).verdict == "discrepancy"
     failed = claims.judge(entry, run + [_check("A.x.3", "discrepancy"), _check("A.x.4", "fail")])
     assert failed.verdict == "fail" and "A.x.4" in failed.reason
@@ -74,14 +76,28 @@ def test_ledger_json_shape_with_injected_checks():
     from rdyn.output import jsonable
 
     obj = json.loads(json.dumps(jsonable(ledger.to_dict()), allow_nan=False))
-    assert set(obj) == {"claims"} and len(obj["claims"]) == len(claims.entries("A"))
+    assert set(obj) == {"claims", "summary", "root_causes"} and len(obj["claims"]) == len(claims.entries("A"))
     for c in obj["claims"]:
-        assert set(c) == {"paper", "label", "section", "statement", "verdict", "checks", "evidence", "reason"}
+        assert set(c) == {"paper", "label", "section", "statement", "verdict", "checks", "evidence", "reason",
+                          "kind", "root_cause", "correction"}
         assert c["paper"] == "A" and c["verdict"] in claims.VERDICTS
+    _validate(obj)
+    assert obj["summary"]["A"]["discrepancies"] == 1 and obj["root_causes"]["A"]["D10_condition"]["entries"] == ["Lemma D.10"]
     by_label = {c["label"]: c for c in obj["claims"]}
     assert by_label["Lemma D.3"]["verdict"] == "pass" and by_label["Lemma D.3"]["checks"] == ["A.claim.D3"]
     assert by_label["Lemma D.10"]["verdict"] == "discrepancy"
     assert by_label["Lemma D.14"]["verdict"] == "not_checkable"  # its check was not in the run
+
+
+def _validate(obj):
+    """Validate a --json object against rdyn/schemas/claims.schema.json (Draft 2020-12)."""
+    import importlib.resources
+
+    import jsonschema
+
+    schema = json.loads(importlib.resources.files("rdyn").joinpath("schemas/claims.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(obj)
 
 
 def test_reports_render_offline():
@@ -212,3 +228,60 @@ def test_cli_paper_b_json_and_report(tmp_path, capsys):
     assert len(obj["claims"]) == len(claims.entries("B"))
     assert all(c["verdict"] != "not_checkable" for c in obj["claims"])
     assert "<svg" in report.read_text() and "data:image/png;base64," in report.read_text()
+
+
+# ------------------------------------------------------------------------------ issue 19: fits, evidence, errata
+def test_fit_rule_pass_discrepancy_inconclusive():
+    from rdyn.verification import fit_rule
+
+    x = [2.0**k for k in range(1, 13)]
+    pure = [v**-0.5 * (1 + 1e-4 * math.sin(k)) for k, v in enumerate(x)]  # stabilised, narrow interval
+    assert fit_rule.decide(-0.5, x, pure).verdict == "pass"
+    excluded = fit_rule.decide(-1.0, x, pure)
+    assert excluded.verdict == "discrepancy" and excluded.stabilised and excluded.interval_width < fit_rule.MAX_WIDTH
+    # slope drifting from -1 towards -0.5 over the window: never a discrepancy, says what decides it
+    drifting = [v**-0.5 * (1 + 30 / v) for v in x]
+    d = fit_rule.decide(-1.0, x, drifting)
+    assert not d.stabilised and d.verdict == "inconclusive" and "longer range" in d.reason
+    # three noisy points: wide interval -> inconclusive, not discrepancy
+    wide = fit_rule.decide(9.0, [8, 11, 16], [1.0, 3.3, 7.0])
+    assert wide.verdict == "inconclusive" and wide.interval_width > fit_rule.MAX_WIDTH
+
+
+def test_fit_decision_overrides_status_and_evidence_keeps_full_arrays():
+    from rdyn.verification import fit_rule
+
+    x = list(range(1, 301))
+    y = [1.0 / v for v in x]
+    decision = fit_rule.decide(-1.0, [8, 11, 16], [1.0, 3.3, 7.0]).as_dict()
+    fit = Check("A.x.fit", "s", "c", "discrepancy", None, None,
+                {"claimed_exponent": 2.0, "exponent": 2.8, "fit_decision": decision, "x": x, "y": np.array(y)})
+    entry = claims.Entry("A", "L", "s", "stmt", decide=("A.x.*",))
+    r = claims.judge(entry, [fit])
+    assert r.verdict == "inconclusive" and "would be decided by" in r.reason
+    detail = r.evidence["checks"]["A.x.fit"]["detail"]
+    assert detail["x"] == x and detail["y"] == y and isinstance(detail["y"], list)  # full, JSON-plain
+    assert r.evidence["claimed"] == 2.0 and r.evidence["measured"] == 2.8
+    assert r.evidence["checks"]["A.x.fit"]["counted_as"] == "inconclusive"
+
+
+def test_every_discrepancy_entry_is_classified_and_corrections_are_well_formed():
+    import sympy as sp
+
+    from rdyn.verification import errata
+
+    labels = {(e.paper, e.label) for e in claims.LEDGER}
+    assert set(errata.CLASSIFICATION) <= labels
+    for key, cls in errata.CLASSIFICATION.items():
+        assert cls.kind in errata.KINDS and cls.root_cause in errata.ROOT_CAUSES, key
+        fix = cls.correction
+        if fix is None:
+            continue
+        assert fix.quantity in errata.QUANTITIES and fix.relation in errata.RELATIONS and fix.checks
+        assert fix.limit in ("T->oo", "D->oo", None) and fix.valid
+        assert (fix.expression is None) != (fix.expression_from is None) or fix.relation == "condition"
+        if isinstance(fix.expression, str):
+            sp.sympify(fix.expression)
+    # one cause, many entries: the late rate of 1 - Kp drives Step 3 (S, W_V), the D^(5/2) note and D.18
+    late = [k[1] for k, c in errata.CLASSIFICATION.items() if c.root_cause == "late_rate_1_minus_Kp"]
+    assert {"Theorem 3.1 (Step 3)", "Theorem 3.1 (Step 3, W_V)", "Lemma D.18"} <= set(late)

@@ -25,7 +25,7 @@ PAPERS = {"A": "Model A: Zhang, Zhao, Gu, Cao, Transformers Trained via Gradient
                "Learn a Class of Teacher Models (seed 000)",
           "B": "Model B: Wu, Zhang, Cao, Looped Transformers with Layer Normalization Provably Learn "
                "the Power Method (seed 003)"}
-COLOURS = {"pass": "#1b7f3a", "discrepancy": "#b35c00", "fail": "#c0122c", "info": "#2461a8",
+COLOURS = {"pass": "#1b7f3a", "discrepancy": "#b35c00", "inconclusive": "#7a5aa8", "fail": "#c0122c", "info": "#2461a8",
            "not_checkable": "#666666"}
 MAX_TYPESET = 300  # characters of a sympy string worth typesetting
 NUMBER_KEYS = ("worst_ratio", "where", "exponent", "exponent_ci95", "local_exponent", "claimed_exponent",
@@ -86,12 +86,9 @@ def _series(detail: dict) -> list[tuple[str, list, list, float | None]]:
         for name, sub in detail["per_config"].items():
             if isinstance(sub, dict) and isinstance(sub.get("x"), list) and isinstance(sub.get("y"), list):
                 out.append((name, sub["x"], sub["y"], sub.get("claimed_exponent")))
-    if isinstance(detail.get("values"), list) and detail.get("factor"):
-        n = len(detail["values"])
-        for key, val in detail.items():
-            if key not in ("values", "exponent_ci95") and isinstance(val, list) and len(val) == n:
-                out.append((f"{key} vs {detail['factor']}", detail["values"], val, detail.get("claimed_exponent")))
-                break
+    if isinstance(detail.get("factor_values"), list) and isinstance(detail.get("measured_values"), list):
+        out.append((f"{detail.get('measured_quantity')} vs {detail.get('factor')}", detail["factor_values"],
+                    detail["measured_values"], detail.get("claimed_exponent")))
     for key in ("eps", "t"):
         ykey = {"eps": "T_star", "t": "ratio_sum_minus_1"}[key]
         if isinstance(detail.get(key), list) and isinstance(detail.get(ykey), list):
