@@ -110,7 +110,7 @@ def test_reports_render_offline():
            Check("A.claim.thm32.ood", "s", "c", "pass", None, None, curve)]
     ledger = claims.Ledger([claims.judge(e, run) for e in entries], 1.0, True, "A")
     md = claims_report.markdown(ledger)
-    assert "| A | 1 | 1 | 0 | 0 | 0 | 2 |" in md and "\\sqrt{K \\left(D - K\\right)}" in md
+    assert "| A | 1 | 1 | 0 | 0 | 0 | 0 | 2 |" in md and "\\sqrt{K \\left(D - K\\right)}" in md
     page = claims_report.html_report(ledger)
     assert page.count("<svg") >= 3 and "data:image/png;base64," in page
     # nothing to fetch: the only URLs are the SVG namespace names
@@ -244,7 +244,7 @@ def test_fit_rule_pass_discrepancy_inconclusive():
     d = fit_rule.decide(-1.0, x, drifting)
     assert not d.stabilised and d.verdict == "inconclusive" and "longer range" in d.reason
     # three noisy points: wide interval -> inconclusive, not discrepancy
-    wide = fit_rule.decide(9.0, [8, 11, 16], [1.0, 3.3, 7.0])
+    wide = fit_rule.decide(2.0, [8, 11, 16], [8**3 * 1.01, 11**3 * 0.99, 16**3 * 1.01])
     assert wide.verdict == "inconclusive" and wide.interval_width > fit_rule.MAX_WIDTH
 
 
@@ -253,7 +253,7 @@ def test_fit_decision_overrides_status_and_evidence_keeps_full_arrays():
 
     x = list(range(1, 301))
     y = [1.0 / v for v in x]
-    decision = fit_rule.decide(-1.0, [8, 11, 16], [1.0, 3.3, 7.0]).as_dict()
+    decision = fit_rule.decide(2.0, [8, 11, 16], [8**3 * 1.01, 11**3 * 0.99, 16**3 * 1.01]).as_dict()
     fit = Check("A.x.fit", "s", "c", "discrepancy", None, None,
                 {"claimed_exponent": 2.0, "exponent": 2.8, "fit_decision": decision, "x": x, "y": np.array(y)})
     entry = claims.Entry("A", "L", "s", "stmt", decide=("A.x.*",))
@@ -285,3 +285,64 @@ def test_every_discrepancy_entry_is_classified_and_corrections_are_well_formed()
     # one cause, many entries: the late rate of 1 - Kp drives Step 3 (S, W_V), the D^(5/2) note and D.18
     late = [k[1] for k, c in errata.CLASSIFICATION.items() if c.root_cause == "late_rate_1_minus_Kp"]
     assert {"Theorem 3.1 (Step 3)", "Theorem 3.1 (Step 3, W_V)", "Lemma D.18"} <= set(late)
+
+
+def _fake_errata_run():
+    rows = [{"config": "D=8, K=2, identity", "T": [200.0, 400.0, 800.0], "T_star": 100,
+             "measured_values": [0.5, 0.25, 0.125], "derived_values": [0.45, 0.24, 0.124]}]
+    late = {"expression": {"identity": "D**2*K*(D - K)/(4*T*eta)", "relu": "D**2*K*(D - K)/(4*T*eta)"},
+            "tex": r"\frac{D^{2} K \left(D - K\right)}{4 T \eta}", "per_config": rows, "measured": 0.001}
+    return [Check("A.errata.derived.loss_theorem31", "s", "printed vs derived", "discrepancy", None, None,
+                  {"printed": "K*D**4/(eta*T)", "derived": {"relu": "D**2*K*(D - K)/(4*T*eta)"}}),
+            Check("A.errata.late.excess_loss", "s", "late", "pass", 0.001, None, late),
+            Check("A.errata.late.excess_loss.sqrtD", "s", "late", "pass", 0.001, None, late),
+            Check("A.claim.D10", "s", "D10", "discrepancy", None, None, {"printed": "p <= 1/(2 pi D K)"})]
+
+
+def test_errata_writer_tex_md_html_are_well_formed(tmp_path):
+    import re
+
+    from rdyn.verification import errata_writer
+    from rdyn.verification.claims_report import mathtext_svg
+
+    run = _fake_errata_run()
+    entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (loss)", "Lemma D.10")]
+    ledger = claims.Ledger([claims.judge(e, run) for e in entries], 1.0, True, "A")
+    loss = ledger.claims[0]
+    assert loss.verdict == "discrepancy" and loss.root_cause == "late_increment_D_power"
+    assert loss.correction["verdict"] == "pass" and loss.correction["expression"]["identity"].startswith("D**2")
+    assert ledger.claims[1].correction is None and ledger.claims[1].kind == "vacuous_condition"
+    data = errata_writer.errata_data(ledger)
+    assert [g["root_cause"] for g in data["A"]] == ["late_increment_D_power", "D10_condition"]
+    files = errata_writer.write(ledger, str(tmp_path / "erratum.tex"))
+    tex = (tmp_path / "erratum.tex").read_text()
+    assert len(files) == 2 and files[1].endswith("_fig1.png") and (tmp_path / "erratum_fig1.png").stat().st_size > 1000
+    assert tex.startswith(r"\documentclass") and tex.rstrip().endswith(r"\end{document}")
+    envs = re.findall(r"\\(begin|end)\{(\w+)\}", tex)
+    stack = []
+    for which, name in envs:
+        if which == "begin":
+            stack.append(name)
+        else:
+            assert stack.pop() == name
+    assert not stack
+    depth = 0
+    for ch in tex.replace(r"\{", "").replace(r"\}", ""):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0
+    assert depth == 0
+    formulas = re.findall(r"\\\[\n(.*?)\n\\\]", tex, flags=re.DOTALL)
+    assert len(formulas) >= 3
+    assert all(mathtext_svg(f) is not None for f in formulas if r"\Theta" not in f)
+    errata_writer.write(ledger, str(tmp_path / "erratum.md"))
+    assert "| printed | corrected |" in (tmp_path / "erratum.md").read_text()
+    page = tmp_path / "erratum.html"
+    errata_writer.write(ledger, str(page))
+    assert "<svg" in page.read_text() and "data:image/png;base64," in page.read_text()
+
+
+def test_cli_refuses_bad_errata_name(tmp_path, capsys):
+    from rdyn.cli import main
+
+    assert main(["claims", "--errata", str(tmp_path / "x.pdf")]) == 2
+    assert capsys.readouterr().err.strip() == "rdyn claims: error: --errata must end in .tex, .md or .html"

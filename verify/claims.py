@@ -339,6 +339,7 @@ class ClaimResult:
     kind: str | None = None        # discrepancies only (rdyn.verification.errata)
     root_cause: str | None = None
     correction: dict | None = None
+    correction_records: list = field(default_factory=list)  # the Check objects deciding the correction
 
     def to_dict(self) -> dict[str, Any]:
         e = self.entry

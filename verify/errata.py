@@ -99,8 +99,10 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        tex=r"\|S - S^*\|_F = \frac{D\,(1 - Kp)}{\sqrt{K(D-K)}}")),
     ("A", "Lemma D.17"): Classification(
         "wrong_rate", "Tstar_logit_scale",
-        CorrectionSpec("eta T* ~ expression as D -> oo (two-term expansion on the slow manifold; logits/D: "
-                       "D (D-K)^2 (I0 + I1 (D-K)^(-1/2))/||V*||^2, logits/sqrtD: 1/D of it)",
+        CorrectionSpec("T* ~ expression as D -> oo: eta T* = D (D-K)^2 (I0 + I1 (D-K)^(-1/2)) with I0 = K/||V*||^2 "
+                       "(both activations), I1 = 0 (identity), (2 + 4 pi^2) K^(3/2)/(pi ||V*||^2) (ReLU); "
+                       "Theta(K D^3/(eta ||V*||^2)) with logits/D, and 1/D of it, Theta(K D^2/(eta ||V*||^2)) "
+                       "as printed, with logits/sqrtD",
                        "T_star", "asymptotic", "D->oo",
                        "eta -> 0 (T* = tau_star/eta up to O(eta) relative), K fixed, D -> oo",
                        ("A.errata.Tstar",), expression_from="A.errata.Tstar", logit_scale="D")),
@@ -165,8 +167,13 @@ def attach(result, checks: Sequence):
     cls = CLASSIFICATION.get((result.entry.paper, result.entry.label))
     if cls is None:
         return dataclasses.replace(result, kind="other", root_cause="unclassified")
-    correction = None if cls.correction is None else correction_object(cls.correction, cls, checks)
-    return dataclasses.replace(result, kind=cls.kind, root_cause=cls.root_cause, correction=correction)
+    if cls.correction is None:
+        return dataclasses.replace(result, kind=cls.kind, root_cause=cls.root_cause)
+    from rdyn.verification.registry import id_matches
+
+    records = [c for c in checks if any(id_matches(c.id, g) for g in cls.correction.checks)]
+    return dataclasses.replace(result, kind=cls.kind, root_cause=cls.root_cause,
+                               correction=correction_object(cls.correction, cls, checks), correction_records=records)
 
 
 def correction_globs(paper: str = "all") -> list[str]:
