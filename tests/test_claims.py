@@ -346,3 +346,36 @@ def test_cli_refuses_bad_errata_name(tmp_path, capsys):
 
     assert main(["claims", "--errata", str(tmp_path / "x.pdf")]) == 2
     assert capsys.readouterr().err.strip() == "rdyn claims: error: --errata must end in .tex, .md or .html"
+
+
+def test_late_phase_corrections_fail_when_a_constant_is_off_by_5_percent():
+    """Derived asymptotes (identity, logits/D) against the map at D=8, K=2, eta = eta_limit/2: the
+    extrapolated ratio is 1 within 1%, and 0.95 or 1.05 times the constant is rejected."""
+    import sympy as sp
+
+    from rdyn.verification import checks_errata_a as ce
+
+    D, K, eta, T = (ce.SYMBOLS[n] for n in ("D", "K", "eta", "T"))
+    assert sp.simplify(ce.asymptote("excess_loss", "identity") - K * D**2 * (D - K) / (4 * eta * T)) == 0
+    tr = trajectory(8, 2, "identity", "default", 64)
+    for quantity in ("excess_loss", "S_error_F", "WV_error_F", "one_over_K_minus_p", "delta_C2_plus_C3"):
+        expr = ce.asymptote(quantity, "identity")
+        r0 = ce.ratio_along(quantity, tr, expr)["extrapolated_ratio_at_e_0"]
+        assert abs(r0 - 1) <= ce.EXTRAPOLATION_TOL, (quantity, r0)
+        for factor in (0.95, 1.05):
+            off = ce.ratio_along(quantity, tr, expr * factor)["extrapolated_ratio_at_e_0"]
+            assert abs(off - 1) > 3 * ce.EXTRAPOLATION_TOL, (quantity, factor, off)
+
+
+@pytest.mark.slow
+def test_tstar_correction_rejects_a_constant_off_by_5_percent():
+    from rdyn.reduced_dynamics.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a import TeacherConfig
+    from rdyn.verification import checks_errata_a as ce
+
+    expr = ce.tstar_expression("identity")
+    f = lambda D, factor: float(expr.subs({ce.SYMBOLS["D"]: D, ce.SYMBOLS["K"]: 2, ce.SYMBOLS["M"]: 1,  # noqa: E731
+                                           ce.SYMBOLS["eta"]: 1})) * factor
+    tau = float(slow_limits(TeacherConfig(10**5, 2, "identity")).tau_star)
+    assert abs(tau / f(10**5, 1.0) - 1) < 1e-3
+    assert abs(tau / f(10**5, 1.05) - 1) > 0.04 and abs(tau / f(10**5, 0.95) - 1) > 0.04

@@ -4,7 +4,7 @@ Where a rate can be derived (late-phase law, slow manifold, Model B's gamma^3 an
 increments) the ledger decides by the derivation and shows fits as evidence only. Where only
 a fit exists, every entry is decided by :func:`decide`:
 
-1. **Stabilised window.** The local slopes ``s_i = dlog y/dlog x`` between consecutive
+1. **Stabilised window.** (``x`` grows towards the asymptotic regime: T, t, D.) The local slopes ``s_i = dlog y/dlog x`` between consecutive
    points are computed; the window is the last ``max(3, ceil(n/2))`` points. The slope has
    stabilised when the local slopes inside the window span at most
    :data:`STABLE_SPREAD` (absolute). The fit (least squares in log-log, 95% t-interval) uses
