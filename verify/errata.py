@@ -133,10 +133,31 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        ("A.errata.D15_condition",), expression="D**2 - 120*(D - K)",
                        tex=r"D^2 \ge 120\,(D-K)")),
     ("A", "Section 4.1 (OOD slope)"): Classification("wrong_rate", "ood_slope"),
-    ("A", "Lemma D.6"): Classification("wrong_formula", "A_of_t_printed"),
-    ("A", "Lemma D.8"): Classification("sign", "D8_sign"),
-    ("B", "Theorem B.3 (eta_max)"): Classification("wrong_formula", "B3_eta_max_S0"),
-    ("B", "Theorem B.3 (Part 3)"): Classification("notation", "B3_eta_max_S0"),
+    ("A", "Lemma D.6"): Classification(
+        "wrong_formula", "A_of_t_printed",
+        CorrectionSpec("A(t) = E[sigma(p u) sigma'(y) p u] in closed form (the Gaussian expectation of Lemma "
+                       "D.6; sympy's form, not yet rearranged into the printed layout: the arctan argument "
+                       "has sqrt(K(D-K)) p/(1-Kp) and a sin(2 beta)/(4 pi) term appears)", "other", "equal", None,
+                       "every p in [1/D, 1/K), K < D; ReLU and Leaky ReLU (identity: A = K p^2 as printed)",
+                       ("A.gauss.*", "A.F3_is_A_plus_B.*"), expression_from="A.A_of_t.*")),
+    ("A", "Lemma D.8"): Classification(
+        "sign", "D8_sign",
+        CorrectionSpec("in-group coefficient of grad_{W_KQ} L is -(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) "
+                       "(identity closed form in `expression`)", "other", "equal", None,
+                       "every state on the C1 > 0 branch", ("A.map.mc.*",), expression_from="A.gradWKQ.identity")),
+    ("B", "Theorem B.3 (eta_max)"): Classification(
+        "wrong_formula", "B3_eta_max_S0",
+        CorrectionSpec("eta_max = min{d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)), d/(2 kappa2 S0), "
+                       "d/(2 kappa2 sqrt(2 S0 gamma*))}", "eta_max", "equal", None,
+                       "no-LN layer, both targets, S0 = alpha0^2 + beta0^2 > 0",
+                       ("B.noln.eta_max_descent.*",), expression_from="B.noln.eta_max")),
+    ("B", "Theorem B.3 (Part 3)"): Classification(
+        "notation", "B3_eta_max_S0",
+        CorrectionSpec("0 < eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)) (kappa2 = E||S a||^2, not Upsilon_2; "
+                       "S0^2, not 1)", "eta_max", "upper_bound", None,
+                       "no-LN layer, both targets, S0 = alpha0^2 + beta0^2 > 0", ("B.noln.eta_max_descent.*",),
+                       expression="d/(8*kappa2*sqrt(S0**2 + 16*gamma_star**2))",
+                       tex=r"0 < \eta \le \frac{d}{8\kappa_2\sqrt{S_0^2 + 16(\gamma^\star)^2}}")),
 }
 
 
@@ -146,11 +167,20 @@ def correction_object(spec: CorrectionSpec, cls: Classification, checks: Sequenc
 
     deciding = [c for c in checks if any(id_matches(c.id, g) for g in spec.checks)]
     expression, tex = spec.expression, spec.tex
-    if spec.expression_from is not None:
-        source = next((c for c in deciding if c.id == spec.expression_from), None)
-        if source is not None:
-            expression = source.detail.get("expression", expression)
-            tex = source.detail.get("tex", tex)
+    for pattern in (spec.expression_from,) if spec.expression_from else ():
+        sources = [c for c in checks if id_matches(c.id, pattern)]
+        found = {}
+        for c in sources:
+            value = c.detail.get("expression", c.detail.get("derived"))
+            if isinstance(value, str) and len(sources) > 1:  # one check per activation: A.x.<activation>
+                found[c.id.rsplit(".", 1)[-1]] = _spec_symbols(value)
+            elif value is not None:
+                expression = _spec_symbols(value) if isinstance(value, str) else value
+                tex = c.detail.get("tex", tex)
+        if found:
+            expression = found
+        if isinstance(expression, str) and tex is None:
+            tex = _latex(expression)
     verdict = "pass" if deciding and all(c.status == "pass" for c in deciding) else "fail"
     out = {"statement": spec.statement, "tex": tex, "kind": cls.kind, "root_cause": cls.root_cause,
            "quantity": spec.quantity, "relation": spec.relation, "limit": spec.limit, "valid": spec.valid,
@@ -160,6 +190,20 @@ def correction_object(spec: CorrectionSpec, cls: Classification, checks: Sequenc
     if not deciding:
         out["reason"] = f"no check matching {list(spec.checks)} ran"
     return out
+
+
+def _spec_symbols(text: str) -> str:
+    """A derived sympy string in the SPEC vocabulary (M for ||V*||_F^2)."""
+    return text.replace("vstar_norm2", "M")
+
+
+def _latex(text: str) -> str | None:
+    import sympy as sp
+
+    try:
+        return sp.latex(sp.sympify(text))
+    except (sp.SympifyError, TypeError, SyntaxError):
+        return None
 
 
 def attach(result, checks: Sequence):
