@@ -273,9 +273,53 @@ def tstar_check(quick: bool) -> Check:
                   "per_size": rows})
 
 
+def d10_condition_check(quick: bool) -> Check:
+    """Lemma D.10 corrected: C1*(p) (the fixed point of the map at fixed p) increases with p up to
+    p_c and decreases after, where dC1*/dp = 0: p_c = 1/sqrt(D K) for the identity (sympy solve),
+    the root of the derived dC1*/de for ReLU (mpmath). Along the trajectories, C1* must increase
+    at every recorded step with p(t+1) <= p_c and decrease at every step with p(t) >= p_c."""
+    import mpmath
+
+    from rdyn.derivations import gradient_flow as gf
+    from rdyn.derivations import model_a as ma
+    from rdyn.verification.claim_trajectories import trajectory
+
+    e = gf.e
+    closed = {}
+    star_i = ma.to_internal(gf.c1_fixed_point("identity"))
+    roots = sp.solve(sp.numer(sp.together(sp.diff(star_i, e))), e)
+    positive = [r for r in roots if r.subs({ma.K: 2, ma.N: 6}) > 0]
+    p_c_identity = sp.simplify(ma.to_public(1 / (ma.K + ma.N * positive[0])))
+    closed["identity"] = sp.simplify(p_c_identity - 1 / sp.sqrt(ma.D * ma.K)) == 0
+    derivative = {act: sp.lambdify((e,) + gf.PARAMETER_SYMBOLS, sp.diff(gf.c1_fixed_point(act), e), "mpmath")
+                  for act in ACTIVATIONS}
+    rows, ok = [], closed["identity"]
+    for D, K, act, pol in _specs(quick, "D"):
+        tr = trajectory(D, K, act, pol, 64)
+        with mpmath.workdps(30):
+            e_c = mpmath.findroot(lambda x: derivative[act](x, D, K, 1.0, 0.0), 0.3)
+            p_c = float(1 / (K + (D - K) * e_c))
+        idx = tr.pairs()
+        p0, p1 = tr.p[idx], tr.p[tr.nxt[idx]]
+        change = tr.C1_star[tr.nxt[idx]] - tr.C1_star[idx]
+        below, above = p1 <= p_c, p0 >= p_c
+        wrong = int(np.sum(change[below] < 0) + np.sum(change[above] > 0))
+        ok &= wrong == 0 and bool(below.any() and above.any())
+        rows.append({"config": tr.name, "p_c": p_c, "one_over_sqrt_DK": 1 / math.sqrt(D * K),
+                     "steps_below": int(below.sum()), "steps_above": int(above.sum()), "wrong_direction": wrong})
+    return Check("A.errata.D10", f"{PAPER}, Lemma D.10 (corrected)",
+                 "C1* increases while p <= p_c and decreases after (p_c = 1/sqrt(DK) for the identity, "
+                 "the root of dC1*/dp for ReLU), at every recorded step",
+                 "pass" if ok else "fail", None, None,
+                 {"expression": {"identity": "1/sqrt(D*K)"}, "tex": r"p(t) \le \frac{1}{\sqrt{DK}}",
+                  "identity_closed_form_holds": bool(closed["identity"]), "p_c_identity": str(p_c_identity),
+                  "per_config": rows})
+
+
 @lru_cache(maxsize=None)
 def checks(quick: bool = False) -> tuple[Check, ...]:
     out = derived_vs_printed_checks()
     out += late_correction_checks(quick)
-    out += [s_identity_check(), p_threshold_check(quick), d15_condition_check(), tstar_check(quick)]
+    out += [s_identity_check(), p_threshold_check(quick), d15_condition_check(), tstar_check(quick),
+            d10_condition_check(quick)]
     return tuple(out)

@@ -125,7 +125,13 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
         CorrectionSpec("p(T*) >= 1/(2K) (reached; p(t) < 1/K for all t and p -> 1/K)", "p", "condition", None,
                        "every K >= 1, both logit scales", ("A.errata.p_threshold",),
                        expression="1/(2*K)", tex=r"p(T^*) \ge \frac{1}{2K}")),
-    ("A", "Lemma D.10"): Classification("vacuous_condition", "D10_condition"),
+    ("A", "Lemma D.10"): Classification(
+        "vacuous_condition", "D10_condition",
+        CorrectionSpec("C1*(t) is monotonically increasing w.r.t. t while p(t) <= p_c, with p_c = 1/sqrt(D K) "
+                       "(identity) and p_c the root of dC1*/dp = 0 for ReLU (0.2364 at D=8, K=2; 0.1046 at "
+                       "D=20, K=4: below 1/sqrt(DK)); it decreases after", "p", "condition", None,
+                       "every D > K >= 1 (identity closed form; ReLU numerically, values in the check)",
+                       ("A.errata.D10",), expression_from="A.errata.D10")),
     ("A", "Lemma D.15 (proof)"): Classification(
         "false_step", "D15_numeric_step",
         CorrectionSpec("3(D-K)/D^2 <= 0.025 holds iff D^2 >= 120 (D - K) (e.g. D >= 116 for K = 4); the step "
