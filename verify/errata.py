@@ -138,7 +138,13 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "needs this as an extra condition", "other", "condition", None, "every D > K >= 1",
                        ("A.errata.D15_condition",), expression="D**2 - 120*(D - K)",
                        tex=r"D^2 \ge 120\,(D-K)")),
-    ("A", "Section 4.1 (OOD slope)"): Classification("wrong_rate", "ood_slope"),
+    ("A", "Section 4.1 (OOD slope)"): Classification(
+        "wrong_rate", "ood_slope",
+        CorrectionSpec("L_OOD - L*_OOD ~ expression (slope -1 on log-log axes, not -0.5): with iid Exp(1) inputs "
+                       "and v* = (1/2)(1,1,1,1) every argument is positive, the excess is an exact quadratic form in "
+                       "(C1 p - 1/K, C1 q) and C1 p - 1/K = O(e^2)", "ood_excess_loss", "asymptotic", "T->oo",
+                       "T -> oo, Section 4.1's OOD inputs (iid Exp(1), STS teacher, v* = (1/2)(1,1,1,1), M = 1), "
+                       "logits/D", ("A.errata.ood",), expression_from="A.errata.ood", logit_scale="D")),
     ("A", "Lemma D.6"): Classification(
         "wrong_formula", "A_of_t_printed",
         CorrectionSpec("A(t) = E[sigma(p u) sigma'(y) p u] in closed form (the Gaussian expectation of Lemma "
