@@ -227,6 +227,17 @@ def test_cli_paper_b_json_and_report(tmp_path, capsys):
     obj = json.loads(capsys.readouterr().out)
     assert len(obj["claims"]) == len(claims.entries("B"))
     assert all(c["verdict"] != "not_checkable" for c in obj["claims"])
+    _validate(obj)  # the real output against rdyn/schemas/claims.schema.json
+    bad = [c["label"] for c in obj["claims"] if c["verdict"] == "discrepancy"
+           and (c["correction"] is None or c["correction"]["verdict"] != "pass")]
+    assert not bad, bad
+    # no fit verdict of the ledger passes while its deciding interval excludes the printed value
+    for c in obj["claims"]:
+        for cid, ev in c["evidence"]["checks"].items():
+            fd = ev["detail"].get("fit_decision")
+            if ev["role"] == "decides" and fd and c["verdict"] == "pass":
+                lo, hi = fd["exponent_ci95"]
+                assert lo - 1e-9 <= fd["claimed_exponent"] <= hi + 1e-9, (c["label"], cid)
     assert "<svg" in report.read_text() and "data:image/png;base64," in report.read_text()
 
 
@@ -311,7 +322,9 @@ def test_errata_writer_tex_md_html_are_well_formed(tmp_path):
     loss = ledger.claims[0]
     assert loss.verdict == "discrepancy" and loss.root_cause == "late_increment_D_power"
     assert loss.correction["verdict"] == "pass" and loss.correction["expression"]["identity"].startswith("D**2")
-    assert ledger.claims[1].correction is None and ledger.claims[1].kind == "vacuous_condition"
+    d10 = ledger.claims[1]
+    assert d10.kind == "vacuous_condition" and d10.correction["verdict"] == "fail"  # its check did not run
+    assert "no check matching" in d10.correction["reason"]
     data = errata_writer.errata_data(ledger)
     assert [g["root_cause"] for g in data["A"]] == ["late_increment_D_power", "D10_condition"]
     files = errata_writer.write(ledger, str(tmp_path / "erratum.tex"))
