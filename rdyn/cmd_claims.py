@@ -14,7 +14,7 @@ Verdicts:
 Every discrepancy has a kind and a root cause, and a correction (a derived, checked
 corrected statement) where one has been derived; the summary counts root causes too.
 The checks run once per invocation, at the quick sizes of rdyn verify --quick unless --full
-(quick: about 2 minutes of CPU for both papers; --paper B about 40 s).
+(quick: about 3 minutes of CPU for both papers; --paper B about 40 s).
 Exit status 0 when no verdict is fail.
 """
 from __future__ import annotations
