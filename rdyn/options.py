@@ -387,6 +387,11 @@ def _report_suffix(values: dict) -> bool:
         str(values["report"]).lower().endswith((".md", ".html", ".htm"))
 
 
+def _errata_suffix(values: dict) -> bool:
+    return values.get("errata") is None or \
+        str(values["errata"]).lower().endswith((".tex", ".md", ".html", ".htm"))
+
+
 CLAIMS = Command("claims", "the papers' statements, each with a verdict from the checks that "
                  "decide it", (
     _json(),
@@ -395,6 +400,10 @@ CLAIMS = Command("claims", "the papers' statements, each with a verdict from the
     Option("report", "out", None, "also write a readable ledger: FILE.md (Markdown) or FILE.html "
            "(self-contained)", output="file", metavar="FILE", applies=_report_suffix,
            refusal="--report must end in .md or .html"),
+    Option("errata", "out", None, "also write the erratum (per paper, grouped by root cause, printed and "
+           "corrected statements side by side, deciding numbers, log-log plots): FILE.tex (standalone "
+           "LaTeX), FILE.md or FILE.html (self-contained)", output="file", metavar="FILE",
+           applies=_errata_suffix, refusal="--errata must end in .tex, .md or .html"),
     Option("full", "flag", False, "run the checks at full sizes (slower) instead of the quick "
            "sizes"),
 ))

@@ -59,7 +59,9 @@ def test_verdict_derivation():
     run = [_check("A.x.1", "pass"), _check("A.x.2", "info"), _check("A.ctx", "discrepancy")]
     r = claims.judge(entry, run)
     assert r.verdict == "pass" and r.checks == ["A.x.1", "A.x.2", "A.ctx"]
-    assert r.evidence["A.ctx"]["role"] == "context"
+    assert r.evidence["checks"]["A.ctx"]["role"] == "context"
+    # from the deciding checks: one value per check id when several deciding checks hold one
+    assert r.evidence["claimed"] == {"A.x.1": "x", "A.x.2": "x"} and r.evidence["derived"]["A.x.2"] == "y"
     assert claims.judge(entry, run + [_check("A.x.3", "discrepancy")]).verdict == "discrepancy"
     failed = claims.judge(entry, run + [_check("A.x.3", "discrepancy"), _check("A.x.4", "fail")])
     assert failed.verdict == "fail" and "A.x.4" in failed.reason
@@ -74,14 +76,28 @@ def test_ledger_json_shape_with_injected_checks():
     from rdyn.output import jsonable
 
     obj = json.loads(json.dumps(jsonable(ledger.to_dict()), allow_nan=False))
-    assert set(obj) == {"claims"} and len(obj["claims"]) == len(claims.entries("A"))
+    assert set(obj) == {"claims", "summary", "root_causes"} and len(obj["claims"]) == len(claims.entries("A"))
     for c in obj["claims"]:
-        assert set(c) == {"paper", "label", "section", "statement", "verdict", "checks", "evidence", "reason"}
+        assert set(c) == {"paper", "label", "section", "statement", "verdict", "checks", "evidence", "reason",
+                          "kind", "root_cause", "correction"}
         assert c["paper"] == "A" and c["verdict"] in claims.VERDICTS
+    _validate(obj)
+    assert obj["summary"]["A"]["discrepancies"] == 1 and obj["root_causes"]["A"]["D10_condition"]["entries"] == ["Lemma D.10"]
     by_label = {c["label"]: c for c in obj["claims"]}
     assert by_label["Lemma D.3"]["verdict"] == "pass" and by_label["Lemma D.3"]["checks"] == ["A.claim.D3"]
     assert by_label["Lemma D.10"]["verdict"] == "discrepancy"
     assert by_label["Lemma D.14"]["verdict"] == "not_checkable"  # its check was not in the run
+
+
+def _validate(obj):
+    """Validate a --json object against rdyn/schemas/claims.schema.json (Draft 2020-12)."""
+    import importlib.resources
+
+    import jsonschema
+
+    schema = json.loads(importlib.resources.files("rdyn").joinpath("schemas/claims.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(obj)
 
 
 def test_reports_render_offline():
@@ -94,7 +110,7 @@ def test_reports_render_offline():
            Check("A.claim.thm32.ood", "s", "c", "pass", None, None, curve)]
     ledger = claims.Ledger([claims.judge(e, run) for e in entries], 1.0, True, "A")
     md = claims_report.markdown(ledger)
-    assert "| A | 1 | 1 | 0 | 0 | 0 | 2 |" in md and "\\sqrt{K \\left(D - K\\right)}" in md
+    assert "| A | 1 | 1 | 0 | 0 | 0 | 0 | 2 |" in md and "\\sqrt{K \\left(D - K\\right)}" in md
     page = claims_report.html_report(ledger)
     assert page.count("<svg") >= 3 and "data:image/png;base64," in page
     # nothing to fetch: the only URLs are the SVG namespace names
@@ -211,4 +227,168 @@ def test_cli_paper_b_json_and_report(tmp_path, capsys):
     obj = json.loads(capsys.readouterr().out)
     assert len(obj["claims"]) == len(claims.entries("B"))
     assert all(c["verdict"] != "not_checkable" for c in obj["claims"])
+    _validate(obj)  # the real output against rdyn/schemas/claims.schema.json
+    bad = [c["label"] for c in obj["claims"] if c["verdict"] == "discrepancy"
+           and (c["correction"] is None or c["correction"]["verdict"] != "pass")]
+    assert not bad, bad
+    # no fit verdict of the ledger passes while its deciding interval excludes the printed value
+    for c in obj["claims"]:
+        for cid, ev in c["evidence"]["checks"].items():
+            fd = ev["detail"].get("fit_decision")
+            if ev["role"] == "decides" and fd and c["verdict"] == "pass":
+                lo, hi = fd["exponent_ci95"]
+                assert lo - 1e-9 <= fd["claimed_exponent"] <= hi + 1e-9, (c["label"], cid)
     assert "<svg" in report.read_text() and "data:image/png;base64," in report.read_text()
+
+
+# ------------------------------------------------------------------------------ issue 19: fits, evidence, errata
+def test_fit_rule_pass_discrepancy_inconclusive():
+    from rdyn.verification import fit_rule
+
+    x = [2.0**k for k in range(1, 13)]
+    pure = [v**-0.5 * (1 + 1e-4 * math.sin(k)) for k, v in enumerate(x)]  # stabilised, narrow interval
+    assert fit_rule.decide(-0.5, x, pure).verdict == "pass"
+    excluded = fit_rule.decide(-1.0, x, pure)
+    assert excluded.verdict == "discrepancy" and excluded.stabilised and excluded.interval_width < fit_rule.MAX_WIDTH
+    # slope drifting from -1 towards -0.5 over the window: never a discrepancy, says what decides it
+    drifting = [v**-0.5 * (1 + 30 / v) for v in x]
+    d = fit_rule.decide(-1.0, x, drifting)
+    assert not d.stabilised and d.verdict == "inconclusive" and "longer range" in d.reason
+    # three noisy points: wide interval -> inconclusive, not discrepancy
+    wide = fit_rule.decide(2.0, [8, 11, 16], [8**3 * 1.01, 11**3 * 0.99, 16**3 * 1.01])
+    assert wide.verdict == "inconclusive" and wide.interval_width > fit_rule.MAX_WIDTH
+
+
+def test_fit_decision_overrides_status_and_evidence_keeps_full_arrays():
+    from rdyn.verification import fit_rule
+
+    x = list(range(1, 301))
+    y = [1.0 / v for v in x]
+    decision = fit_rule.decide(2.0, [8, 11, 16], [8**3 * 1.01, 11**3 * 0.99, 16**3 * 1.01]).as_dict()
+    fit = Check("A.x.fit", "s", "c", "discrepancy", None, None,
+                {"claimed_exponent": 2.0, "exponent": 2.8, "fit_decision": decision, "x": x, "y": np.array(y)})
+    entry = claims.Entry("A", "L", "s", "stmt", decide=("A.x.*",))
+    r = claims.judge(entry, [fit])
+    assert r.verdict == "inconclusive" and "would be decided by" in r.reason
+    detail = r.evidence["checks"]["A.x.fit"]["detail"]
+    assert detail["x"] == x and detail["y"] == y and isinstance(detail["y"], list)  # full, JSON-plain
+    assert r.evidence["claimed"] == 2.0 and r.evidence["measured"] == 2.8
+    assert r.evidence["checks"]["A.x.fit"]["counted_as"] == "inconclusive"
+
+
+def test_every_discrepancy_entry_is_classified_and_corrections_are_well_formed():
+    import sympy as sp
+
+    from rdyn.verification import errata
+
+    labels = {(e.paper, e.label) for e in claims.LEDGER}
+    assert set(errata.CLASSIFICATION) <= labels
+    for key, cls in errata.CLASSIFICATION.items():
+        assert cls.kind in errata.KINDS and cls.root_cause in errata.ROOT_CAUSES, key
+        fix = cls.correction
+        if fix is None:
+            continue
+        assert fix.quantity in errata.QUANTITIES and fix.relation in errata.RELATIONS and fix.checks
+        assert fix.limit in ("T->oo", "D->oo", None) and fix.valid
+        assert (fix.expression is None) != (fix.expression_from is None) or fix.relation == "condition"
+        if isinstance(fix.expression, str):
+            sp.sympify(fix.expression)
+    # one cause, many entries: the late rate of 1 - Kp drives Step 3 (S, W_V), the D^(5/2) note and D.18
+    late = [k[1] for k, c in errata.CLASSIFICATION.items() if c.root_cause == "late_rate_1_minus_Kp"]
+    assert {"Theorem 3.1 (Step 3)", "Theorem 3.1 (Step 3, W_V)", "Lemma D.18"} <= set(late)
+
+
+def _fake_errata_run():
+    rows = [{"config": "D=8, K=2, identity", "T": [200.0, 400.0, 800.0], "T_star": 100,
+             "measured_values": [0.5, 0.25, 0.125], "derived_values": [0.45, 0.24, 0.124]}]
+    late = {"expression": {"identity": "D**2*K*(D - K)/(4*T*eta)", "relu": "D**2*K*(D - K)/(4*T*eta)"},
+            "tex": r"\frac{D^{2} K \left(D - K\right)}{4 T \eta}", "per_config": rows, "measured": 0.001}
+    return [Check("A.errata.derived.loss_theorem31", "s", "printed vs derived", "discrepancy", None, None,
+                  {"printed": "K*D**4/(eta*T)", "derived": {"relu": "D**2*K*(D - K)/(4*T*eta)"}}),
+            Check("A.errata.late.excess_loss", "s", "late", "pass", 0.001, None, late),
+            Check("A.errata.late.excess_loss.sqrtD", "s", "late", "pass", 0.001, None, late),
+            Check("A.claim.D10", "s", "D10", "discrepancy", None, None, {"printed": "p <= 1/(2 pi D K)"})]
+
+
+def test_errata_writer_tex_md_html_are_well_formed(tmp_path):
+    import re
+
+    from rdyn.verification import errata_writer
+    from rdyn.verification.claims_report import mathtext_svg
+
+    run = _fake_errata_run()
+    entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (loss)", "Lemma D.10")]
+    ledger = claims.Ledger([claims.judge(e, run) for e in entries], 1.0, True, "A")
+    loss = ledger.claims[0]
+    assert loss.verdict == "discrepancy" and loss.root_cause == "late_increment_D_power"
+    assert loss.correction["verdict"] == "pass" and loss.correction["expression"]["identity"].startswith("D**2")
+    d10 = ledger.claims[1]
+    assert d10.kind == "vacuous_condition" and d10.correction["verdict"] == "fail"  # its check did not run
+    assert "no check matching" in d10.correction["reason"]
+    data = errata_writer.errata_data(ledger)
+    assert [g["root_cause"] for g in data["A"]] == ["late_increment_D_power", "D10_condition"]
+    files = errata_writer.write(ledger, str(tmp_path / "erratum.tex"))
+    tex = (tmp_path / "erratum.tex").read_text()
+    assert len(files) == 2 and files[1].endswith("_fig1.png") and (tmp_path / "erratum_fig1.png").stat().st_size > 1000
+    assert tex.startswith(r"\documentclass") and tex.rstrip().endswith(r"\end{document}")
+    envs = re.findall(r"\\(begin|end)\{(\w+)\}", tex)
+    stack = []
+    for which, name in envs:
+        if which == "begin":
+            stack.append(name)
+        else:
+            assert stack.pop() == name
+    assert not stack
+    depth = 0
+    for ch in tex.replace(r"\{", "").replace(r"\}", ""):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0
+    assert depth == 0
+    formulas = re.findall(r"\\\[\n(.*?)\n\\\]", tex, flags=re.DOTALL)
+    assert len(formulas) >= 3
+    assert all(mathtext_svg(f) is not None for f in formulas if r"\Theta" not in f)
+    errata_writer.write(ledger, str(tmp_path / "erratum.md"))
+    assert "| printed | corrected |" in (tmp_path / "erratum.md").read_text()
+    page = tmp_path / "erratum.html"
+    errata_writer.write(ledger, str(page))
+    assert "<svg" in page.read_text() and "data:image/png;base64," in page.read_text()
+
+
+def test_cli_refuses_bad_errata_name(tmp_path, capsys):
+    from rdyn.cli import main
+
+    assert main(["claims", "--errata", str(tmp_path / "x.pdf")]) == 2
+    assert capsys.readouterr().err.strip() == "rdyn claims: error: --errata must end in .tex, .md or .html"
+
+
+def test_late_phase_corrections_fail_when_a_constant_is_off_by_5_percent():
+    """Derived asymptotes (identity, logits/D) against the map at D=8, K=2, eta = eta_limit/2: the
+    extrapolated ratio is 1 within 1%, and 0.95 or 1.05 times the constant is rejected."""
+    import sympy as sp
+
+    from rdyn.verification import checks_errata_a as ce
+
+    D, K, eta, T = (ce.SYMBOLS[n] for n in ("D", "K", "eta", "T"))
+    assert sp.simplify(ce.asymptote("excess_loss", "identity") - K * D**2 * (D - K) / (4 * eta * T)) == 0
+    tr = trajectory(8, 2, "identity", "default", 64)
+    for quantity in ("excess_loss", "S_error_F", "WV_error_F", "one_over_K_minus_p", "delta_C2_plus_C3"):
+        expr = ce.asymptote(quantity, "identity")
+        r0 = ce.ratio_along(quantity, tr, expr)["extrapolated_ratio_at_e_0"]
+        assert abs(r0 - 1) <= ce.EXTRAPOLATION_TOL, (quantity, r0)
+        for factor in (0.95, 1.05):
+            off = ce.ratio_along(quantity, tr, expr * factor)["extrapolated_ratio_at_e_0"]
+            assert abs(off - 1) > 3 * ce.EXTRAPOLATION_TOL, (quantity, factor, off)
+
+
+@pytest.mark.slow
+def test_tstar_correction_rejects_a_constant_off_by_5_percent():
+    from rdyn.reduced_dynamics.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a import TeacherConfig
+    from rdyn.verification import checks_errata_a as ce
+
+    expr = ce.tstar_expression("identity")
+    f = lambda D, factor: float(expr.subs({ce.SYMBOLS["D"]: D, ce.SYMBOLS["K"]: 2, ce.SYMBOLS["M"]: 1,  # noqa: E731
+                                           ce.SYMBOLS["eta"]: 1})) * factor
+    tau = float(slow_limits(TeacherConfig(10**5, 2, "identity")).tau_star)
+    assert abs(tau / f(10**5, 1.0) - 1) < 1e-3
+    assert abs(tau / f(10**5, 1.05) - 1) > 0.04 and abs(tau / f(10**5, 0.95) - 1) > 0.04

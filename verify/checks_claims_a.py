@@ -26,7 +26,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from rdyn.verification import scaling
+from rdyn.verification import fit_rule, scaling
 from rdyn.verification.claim_trajectories import Trajectory, paper_eta, trajectory
 from rdyn.verification.report import Check, exact_check
 
@@ -597,7 +597,8 @@ def ood_checks(quick: bool) -> list[Check]:
                   f"{res['exponent']:.3f} [{res['exponent_ci95'][0]:.3f}, {res['exponent_ci95'][1]:.3f}] "
                   "(population dynamics, Exp(1) inputs)",
                   "pass" if abs(res["exponent"] + 0.5) <= 0.05 else "discrepancy", abs(res["exponent"] + 0.5) / 0.5,
-                  None, {**res, "claimed_exponent": -0.5, "config": tr.name})
+                  None, {**res, "claimed_exponent": -0.5, "config": tr.name,
+                         "fit_decision": fit_rule.decide(-0.5, gap, mean).as_dict()})
     return [bound, slope]
 
 

@@ -4,7 +4,8 @@ Model B: growth of gamma, alpha, beta and of the looped rho, w, v).
 
 Per line (one factor varied geometrically, the rest fixed), two checks:
 
-* ``S.<claim>.<factor>.<activation>.exponent`` — ``pass`` when the claimed exponent is
+* ``S.<claim>.<factor>.<activation>.exponent`` — (``detail.fit_decision``: the ledger's one
+  decision rule, :mod:`rdyn.verification.fit_rule`) ``pass`` when the claimed exponent is
   confirmed (inside the fitted exponent's 95% t-interval, or the local exponent at the
   asymptotic end within 10% of it), else ``discrepancy`` (the printed exponent differs from the
   measured one; never ``fail``: the exponent claims are checked as printed, as in
@@ -30,6 +31,16 @@ def _tag(result: scaling.LineResult) -> str:
     return f"S.{line.claim}.{line.factor}" + (f".{line.activation}" if line.activation else "")
 
 
+def measured_name(result: scaling.LineResult) -> str:
+    """What ``measured_values`` holds (the late-loss lines over D, K, eta hold T L(T) at
+    T = m T*, the T line L(T) itself)."""
+    q = scaling.CLAIMS[result.line.claim].quantity
+    if q == "loss":
+        return ("excess_loss_L(T)" if result.line.factor == "T"
+                else f"T_times_excess_loss_at_T_eq_{result.line.multiple:g}_Tstar")
+    return q
+
+
 def line_checks(result: scaling.LineResult) -> list[Check]:
     """The exponent check and the constant check of one fitted line."""
     line = result.line
@@ -41,9 +52,13 @@ def line_checks(result: scaling.LineResult) -> list[Check]:
     lo, hi = result.exponent_ci
     claimed = line.claimed_exponent
     error = abs(result.exponent - claimed) / abs(claimed)
+    from rdyn.verification import fit_rule
+
     detail = {"claimed_exponent": claimed, "exponent": result.exponent, "exponent_ci95": [lo, hi],
               "local_exponent": result.local_exponent, "basis": result.basis,
-              "factor": line.factor, "values": list(result.x), claim.quantity: list(result.y)}
+              "factor": line.factor, "factor_values": list(result.x),
+              "measured_quantity": measured_name(result), "measured_values": list(result.y),
+              "fit_decision": fit_rule.decide(claimed, result.x, result.y).as_dict()}
     exponent = Check(
         f"{_tag(result)}.exponent", claim.source,
         f"{claim.statement}: exponent of {label} is {claimed:g} ({where}{setting}); "

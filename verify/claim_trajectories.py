@@ -52,12 +52,19 @@ class Trajectory:
     p: np.ndarray
     one_minus_Kp: np.ndarray
     C1_star: np.ndarray
-    loss: np.ndarray
+    loss: np.ndarray  # excess loss L(t) - L_opt at step t
     nxt: np.ndarray
+    logit_scale: str = "D"
+
+    @property
+    def scale(self) -> float:
+        """The softmax scale: D or sqrt(D)."""
+        return float(self.D) if self.logit_scale == "D" else math.sqrt(self.D)
 
     @property
     def name(self) -> str:
-        return f"D={self.D}, K={self.K}, {self.activation}, eta={self.eta:.4g} ({self.policy})"
+        scale = "" if self.logit_scale == "D" else ", logits/sqrtD"
+        return f"D={self.D}, K={self.K}, {self.activation}, eta={self.eta:.4g} ({self.policy}){scale}"
 
     def where(self, i: int) -> dict:
         return {"config": self.name, "t": int(self.t[i]), "p": float(self.p[i]),
@@ -76,12 +83,13 @@ def _grid(end: int) -> list[int]:
 
 @lru_cache(maxsize=None)
 def trajectory(D: int, K: int, activation: str = "relu", policy: str = "default",
-               multiple: int = 64, vstar_norm2: float = 1.0) -> Trajectory:
+               multiple: int = 64, vstar_norm2: float = 1.0, logit_scale: str = "D") -> Trajectory:
     """The recorded run (deterministic; cached per argument tuple)."""
     from rdyn.reduced_dynamics.model_a import TeacherConfig, run
 
     eta = None if policy == "default" else paper_eta(D, K, vstar_norm2)
-    cfg = TeacherConfig(D=D, K=K, activation=activation, eta=eta, vstar_norm2=vstar_norm2)
+    cfg = TeacherConfig(D=D, K=K, activation=activation, eta=eta, vstar_norm2=vstar_norm2,
+                        logit_scale=logit_scale)
     first = run(cfg)
     if first.T_star is None or first.t1 is None:
         raise RuntimeError(f"no T* / t1 for {cfg}")
@@ -94,11 +102,11 @@ def trajectory(D: int, K: int, activation: str = "relu", policy: str = "default"
     rec = [r.record[s] for s in steps]
     C1 = np.array([float(x.C1) for x in rec])
     C23 = np.array([float(x.C2) + float(x.C3) for x in rec])
-    e = np.exp(-C23 / D)
+    e = np.exp(-C23 / (D if logit_scale == "D" else math.sqrt(D)))
     one_minus = (D - K) * e / (K + (D - K) * e)
     index = {s: i for i, s in enumerate(steps)}
     nxt = np.array([index.get(s + 1, -1) for s in steps], dtype=np.int64)
     return Trajectory(D, K, activation, policy, float(r.eta), vstar_norm2, int(first.t1),
                       int(first.T_star), t, C1, C23, np.array([float(x.p) for x in rec]), one_minus,
                       np.array([float(x.C1_star) for x in rec]), np.array([float(x.loss) for x in rec]),
-                      nxt)
+                      nxt, logit_scale)

@@ -13,9 +13,15 @@ conditions). No computation happens here: :func:`evaluate` runs the checks once 
 * ``fail`` if a deciding check failed (rdyn disagrees with itself);
 * else ``discrepancy`` if a deciding check is a discrepancy (the printed statement is
   contradicted by derivation or measurement; both forms are in the check's detail);
+* else ``inconclusive`` if a deciding check is a finite-size fit that
+  :func:`rdyn.verification.fit_rule.decide` cannot settle (a check whose detail carries a
+  ``fit_decision`` counts by that decision, not by its own status);
 * else ``info`` if every deciding check is ``info`` (a measured constant with no printed value);
 * else ``pass``;
 * ``not_checkable`` (with a reason) when the entry says so, or when no deciding check ran.
+
+Every ``discrepancy`` is classified (``kind``, ``root_cause``: :mod:`rdyn.verification.errata`)
+and carries ``correction`` where a corrected statement has been derived and checked.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-VERDICTS = ("pass", "discrepancy", "fail", "info", "not_checkable")
+VERDICTS = ("pass", "discrepancy", "inconclusive", "fail", "info", "not_checkable")
 
 
 @dataclass(frozen=True)
@@ -58,25 +64,25 @@ LEDGER: tuple[Entry, ...] = (
     # ----------------------------------------------------------------------- Model A, main text
     _A("Theorem 3.1 (loss)", "3 Main results",
        "The excess loss is minimized with matching lower and upper bounds at the rate Theta(K D^4/(eta T)).",
-       ("S.A.loss.*.exponent", "A.loss.T_exponent.*", "A.claim.step3.loss_exponent.paper"),
-       ("S.A.loss.*.constant", "A.loss.constant.*", "A.claim.step3.loss_exponent.default"),
+       ("A.errata.derived.loss_theorem31",),
+       ("S.A.loss.*", "A.loss.T_exponent.*", "A.loss.constant.*", "A.claim.step3.loss_exponent.*"),
        r"L(W_V^{(T)},W_{KQ}^{(T)}) - L_{opt} = \Theta\left(\frac{K D^4}{\eta T}\right)", rate=True),
     _A("Theorem 3.1 (Step 3)", "5 Proof sketch of Theorem 3.1",
        "||S^(T) - S*||_F = Theta(1/T)",
-       ("A.claim.step3.S_exponent.paper",), ("A.claim.step3.S_exponent.default",),
+       ("A.errata.derived.S_step3",), ("A.claim.step3.S_exponent.*",),
        r"\|S^{(T)} - S^*\|_F = \Theta(1/T)", rate=True),
     _A("Theorem 3.1 (Step 3, W_V)", "5 Proof sketch of Theorem 3.1",
        "||W_V^(T) - V*||_F = Theta(1/T)",
-       ("A.claim.step3.WV_exponent.paper",), ("A.claim.step3.WV_exponent.default",),
+       ("A.errata.derived.WV_step3",), ("A.claim.step3.WV_exponent.*",),
        r"\|W_V^{(T)} - V^*\|_F = \Theta(1/T)", rate=True),
     _A("Theorem 3.1 (proof: S identity)", S_D3,
        "||S^(T) - S*||_F = D/(K(D-K)) (1 - K p(T))",
        ("A.claim.S_identity",), (), r"\|S^{(T)} - S^*\|_F = \frac{D}{K(D-K)}\,(1 - K p(T))"),
     _A("Theorem 3.1 (proof: D^{5/2} order)", S_D3,
        "||S^(T) - S*||_F = Theta(D^{5/2}/(eta sum_m ||v*_m||^2 (T - T*)))",
-       ("A.claim.S_identity", "A.claim.step3.S_exponent.paper"), (),
+       ("A.claim.S_identity", "A.errata.derived.S_D52"), ("A.claim.step3.S_exponent.*",),
        r"\|S^{(T)} - S^*\|_F = \Theta\left(\frac{D^{5/2}}{\eta \sum_m \|v_m^*\|_2^2 (T - T^*)}\right)",
-       note="decided by the identity it rests on and by the measured T-exponent"),
+       note="decided by the identity it rests on and by the derived late-phase order (fits as context)"),
     _A("Theorem 3.1 (step-size conditions)", "3 Main results",
        "Under the conditions of Theorem 3.1 (step sizes for which Lemma D.5's 1 - eta D/K >= 0 and Lemma "
        "D.9's Delta C2 + Delta C3 <= 1/D^2 hold); measured: where the default eta_limit/2 lies",
@@ -91,7 +97,8 @@ LEDGER: tuple[Entry, ...] = (
        r"L_{OOD}(W_V^{(T)}, W_{KQ}^{(T)}) \le \frac{1}{2} E\|Y - f^*(X)\|_F^2 + \epsilon", rate=True),
     _A("Section 4.1 (training slope)", "4 Experiments",
        "the curves for excess training loss appear almost straight with slopes equal to -1",
-       ("S.A.loss.T.*.exponent", "A.loss.T_exponent.*"), ("A.claim.step3.loss_exponent.*",),
+       ("A.errata.derived.training_slope",),
+       ("S.A.loss.T.*.exponent", "A.loss.T_exponent.*", "A.claim.step3.loss_exponent.*"),
        r"\log(L - L_{opt}) \approx -\log T + c", rate=True),
     _A("Section 4.1 (OOD slope)", "4 Experiments",
        "excess OOD loss curves have approximate -0.5 slopes",
@@ -178,9 +185,8 @@ LEDGER: tuple[Entry, ...] = (
        r"C_1^*(t+1) - C_1^*(t) \le \frac{3(D-K+KC_1^*)\,\Delta p}{2(DKp^2 - 2Kp + 1 - K\Delta p)}"),
     _A("Lemma D.17", S_D2,
        "there exists T* = Theta(K D^2/(eta sum_m ||v*_m||^2)) such that p(T*) >= 1/2 [order of T*]",
-       ("A.flow.Tstar_exponent.*", "S.A.Tstar.*.exponent", "A.Tstar.*_exponent.*",
-        "A.claim.Tstar_D_exponent.paper"),
-       ("S.A.Tstar.*.constant",),
+       ("A.flow.Tstar_exponent.*",),
+       ("S.A.Tstar.*", "A.Tstar.*_exponent.*", "A.claim.Tstar_D_exponent.paper"),
        r"T^* = \Theta\left(\frac{K D^2}{\eta \sum_m \|v_m^*\|_2^2}\right)", rate=True,
        note="README/SPEC and the older checks cite this lemma as D.16"),
     _A("Lemma D.17 (threshold)", S_D2, "p(T*) >= 1/2", ("A.claim.D17.threshold",), (), r"p(T^*) \ge \frac{1}{2}"),
@@ -188,7 +194,8 @@ LEDGER: tuple[Entry, ...] = (
        ("A.claim.D17.band_*",), (), r"0.95\, C_1^*(t) \le C_1(t) \le (4\pi + 1)\, C_1^*(t)"),
     _A("Lemma D.18", S_D3,
        "1/K - 20D(D-K)/(eta K sum||v*||^2 (T-T*)) <= p(T) <= 1/K - D(D-K)/(2e eta K sum||v*||^2 (T-T*))",
-       ("A.claim.phase3.p_lower.paper", "A.claim.phase3.p_upper.paper"), ("A.claim.phase3.p_*.default",),
+       ("A.claim.phase3.p_lower.paper", "A.claim.phase3.p_upper.paper", "A.errata.derived.D18"),
+       ("A.claim.phase3.p_*.default",),
        r"\frac{1}{K} - \frac{20D(D-K)}{\eta K \sum\|v^*\|^2 (T-T^*)} \le p(T) \le \frac{1}{K} - \frac{D(D-K)}{2e\,\eta K \sum\|v^*\|^2 (T-T^*)}"),
     _A("Lemma D.18 (p C1)", S_D3,
        "p(T) C1(T) - 1/K <= 40K(D-K)/(eta K sum (T-T*)) + 400 D^2 (D-K)^2/(eta sum (T-T*)); "
@@ -197,7 +204,8 @@ LEDGER: tuple[Entry, ...] = (
        r"p(T)C_1(T) - \frac{1}{K} \le \frac{2}{D}(1 - Kp(T)) + \frac{1}{K}(1 - Kp(T))^2"),
     _A("Lemma D.19", S_D3,
        "eta sum/(200 K^3 D^3) e^{-2(C2+C3)/D} <= Delta C2 + Delta C3 <= 8 pi eta sum/(K^3 D^3) e^{-2(C2+C3)/D}",
-       ("A.claim.phase3.dC23_lower.paper", "A.claim.phase3.dC23_upper.paper"), ("A.claim.phase3.dC23_*.default",),
+       ("A.claim.phase3.dC23_lower.paper", "A.claim.phase3.dC23_upper.paper", "A.errata.derived.D19"),
+       ("A.claim.phase3.dC23_*.default",),
        r"\frac{\eta\sum\|v^*\|^2}{200K^3D^3} e^{-\frac{2}{D}(C_2+C_3)} \le \Delta C_2 + \Delta C_3 \le \frac{8\pi\eta\sum\|v^*\|^2}{K^3D^3} e^{-\frac{2}{D}(C_2+C_3)}"),
     # ----------------------------------------------------------------------- Model A, Appendix F
     _A("Lemmas F.1, F.2 (printed ReLU values)", S_F, "E[x s(x) s'(x)] = a/2; E[x1 s(x1+x2) s'(x1+x2)] = a/2",
@@ -227,7 +235,7 @@ LEDGER: tuple[Entry, ...] = (
        ("B.claim.thm41.a1",), (), r"a_1 = \frac{(I_d + \rho_t XX^\top)a}{\|(I_d + \rho_t XX^\top)a\|_2}"),
     _B("Theorem 4.1 (rates)", "4.1 Looped transformer learns power method",
        "w_t, v_t = Theta((eta Upsilon_1 t/d)^{1/4}) (so rho_t = Theta(t^{1/2}))",
-       ("S.B.looped.*.exponent", "B.looped.growth_increment"), ("S.B.looped.*.constant", "B.growth.exponents"),
+       ("B.looped.growth_increment", "B.looped.growth_constant"), ("S.B.looped.*", "B.growth.exponents"),
        r"w_t, v_t = \Theta\left((\eta \Upsilon_1 t/d)^{1/4}\right)", rate=True),
     _B("Appendix A.5 (Upsilon_1)", "A.5 Growth of rho_t",
        "rho_{t+1}^2 - rho_t^2 converges to a constant proportional to eta Upsilon_1/d",
@@ -296,7 +304,7 @@ LEDGER: tuple[Entry, ...] = (
        r"\alpha_{t+1} = \alpha_t - \eta\beta_t F_t,\ \beta_{t+1} = \beta_t - \eta\alpha_t F_t"),
     _B("C.2.2 (rates)", "C.2.2 Growth rate for gamma_t",
        "gamma_t = Theta((eta Upsilon_3 t/d)^{1/3}), alpha_t, beta_t = Theta((eta Upsilon_3 t/d)^{1/6})",
-       ("S.B.ln.*.exponent",), ("S.B.ln.*.constant", "B.growth.exponents"),
+       ("B.ln.growth_increment", "B.ln.growth_constant"), ("S.B.ln.*", "B.growth.exponents"),
        r"\gamma_t = \Theta\left((\eta\Upsilon_3 t/d)^{1/3}\right)", rate=True),
     _B("Lemma C.2.2", "C.2.2 Growth rate for gamma_t",
        "lim (alpha_t^2 + beta_t^2)/(2 gamma_t) = 1 and alpha_t/beta_t -> 1", ("B.claim.C22.ratios",), (),
@@ -328,11 +336,16 @@ class ClaimResult:
     evidence: dict[str, Any]
     reason: str | None
     records: list = field(default_factory=list)  # the Check objects (deciding, then context)
+    kind: str | None = None        # discrepancies only (rdyn.verification.errata)
+    root_cause: str | None = None
+    correction: dict | None = None
+    correction_records: list = field(default_factory=list)  # the Check objects deciding the correction
 
     def to_dict(self) -> dict[str, Any]:
         e = self.entry
         return {"paper": e.paper, "label": e.label, "section": e.section, "statement": e.statement,
-                "verdict": self.verdict, "checks": self.checks, "evidence": self.evidence, "reason": self.reason}
+                "verdict": self.verdict, "checks": self.checks, "evidence": self.evidence, "reason": self.reason,
+                "kind": self.kind, "root_cause": self.root_cause, "correction": self.correction}
 
 
 def entries(paper: str = "all") -> tuple[Entry, ...]:
@@ -340,27 +353,61 @@ def entries(paper: str = "all") -> tuple[Entry, ...]:
 
 
 def globs(selected: Sequence[Entry]) -> list[str]:
+    """Every check pattern the entries and their corrections need."""
+    from rdyn.verification.errata import CLASSIFICATION
+
     out: list[str] = []
     for e in selected:
-        for g in e.decide + e.context:
+        cls = CLASSIFICATION.get((e.paper, e.label))
+        extra = cls.correction.checks if cls is not None and cls.correction is not None else ()
+        for g in e.decide + e.context + tuple(extra):
             if g not in out:
                 out.append(g)
     return out
 
 
-def _summary(value: Any, depth: int = 0) -> Any:
-    """A compact copy of a check's detail: scalars, short lists, nested dicts (2 levels)."""
+def plain(value: Any) -> Any:
+    """A JSON-ready copy of a check's detail: every array in full (numpy arrays and tuples become
+    lists, numpy scalars Python numbers, non-finite floats None, anything else its ``str``)."""
     if isinstance(value, dict):
-        if depth >= 3:
-            return None
-        return {str(k): _summary(v, depth + 1) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
     if isinstance(value, (list, tuple)):
-        return [_summary(v, depth + 1) for v in value] if len(value) <= 16 else f"<{len(value)} values>"
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (int, float, str, bool)) or value is None:
+        return [plain(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     return str(value)
+
+
+def effective_status(check) -> str:
+    """A check's status as the ledger counts it: a check carrying a ``fit_decision`` (a rate
+    known only from a fit) counts by :func:`rdyn.verification.fit_rule.decide`'s verdict."""
+    decision = check.detail.get("fit_decision") if isinstance(check.detail, dict) else None
+    return decision["verdict"] if isinstance(decision, dict) else check.status
+
+
+_CLAIMED_KEYS = ("printed", "claimed_exponent", "claimed")
+_DERIVED_KEYS = ("derived", "derived_exponent", "derived_D_exponent")
+_MEASURED_KEYS = ("exponent", "worst_ratio", "measured", "max_ratio_deviation")
+
+
+def _collect(checks: Sequence, keys: Sequence[str]) -> Any:
+    """The first of ``keys`` in each check's detail: one value, or an object keyed by check id
+    when several checks hold one (None when none does)."""
+    found = {}
+    for c in checks:
+        for k in keys:
+            if isinstance(c.detail, dict) and c.detail.get(k) is not None:
+                found[c.id] = plain(c.detail[k])
+                break
+    if not found:
+        return None
+    return next(iter(found.values())) if len(found) == 1 else found
 
 
 def verdict_of(statuses: Sequence[str]) -> str:
@@ -370,6 +417,8 @@ def verdict_of(statuses: Sequence[str]) -> str:
         return "fail"
     if "discrepancy" in statuses:
         return "discrepancy"
+    if "inconclusive" in statuses:
+        return "inconclusive"
     if all(s == "info" for s in statuses):
         return "info"
     return "pass"
@@ -383,22 +432,33 @@ def judge(entry: Entry, checks: Sequence) -> ClaimResult:
     deciding, context = match(entry.decide), match(entry.context)
     context = [c for c in context if c not in deciding]
     ids = [c.id for c in deciding + context]
-    evidence = {c.id: {"status": c.status, "role": "decides" if c in deciding else "context",
-                       "claim": c.claim, "source": c.source,
-                       "max_error": c.max_error, "detail": _summary(c.detail)} for c in deciding + context}
-    if entry.note:
-        evidence["note"] = entry.note
+    evidence = {"claimed": _collect(deciding, _CLAIMED_KEYS), "derived": _collect(deciding, _DERIVED_KEYS),
+                "measured": _collect(deciding, _MEASURED_KEYS),
+                "checks": {c.id: {"status": c.status, "counted_as": effective_status(c) if c in deciding else None,
+                                  "role": "decides" if c in deciding else "context",
+                                  "claim": c.claim, "source": c.source, "max_error": plain(c.max_error),
+                                  "detail": plain(c.detail)} for c in deciding + context},
+                "note": entry.note or None}
     if entry.not_checkable is not None:
         return ClaimResult(entry, "not_checkable", ids, evidence, entry.not_checkable, deciding + context)
     if not deciding:
         return ClaimResult(entry, "not_checkable", ids, evidence,
                            f"no check matching {list(entry.decide)} ran (some run only without --quick)",
                            context)
-    verdict = verdict_of([c.status for c in deciding])
+    statuses = [effective_status(c) for c in deciding]
+    verdict = verdict_of(statuses)
     reason = None
     if verdict in ("discrepancy", "fail"):
-        reason = "; ".join(f"{c.id} ({c.status}): {c.claim}" for c in deciding if c.status == verdict)
-    return ClaimResult(entry, verdict, ids, evidence, reason, deciding + context)
+        reason = "; ".join(f"{c.id} ({s}): {c.claim}" for c, s in zip(deciding, statuses) if s == verdict)
+    elif verdict == "inconclusive":
+        reason = "; ".join(f"{c.id}: {c.detail['fit_decision']['reason']}" for c, s in zip(deciding, statuses)
+                           if s == "inconclusive")
+    result = ClaimResult(entry, verdict, ids, evidence, reason, deciding + context)
+    if verdict == "discrepancy":
+        from rdyn.verification import errata
+
+        result = errata.attach(result, checks)
+    return result
 
 
 @dataclass
@@ -409,7 +469,8 @@ class Ledger:
     paper: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"claims": [c.to_dict() for c in self.claims]}
+        return {"claims": [c.to_dict() for c in self.claims], "summary": self.summary(),
+                "root_causes": self.root_causes()}
 
     def counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -417,6 +478,29 @@ class Ledger:
             row = out.setdefault(c.entry.paper, {v: 0 for v in VERDICTS})
             row[c.verdict] += 1
         return out
+
+    def root_causes(self) -> dict[str, dict[str, Any]]:
+        """Per paper: root cause -> {"kind", "entries" (labels), "corrected" (entries with a
+        passing correction)}, over the discrepancies."""
+        out: dict[str, dict[str, Any]] = {}
+        for c in self.claims:
+            if c.verdict != "discrepancy":
+                continue
+            row = out.setdefault(c.entry.paper, {}).setdefault(
+                c.root_cause or "unclassified", {"kinds": [], "entries": [], "corrected": 0})
+            if c.kind not in row["kinds"]:
+                row["kinds"].append(c.kind)
+            row["entries"].append(c.entry.label)
+            row["corrected"] += bool(c.correction and c.correction.get("verdict") == "pass")
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """Counts of verdicts and of root causes per paper (the ``summary`` key of --json)."""
+        causes = self.root_causes()
+        return {paper: {"verdicts": row, "discrepancies": row["discrepancy"],
+                        "root_causes": len(causes.get(paper, {})),
+                        "corrected": sum(c["corrected"] for c in causes.get(paper, {}).values())}
+                for paper, row in self.counts().items()}
 
     @property
     def failed(self) -> bool:

@@ -25,7 +25,7 @@ PAPERS = {"A": "Model A: Zhang, Zhao, Gu, Cao, Transformers Trained via Gradient
                "Learn a Class of Teacher Models (seed 000)",
           "B": "Model B: Wu, Zhang, Cao, Looped Transformers with Layer Normalization Provably Learn "
                "the Power Method (seed 003)"}
-COLOURS = {"pass": "#1b7f3a", "discrepancy": "#b35c00", "fail": "#c0122c", "info": "#2461a8",
+COLOURS = {"pass": "#1b7f3a", "discrepancy": "#b35c00", "inconclusive": "#7a5aa8", "fail": "#c0122c", "info": "#2461a8",
            "not_checkable": "#666666"}
 MAX_TYPESET = 300  # characters of a sympy string worth typesetting
 NUMBER_KEYS = ("worst_ratio", "where", "exponent", "exponent_ci95", "local_exponent", "claimed_exponent",
@@ -86,12 +86,9 @@ def _series(detail: dict) -> list[tuple[str, list, list, float | None]]:
         for name, sub in detail["per_config"].items():
             if isinstance(sub, dict) and isinstance(sub.get("x"), list) and isinstance(sub.get("y"), list):
                 out.append((name, sub["x"], sub["y"], sub.get("claimed_exponent")))
-    if isinstance(detail.get("values"), list) and detail.get("factor"):
-        n = len(detail["values"])
-        for key, val in detail.items():
-            if key not in ("values", "exponent_ci95") and isinstance(val, list) and len(val) == n:
-                out.append((f"{key} vs {detail['factor']}", detail["values"], val, detail.get("claimed_exponent")))
-                break
+    if isinstance(detail.get("factor_values"), list) and isinstance(detail.get("measured_values"), list):
+        out.append((f"{detail.get('measured_quantity')} vs {detail.get('factor')}", detail["factor_values"],
+                    detail["measured_values"], detail.get("claimed_exponent")))
     for key in ("eps", "t"):
         ykey = {"eps": "T_star", "t": "ratio_sum_minus_1"}[key]
         if isinstance(detail.get(key), list) and isinstance(detail.get(ykey), list):
@@ -158,7 +155,7 @@ def _forms(result: ClaimResult) -> list[tuple[str, str, str | None]]:
     inequalities repeat the entry's own printed formula)."""
     out = []
     for c in result.records:
-        if result.evidence.get(c.id, {}).get("role") != "decides":
+        if result.evidence["checks"].get(c.id, {}).get("role") != "decides":
             continue
         for which in ("printed", "derived"):
             text = c.detail.get(which)
@@ -176,7 +173,21 @@ def counts_table_md(ledger: Ledger) -> str:
 
 
 def discrepancy_lines(ledger: Ledger) -> list[str]:
-    return [f"{c.entry.paper} {c.entry.label}: {c.reason}" for c in ledger.claims if c.verdict == "discrepancy"]
+    return [f"{c.entry.paper} {c.entry.label} [{c.kind}; root cause {c.root_cause}]: {c.reason}"
+            for c in ledger.claims if c.verdict == "discrepancy"]
+
+
+def root_cause_lines(ledger: Ledger) -> list[str]:
+    """One line per paper and root cause: how many entries it explains and how many are corrected."""
+    out = []
+    for paper, causes in sorted(ledger.root_causes().items()):
+        s = ledger.summary()[paper]
+        out.append(f"{paper}: {s['discrepancies']} discrepancies from {s['root_causes']} root causes "
+                   f"({s['corrected']} with a passing correction)")
+        for cause, row in causes.items():
+            out.append(f"{paper} {cause} ({', '.join(row['kinds'])}): {len(row['entries'])} entries "
+                       f"({'; '.join(row['entries'])}), {row['corrected']} corrected")
+    return out
 
 
 def _grouped(ledger: Ledger):
@@ -194,7 +205,8 @@ def _header(ledger: Ledger) -> str:
 # ------------------------------------------------------------------------------ Markdown
 def markdown(ledger: Ledger) -> str:
     out = ["# rdyn claims ledger", "", _header(ledger), "", counts_table_md(ledger), "",
-           "Discrepancies:", ""] + [f"- {line}" for line in discrepancy_lines(ledger)] + [""]
+           "Root causes:", ""] + [f"- {line}" for line in root_cause_lines(ledger)] + [
+           "", "Discrepancies:", ""] + [f"- {line}" for line in discrepancy_lines(ledger)] + [""]
     paper = None
     for (p, section), results in _grouped(ledger).items():
         if p != paper:
@@ -213,7 +225,7 @@ def markdown(ledger: Ledger) -> str:
                 out += ["", f"Reason: {r.reason}"]
             out += [""]
             for c in r.records:
-                role = r.evidence.get(c.id, {}).get("role", "")
+                role = r.evidence["checks"].get(c.id, {}).get("role", "")
                 nums = "; ".join(f"{k} = {v}" for k, v in _numbers(c))
                 out += [f"- `{c.id}` [{c.status}, {role}]: {c.claim}" + (f" — {nums}" if nums else "")]
             if e.note:
@@ -251,13 +263,16 @@ def html_report(ledger: Ledger) -> str:
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>rdyn claims ledger</title>",
            f"<style>{CSS}</style></head><body>", "<h1>rdyn claims ledger</h1>",
            f"<p class='small'>{html.escape(_header(ledger))}. Verdicts: pass, discrepancy (printed statement "
-           "contradicted by derivation or measurement), fail (rdyn disagrees with itself), info (measured, "
-           "nothing printed), not_checkable (with a reason).</p>",
+           "contradicted by derivation or measurement), inconclusive (a fitted rate the decision rule cannot "
+           "settle), fail (rdyn disagrees with itself), info (measured, nothing printed), not_checkable "
+           "(with a reason).</p>",
            "<table class='counts'><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "<th>total</th></tr>"]
     for paper, row in sorted(counts.items()):
         out.append(f"<tr><td>{paper}</td>" + "".join(f"<td>{row[v]}</td>" for v in VERDICTS)
                    + f"<td>{sum(row.values())}</td></tr>")
     out.append("</table>")
+    out.append("<p class='small'><b>Root causes</b></p><ul class='checks'>"
+               + "".join(f"<li>{html.escape(line)}</li>" for line in root_cause_lines(ledger)) + "</ul>")
     paper = None
     for (p, section), results in _grouped(ledger).items():
         if p != paper:
@@ -281,7 +296,7 @@ def html_report(ledger: Ledger) -> str:
                 out.append(f"<div class='small'><b>reason:</b> {html.escape(r.reason)}</div>")
             out.append("<ul class='checks'>")
             for c in r.records:
-                role = r.evidence.get(c.id, {}).get("role", "")
+                role = r.evidence["checks"].get(c.id, {}).get("role", "")
                 nums = "; ".join(f"{k} = {v}" for k, v in _numbers(c))
                 out.append(f"<li><code>{html.escape(c.id)}</code> <span style='color:{COLOURS[c.status]}'>"
                            f"[{c.status}]</span> <i>{role}</i>: {html.escape(c.claim)}"

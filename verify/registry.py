@@ -124,6 +124,8 @@ GROUPS: tuple[CheckGroup, ...] = (
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("B.claims", "B", "rdyn.verification.checks_claims_b", "checks", ("B.claim.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
+    CheckGroup("A.errata", "A", "rdyn.verification.checks_errata_a", "checks", ("A.errata.*",),
+               kwargs={"quick": False}, quick_kwargs={"quick": True}),
 )
 
 

@@ -13,14 +13,12 @@ def claims(**kwargs):
     ``"B"`` for one) with a verdict from the ``rdyn verify`` checks that decide it: ``pass``,
     ``discrepancy`` (the printed statement is contradicted; both forms in ``evidence``),
     ``fail`` (rdyn disagrees with itself), ``info`` (a measured constant), ``not_checkable``
-    (with a ``reason``). ``full=True`` runs the checks at full sizes; ``report="ledger.md"``
-    (or ``.html``) also writes a readable ledger.
-
-    Returns
-    -------
-    rdyn.result.Result
-        Key ``claims``: a list of dicts (paper, label, statement, verdict, checks, evidence,
-        reason).
+    (with a ``reason``), ``inconclusive`` (a fitted rate the decision rule cannot settle). Every
+    discrepancy has ``kind``, ``root_cause`` and, where derived, ``correction``;
+    ``errata="erratum.tex"`` (or ``.md``, ``.html``) writes the erratum, whose content is also
+    ``result.detail["errata"]``. ``full=True`` runs the checks at full sizes; ``report="ledger.md"``
+    (or ``.html``) also writes a readable ledger. Returns a :class:`rdyn.result.Result` with
+    key ``claims`` (list of dicts: paper, label, statement, verdict, checks, evidence, reason).
     """
     return run(options("claims", kwargs))
 
@@ -37,4 +35,10 @@ def run(v: dict, progress: bool = False):
         claims_report.write(ledger, v["report"])
         if progress:
             print(f"rdyn claims: wrote {v['report']}", file=sys.stderr)
-    return Result(ledger.to_dict(), None, detail={"ledger": ledger})
+    from rdyn.verification import errata_writer
+
+    if v["errata"] is not None:
+        written = errata_writer.write(ledger, v["errata"])
+        if progress:
+            print(f"rdyn claims: wrote {', '.join(written)}", file=sys.stderr)
+    return Result(ledger.to_dict(), None, detail={"ledger": ledger, "errata": errata_writer.errata_data(ledger)})

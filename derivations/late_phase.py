@@ -1,0 +1,88 @@
+"""Model A, phase 3 (T > T*): the late-phase law of ``x = C2 + C3`` and the asymptotic rates it
+implies, with their constants (seed 000, Theorem 3.1 and Lemmas D.17-D.19; issue 19).
+
+Derived from the slow manifold of :mod:`rdyn.derivations.gradient_flow` (C1 slaved to C1*; the
+gradient-flow limit ``tau = eta T`` of the collapsed map of Lemma D.2). With
+``e = exp(-x/scale)`` (``scale`` = D or sqrt(D), the softmax scale), as e -> 0 at fixed D:
+
+* ``dx/dtau = G0(e) ~ g2 e^2``, ``C1*(e) = 1 + c1 e + O(e^2)``, excess loss on the manifold
+  ``loss0(e) ~ l2 e^2`` (each coefficient a sympy limit; asserted finite and nonzero);
+* so ``d(e^-2)/dtau = 2 g2/scale`` and ``e^2 ~ scale/(2 g2 tau)``: the late-phase equation
+  ``x(T) = (scale/2) log(2 g2 eta T/scale) + o(1)``;
+* ``1 - K p = N e/(K + N e) ~ (N/K) e`` (``N = D - K``), hence, with ``tau = eta T``:
+  ``1 - K p ~ (N/K) sqrt(scale/(2 g2 tau))`` (Theta(T^-1/2), not 1/T),
+  ``||S - S*||_F = D (1 - K p)/sqrt(K N)`` (the attention structure),
+  ``||W_V - V*||_F = sqrt(M) |C1 - 1| ~ sqrt(M) |c1| e``,
+  ``excess loss ~ l2 scale/(2 g2 tau)`` (Theta(1/T)),
+  ``Delta(C2 + C3) = eta G ~ eta g2 exp(-2 (C2 + C3)/scale)`` (Lemma D.19's form, derived constant).
+
+Lag and modified-equation terms change these by relative O(e) and O(eta), i.e. they vanish as
+T -> oo; the checks measure how fast (:mod:`rdyn.verification.checks_errata_a`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from rdyn.derivations import gradient_flow as gf
+from rdyn.derivations import model_a as ma
+from rdyn.derivations.reproducible import seeded
+
+e = gf.e
+D, K, M, eta = ma.D, ma.K, ma.vstar_norm2, ma.eta
+T = sp.Symbol("T", positive=True)
+
+QUANTITIES = ("excess_loss", "one_minus_Kp", "S_error_F", "WV_error_F", "delta_C2_plus_C3",
+              "one_over_K_minus_p")
+
+
+@dataclass(frozen=True)
+class LatePhase:
+    """Coefficients (public symbols D, K, vstar_norm2, kappa) of one activation and logit scale."""
+
+    activation: str
+    scale: str
+    g2: sp.Expr   # dx/dtau ~ g2 e^2
+    c1: sp.Expr   # C1* = 1 + c1 e + ...
+    l2: sp.Expr   # loss0 ~ l2 e^2
+    e_squared_times_tau: sp.Expr  # lim tau e^2 = scale/(2 g2)
+
+    def asymptote(self, quantity: str) -> sp.Expr:
+        """The leading term (in D, K, vstar_norm2 = M, eta, T, kappa) of ``quantity`` as T -> oo."""
+        N = D - K
+        e_T = sp.sqrt(self.e_squared_times_tau / (eta * T))
+        forms = {
+            "excess_loss": self.l2 * self.e_squared_times_tau / (eta * T),
+            "one_minus_Kp": N / K * e_T,
+            "one_over_K_minus_p": N / K**2 * e_T,
+            "S_error_F": D * (N / K * e_T) / sp.sqrt(K * N),
+            "WV_error_F": sp.sqrt(M) * sp.Abs(self.c1) * e_T,
+            # as a function of x = C2 + C3 (not of T): eta g2 exp(-2 x/scale)
+            "delta_C2_plus_C3": eta * self.g2,
+        }
+        return sp.simplify(forms[quantity])
+
+
+def _limit(expr: sp.Expr) -> sp.Expr:
+    value = sp.simplify(sp.limit(expr, e, 0))
+    assert value.is_finite is not False and value != 0, f"degenerate late-phase coefficient: {value}"
+    return value
+
+
+@lru_cache(maxsize=None)
+@seeded
+def late_phase(activation: str, scale: str = "D") -> LatePhase:
+    """The coefficients of the module docstring (sympy limits on the slow manifold)."""
+    h, _, star, _, _ = gf.slow_coefficients(activation, scale)
+    h_i, star_i = ma.to_internal(h), ma.to_internal(star)
+    star0 = sp.simplify(sp.limit(star_i, e, 0))
+    assert star0 == 1, f"C1* does not tend to 1 as p -> 1/K: {star0}"
+    g2 = _limit(h_i * star_i / e**2)
+    c1 = _limit((star_i - 1) / e)
+    loss = ma.to_internal(gf.slow_manifold(activation, scale).loss0)
+    l2 = _limit(loss / e**2)
+    scale_expr = ma.to_internal(gf.scale_of(scale))
+    pub = lambda x: sp.factor(ma.to_public(sp.simplify(x)))  # noqa: E731
+    return LatePhase(activation, scale, pub(g2), pub(c1), pub(l2), pub(scale_expr / (2 * g2)))

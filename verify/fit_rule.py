@@ -1,0 +1,95 @@
+"""The one decision rule for a rate known only from a finite-size fit (claims ledger, issue 19).
+
+Where a rate can be derived (late-phase law, slow manifold, Model B's gamma^3 and rho^2
+increments) the ledger decides by the derivation and shows fits as evidence only. Where only
+a fit exists, every entry is decided by :func:`decide`:
+
+1. **Stabilised window.** (``x`` grows towards the asymptotic regime: T, t, D.) The local slopes ``s_i = dlog y/dlog x`` between consecutive
+   points are computed; the window is the last ``max(3, ceil(n/2))`` points. The slope has
+   stabilised when the local slopes inside the window span at most
+   :data:`STABLE_SPREAD` (absolute). The fit (least squares in log-log, 95% t-interval) uses
+   the window only.
+2. ``pass`` if the printed exponent lies in the window's 95% interval;
+3. ``discrepancy`` if it is excluded **and** the slope has stabilised **and** the interval is
+   at most :data:`MAX_WIDTH` wide (absolute);
+4. else ``inconclusive``, with what would decide it (a longer range, more points).
+
+The intervals come from deterministic data: they measure departure from a pure power law
+over the window, not noise; the stabilisation criterion is what makes a narrow interval
+meaningful.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+STABLE_SPREAD = 0.05  # largest spread of the local slopes in the window for "stabilised"
+MAX_WIDTH = 0.10      # widest 95% interval that may exclude a printed exponent
+
+
+@dataclass(frozen=True)
+class FitDecision:
+    verdict: str                 # pass / discrepancy / inconclusive
+    claimed_exponent: float
+    exponent: float              # fitted over the window
+    exponent_ci95: tuple[float, float]
+    window_x: tuple[float, float]
+    window_points: int
+    local_slopes: tuple[float, ...]   # in the window
+    stabilised: bool
+    interval_width: float
+    reason: str
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["exponent_ci95"] = list(self.exponent_ci95)
+        out["window_x"] = list(self.window_x)
+        out["local_slopes"] = list(self.local_slopes)
+        out["rule"] = (f"window = last max(3, n/2) points; stabilised if local slopes span <= "
+                       f"{STABLE_SPREAD}; pass if printed in 95% CI; discrepancy if excluded, "
+                       f"stabilised and CI width <= {MAX_WIDTH}; else inconclusive")
+        return out
+
+
+def local_slopes(x: Sequence[float], y: Sequence[float]) -> list[float]:
+    return [math.log(y[i + 1] / y[i]) / math.log(x[i + 1] / x[i]) for i in range(len(x) - 1)]
+
+
+def decide(claimed: float, x: Sequence[float], y: Sequence[float]) -> FitDecision:
+    """The rule of the module docstring for ``y ~ C x^claimed`` (``x``, ``y`` positive)."""
+    from rdyn.verification.scaling import fit_power_law
+
+    pts = sorted((float(a), float(b)) for a, b in zip(x, y) if a > 0 and b > 0)
+    n = len(pts)
+    if n < 3:
+        return FitDecision("inconclusive", claimed, math.nan, (-math.inf, math.inf), (math.nan, math.nan),
+                           n, (), False, math.inf, f"only {n} positive points: at least 3 are needed")
+    w = max(3, math.ceil(n / 2))
+    xs, ys = [p[0] for p in pts[-w:]], [p[1] for p in pts[-w:]]
+    slopes = local_slopes(xs, ys)
+    spread = max(slopes) - min(slopes)
+    stable = spread <= STABLE_SPREAD
+    fit = fit_power_law(xs, ys)
+    lo, hi = (float(v) for v in fit.exponent_ci[0])
+    width = hi - lo
+    inside = lo - 1e-9 <= claimed <= hi + 1e-9
+    if inside:
+        verdict, reason = "pass", f"printed {claimed:g} inside the 95% interval [{lo:.4g}, {hi:.4g}]"
+    elif stable and width <= MAX_WIDTH:
+        verdict, reason = "discrepancy", (f"printed {claimed:g} outside the 95% interval [{lo:.4g}, {hi:.4g}] "
+                                          f"(width {width:.3g} <= {MAX_WIDTH}; local slopes stabilised, "
+                                          f"spread {spread:.3g})")
+    else:
+        needs = []
+        if not stable:
+            needs.append(f"the local slope still drifts (spread {spread:.3g} > {STABLE_SPREAD} over the window): "
+                         "a longer range of the varied factor")
+        if width > MAX_WIDTH:
+            needs.append(f"the 95% interval is {width:.3g} wide (> {MAX_WIDTH}): more points in the "
+                         "stabilised range")
+        verdict = "inconclusive"
+        reason = (f"printed {claimed:g} outside [{lo:.4g}, {hi:.4g}] but undecided; would be decided by "
+                  + "; ".join(needs))
+    return FitDecision(verdict, float(claimed), float(fit.exponents[0]), (lo, hi), (xs[0], xs[-1]), w,
+                       tuple(slopes), stable, width, reason)
