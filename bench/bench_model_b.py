@@ -2,7 +2,7 @@
 
 Times ``rdyn ln --model looped --data spectrum`` steps on a two-level spectrum: the current
 float64 path (compiled graded Gauss rule for the Beta boundary layer,
-:func:`rdyn.reduced_dynamics.model_b._beta_layer_f64`) against the previous one (mpmath ``hyp2f1``
+:func:`rdyn.reduced_dynamics.model_b_looped._beta_layer_f64`) against the previous one (mpmath ``hyp2f1``
 at 64 bits per step, reproduced below), and prints the ratio measured in this one run, plus the
 largest relative difference of the iterates. Also times the exact r-level LN path and the QMC
 replicas, and the exact r-level LN path at ``--dps`` (:func:`dps_exact`): per-step cost on mpf
