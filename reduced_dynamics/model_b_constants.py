@@ -36,3 +36,18 @@ def constants(rule: SpectralRule, data: str, d: int, n: int, spectrum) -> Consta
     k1, k2 = kappa_exact(data, d, n, spectrum)
     m1, m2, k3, k4, var = rule.means(_constant_terms)
     return Constants(m1, m2, k3, k4, k1, k2, var)
+
+
+def gaussian_constants(route, d: int, spectrum) -> Constants:
+    """:class:`Constants` of a Task 2 run on the Gaussian route
+    (:meth:`rdyn.reduced_dynamics.model_b_gaussian_route.GaussianRoute.constants`); kappa1,
+    kappa2 from their exact rationals at the working precision."""
+    k1, k2 = kappa_exact("spectrum", d, sum(spectrum), spectrum)
+    k3, k4, u3 = route.constants()
+    if route.mp:
+        import mpmath
+
+        m1, m2 = mpmath.mpf(k1.numerator) / k1.denominator, mpmath.mpf(k2.numerator) / k2.denominator
+    else:
+        m1, m2 = float(k1), float(k2)
+    return Constants(m1, m2, k3, k4, k1, k2, u3)

@@ -15,7 +15,8 @@ import numpy as np
 from rdyn.reduced_dynamics.model_b_rule import NullContext, SpectralRule, distinct_levels, sqrt_elementwise
 
 
-MAX_EXACT_LEVELS = 4          # single layers: exact for Task 2 with up to this many distinct eigenvalues
+MAX_EXACT_LEVELS = 4          # single layers: the Dirichlet rule up to this many distinct eigenvalues
+                              # (beyond, and where its node budget is exceeded: the Gaussian route)
 EXACT_NODE_LIMIT = {"float64": 3_000_000, "mpmath": 200_000}
 
 
@@ -24,13 +25,19 @@ class ExactUnavailable(ValueError):
 
 
 def exact_supported(spectrum: tuple[int, ...] | None, model: str = "ln") -> bool:
-    """Task 2 expectations are exact for the single layers (which depend on (S, a) only
-    through m1, m2) with at most MAX_EXACT_LEVELS distinct eigenvalues, and for the looped
-    model with at most two (whose Dist^2 has a boundary layer of width q: 2F1 closed form)."""
-    if spectrum is None:
-        return False
+    """Task 2 expectations are exact for every spectrum and every model: the theta rule (r = 2),
+    the Dirichlet rule (single layers, r <= MAX_EXACT_LEVELS), the 2F1 / graded rule (looped,
+    r = 2), and the Gaussian quadratic-form route for any r
+    (:mod:`rdyn.reduced_dynamics.model_b_gaussian_route`). Task 1 (sphere data): not exact."""
+    return spectrum is not None
+
+
+def uses_gaussian_route(spectrum: tuple[int, ...], model: str) -> bool:
+    """Whether a Task 2 run goes through the Gaussian route by default: r >= 3 for the looped
+    model, r > MAX_EXACT_LEVELS for the single layers (where it is also the fallback when the
+    Dirichlet rule exceeds its node budget at ``dps``)."""
     r = len(set(spectrum))
-    return r <= (2 if model == "looped" else MAX_EXACT_LEVELS)
+    return r > (2 if model == "looped" else MAX_EXACT_LEVELS)
 
 
 def _probe_terms(nodes, g):

@@ -13,8 +13,9 @@ from typing import Any, Callable
 import mpmath
 
 from rdyn.reduced_dynamics.model_b_config import Config, exact_moments_only, resolve_expectation
-from rdyn.reduced_dynamics.model_b_constants import Constants, constants
-from rdyn.reduced_dynamics.model_b_exact import exact_rule
+from rdyn.reduced_dynamics.model_b_constants import Constants, constants, gaussian_constants
+from rdyn.reduced_dynamics.model_b_exact import ExactUnavailable, exact_rule, uses_gaussian_route
+from rdyn.reduced_dynamics.model_b_gaussian_route import GaussianRoute
 from rdyn.reduced_dynamics.model_b_looped import looped_terms, looped_two_level, looped_two_level_step, two_level_exact, upsilon1, upsilon1_two_level
 from rdyn.reduced_dynamics.model_b_rule import NullContext, SpectralRule, sqrt_elementwise
 from rdyn.reduced_dynamics.model_b_sampling import monte_carlo_rule
@@ -38,11 +39,21 @@ class Trajectory:
     extras: dict = field(default_factory=dict)
 
 
-def build_rule(cfg: Config) -> SpectralRule:
-    """The rule of an exact or one-sample Monte Carlo run (qmc: :func:`rdyn.reduced_dynamics.model_b_qmc.run_replicas`)."""
+def build_rule(cfg: Config) -> SpectralRule | GaussianRoute:
+    """The rule of an exact or one-sample Monte Carlo run (qmc:
+    :func:`rdyn.reduced_dynamics.model_b_qmc.run_replicas`). Exact Task 2 runs use
+    :func:`exact_rule` where it exists (single layers r <= MAX_EXACT_LEVELS within its node
+    budget, looped r <= 2) and the Gaussian route otherwise (:func:`uses_gaussian_route`)."""
     kind = resolve_expectation(cfg)
     if kind == "exact" and cfg.data == "spectrum":
-        return exact_rule(cfg.spectrum, cfg.dps)
+        if uses_gaussian_route(cfg.spectrum, cfg.model):
+            return GaussianRoute(cfg.spectrum, cfg.dps, cfg.L if cfg.model == "looped" else None)
+        try:
+            return exact_rule(cfg.spectrum, cfg.dps)
+        except ExactUnavailable:
+            if cfg.model == "looped":
+                raise
+            return GaussianRoute(cfg.spectrum, cfg.dps, None)
     if kind == "qmc":
         raise ValueError("qmc expectations run R trajectories: use rdyn.reduced_dynamics.model_b_qmc.run_replicas")
     return monte_carlo_rule(cfg.data, cfg.d, cfg.n, cfg.spectrum, cfg.samples, cfg.seed)
@@ -55,7 +66,15 @@ def _num(x, mp: bool):
 def step_terms(cfg: Config, rule: SpectralRule, const: Constants) -> Callable:
     """``g -> (loss, F, per-sample loss or None)`` for the chosen model."""
     d = cfg.d
-    if cfg.model == "ln" and rule.mp:
+    if isinstance(rule, GaussianRoute) and cfg.model == "ln":
+        def f(g):
+            loss, dl = rule.ln_means(g)
+            return loss, dl / d, None
+    elif isinstance(rule, GaussianRoute) and cfg.model == "looped":
+        def f(g):
+            G, dG = rule.looped_means(g)
+            return G, dG / d, None
+    elif cfg.model == "ln" and rule.mp:
         def f(g):
             loss, dl = rule.means(ln_terms, g)
             return loss, dl / d, None
@@ -84,13 +103,15 @@ def step_terms(cfg: Config, rule: SpectralRule, const: Constants) -> Callable:
                 return (1 + 2 * (g - 1) * k1 + (g - 1) ** 2 * k2,
                         2 * (k1 + (g - 1) * k2) / d, None)
         else:
-            m1, m2 = rule.m1, rule.m2
-            sq2 = sqrt_elementwise(m2)
             k3, k4 = const.kappa3, const.kappa4
+            per_sample = rule.kind != "exact"
+            if per_sample:
+                m1, m2 = rule.m1, rule.m2
+                sq2 = sqrt_elementwise(m2)
 
             def f(g):
                 loss = 2 - 2 * k4 + 2 * g * (k1 - k3) + g * g * k2
-                return loss, 2 * (k1 + g * k2 - k3) / d, -2 * m1 / sq2 - 2 * g * sq2
+                return loss, 2 * (k1 + g * k2 - k3) / d, (-2 * m1 / sq2 - 2 * g * sq2) if per_sample else None
     return f
 
 
@@ -122,7 +143,8 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
     use_mp = rule.mp or (exact_moments_only(cfg) and cfg.dps is not None)
     ctx = mpmath.workdps(cfg.dps + 5) if use_mp else NullContext()
     with ctx:
-        const = constants(rule, cfg.data, cfg.d, cfg.n, cfg.spectrum)
+        const = (gaussian_constants(rule, cfg.d, cfg.spectrum) if isinstance(rule, GaussianRoute)
+                 else constants(rule, cfg.data, cfg.d, cfg.n, cfg.spectrum))
         f = step_terms(cfg, rule, const)
         a, b = _num(cfg.alpha0, use_mp), _num(cfg.beta0, use_mp)
         eta = (mpmath.mpf(str(cfg.eta)) if use_mp else float(cfg.eta))
@@ -160,7 +182,14 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
             se = None
         ups1 = None
         if cfg.model == "looped":
-            ups1 = upsilon1_two_level(rule, cfg.L) if two_level_exact(rule) else upsilon1(rule, cfg.L)
+            if isinstance(rule, GaussianRoute):
+                ups1 = rule.upsilon1()
+            else:
+                ups1 = upsilon1_two_level(rule, cfg.L) if two_level_exact(rule) else upsilon1(rule, cfg.L)
         gs = gamma_star(cfg, const, use_mp)
     kind = "exact" if (rule.kind == "exact" or exact_moments_only(cfg)) else "monte_carlo"
-    return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1)
+    extras = {}
+    if isinstance(rule, GaussianRoute):
+        extras["quadrature"] = {"route": "gaussian", "nodes": rule.nodes, "tolerance": float(rule.grid.tol),
+                                "max_relative_estimate": float(rule.worst_estimate)}
+    return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1, extras)

@@ -31,6 +31,10 @@ class SpectralRule:
     mp: bool = False
     beta_params: tuple | None = None   # (k, d) of t ~ Beta(k/2, (d-k)/2) for exact two-level rules
 
+    @property
+    def nodes(self) -> int:
+        return int(len(self.weights))
+
     @cached_property
     def m1(self):
         return (self.levels * self.masses).sum(axis=1)

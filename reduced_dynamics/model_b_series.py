@@ -13,7 +13,9 @@ def run_identity(cfg: Config, rule: SpectralRule) -> dict:
     sample being rebuilt from them) and the kind and size of the expectation rule."""
     identity = {name: getattr(cfg, name) for name in Config.__dataclass_fields__}
     identity["spectrum"] = None if cfg.spectrum is None else [int(m) for m in cfg.spectrum]
-    identity["rule"] = {"kind": rule.kind, "nodes": int(len(rule.weights)), "mp": bool(rule.mp)}
+    identity["rule"] = {"kind": rule.kind, "nodes": int(rule.nodes), "mp": bool(rule.mp)}
+    if getattr(rule, "route", None):
+        identity["rule"]["route"] = rule.route
     return identity
 
 

@@ -51,8 +51,7 @@ def model_config(v: dict):
     except mb.ExactUnavailable as exc:
         raise UsageError(f"--expectation exact: {exc}") from None
     require(cfg.dps is None or kind == "exact",
-            f"--dps applies only when the expectation is exact (--data spectrum with at most "
-            f"{2 if model == 'looped' else mb.MAX_EXACT_LEVELS} distinct eigenvalues and "
+            f"--dps applies only when the expectation is exact (--data spectrum and "
             f"alpha0*beta0 >= 0, or --model noln --target unnormalized); this run uses {kind} (float64)")
     require(v["replicas"] is None or kind == "qmc", "--replicas applies only to qmc expectations")
     require(v["record"] is None or kind == "qmc", "--record applies only to qmc expectations")
@@ -109,6 +108,8 @@ def run(v: dict, progress_lines: bool = True):
     from rdyn.reduced_dynamics.model_b_report import report
 
     out = report(cfg, tr)
+    if "quadrature" in tr.extras:
+        out["quadrature"] = tr.extras["quadrature"]
     if tr.expectation == "qmc":
         out["replicas"] = tr.extras["replicas"]
         out["points_per_replica"] = tr.extras["points_per_replica"]
