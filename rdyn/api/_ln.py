@@ -76,7 +76,8 @@ def ln(**kwargs):
     ``kappa2 = E||S a||^2``, ``kappa3 = E||S a||``, ``gamma_star`` (no-LN only), ``expectation``
     ("exact", "qmc" or "monte_carlo"), ``std_error`` (None when exact; the final loss's for
     monte_carlo; for qmc an object with alpha, beta, gamma, loss), plus the
-    model's ``contraction`` / ``growth`` / ``theorem_4_7`` blocks. Dimensionless; steps are GD
+    model's ``contraction`` / ``growth`` / ``theorem_4_7`` blocks, and ``quadrature`` (route,
+    nodes, tolerance, largest relative a-posteriori estimate) on the Gaussian route. Dimensionless; steps are GD
     iterations. ValueError (the CLI's message) on bad input, before any work.
     """
     return run(options("ln", kwargs))
