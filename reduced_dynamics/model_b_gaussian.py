@@ -52,7 +52,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import mpmath
 import numpy as np
 
 KAPPA = 2.0            # tau = tau0 + KAPPA sinh(u)
@@ -188,7 +187,7 @@ def _as(values, mp: bool):
         if hasattr(x, "denominator") and not isinstance(x, int):
             out.append(gmpy2.mpfr(x.numerator) / x.denominator)
         else:
-            out.append(mpfr_arrays.exact(x if not isinstance(x, float) else x))
+            out.append(mpfr_arrays.exact(x))
     return np.array(out, dtype=object)
 
 

@@ -46,6 +46,7 @@ class GaussianRoute:
     route: str = "gaussian"
     worst_estimate: float = 0.0
     grid: gq.Grid = field(init=False)
+    _grid_single: gq.Grid | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self):
         self.grid = (gq.looped_grid(self.spectrum, self.L, self.dps) if self.L is not None
@@ -108,7 +109,7 @@ class GaussianRoute:
     def grid_single(self) -> gq.Grid:
         if self.L is None:
             return self.grid
-        if not hasattr(self, "_grid_single"):
+        if self._grid_single is None:
             self._grid_single = gq.single_layer_grid(self.spectrum, self.dps)
         return self._grid_single
 
