@@ -127,3 +127,10 @@ def test_d16_float64_equals_dps25_first_steps():
     for k in ("alpha", "beta", "gamma"):
         assert abs(getattr(f64, k)[-1] - getattr(hi, k)[-1]) < 1e-14 * abs(getattr(hi, k)[-1]), k
     assert abs(f64.constants.kappa3 - hi.constants.kappa3) < 1e-15 * hi.constants.kappa3
+
+
+def test_route_identities_are_derived():
+    from rdyn.derivations.model_b import gaussian_route_identities
+
+    assert gaussian_route_identities() == {"gap_Q1Q2": True, "gap_Q0Q1": True, "gaussian_moments": True,
+                                           "gamma_representation": True, "polar_weights": True}

@@ -14,7 +14,8 @@ checked against routes that share none of its nodes or formulas:
   ``dps + 20``);
 * trajectories (full): the d = 16 example of issue 23 and the looped (4,3,2,1), L = 3 model,
   float64 against ``dps`` 25 and against QMC trajectories.
-Checks ``B.gaussian.*``.
+and the identities the route rests on, derived with sympy
+(:func:`rdyn.derivations.model_b.gaussian_route_identities`). Checks ``B.gaussian.*``.
 """
 from __future__ import annotations
 
@@ -102,7 +103,14 @@ RHOS = (0.0, 0.7, 5.0, 100.0)
 
 
 def checks(quick: bool = True) -> list[Check]:
-    out = []
+    from rdyn.derivations.model_b import gaussian_route_identities
+
+    ids = gaussian_route_identities()
+    out = [Check("B.gaussian.identities", f"{SRC}, C.2.1 (route of issue 23)",
+                 "the Gaussian route's identities hold symbolically: Lagrange's gap identities "
+                 "Q1 Q2 - (z^T L M z)^2 = Q0 Q1 - P^2 = G, the Gaussian moments, the Gamma-function "
+                 "representation (p = 1/2, 1, 3/2, 2), the polar weights (2/pi) v and (4/pi) v^2 sin^2 phi",
+                 "pass" if all(ids.values()) else "fail", None, None, {"identities": ids})]
     # 1. against the Dirichlet / theta rules (r <= 4), float64
     for spec in ((3, 1, 1, 1), (3, 2, 1), (4, 3, 2, 1), (4, 3, 3, 2, 1, 1, 1, 1)):
         r = len(set(spec))
