@@ -2,13 +2,17 @@
 
 Times ``rdyn ln --model looped --data spectrum`` steps on a two-level spectrum: the current
 float64 path (compiled graded Gauss rule for the Beta boundary layer,
-:func:`rdyn.reduced_dynamics.model_b._beta_layer_f64`) against the previous one (mpmath ``hyp2f1``
+:func:`rdyn.reduced_dynamics.model_b_looped._beta_layer_f64`) against the previous one (mpmath ``hyp2f1``
 at 64 bits per step, reproduced below), and prints the ratio measured in this one run, plus the
 largest relative difference of the iterates. Also times the exact r-level LN path and the QMC
 replicas, and the exact r-level LN path at ``--dps`` (:func:`dps_exact`): per-step cost on mpf
 object arrays against gmpy2 mpfr arrays (same rule, same precision), and the error at a fixed
 order with and without the exponential map of the stick-breaking coordinates.
-Usage: python bench/bench_model_b.py [dps]
+:func:`gaussian` (issue 23): the Gaussian route for any number of distinct eigenvalues: 200
+steps of the d = 16 example (r = 5) in float64, seconds per step at dps 25 and 50, the looped
+model with r = 4 (float64 and dps 25), and the Gaussian route against the Dirichlet rule at
+r = 4 (float64 per step), with the float64 vs dps 25 agreement.
+Usage: python bench/bench_model_b.py [dps | gaussian]
 """
 from __future__ import annotations
 
@@ -128,11 +132,69 @@ def dps_exact():
                   f"plain Gauss-Jacobi {float(errs[1]):.1e}")
 
 
+D16 = (5, 4, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1)
+
+
+def gaussian():
+    """Issue 23: the Gaussian route (nodes built once, reused at every step)."""
+    from dataclasses import replace
+
+    cfg = mb.Config(model="ln", data="spectrum", d=16, n=sum(D16), spectrum=D16, steps=200)
+    t = time.perf_counter()
+    tr = mb.run(cfg)
+    dt = time.perf_counter() - t
+    q = tr.extras["quadrature"]
+    print(f"ln d=16 {D16} (r=5) float64 exact: 200 steps in {dt:.2f} s ({dt / 200 * 1e3:.1f} ms/step incl. "
+          f"grid and constants; {q['nodes']} nodes, max relative estimate {q['max_relative_estimate']:.1e})")
+    for dps, steps in ((25, 3), (50, 2)):
+        c = replace(cfg, dps=dps, steps=steps)
+        t = time.perf_counter()
+        hi = mb.run(c)
+        dt = time.perf_counter() - t
+        print(f"ln d=16 dps {dps}: {dt / (steps + 1):.2f} s per step ({steps} steps + constants; "
+              f"{hi.extras['quadrature']['nodes']} nodes)")
+    c = replace(cfg, steps=3)
+    lo, hi = mb.run(c), mb.run(replace(c, dps=25))
+    err = max(abs(mpmath.mpf(getattr(lo, k)[-1]) - getattr(hi, k)[-1]) / abs(getattr(hi, k)[-1])
+              for k in ("alpha", "beta", "gamma"))
+    print(f"ln d=16, 3 steps: float64 vs dps 25 largest relative difference {float(err):.1e}")
+    lc = mb.Config(model="looped", data="spectrum", d=4, n=10, spectrum=(4, 3, 2, 1), L=3, steps=200)
+    for dps in (None, 25):
+        t = time.perf_counter()
+        mb.run(replace(lc, dps=dps))
+        dt = time.perf_counter() - t
+        print(f"looped L=3 (4,3,2,1) {'float64' if dps is None else 'dps 25'}: 200 steps in {dt:.2f} s "
+              f"({dt / 200 * 1e3:.2f} ms/step)")
+    lq = replace(lc, expectation="qmc", samples=2 ** 16)
+    t = time.perf_counter()
+    mb.run(lq)
+    dt = time.perf_counter() - t
+    print(f"looped L=3 (4,3,2,1) qmc 2^16 points: 200 steps in {dt:.2f} s")
+    from rdyn.reduced_dynamics.model_b_gaussian_route import GaussianRoute
+
+    spec = (4, 3, 2, 1)
+    rule, route = mb.exact_rule(spec), GaussianRoute(spec, None)
+    reps = 50
+    t = time.perf_counter()
+    for i in range(reps):
+        loss_i, dl_i = mb.ln_terms(rule, 0.5 + i)
+        rule.mean(loss_i), rule.mean(dl_i)
+    t_rule = (time.perf_counter() - t) / reps
+    t = time.perf_counter()
+    for i in range(reps):
+        route.ln_means(0.5 + i)
+    t_route = (time.perf_counter() - t) / reps
+    print(f"ln (4,3,2,1) float64 per step: Dirichlet rule {t_rule * 1e3:.2f} ms ({rule.nodes} nodes), "
+          f"Gaussian route {t_route * 1e3:.2f} ms ({route.nodes} nodes)")
+
+
 if __name__ == "__main__":
     import sys
 
     if sys.argv[1:] == ["dps"]:
         dps_exact()
+    elif sys.argv[1:] == ["gaussian"]:
+        gaussian()
     else:
         main()
         dps_exact()

@@ -114,6 +114,56 @@ def ln_loss_stable_identity_holds() -> bool:
     return sp.expand(st["numerator"] - (m2 - m1**2)) == 0
 
 
+@lru_cache(maxsize=None)
+@seeded
+def gaussian_route_identities(levels: int = 3) -> dict[str, bool]:
+    """The identities behind the Gaussian route (reduced_dynamics/model_b_gaussian.py), derived:
+
+    * ``gap_Q1Q2``: ``(z^T L^2 z)(z^T M^2 z) - (z^T L M z)^2 = G`` with ``M = I + gamma L`` and
+      ``G = (1/2) sum_ij z_i^2 z_j^2 (l_i - l_j)^2`` (independent of gamma; Lagrange's identity);
+    * ``gap_Q0Q1``: ``|z|^2 (z^T L^2 z) - (z^T L z)^2 = G`` (so ``m2 - m1^2 = G/|z|^4``);
+    * ``gaussian_moments``: for ``x ~ N(0, 1)``, ``E[e^{-D x^2}] = (1 + 2D)^{-1/2}`` and
+      ``E[x^2 e^{-D x^2}] / E[e^{-D x^2}] = 1/(1 + 2D)``;
+    * ``gamma_representation``: ``int_0^oo t^{p-1} e^{-tQ} dt = Gamma(p) Q^{-p}``, p = 1/2, 1, 3/2, 2;
+    * ``polar_weights``: with ``s = v cos^2 phi``, ``t = v sin^2 phi``, ``v = e^tau`` (Jacobian
+      ``2 v cos phi sin phi``): ``s^{-1/2} t^{-1/2} ds dt / Gamma(1/2)^2 = (2/pi) v dtau dphi`` and
+      ``s^{-1/2} t^{1/2} ds dt / (Gamma(1/2) Gamma(3/2)) = (4/pi) v^2 sin^2 phi dtau dphi``, the
+      route's prefactors.
+    """
+    z = sp.symbols(f"z1:{levels + 1}", real=True)
+    lam = sp.symbols(f"l1:{levels + 1}", positive=True)
+    quad = lambda w: sum(wi * zi ** 2 for wi, zi in zip(w, z))  # noqa: E731
+    M = [1 + gamma * li for li in lam]
+    G = sp.Rational(1, 2) * sum(z[i] ** 2 * z[j] ** 2 * (lam[i] - lam[j]) ** 2
+                                for i in range(levels) for j in range(levels))
+    out = {"gap_Q1Q2": sp.expand(quad([li ** 2 for li in lam]) * quad([m ** 2 for m in M])
+                                 - quad([li * m for li, m in zip(lam, M)]) ** 2 - G) == 0,
+           "gap_Q0Q1": sp.expand(quad([1] * levels) * quad([li ** 2 for li in lam]) - quad(lam) ** 2 - G) == 0}
+    x = sp.symbols("x", real=True)
+    D, Q, t, v, phi = sp.symbols("D Q t v phi", positive=True)
+    dens = sp.exp(-x ** 2 / 2) / sp.sqrt(2 * sp.pi)
+    e0 = sp.integrate(dens * sp.exp(-D * x ** 2), (x, -sp.oo, sp.oo), conds="none")
+    e2 = sp.integrate(x ** 2 * dens * sp.exp(-D * x ** 2), (x, -sp.oo, sp.oo), conds="none")
+    out["gaussian_moments"] = (sp.simplify(e0 - (1 + 2 * D) ** sp.Rational(-1, 2)) == 0
+                               and sp.simplify(e2 / e0 - 1 / (1 + 2 * D)) == 0)
+    out["gamma_representation"] = all(
+        sp.simplify(sp.integrate(t ** (p - 1) * sp.exp(-t * Q), (t, 0, sp.oo), conds="none")
+                    - sp.gamma(p) * Q ** (-p)) == 0
+        for p in (sp.Rational(1, 2), 1, sp.Rational(3, 2), 2))
+    jac = sp.Matrix([v * sp.cos(phi) ** 2, v * sp.sin(phi) ** 2]).jacobian([v, phi]).det()
+    # on 0 < phi < pi/2: cos phi = c in (0, 1), sin phi = sn = sqrt(1 - c^2); v = e^tau: dv = v dtau
+    c = sp.symbols("c", positive=True)
+    sn = sp.sqrt(1 - c ** 2)
+    jac = jac.subs({sp.cos(phi): c, sp.sin(phi): sn})
+    s_, t_ = v * c ** 2, v * sn ** 2
+    w11 = s_ ** sp.Rational(-1, 2) * t_ ** sp.Rational(-1, 2) * jac * v / sp.gamma(sp.Rational(1, 2)) ** 2
+    w13 = (s_ ** sp.Rational(-1, 2) * t_ ** sp.Rational(1, 2) * jac * v
+           / (sp.gamma(sp.Rational(1, 2)) * sp.gamma(sp.Rational(3, 2))))
+    out["polar_weights"] = (sp.simplify(w11 - 2 * v / sp.pi) == 0
+                            and sp.simplify(w13 - 4 * v ** 2 * sn ** 2 / sp.pi) == 0)
+    return out
+
+
 # -------------------------------------------------------------------- checks of steps 1-3
 @lru_cache(maxsize=None)
 @seeded

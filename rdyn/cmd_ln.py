@@ -11,8 +11,8 @@ F = L'(gamma)/d = tr(grad_W12 L)/(d beta). Losses carry no factor 1/2.
   looped  : L looped LN layers, loss E[Dist^2(y_L, top eigenspace of S)].
 kappa1 = E[a^T S a], kappa2 = E||S a||^2 (exact rationals), kappa3 = E||S a||.
 Expectations (--expectation auto): exact (quadrature at the working precision) for --data
-spectrum with at most 4 distinct eigenvalues (single layers; the looped model: at most 2)
-and, for ln and looped, gamma0 = alpha0*beta0 >= 0 (the rules are exact for gamma >= 0 and the
+spectrum, any number of distinct eigenvalues (Gaussian quadratic-form route beyond the
+Dirichlet rule's 4 levels, single layers, and the looped model's 2) and, for ln and looped, gamma0 = alpha0*beta0 >= 0 (the rules are exact for gamma >= 0 and the
 trajectory stays there; kinks at gamma = -1/lambda_i), otherwise randomised quasi-Monte Carlo: --replicas R independent scrambled-Sobol point sets
 (--samples points in total), each a full trajectory; the reported values are the replica means
 and std_error their standard errors (object: alpha, beta, gamma, loss). monte_carlo: one

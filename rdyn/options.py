@@ -237,8 +237,7 @@ LN = Command("ln", "Model B: alpha/beta recursions of attention with/without lay
              "normalisation", (
     _json(),
     _dps(help_text="working precision in decimal digits; only when the expectation is exact "
-         "(--data spectrum with at most four distinct eigenvalues (looped: two) and, for ln "
-         "and looped, alpha0*beta0 >= 0; or --model noln --target unnormalized) "
+         "(--data spectrum and, for ln and looped, alpha0*beta0 >= 0; or --model noln --target unnormalized) "
          f"({DPS_MIN}..{DPS_MAX}; default: float64)"),
     Option("model", "choice", "ln", "ln: one LN layer (default); noln: one layer without LN; "
            "looped: L looped LN layers", choices=("ln", "noln", "looped")),

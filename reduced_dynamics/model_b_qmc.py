@@ -22,7 +22,10 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc
 
-from rdyn.reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics.model_b_config import Config
+from rdyn.reduced_dynamics.model_b_constants import Constants
+from rdyn.reduced_dynamics.model_b_iterate import Trajectory, iterate
+from rdyn.reduced_dynamics.model_b_rule import SpectralRule, distinct_levels
 
 
 def points_per_replica(samples: int, replicas: int) -> int:
@@ -39,7 +42,7 @@ def _plain_gaussians(dim: int, npts: int, seed) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((npts, dim))
 
 
-def replica_rule(data: str, d: int, n: int, spectrum, npts: int, seed, kind: str = "qmc") -> mb.SpectralRule:
+def replica_rule(data: str, d: int, n: int, spectrum, npts: int, seed, kind: str = "qmc") -> SpectralRule:
     """One replica's rule: ``npts`` scrambled-Sobol points (``kind="qmc"``) or iid Gaussian
     points (``kind="mc"``, the plain Monte Carlo baseline of the same construction)."""
     dim = d if data == "spectrum" else d * n + d
@@ -49,7 +52,7 @@ def replica_rule(data: str, d: int, n: int, spectrum, npts: int, seed, kind: str
         G = _plain_gaussians(dim, npts, seed)
     if data == "spectrum":
         u = G / np.linalg.norm(G, axis=1, keepdims=True)
-        lv = mb.distinct_levels(spectrum)
+        lv = distinct_levels(spectrum)
         spec = np.array(spectrum)
         masses = np.stack([(u[:, spec == v] ** 2).sum(axis=1) for v, _ in lv], axis=1)
         levels = np.tile(np.array([float(v) for v, _ in lv]), (npts, 1))
@@ -62,14 +65,14 @@ def replica_rule(data: str, d: int, n: int, spectrum, npts: int, seed, kind: str
         lam, vec = np.linalg.eigh(S)
         c = np.einsum("mij,mi->mj", vec, a)
         levels, masses = lam[:, ::-1].copy(), (c * c)[:, ::-1].copy()
-    return mb.SpectralRule(levels, masses, np.full(npts, 1.0 / npts), "monte_carlo", False)
+    return SpectralRule(levels, masses, np.full(npts, 1.0 / npts), "monte_carlo", False)
 
 
 @dataclass
 class ReplicaResult:
-    """Mean over replicas (``trajectory``, a :class:`rdyn.reduced_dynamics.model_b.Trajectory` with
+    """Mean over replicas (``trajectory``, a :class:`rdyn.reduced_dynamics.model_b_iterate.Trajectory` with
     ``expectation == "qmc"``) and per-step standard errors of alpha, beta, gamma, loss."""
-    trajectory: mb.Trajectory
+    trajectory: Trajectory
     series_std_error: dict          # name -> np.ndarray over steps
     replicas: int
     points_per_replica: int
@@ -81,7 +84,7 @@ def _mean_se(rows):
     return arr.mean(axis=0), arr.std(axis=0, ddof=1) / math.sqrt(R)
 
 
-def run_replicas(cfg: mb.Config, replicas: int = 16, kind: str = "qmc", progress=None) -> ReplicaResult:
+def run_replicas(cfg: Config, replicas: int = 16, kind: str = "qmc", progress=None) -> ReplicaResult:
     """R independent trajectories (``cfg.samples`` points in total, rounded up to R powers of
     two); mean and standard error of every iterate. ``kind="mc"``: iid points instead (baseline)."""
     if replicas < 2:
@@ -91,7 +94,7 @@ def run_replicas(cfg: mb.Config, replicas: int = 16, kind: str = "qmc", progress
     trs = []
     for i, seed in enumerate(seeds):
         rule = replica_rule(cfg.data, cfg.d, cfg.n, cfg.spectrum, npts, seed, kind)
-        trs.append(mb.run(replace(cfg, dps=None), rule=rule))
+        trs.append(iterate(replace(cfg, dps=None), rule=rule))
         if progress:
             progress(i + 1)
     means, ses = {}, {}
@@ -100,12 +103,12 @@ def run_replicas(cfg: mb.Config, replicas: int = 16, kind: str = "qmc", progress
     c0 = trs[0].constants
     cm = {f: float(np.mean([float(getattr(t.constants, f)) for t in trs]))
           for f in ("kappa1", "kappa2", "kappa3", "kappa4", "upsilon3")}
-    const = mb.Constants(cm["kappa1"], cm["kappa2"], cm["kappa3"], cm["kappa4"], c0.kappa1_exact,
+    const = Constants(cm["kappa1"], cm["kappa2"], cm["kappa3"], cm["kappa4"], c0.kappa1_exact,
                          c0.kappa2_exact, cm["upsilon3"])
     gs = None if trs[0].gamma_star is None else float(np.mean([float(t.gamma_star) for t in trs]))
     u1 = None if trs[0].upsilon1 is None else float(np.mean([float(t.upsilon1) for t in trs]))
     final_se = {name: float(ses[name][-1]) for name in ("alpha", "beta", "gamma", "loss")}
-    tr = mb.Trajectory(list(means["alpha"]), list(means["beta"]), list(means["gamma"]),
+    tr = Trajectory(list(means["alpha"]), list(means["beta"]), list(means["gamma"]),
                        list(means["loss"]), list(means["F"]), final_se, "qmc" if kind == "qmc" else "mc_replicas",
                        const, gs, u1, {"replicas": replicas, "points_per_replica": npts,
                                        "series_std_error": {k: ses[k] for k in ("alpha", "beta", "gamma", "loss")}})

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import mpmath
 
-from rdyn.reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics.model_b_analysis import contraction_ratio, fitted_exponent, test_spectrum, theorem_4_7
 
 
 def _rational(x, dps):
@@ -33,7 +33,7 @@ def report(cfg, tr) -> dict:
            "kappa2": _rational(c.kappa2_exact, cfg.dps), "kappa3": c.kappa3,
            "gamma_star": tr.gamma_star, "expectation": tr.expectation, "std_error": tr.std_error,
            "steps": cfg.steps, "model": cfg.model}
-    lam, c2 = mb.test_spectrum(cfg)
+    lam, c2 = test_spectrum(cfg)
     top = lam[0]
     below = lam[lam < top * (1 - 1e-12)]
     lam_next = float(below[0]) if below.size else float(top)
@@ -41,20 +41,20 @@ def report(cfg, tr) -> dict:
     if cfg.model == "ln":
         g = float(tr.gamma[-1])
         d_cubes = (tr.gamma[-1] ** 3 - tr.gamma[-2] ** 3) if cfg.steps >= 1 else None
-        out["contraction"] = {"R_t": mb.contraction_ratio(g, top, lam_next),
+        out["contraction"] = {"R_t": contraction_ratio(g, top, lam_next),
                               "power_method_ratio": lam_next / top,
                               "lambda_1": float(top), "lambda_r_plus_1": lam_next}
         out["growth"] = {"upsilon3": c.upsilon3,
                          "predicted_gamma_cube_increment": 12 * cfg.eta * float(c.upsilon3) / cfg.d,
                          "last_gamma_cube_increment": d_cubes,
-                         "exponent_gamma": mb.fitted_exponent(tr.gamma, t_from),
-                         "exponent_alpha": mb.fitted_exponent(tr.alpha, t_from),
-                         "exponent_beta": mb.fitted_exponent(tr.beta, t_from),
+                         "exponent_gamma": fitted_exponent(tr.gamma, t_from),
+                         "exponent_alpha": fitted_exponent(tr.alpha, t_from),
+                         "exponent_beta": fitted_exponent(tr.beta, t_from),
                          "claimed": {"gamma": Fraction(1, 3), "alpha": Fraction(1, 6),
                                      "beta": Fraction(1, 6)}}
     elif cfg.model == "noln":
         gs = float(tr.gamma_star)
-        out["contraction"] = {"R_star": mb.contraction_ratio(gs, top, lam_next),
+        out["contraction"] = {"R_star": contraction_ratio(gs, top, lam_next),
                               "power_method_ratio": lam_next / top,
                               "lambda_1": float(top), "lambda_r_plus_1": lam_next}
         k2 = float(c.kappa2_exact)
@@ -65,14 +65,14 @@ def report(cfg, tr) -> dict:
         out["irreducible_loss"] = irreducible
     else:
         rho = float(tr.gamma[-1])
-        out["theorem_4_7"] = mb.theorem_4_7(rho, cfg.L, lam, c2)
+        out["theorem_4_7"] = theorem_4_7(rho, cfg.L, lam, c2)
         d_sq = (tr.gamma[-1] ** 2 - tr.gamma[-2] ** 2) if cfg.steps >= 1 else None
         out["growth"] = {"upsilon1": tr.upsilon1,
                          "predicted_rho_square_increment": 4 * cfg.eta * float(tr.upsilon1) / cfg.d,
                          "last_rho_square_increment": d_sq,
-                         "exponent_rho": mb.fitted_exponent(tr.gamma, t_from),
-                         "exponent_w": mb.fitted_exponent(tr.alpha, t_from),
-                         "exponent_v": mb.fitted_exponent(tr.beta, t_from),
+                         "exponent_rho": fitted_exponent(tr.gamma, t_from),
+                         "exponent_w": fitted_exponent(tr.alpha, t_from),
+                         "exponent_v": fitted_exponent(tr.beta, t_from),
                          "claimed": {"rho": Fraction(1, 2), "w": Fraction(1, 4), "v": Fraction(1, 4)}}
     return out
 

@@ -16,6 +16,7 @@ from rdyn import cli
 from rdyn.reduced_dynamics import checkpoint as ck
 from rdyn.reduced_dynamics import model_a as ma
 from rdyn.reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics import model_b_iterate
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -203,7 +204,7 @@ def test_teacher_periodic_checkpoints(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------------------ Model B
 def interrupting_terms(monkeypatch, after: int):
-    original = mb.step_terms
+    original = model_b_iterate.step_terms
 
     def make(*args):
         f = original(*args)
@@ -217,7 +218,7 @@ def interrupting_terms(monkeypatch, after: int):
 
         return g
 
-    monkeypatch.setattr(mb, "step_terms", make)
+    monkeypatch.setattr(model_b_iterate, "step_terms", make)
     return original
 
 

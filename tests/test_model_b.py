@@ -11,6 +11,7 @@ import sympy as sp
 
 from rdyn.derivations import model_b as dm
 from rdyn.reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics import model_b_looped
 from rdyn import cli
 from rdyn.verification import checks_model_b as ck
 from rdyn.verification import model_b_full_matrix as fm
@@ -185,7 +186,7 @@ def test_compiled_looped_terms_match_numpy_path():
     r = mb.monte_carlo_rule("sphere", 6, 9, None, 1500, 0)
     small = mb.SpectralRule(r.levels[:800], r.masses[:800], r.weights[:800], "monte_carlo")
     for rho in (0.0, 0.7, 40.0):
-        fast = mb._looped_terms_f64(r.levels.copy(), r.masses.copy(), rho, 10)
+        fast = model_b_looped._looped_terms_f64(r.levels.copy(), r.masses.copy(), rho, 10)
         slow = mb.looped_terms(small, rho, 10)
         assert np.allclose(fast[0][:800], slow[0], rtol=1e-13, atol=1e-15)
         assert np.allclose(fast[1][:800], slow[1], rtol=1e-12, atol=1e-15)

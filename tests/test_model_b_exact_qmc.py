@@ -164,7 +164,7 @@ def test_cli_qmc_json_and_refusals(capsys):
     assert obj["replicas"] == 4 and set(obj["record"]) == {"0", "5"}
     for argv in (["--dps", "20"], ["--data", "spectrum", "--d", "3", "--spectrum", "3,2,1", "--replicas", "4"],
                  ["--expectation", "exact"], ["--model", "looped", "--data", "spectrum", "--d", "3",
-                                              "--spectrum", "3,2,1", "--dps", "20"]):
+                                              "--spectrum", "3,2,1", "--alpha0", "-0.5", "--dps", "20"]):
         rc = cli.main(["ln", "--steps", "1", *argv])
         err = capsys.readouterr().err
         assert rc == 2 and len(err.strip().splitlines()) == 1

@@ -285,7 +285,7 @@ LEDGER: tuple[Entry, ...] = (
        "W12 = alpha_t I, V21 = beta_t I, all other blocks zero (LN layer)", ("B.full_matrix.ln",), ()),
     _B("Theorem 4.3 (2)", "4.2.2 Transformer with LN",
        "T* = O(d^{3/2} Upsilon(n,d)^{1/2}/(eta n^{1/2} eps^{3/2})) such that the loss is <= eps for t >= T*",
-       ("B.claim.thm43.Tstar",), (),
+       ("B.claim.thm43.Tstar",), ("B.claim.thm43.Tstar_d16_n32",),
        r"T^\star = O\left(\frac{d^{3/2}\Upsilon(n,d)^{1/2}}{\eta\, n^{1/2}\epsilon^{3/2}}\right)", rate=True),
     _B("Theorem 4.3 (loss bound)", "C.3 Convergence of the loss function",
        "the loss is bounded by a constant over gamma_t^2", ("B.claim.thm43.loss_gamma2",), (),

@@ -37,7 +37,7 @@ def _statistic_terms(nodes, *gammas):
     out = []
     for g in gammas:
         out += list(mb.ln_terms(nodes, g))
-    sq = mb._sqrt(nodes.m2)
+    sq = mb.sqrt_elementwise(nodes.m2)
     return out + [sq, nodes.m1 / sq]
 
 

@@ -110,6 +110,8 @@ GROUPS: tuple[CheckGroup, ...] = (
     CheckGroup("B.full_matrix", "B", _B, "full_matrix_checks", ("B.full_matrix.*",)),
     CheckGroup("B.exact_dirichlet", "B", "rdyn.verification.model_b_dirichlet", "checks", ("B.exact.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
+    CheckGroup("B.exact_gaussian", "B", "rdyn.verification.model_b_gaussian", "checks", ("B.gaussian.*",),
+               kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("A.flow_exponents", "A", "rdyn.verification.checks_flow", "derived_exponent_checks",
                ("A.flow.Tstar_exponent.*",)),
     CheckGroup("A.flow", "A", "rdyn.verification.checks_flow", "checks",

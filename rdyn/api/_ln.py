@@ -52,8 +52,7 @@ def model_config(v: dict):
     except mb.ExactUnavailable as exc:
         raise UsageError(f"--expectation exact: {exc}") from None
     require(cfg.dps is None or kind == "exact",
-            f"--dps applies only when the expectation is exact (--data spectrum with at most "
-            f"{2 if model == 'looped' else mb.MAX_EXACT_LEVELS} distinct eigenvalues and "
+            f"--dps applies only when the expectation is exact (--data spectrum and "
             f"alpha0*beta0 >= 0, or --model noln --target unnormalized); this run uses {kind} (float64)")
     require(v["replicas"] is None or kind == "qmc", "--replicas applies only to qmc expectations")
     require(v["record"] is None or kind == "qmc", "--record applies only to qmc expectations")
@@ -78,7 +77,8 @@ def ln(**kwargs):
         (no-LN only), ``expectation`` ("exact", "qmc" or "monte_carlo"), ``std_error``
         (None when exact; the final loss's for monte_carlo; for qmc an object with
         alpha, beta, gamma, loss), plus the model's ``contraction`` / ``growth`` /
-        ``theorem_4_7`` blocks. Dimensionless; steps are GD iterations; with ``dps`` the
+        ``theorem_4_7`` blocks, and ``quadrature`` (route, nodes, tolerance, largest relative
+        a-posteriori estimate) on the Gaussian route. Dimensionless; steps are GD iterations; with ``dps`` the
         reals print at ``dps`` significant digits (docs/api.md).
     """
     return run(options("ln", kwargs))
@@ -110,6 +110,8 @@ def run(v: dict, progress_lines: bool = True):
     from rdyn.reduced_dynamics.model_b_report import report
 
     out = report(cfg, tr)
+    if "quadrature" in tr.extras:
+        out["quadrature"] = tr.extras["quadrature"]
     if tr.expectation == "qmc":
         out["replicas"] = tr.extras["replicas"]
         out["points_per_replica"] = tr.extras["points_per_replica"]

@@ -1,0 +1,136 @@
+"""Model B, issue 23: exact Task 2 expectations for any number of distinct eigenvalues
+(Gaussian quadratic-form route), looped model included."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import mpmath
+import pytest
+
+from rdyn.reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics import model_b_gaussian as gq
+from rdyn.reduced_dynamics.model_b_gaussian_route import GaussianRoute
+from rdyn.verification import model_b_gaussian as vg
+
+D16 = vg.D16
+GAMMAS = (0.0, 0.5, 3.0, 40.0)
+
+
+@pytest.mark.parametrize("spec", [(3, 2, 1), (4, 3, 2, 1), (4, 3, 3, 2, 1, 1, 1, 1)])
+def test_route_equals_dirichlet_rule_float64(spec):
+    got = vg.route_statistics(spec, GAMMAS)
+    ref = vg.rule_statistics(mb.exact_rule(spec), GAMMAS)
+    assert vg.max_error(got, ref, len(GAMMAS)) < 5e-15
+
+
+def test_route_equals_dirichlet_rule_dps20():
+    with mpmath.workdps(25):
+        gs = [mpmath.mpf("0.5")]
+        got = vg.route_statistics((4, 3, 2, 1), gs, 20)
+        ref = vg.rule_statistics(mb.exact_rule((4, 3, 2, 1), 20), gs)
+    assert vg.max_error(got, ref, len(gs)) < 1e-21
+
+
+def test_looped_route_equals_2f1():
+    """r = 2: Dist^2 and its derivative against the 2F1 closed form (float64 and dps 25)."""
+    route = GaussianRoute((3, 1, 1, 1), None, 10)
+    for rho in (0.0, 0.3, 7.0, 1e4):
+        got = route.looped_means(rho)
+        with mpmath.workdps(30):
+            ref = mb.looped_two_level_hyp2f1(rho, 10, 3, 1, 1, 4)
+        assert abs(got[0] - ref[0]) <= 2e-15 * abs(ref[0]) and abs(got[1] - ref[1]) <= 2e-15 * abs(ref[1])
+    with mpmath.workdps(30):
+        route = GaussianRoute((3, 1, 1, 1), 25, 10)
+        rho = mpmath.mpf(7)
+        got, ref = route.looped_means(rho), mb.looped_two_level_hyp2f1(rho, 10, 3, 1, 1, 4)
+        assert abs(got[0] - ref[0]) < 1e-25 * ref[0] and abs(got[1] - ref[1]) < 1e-25 * abs(ref[1])
+
+
+def test_estimate_is_checked_and_bounds_the_error():
+    """The a-posteriori estimate is below the tolerance, the value is within the tolerance of a
+    20-digit-more accurate one, and a tolerance no estimate can meet is refused."""
+    with mpmath.workdps(45):
+        lo, hi = GaussianRoute(D16, 12), GaussianRoute(D16, 32)
+        a, b = lo.ln_means(mpmath.mpf(2)), hi.ln_means(mpmath.mpf(2))
+        assert abs(a[1] - b[1]) <= lo.grid.tol * abs(b[1]) and abs(a[0] - b[0]) <= lo.grid.tol
+        assert 0 < lo.worst_estimate <= lo.grid.tol
+    refused = GaussianRoute(D16, None)
+    object.__setattr__(refused.grid, "tol", -1.0)   # no estimate can meet it
+    with pytest.raises(gq.QuadratureError):
+        refused.ln_means(0.0)
+
+
+def test_auto_is_exact_for_any_task2_spectrum():
+    for model in ("ln", "noln", "looped"):
+        cfg = mb.Config(model=model, data="spectrum", d=16, n=sum(D16), spectrum=D16, L=3,
+                        target="normalized" if model == "noln" else None)
+        assert mb.resolve_expectation(cfg) == "exact"
+    assert isinstance(mb.build_rule(mb.Config(model="looped", data="spectrum", d=4, n=10,
+                                              spectrum=(4, 3, 2, 1), L=3)), GaussianRoute)
+    assert isinstance(mb.build_rule(mb.Config(data="spectrum", d=4, n=10, spectrum=(4, 3, 2, 1))),
+                      mb.SpectralRule)    # r <= 4: the Dirichlet rule stays (faster)
+    with pytest.raises(mb.ExactUnavailable):
+        mb.resolve_expectation(mb.Config(data="sphere", expectation="exact"))
+
+
+def test_cli_d16_example_is_exact_and_within_qmc_error_bars(capsys):
+    """Issue 23's example: exact, within 4 QMC standard errors (2^16 points) after 50 steps."""
+    from rdyn import cli
+
+    argv = ["ln", "--data", "spectrum", "--d", "16", "--spectrum", ",".join(map(str, D16)), "--steps", "50", "--json"]
+    assert cli.main(argv) == 0
+    ex = json.loads(capsys.readouterr().out)
+    assert ex["expectation"] == "exact" and ex["std_error"] is None
+    assert ex["quadrature"]["route"] == "gaussian" and ex["quadrature"]["max_relative_estimate"] <= 1e-15
+    assert cli.main(argv + ["--expectation", "qmc", "--samples", str(2 ** 16)]) == 0
+    q = json.loads(capsys.readouterr().out)
+    for k in ("alpha", "beta", "gamma", "loss"):
+        assert abs(ex[k] - q[k]) < 4 * q["std_error"][k], k
+
+
+def test_noln_normalized_r5_constants_match_qmc():
+    cfg = mb.Config(model="noln", target="normalized", data="spectrum", d=16, n=sum(D16), spectrum=D16, steps=20)
+    ex = mb.run(cfg)
+    q = mb.run(replace(cfg, expectation="qmc", samples=2 ** 15))
+    assert ex.expectation == "exact"
+    assert abs(ex.gamma[-1] - q.gamma[-1]) < 4 * q.std_error["gamma"]
+    assert abs(ex.gamma_star - q.gamma_star) < 1e-3
+
+
+def test_looped_r4_float64_equals_dps25_and_qmc():
+    cfg = mb.Config(model="looped", data="spectrum", d=4, n=10, spectrum=(4, 3, 2, 1), L=3, steps=50)
+    f64 = mb.run(cfg)
+    hi = mb.run(replace(cfg, dps=25))
+    assert f64.expectation == hi.expectation == "exact"
+    for k in ("alpha", "beta", "gamma", "loss"):
+        assert abs(getattr(f64, k)[-1] - getattr(hi, k)[-1]) < 1e-13 * abs(getattr(hi, k)[-1]), k
+    assert abs(f64.upsilon1 - hi.upsilon1) < 1e-13 * hi.upsilon1
+    q = mb.run(replace(cfg, expectation="qmc", samples=2 ** 16))
+    for k in ("alpha", "beta", "gamma", "loss"):
+        assert abs(f64.__dict__[k][-1] - q.__dict__[k][-1]) < 4 * q.std_error[k], k
+
+
+@pytest.mark.slow   # 50 steps at dps 25 with r = 5: ~2-4 s per step
+def test_d16_float64_equals_dps25():
+    cfg = mb.Config(model="ln", data="spectrum", d=16, n=sum(D16), spectrum=D16, steps=50)
+    f64, hi = mb.run(cfg), mb.run(replace(cfg, dps=25))
+    for k in ("alpha", "beta", "gamma"):
+        assert abs(getattr(f64, k)[-1] - getattr(hi, k)[-1]) < 1e-13 * abs(getattr(hi, k)[-1]), k
+    assert abs(f64.loss[-1] - hi.loss[-1]) < 1e-15
+
+
+def test_d16_float64_equals_dps25_first_steps():
+    """Two steps of the d = 16 example at dps 25 (the slow test runs 50)."""
+    cfg = mb.Config(model="ln", data="spectrum", d=16, n=sum(D16), spectrum=D16, steps=2, eta=2.0)
+    f64, hi = mb.run(cfg), mb.run(replace(cfg, dps=25))
+    for k in ("alpha", "beta", "gamma"):
+        assert abs(getattr(f64, k)[-1] - getattr(hi, k)[-1]) < 1e-14 * abs(getattr(hi, k)[-1]), k
+    assert abs(f64.constants.kappa3 - hi.constants.kappa3) < 1e-15 * hi.constants.kappa3
+
+
+def test_route_identities_are_derived():
+    from rdyn.derivations.model_b import gaussian_route_identities
+
+    assert gaussian_route_identities() == {"gap_Q1Q2": True, "gap_Q0Q1": True, "gaussian_moments": True,
+                                           "gamma_representation": True, "polar_weights": True}
