@@ -9,8 +9,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = {"derivations": "rdyn.derivations", "reduced_dynamics": "rdyn.reduced_dynamics",
             "verify": "rdyn.verification"}
-# Circles being resolved on another branch (issue 21, item 8: model_b.py is split there).
-KNOWN = {frozenset({"reduced_dynamics/model_b.py", "reduced_dynamics/model_b_qmc.py"})}
+KNOWN: set[frozenset] = set()  # none left: model_b.py is split by concept
 
 
 def module_imports(folder: str, name: str) -> set[str]:
