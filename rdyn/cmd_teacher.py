@@ -21,6 +21,7 @@ from fractions import Fraction
 from rdyn.output import format_real
 
 NAME = "teacher"
+DIVERGED_EXIT = 3  # a run that diverged (docs/input_rules.md#overflow-and-divergence)
 
 
 def interrupted(name: str, exc: KeyboardInterrupt, checkpoint) -> int:
@@ -61,9 +62,14 @@ def run(values: dict, args) -> int:
         return 130
     except KeyboardInterrupt as exc:
         return interrupted(NAME, exc, values["checkpoint"])
+    diverged = getattr(result, "diverged_at_step", None) is not None
+    if diverged:
+        print(f"rdyn teacher: diverged at step {result.diverged_at_step}: "
+              f"{result.divergence_reason}; t1, T* and the loss slope are not reported "
+              "(exit status 3)", file=sys.stderr)
     if values["json"]:
         print(result.to_json())
-        return 0
+        return DIVERGED_EXIT if diverged else 0
     if values["method"] != "map":
         print(limits_text(result.detail["limits"], result.detail["config"], result.limit,
                           result._dps))
@@ -72,7 +78,7 @@ def run(values: dict, args) -> int:
                        eta_limit=result.stability.eta_limit))
     if result.detail["certificate"] is not None:
         print(result.detail["certificate"].text())
-    return 0
+    return DIVERGED_EXIT if diverged else 0
 
 
 def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> str:
@@ -84,14 +90,18 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
     eta = result.eta if eta is None else eta
     eta_limit = result.eta_limit if eta_limit is None else eta_limit
     f = result.final
+    missing = "not reached" if result.diverged_at_step is None else "not reported"
     act = c.activation + (f" (kappa={c.kappa})" if c.activation == "leaky" else "")
     lines = [
         f"Model A collapsed dynamics: D={c.D}, K={c.K}, {act}, ||V*||_F^2={c.vstar_norm2}, "
         f"logits/{c.logit_scale}, backend {result.backend}",
         f"  eta = {format_real(eta, dps=dps)}  (eta_limit = {format_real(eta_limit, dps=dps)}; "
         f"stability lost at step {result.lost_at_step if result.lost_at_step is not None else 'never'})",
-        f"  t1 = {result.t1 if result.t1 is not None else 'not reached'}   "
-        f"T* = {result.T_star if result.T_star is not None else 'not reached'}   steps run = {result.steps}",
+        *([f"  DIVERGED at step {result.diverged_at_step}: the state (C1, C2, C3) left the "
+           "float64-safe range; final = the last step before it; t1, T* not reported"]
+          if result.diverged_at_step is not None else []),
+        f"  t1 = {result.t1 if result.t1 is not None else missing}   "
+        f"T* = {result.T_star if result.T_star is not None else missing}   steps run = {result.steps}",
         f"  final: C1 = {format_real(f.C1, 15, dps=dps)}  C2 = {format_real(f.C2, 15, dps=dps)}  C3 = {format_real(f.C3, 15, dps=dps)}",
         f"         p = {format_real(f.p, 15, dps=dps)} (1/K = {format_real(Fraction(1, c.K), dps=dps)})  "
         f"C1* = {format_real(f.C1_star, 15, dps=dps)}  excess loss = {format_real(f.loss, 15, dps=dps)}",

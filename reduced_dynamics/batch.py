@@ -379,7 +379,7 @@ def _rows(configs, state: GroupState, steps, capture_steps):
             "C1": float(C1), "C2": float(C2), "C3": float(C3),
             "p": float(k.attention(C2, C3, c)), "C1_star": float(k.c1_star(C2, C3, c)),
             "loss": float(k.loss(C1, C2, C3, c)),
-            "loss_slope": late_slope(curve, max(T_star or 0, steps // 10)),
+            "loss_slope": late_slope(curve, T_star, steps),
         })
     return rows
 

@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from rdyn.reduced_dynamics.divergence import first_diverged_step, is_diverged
 from rdyn.reduced_dynamics.model_a_kernels import (eta_limit_expression, eta_limit_source, kernel_source,
                                               kernels)
 
@@ -178,6 +179,9 @@ class RunResult:
     # evaluated in this backend's arithmetic (the increments round away), before T*; the
     # run stops there, since T* can then never be reached (None otherwise)
     fixed_point_at: int | None = None
+    # the first step whose state diverged (reduced_dynamics/divergence.py): the run stops,
+    # ``final`` is the state of the step before, t1, T* and loss_slope are None
+    diverged_at_step: int | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,9 +278,18 @@ def log_grid(last: int, per_decade: int = 20) -> np.ndarray:
     return np.unique(np.concatenate([[0], points, [last]]).astype(np.int64))
 
 
-def late_slope(curve: Sequence[tuple[int, float]], start: int) -> float | None:
-    """Least-squares slope of log(loss) against log(t) over the points with t >= start."""
-    pts = [(t, float(v)) for t, v in curve if t >= max(start, 1) and float(v) > 0]
+def late_slope(curve: Sequence[tuple[int, float]], T_star: int | None,
+               last: int) -> float | None:
+    """Least-squares slope of log(loss) against log(t) over the late window
+    [max(T*, last // 10), last] (the paper's Theta(1/T) regime is after T*, Lemma D.16).
+
+    Reported only for a run long enough to have a late time: T* reached, ``last >= 2 T*``
+    (the window spans at least a factor 2 in t) and at least 3 positive losses in the window;
+    else None (a 10-step run has no late-time slope)."""
+    if T_star is None or last < 2 * max(T_star, 1):
+        return None
+    start = max(T_star, last // 10, 1)
+    pts = [(t, float(v)) for t, v in curve if start <= t <= last and float(v) > 0]
     if len(pts) < 3:
         return None
     x = np.log([t for t, _ in pts])
@@ -342,11 +355,13 @@ class _Loop:
     cursor: object         # [index of the next capture step]
     capture_out: np.ndarray
     fixed_point_at: int | None = None
+    diverged_at: int | None = None   # first step whose state diverged (divergence.py); the
+    # loop then holds the state of the step before
 
     def copy(self) -> "_Loop":
         return _Loop(self.t, self.state.copy(), self.events.copy(), self.cursor.copy(),
                      self.capture_out,  # entries past ``cursor`` are rewritten identically
-                     self.fixed_point_at)
+                     self.fixed_point_at, self.diverged_at)
 
 
 def _same_state(a, b) -> bool:
@@ -575,12 +590,14 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
                                              loop.capture_out)
     # one more pass at the final step so events at t = end (t1, T*) are seen, without stepping
     events[3] = t
-    advance(state, t, 1, c, capture_steps, capture_out, cursor, events, settings)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        advance(state, t, 1, c, capture_steps, capture_out, cursor, events, settings)
 
     def report(tt, c1, c2, c3) -> StateReport:
         cr = c_report
-        values = (c1, c2, c3, k.attention(c2, c3, cr), k.c1_star(c2, c3, cr),
-                  k.loss(c1, c2, c3, cr))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            values = (c1, c2, c3, k.attention(c2, c3, cr), k.c1_star(c2, c3, cr),
+                      k.loss(c1, c2, c3, cr))
         return StateReport(int(tt), *(num.to_mpf(v) for v in values))
 
     if backend == "dd":  # observables from the dd state (hi + lo exactly) with mpmath
@@ -601,7 +618,11 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         final=final, record={int(s): captured[int(s)] for s in record},
         loss_curve=curve, backend=backend, fixed_point_at=loop.fixed_point_at,
     )
-    result.loss_slope = late_slope(curve, max(T_star or 0, t // 10))
+    if loop.diverged_at is not None:   # nothing computed from a diverged run is reported
+        result.diverged_at_step = int(loop.diverged_at)
+        result.t1 = result.T_star = None
+        return result
+    result.loss_slope = late_slope(curve, T_star, t)
     return result
 
 
@@ -634,10 +655,15 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
         while True:
             boundary = None
             boundary = loop.copy()
-            t_new = advance(loop.state, loop.t, chunk, c, capture_steps, loop.capture_out,
-                            loop.cursor, loop.events, settings)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                t_new = advance(loop.state, loop.t, chunk, c, capture_steps, loop.capture_out,
+                                loop.cursor, loop.events, settings)
             if strip is not None:
                 loop.state = [strip(x) for x in loop.state]
+            if is_diverged(_state_values(loop.state)):
+                loop = _last_finite(advance, boundary, t_new, c, capture_steps, settings, strip)
+                boundary = None
+                break
             done = t_new == loop.t or t_new >= loop.events[3]
             if (stop_at_fixed_point and not done and loop.events[1] < 0
                     and t_new - loop.t == chunk and _same_state(loop.state, boundary.state)):
@@ -674,6 +700,36 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
         raise Interrupted(int(consistent.t), checkpoint) from exc
     if bar is not None:
         bar.close()
+    return loop
+
+
+def _state_values(state) -> list:
+    """The numbers of a loop state (float64 (3,), dd (3, 2) hi/lo pairs, lists of mpf/arb)."""
+    if isinstance(state, np.ndarray):
+        return [state]
+    return list(state)
+
+
+def _last_finite(advance: Callable, boundary: "_Loop", t_bad: int, c, capture_steps, settings,
+                 strip: Callable | None) -> "_Loop":
+    """The loop at the step before the first diverged one (``diverged_at`` set), found by
+    bisection from ``boundary`` (finite) to ``t_bad`` (diverged)."""
+    def run_to(step: int) -> "_Loop":
+        probe = boundary.copy()
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            probe.t = advance(probe.state, probe.t, step - probe.t, c, capture_steps,
+                              probe.capture_out, probe.cursor, probe.events, settings)
+        if strip is not None:
+            probe.state = [strip(x) for x in probe.state]
+        return probe
+
+    def diverged_after(step: int) -> tuple[int, bool]:
+        probe = run_to(step)
+        return probe.t, is_diverged(_state_values(probe.state))
+
+    bad = first_diverged_step(diverged_after, int(boundary.t), int(t_bad))
+    loop = run_to(bad - 1)
+    loop.diverged_at = bad
     return loop
 
 

@@ -91,7 +91,9 @@ def teacher(**kwargs):
         reached), ``final`` (``t, C1, C2, C3, p, C1_star, loss``: the state, the attention on
         an in-group key, the C1 fixed point at p, the excess loss L - 1/2 E||E||_F^2),
         ``record``, ``stability`` (``eta_limit``, ``lost_at_step``), ``eta``, ``loss_slope``,
-        ``model``. All quantities are dimensionless; with ``dps`` the reals print at ``dps``
+        ``diverged_at_step``, ``divergence_reason`` (docs/input_rules.md#overflow-and-divergence:
+        a diverged run stops there, ``final`` is the step before, t1, T* and the slope are
+        None), ``model``. All quantities are dimensionless; with ``dps`` the reals print at ``dps``
         significant digits (docs/api.md).
     """
     v = options("teacher", kwargs)
@@ -168,6 +170,12 @@ def _exact(value, dps):
         return mpmath.mpf(str(sp.N(value, dps + 10)))
 
 
+def divergence_reason() -> str:
+    from rdyn.reduced_dynamics.divergence import reason
+
+    return reason("the state (C1, C2, C3)")
+
+
 def result_summary(result, dps=None) -> dict:
     """The JSON object of the interface contract (plus eta, loss_slope, model)."""
     from rdyn.reduced_dynamics.model_a import eta_limit_exact, eta_limit_fraction
@@ -186,6 +194,8 @@ def result_summary(result, dps=None) -> dict:
         "stability": {"eta_limit": limit, "lost_at_step": result.lost_at_step},
         "eta": eta,
         "loss_slope": result.loss_slope,
+        "diverged_at_step": result.diverged_at_step,
+        "divergence_reason": None if result.diverged_at_step is None else divergence_reason(),
         "model": {"D": c.D, "K": c.K, "activation": c.activation,
                   "kappa": c.kappa if c.activation == "leaky" else None,
                   "vstar_norm2": c.vstar_norm2, "sigma_prime_zero": c.sigma_prime_zero,
