@@ -31,24 +31,39 @@ NAME = "crosscheck"
 def run(values: dict, args) -> int:
     from rdyn.api._crosscheck import run as api_run
 
+    import sys
+
+    from rdyn.cmd_teacher import DIVERGED_EXIT
+
     res = api_run(values)
+    result = res.detail["crosscheck"]
+    diverged = result.diverged_at_step is not None
+    if diverged:
+        print(f"rdyn crosscheck: diverged at step {result.diverged_at_step}: "
+              f"{res.divergence_reason}; no agreement figures are reported (exit status 3)",
+              file=sys.stderr)
     if values["json"]:
         print(res.to_json())
-        return 0
-    c, result, batch_size = res.detail["config"], res.detail["crosscheck"], res.detail["batch"]
+        return DIVERGED_EXIT if diverged else 0
+    c, batch_size = res.detail["config"], res.detail["batch"]
     M, d, P, steps = values["M"], values["d"], values["P"], result.steps
     lines = [f"Model A crosscheck ({result.mode}): D={c.D}, K={c.K}, M={M}, d={d}, "
-             f"{c.activation}, P={P}, eta={format_real(result.eta)}, steps={steps}",
-             f"  max_rel_dev = {result.max_rel_dev:.3e}   structure_residual = "
-             f"{result.structure_residual:.3e}"]
+             f"{c.activation}, P={P}, eta={format_real(result.eta)}, steps={steps}"]
+    if diverged:
+        lines.append(f"  DIVERGED at step {result.diverged_at_step}: compared up to step "
+                     f"{steps}; max_rel_dev and structure_residual not reported")
+    else:
+        lines.append(f"  max_rel_dev = {result.max_rel_dev:.3e}   structure_residual = "
+                     f"{result.structure_residual:.3e}")
     if result.expected_rel_dev is not None:
         lines.append(f"  expected_rel_dev (batch noise, N={batch_size}) = "
                      f"{result.expected_rel_dev:.3e}")
-    lines.append(f"  final excess loss: full {result.full_loss[-1]:.10g}, collapsed "
-                 f"{result.collapsed_loss[-1]:.10g}")
+    if result.full_loss and result.collapsed_loss:
+        lines.append(f"  final excess loss: full {result.full_loss[-1]:.10g}, collapsed "
+                     f"{result.collapsed_loss[-1]:.10g}")
     for t, v in sorted(result.record.items()):
         f, k = v["full"], v["collapsed"]
         lines.append(f"  t={t}: full C1={f['C1']:.12g} C2={f['C2']:.12g} C3={f['C3']:.12g} | "
                      f"collapsed C1={k['C1']:.12g} C2={k['C2']:.12g} C3={k['C3']:.12g}")
     print("\n".join(lines))
-    return 0
+    return DIVERGED_EXIT if diverged else 0

@@ -65,6 +65,10 @@ def run(values: dict, args) -> int:
         print("rdyn sweep: interrupted (no checkpoint written; --checkpoint FILE makes sweeps "
               "resumable)", file=sys.stderr)
         return 130
+    diverged = sum(row["diverged_at_step"] is not None for row in res._data["rows"])
+    if diverged:  # a sweep maps a region: diverged rows are results (exit 0), marked per row
+        print(f"rdyn sweep: {diverged} of {len(res._data['rows'])} rows diverged (column "
+              "diverged_at_step; their t1, T_star, loss_slope are empty)", file=sys.stderr)
     if values["json"]:
         print(res.to_json())
     elif values["out"] is None:

@@ -37,6 +37,9 @@ DPS_MAX = 4000  # Python's int <-> str conversion limit is 4300 digits; 4000 lea
 MAX_TEACHER_STEPS = 10**9
 MAX_MODEL_A_STEPS = 10**12  # rdyn teacher: 64-bit step counters everywhere (docs/long_horizons.md)
 SEED_MAX = 2**63 - 1
+# ||V*||_F^2 scales every Model A loss (W_V = C1 V*, C1 = O(1)): above this the losses leave the
+# float64-safe range of reduced_dynamics/divergence.py (STATE_BOUND) before the first step
+VSTAR_NORM2_MAX = 1e100
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
         Option("eta", "float", None, "GD step size (dimensionless; default: half of eta_limit)",
                lo=0, lo_open=True),
         Option("vstar_norm2", "float", 1.0, "||V*||_F^2, squared Frobenius norm of the "
-               "teacher's value matrix (default 1)", lo=0, lo_open=True),
+               "teacher's value matrix (default 1)", lo=0, lo_open=True, hi=VSTAR_NORM2_MAX),
         Option("steps", "int", None, steps_help, lo=0, hi=steps_hi),
         Option("record", "str", None, "comma-separated steps in 0..N whose state to report",
                api_types=(list, tuple, range)),
@@ -373,7 +376,7 @@ FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs
            lo=2, hi=10**6),
     Option("quick", "flag", False, "small sizes (A: D=12; B: d=4), few steps"),
     Option("vstar_norm2", "float", None, "||V*||_F^2 (A only; default 256)", lo=0,
-           lo_open=True, applies=_paper_a, refusal="--vstar-norm2 applies only to --paper A"),
+           lo_open=True, hi=VSTAR_NORM2_MAX, applies=_paper_a, refusal="--vstar-norm2 applies only to --paper A"),
     Option("batch", "int", None, "SGD batch size N (A only; default 100)", lo=1,
            applies=_paper_a, refusal="--batch applies only to --paper A"),
     Option("noise_std", "float", None, "label noise standard deviation (A only; default 1)",
@@ -416,7 +419,7 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
     Option("logit_scale", "choice", "D", "softmax scale: D (default, the seed's) or sqrtD",
            choices=("D", "sqrtD")),
     Option("K", "int", 4, "group size K (default 4)", lo=1, hi=10**6),
-    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True),
+    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=VSTAR_NORM2_MAX),
     Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)", lo=0,
            hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
            refusal="--kappa applies only to --activation leaky"),

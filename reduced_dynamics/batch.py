@@ -42,11 +42,12 @@ from rdyn.reduced_dynamics.checkpoint import load as load_checkpoint
 from rdyn.reduced_dynamics.checkpoint import save as save_checkpoint
 from rdyn.reduced_dynamics.model_a import (TeacherConfig, Thresholds, attention_crossing,
                                       late_slope, log_grid)
+from rdyn.reduced_dynamics.divergence import is_diverged
 from rdyn.reduced_dynamics.model_a_kernels import kernels
 
 ROW_FIELDS = ("D", "K", "eta", "vstar_norm2", "activation", "kappa", "logit_scale",
               "sigma_prime_zero", "steps", "t1", "T_star", "C1", "C2", "C3", "p", "C1_star",
-              "loss", "loss_slope")
+              "loss", "loss_slope", "diverged_at_step")
 
 
 def _row_source(size: int) -> str:
@@ -359,7 +360,13 @@ def _advance_group(configs, state: GroupState, steps, thresholds, capture_steps,
 
 
 def _rows(configs, state: GroupState, steps, capture_steps):
-    """The result rows of a finished group."""
+    """The result rows of a finished group (a diverged configuration's overflow is reported
+    in its row, never as a numpy warning)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _group_rows(configs, state, steps, capture_steps)
+
+
+def _group_rows(configs, state: GroupState, steps, capture_steps):
     k = kernels(configs[0].activation, configs[0].logit_scale, "float64")
     cs, _ = _parameters(configs, Thresholds(), k)
     rows = []
@@ -380,8 +387,24 @@ def _rows(configs, state: GroupState, steps, capture_steps):
             "p": float(k.attention(C2, C3, c)), "C1_star": float(k.c1_star(C2, C3, c)),
             "loss": float(k.loss(C1, C2, C3, c)),
             "loss_slope": late_slope(curve, T_star, steps),
+            "diverged_at_step": None,
         })
+        if is_diverged((C1, C2, C3)):
+            rows[-1].update(_diverged_row(cfg, steps))
     return rows
+
+
+def _diverged_row(cfg: TeacherConfig, steps: int) -> dict:
+    """The columns of a configuration whose state diverged (divergence.py), from the single
+    run of that configuration (bit-identical to the batch up to the divergence; it stops at
+    the step before): no t1, T* or slope, the last finite state."""
+    from rdyn.reduced_dynamics.model_a import run
+
+    r = run(cfg, steps=steps)
+    f = r.final
+    return {"steps": r.steps, "t1": None, "T_star": None, "C1": float(f.C1), "C2": float(f.C2),
+            "C3": float(f.C3), "p": float(f.p), "C1_star": float(f.C1_star),
+            "loss": float(f.loss), "loss_slope": None, "diverged_at_step": r.diverged_at_step}
 
 
 def checkpoint_identity(configs: Sequence[TeacherConfig], steps: int, thresholds: Thresholds,

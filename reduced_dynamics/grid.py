@@ -17,6 +17,11 @@ KEYS = {  # key: (parser, default)
     "activation": (str, "relu"), "kappa": (float, 0.1), "sigma_prime_zero": (float, 1.0),
     "logit_scale": (str, "D"),
 }
+# Largest number of grid points (configurations) a sweep takes: each holds its state, events
+# and log-grid captures (about 1 kB), and the grid itself is built as Python dicts (about
+# 1 kB each), so 10**6 points stay near 2 GB. Counted before any value list is built.
+MAX_POINTS = 10**6
+
 ALIASES = {"vstar-norm2": "vstar_norm2", "sigma-prime-zero": "sigma_prime_zero",
            "logit-scale": "logit_scale"}
 
@@ -41,6 +46,8 @@ def _values(key: str, text: str) -> list:
             raise ValueError(f"--grid: bad range {text!r} for {key}") from None
         _require(lo.is_finite() and hi.is_finite(), f"--grid: {key} must be finite, got {text!r}")
         _require(n >= 1, f"--grid: range for {key} needs N >= 1")
+        _require(n <= MAX_POINTS, f"--grid: range for {key} has {n} values; a sweep takes at "
+                 f"most {MAX_POINTS} configurations")
         values = [float(lo + (hi - lo) * i / (n - 1)) for i in range(n)] if n > 1 else [float(lo)]
         if kind is int:
             _require(all(v == int(v) for v in values), f"--grid: range for {key} is not integral")
@@ -76,6 +83,10 @@ def parse_grid(text: str) -> list[dict]:
         _require(key not in axes, f"--grid: key {key} given twice")
         axes[key] = _values(key, values)
     _require(bool(axes), "--grid is empty")
+    size = math.prod(len(v) for v in axes.values())
+    _require(size <= MAX_POINTS, f"--grid has {size} points ("
+             + " x ".join(f"{k}: {len(v)}" for k, v in axes.items())
+             + f"); a sweep takes at most {MAX_POINTS} configurations")
     _require("kappa" not in axes or "leaky" in axes.get("activation", ()),
              "--grid: kappa applies to leaky rows only (add activation=leaky)")
     points = []

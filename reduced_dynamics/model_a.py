@@ -615,7 +615,7 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         config=config, eta=eta, steps=t,
         t1=int(events[0]) if events[0] >= 0 else None, T_star=T_star,
         lost_at_step=int(events[2]) if events[2] >= 0 else None, eta_limit=limit,
-        final=final, record={int(s): captured[int(s)] for s in record},
+        final=final, record={int(s): captured[int(s)] for s in record if int(s) in captured},
         loss_curve=curve, backend=backend, fixed_point_at=loop.fixed_point_at,
     )
     if loop.diverged_at is not None:   # nothing computed from a diverged run is reported

@@ -41,6 +41,10 @@ class CrosscheckResult:
     record: dict = field(default_factory=dict)  # step -> {"full": {...}, "collapsed": {...}}
     full_loss: list = field(default_factory=list)
     collapsed_loss: list = field(default_factory=list)
+    # the first step at which the collapsed or the full-matrix state diverged
+    # (reduced_dynamics/divergence.py): both runs stop there and max_rel_dev,
+    # structure_residual, expected_rel_dev are None (no agreement figures from a diverged run)
+    diverged_at_step: int | None = None
 
 
 def crosscheck(config, groups, M: int = 4, d: int = 8, mode: str = "population",
@@ -49,6 +53,7 @@ def crosscheck(config, groups, M: int = 4, d: int = 8, mode: str = "population",
                progress: bool = False) -> CrosscheckResult:
     """Run full GD (rdyn.verification.full_matrix) and the collapsed iterator from zero; compare.
     ``progress``: a progress bar of the full-matrix steps on stderr."""
+    from rdyn.reduced_dynamics.divergence import is_diverged
     from rdyn.reduced_dynamics.model_a import run as run_collapsed
     from rdyn.verification import full_matrix as fm
 
@@ -58,6 +63,8 @@ def crosscheck(config, groups, M: int = 4, d: int = 8, mode: str = "population",
                           logit_scale=config.logit_scale, positional=positional, seed=seed)
     eta = config.step_size
     collapsed = run_collapsed(config, steps=steps, record=range(steps + 1))
+    if collapsed.diverged_at_step is not None:   # compare up to the last finite step only
+        steps = collapsed.diverged_at_step - 1
     bar = None
     if progress:
         import sys
@@ -66,12 +73,23 @@ def crosscheck(config, groups, M: int = 4, d: int = 8, mode: str = "population",
 
         bar = tqdm(total=steps + 1, unit="step", file=sys.stderr, desc="rdyn crosscheck")
     try:
-        full = fm.gradient_descent(model, eta, steps, mode=mode, batch_size=batch_size,
-                                   noise_std=noise_std, seed=seed,
-                                   callback=(lambda t, W_V, W_KQ: bar.update(1)) if bar else None)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            full = fm.gradient_descent(model, eta, steps, mode=mode, batch_size=batch_size,
+                                       noise_std=noise_std, seed=seed,
+                                       callback=(lambda t, W_V, W_KQ: bar.update(1)) if bar else None)
     finally:
         if bar is not None:
             bar.close()
+    diverged = collapsed.diverged_at_step
+    for t, pr, loss in zip(full.steps, full.projections, full.loss):
+        if is_diverged((pr.C1, pr.C2, pr.C3, loss)):
+            diverged = t
+            break
+    if diverged is not None:
+        last = min(diverged - 1, steps)   # -1: diverged at step 0 (nothing finite to compare)
+        col_loss = [float(collapsed.record[t].loss) for t in full.steps if t <= last]
+        return CrosscheckResult(mode, last, eta, None, None, None, {}, list(full.loss[:last + 1]),
+                                col_loss, diverged)
     if mode == "sgd":  # replay the same batches to measure the projected gradient noise
         noise_std_path = _sgd_noise_path(model, eta, steps, batch_size, noise_std, seed)
     max_dev = 0.0
@@ -120,6 +138,29 @@ def _sgd_noise_path(model, eta, steps, batch_size, noise_std, seed):
         path.append(np.sqrt(acc))
         W_V, W_KQ = W_V - eta * b.grad_WV, W_KQ - eta * b.grad_WKQ
     return path
+
+
+def memory_terms(D: int, M: int, d: int, steps: int, batch: int, mode: str) -> dict:
+    """The terms of :func:`memory_estimate` (bytes), keyed by the option that drives each:
+    "--D" (the D x D work arrays), "--batch" (the SGD batch, batch x (d + M) x D),
+    "--steps" (the recorded collapsed states)."""
+    terms = {"--D": 8.0 * (30.0 * D * D + 4.0 * (M + d) * D), "--steps": 200.0 * (steps + 1)}
+    if mode == "sgd":
+        terms["--batch"] = 8.0 * 6.0 * batch * (d + M) * D
+    return terms
+
+
+def memory_driver(D: int, M: int, d: int, steps: int, batch: int, mode: str) -> str:
+    """The option text a memory refusal names: the largest term of :func:`memory_terms`
+    with its value (e.g. "--batch 1000000000000 (with --d 8, --M 4, --D 36)")."""
+    terms = memory_terms(D, M, d, steps, batch, mode)
+    flag = max(terms, key=terms.get)
+    value = {"--D": D, "--steps": steps, "--batch": batch}[flag]
+    if flag == "--batch":
+        return f"--batch {value} (with --d {d}, --M {M}, --D {D})"
+    if flag == "--D" and 4.0 * (M + d) > 30.0 * D:
+        return f"--M {M} / --d {d} (with --D {D})"
+    return f"{flag} {value}"
 
 
 def memory_estimate(D: int, M: int, d: int, steps: int, batch: int, mode: str) -> float:

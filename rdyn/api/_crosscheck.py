@@ -21,23 +21,36 @@ def crosscheck(**kwargs):
         The keys of ``rdyn crosscheck --json``: ``max_rel_dev`` (largest relative difference
         between (C1, C2, C3) read off the matrices and the collapsed iterates),
         ``structure_residual``, ``steps``, ``mode``, ``expected_rel_dev`` (sgd), ``eta``,
-        ``final_loss``, ``record``, ``model``.
+        ``final_loss``, ``record``, ``diverged_at_step`` and ``divergence_reason`` (a
+        diverged run stops at the step before and reports no agreement figures: max_rel_dev,
+        structure_residual, expected_rel_dev are None; docs/input_rules.md), ``model``.
     """
     return run(options("crosscheck", kwargs))
 
 
 def run(v: dict):
     from rdyn.api._teacher import model_config
+    from rdyn.reduced_dynamics.divergence import reason
     from rdyn.result import Result
-    from rdyn.verification.crosscheck import crosscheck as run_crosscheck, memory_estimate
+    from rdyn.api._teacher import preset_size
+    from rdyn.verification.crosscheck import (crosscheck as run_crosscheck, memory_driver,
+                                              memory_estimate)
 
-    config, groups = model_config(v)
     steps = DEFAULT_STEPS if v["steps"] is None else v["steps"]
     batch_size = 100 if v["batch"] is None else v["batch"]
     noise_std = 1.0 if v["noise_std"] is None else v["noise_std"]
+    size = preset_size(v)   # sizes are checked before anything of size D is built
+
+    def check_size(D: int) -> None:
+        sizes = (D, v["M"], v["d"], steps, batch_size, v["mode"])
+        check_memory(memory_driver(*sizes), memory_estimate(*sizes))
+
+    if size is not None:
+        check_size(size[0])
+    config, groups = model_config(v)
+    if size is None:
+        check_size(config.D)
     record = parse_steps_list(v["record"], "--record", steps)
-    check_memory(f"--D {config.D}", memory_estimate(config.D, v["M"], v["d"], steps, batch_size,
-                                                    v["mode"]))
     result = run_crosscheck(config, groups, M=v["M"], d=v["d"], mode=v["mode"], steps=steps,
                             positional=v["P"], seed=v["seed"], batch_size=batch_size,
                             noise_std=noise_std, record=set(record),
@@ -46,8 +59,12 @@ def run(v: dict):
                "steps": result.steps, "mode": result.mode}
     if result.expected_rel_dev is not None:
         summary["expected_rel_dev"] = result.expected_rel_dev
+    summary["diverged_at_step"] = result.diverged_at_step
+    summary["divergence_reason"] = None if result.diverged_at_step is None else reason(
+        "the collapsed or the full-matrix state")
     summary["eta"] = result.eta
-    summary["final_loss"] = {"full": result.full_loss[-1], "collapsed": result.collapsed_loss[-1]}
+    summary["final_loss"] = {"full": result.full_loss[-1] if result.full_loss else None,
+                             "collapsed": result.collapsed_loss[-1] if result.collapsed_loss else None}
     summary["record"] = {str(t): r for t, r in sorted(result.record.items())}
     summary["model"] = {"D": config.D, "K": config.K, "M": v["M"], "d": v["d"],
                         "activation": config.activation,

@@ -39,8 +39,22 @@ def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int 
     return precision, dps
 
 
-def model_config(v: dict):
-    """(TeacherConfig, groups) from the validated Model A options (UsageError otherwise)."""
+def preset_size(v: dict) -> tuple[int, int] | None:
+    """(D, K) of a preset teacher from the options, without building anything (None when
+    --groups gives the family); UsageError for a preset that cannot have them."""
+    from rdyn.reduced_dynamics.presets import check_preset
+
+    if v["groups"] is not None:
+        return None
+    task = v["task"] or ("sts" if (v["D"] is not None or v["K"] is not None) else "cnn")
+    with usage_errors():
+        return check_preset(task, v["D"], v["K"])
+
+
+def model_config(v: dict, with_groups: bool = True):
+    """(TeacherConfig, groups) from the validated Model A options (UsageError otherwise).
+    ``with_groups=False``: a preset's D lists of groups are not built (groups is None; the
+    collapsed map needs D and K only, so ``rdyn teacher --D 1e10`` costs no O(D) memory)."""
     from rdyn.reduced_dynamics.model_a import TeacherConfig
     from rdyn.reduced_dynamics.presets import PRESETS, check_preset, preset_groups, validate_groups
 
@@ -62,7 +76,7 @@ def model_config(v: dict):
             task = v["task"] or ("sts" if (v["D"] is not None or v["K"] is not None) else "cnn")
             assert task in PRESETS
             D, K = check_preset(task, v["D"], v["K"])
-            groups = preset_groups(task, D, K)
+            groups = preset_groups(task, D, K) if with_groups else None
         kappa = 0.1 if v["kappa"] is None else v["kappa"]
         config = TeacherConfig(D=D, K=K, activation=v["activation"], kappa=kappa, eta=v["eta"],
                                vstar_norm2=v["vstar_norm2"],
@@ -105,7 +119,7 @@ def run(v: dict):
     from rdyn.reduced_dynamics.model_a import Thresholds, run as run_dynamics
     from rdyn.result import Result
 
-    config, _ = model_config(v)
+    config, _ = model_config(v, with_groups=False)
     record = parse_steps_list(v["record"], "--record", v["steps"])
     if v["steps"] is None:  # the default run stops at max(2 T*, 1000): unknown in advance
         for s in record:
@@ -125,7 +139,7 @@ def run(v: dict):
         result = run_dynamics(config, steps=v["steps"], record=record, thresholds=thresholds,
                               backend=backend, dps=dps, progress=not v["quiet"],
                               **checkpoint_kwargs(v))
-    for s in record:
+    for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     if result.fixed_point_at is not None:
         print(f"rdyn teacher: warning: from step {result.fixed_point_at} the iterates are a "
