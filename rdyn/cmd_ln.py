@@ -21,6 +21,8 @@ are dimensionless; steps are GD iterations.
 """
 from __future__ import annotations
 
+import sys
+
 from rdyn.output import format_real
 
 NAME = "ln"
@@ -28,15 +30,20 @@ NAME = "ln"
 
 def run(values: dict, args) -> int:
     from rdyn.api._ln import run as api_run
-    from rdyn.cmd_teacher import interrupted
+    from rdyn.cmd_teacher import DIVERGED_EXIT, interrupted
 
     try:
         res = api_run(values)
     except KeyboardInterrupt as exc:
         return interrupted(NAME, exc, values["checkpoint"])
+    diverged = res.diverged_at_step is not None
+    if diverged:
+        print(f"rdyn ln: diverged at step {res.diverged_at_step}: {res.divergence_reason}; "
+              "the values are those of the step before, no fitted or theorem figures "
+              "(exit status 3)", file=sys.stderr)
     if values["json"]:
         print(res.to_json())
-        return 0
+        return DIVERGED_EXIT if diverged else 0
     cfg, tr = res.detail["config"], res.detail["trajectory"]
     result, dps = res._data, res._dps  # at --dps N the values print with N significant digits
     print(f"rdyn ln: model={cfg.model}" + (f" target={cfg.target}" if cfg.target else "")
@@ -61,4 +68,6 @@ def run(values: dict, args) -> int:
             items = ", ".join(f"{k}={format_real(v, 6) if not isinstance(v, dict) else v}"
                               for k, v in result[block].items() if k != "claimed")
             print(f"  {block}: {items}")
-    return 0
+    if diverged:
+        print(f"  DIVERGED at step {res.diverged_at_step}: values at step {cfg.steps}")
+    return DIVERGED_EXIT if diverged else 0

@@ -40,6 +40,8 @@ SEED_MAX = 2**63 - 1
 # ||V*||_F^2 scales every Model A loss (W_V = C1 V*, C1 = O(1)): above this the losses leave the
 # float64-safe range of reduced_dynamics/divergence.py (STATE_BOUND) before the first step
 VSTAR_NORM2_MAX = 1e100
+# Model B's alpha0, beta0: |alpha0 beta0| = |gamma0| <= 1e100, the float64-safe range
+INITIAL_MAX = 1e50
 
 
 @dataclass(frozen=True)
@@ -258,8 +260,8 @@ LN = Command("ln", "Model B: alpha/beta recursions of attention with/without lay
            applies=lambda v: v["model"] == "looped", refusal="--L applies only to --model looped"),
     Option("eta", "float", 0.1, "GD step size (default 0.1)", lo=0, lo_open=True),
     Option("steps", "int", 2000, "GD steps (default 2000)", lo=0, hi=MAX_TEACHER_STEPS),
-    Option("alpha0", "float", 0.0, "initial alpha (looped: w) (default 0)"),
-    Option("beta0", "float", 1.0, "initial beta (looped: v) (default 1)"),
+    Option("alpha0", "float", 0.0, "initial alpha (looped: w) (default 0)", lo=-INITIAL_MAX, hi=INITIAL_MAX),
+    Option("beta0", "float", 1.0, "initial beta (looped: v) (default 1)", lo=-INITIAL_MAX, hi=INITIAL_MAX),
     Option("samples", "int", 100000, "points, when the expectation is not exact (default "
            "100000; qmc: in total over the replicas, each rounded up to a power of 2)", lo=2),
     Option("seed", "int", 0, "seed of the Monte Carlo sample / QMC scrambles (default 0)", lo=0,

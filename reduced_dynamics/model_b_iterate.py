@@ -11,6 +11,9 @@ import time
 from typing import Any, Callable
 
 import mpmath
+import numpy as np
+
+from rdyn.reduced_dynamics.divergence import is_diverged
 
 from rdyn.reduced_dynamics.model_b_config import Config, exact_moments_only, resolve_expectation
 from rdyn.reduced_dynamics.model_b_constants import Constants, constants, gaussian_constants
@@ -37,6 +40,9 @@ class Trajectory:
     gamma_star: Any = None
     upsilon1: Any = None
     extras: dict = field(default_factory=dict)
+    # the first step whose state (alpha, beta, gamma) or loss diverged (divergence.py): the
+    # series then end at the step before (or hold step 0 alone when it diverged at step 0)
+    diverged_at_step: int | None = None
 
 
 def build_rule(cfg: Config) -> SpectralRule | GaussianRoute:
@@ -154,23 +160,34 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
         A, B, G, Ls, Fs = (series[name] for name in SERIES)
         a, b = A[-1], B[-1]
         per_sample = None
+        diverged = None
         last_save = time.monotonic()
         try:
             for t in range(len(Ls), cfg.steps + 1):
-                loss, F, per_sample = f(a * b)
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    loss, F, per_sample = f(a * b)
+                if is_diverged((a, b, a * b, loss, F)):
+                    diverged = t
+                    if t > 0:  # the series end at the last finite step (Ls has t entries)
+                        del A[t:], B[t:], G[t:]
+                    else:
+                        Ls.append(loss), Fs.append(F)
+                    per_sample = None
+                    break
                 Ls.append(loss)
                 Fs.append(F)
                 if t == cfg.steps:
                     break
-                a, b = a - eta * b * F, b - eta * a * F
+                with np.errstate(over="ignore", invalid="ignore"):
+                    a, b = a - eta * b * F, b - eta * a * F
                 A.append(a), B.append(b), G.append(a * b)
                 if progress and (t + 1) % 200 == 0:
                     progress(t + 1)
                 if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
                     save_series(checkpoint, identity, series, use_mp)
                     last_save = time.monotonic()
-            if checkpoint is not None:
-                save_series(checkpoint, identity, series, use_mp)
+            if checkpoint is not None and diverged is None:  # a diverged run keeps the last
+                save_series(checkpoint, identity, series, use_mp)   # periodic checkpoint
         except KeyboardInterrupt as exc:
             if checkpoint is None:
                 raise
@@ -192,4 +209,4 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
     if isinstance(rule, GaussianRoute):
         extras["quadrature"] = {"route": "gaussian", "nodes": rule.nodes, "tolerance": float(rule.grid.tol),
                                 "max_relative_estimate": float(rule.worst_estimate)}
-    return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1, extras)
+    return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1, extras, diverged)

@@ -98,8 +98,11 @@ def run_replicas(cfg: Config, replicas: int = 16, kind: str = "qmc", progress=No
         if progress:
             progress(i + 1)
     means, ses = {}, {}
-    for name in ("alpha", "beta", "gamma", "loss", "F"):
-        means[name], ses[name] = _mean_se([getattr(t, name) for t in trs])
+    diverged = [t.diverged_at_step for t in trs if t.diverged_at_step is not None]
+    length = min(len(t.loss) for t in trs)   # a diverged replica ends the common series
+    with np.errstate(over="ignore", invalid="ignore"):
+        for name in ("alpha", "beta", "gamma", "loss", "F"):
+            means[name], ses[name] = _mean_se([getattr(t, name)[:length] for t in trs])
     c0 = trs[0].constants
     cm = {f: float(np.mean([float(getattr(t.constants, f)) for t in trs]))
           for f in ("kappa1", "kappa2", "kappa3", "kappa4", "upsilon3")}
@@ -112,4 +115,5 @@ def run_replicas(cfg: Config, replicas: int = 16, kind: str = "qmc", progress=No
                        list(means["loss"]), list(means["F"]), final_se, "qmc" if kind == "qmc" else "mc_replicas",
                        const, gs, u1, {"replicas": replicas, "points_per_replica": npts,
                                        "series_std_error": {k: ses[k] for k in ("alpha", "beta", "gamma", "loss")}})
+    tr.diverged_at_step = min(diverged) if diverged else None
     return ReplicaResult(tr, {k: ses[k] for k in ("alpha", "beta", "gamma", "loss")}, replicas, npts)

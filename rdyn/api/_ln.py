@@ -10,6 +10,11 @@ from rdyn.options import check_memory
 from rdyn.output import UsageError, require
 
 
+# the blocks of a run's report that are figures computed from the trajectory (fits, ratios,
+# theorem bounds): not reported for a diverged run
+DIVERGED_DROPS = ("contraction", "growth", "theorem_4_7", "irreducible_loss")
+
+
 def model_config(v: dict):
     """Validate the Model B options (UsageError on bad input) and build the configuration."""
     from rdyn.reduced_dynamics import model_b as mb
@@ -107,9 +112,25 @@ def run(v: dict, progress_lines: bool = True):
             hint = "drop --dps (float64 exact) or use --expectation qmc" if cfg.dps is not None \
                 else "use --expectation qmc"
             raise UsageError(f"{exc}; {hint}") from None
+    from dataclasses import replace
+
+    import numpy as np
+
+    from rdyn.reduced_dynamics.divergence import reason
     from rdyn.reduced_dynamics.model_b_report import report
 
-    out = report(cfg, tr)
+    diverged = tr.diverged_at_step
+    if diverged is not None:  # report the last finite step; no fitted or theorem figures
+        cfg = replace(cfg, steps=len(tr.loss) - 1)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out = report(cfg, tr)
+    out["diverged_at_step"] = diverged
+    out["divergence_reason"] = None if diverged is None else reason(
+        "the state (alpha, beta, gamma) or the loss")
+    if diverged is not None:
+        for block in DIVERGED_DROPS:
+            out.pop(block, None)
+        record = [t for t in record if t <= cfg.steps]
     if "quadrature" in tr.extras:
         out["quadrature"] = tr.extras["quadrature"]
     if tr.expectation == "qmc":
