@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from rdyn.output import UsageError
@@ -18,7 +19,17 @@ SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "sca
                "asymptotics")
 
 
+# A value that starts with "-" but is a number ("-1e-3", "-inf", "-nan", "-.5"): argparse's
+# own pattern covers "-3" and "-3.5" only, so "--eta -inf" would read "-inf" as an option.
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|inf(inity)?|nan)$",
+                             re.IGNORECASE)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
+
     def error(self, message: str) -> None:  # one line, exit 2
         print(f"{self.prog}: error: {' '.join(message.split())}", file=sys.stderr)
         raise SystemExit(2)
@@ -61,24 +72,46 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``rdyn ARGV``; returns the exit status (0 done, 1 a failed check or closed stdout,
+    2 bad input, 3 a diverged run, 130 SIGINT, 143 SIGTERM: docs/input_rules.md)."""
+    from rdyn import signals
+
+    previous = signals.current_handlers()
+    stop = signals.install()
+    try:
+        return _main(sys.argv[1:] if argv is None else argv, stop)
+    except KeyboardInterrupt:  # before the command started (imports, parsing)
+        print("rdyn: interrupted", file=sys.stderr)
+        return stop.exit_status() if stop is not None else 130
+    finally:
+        if stop is not None:
+            signals.restore(previous)
+
+
+def _main(argv: list[str], stop) -> int:
     from rdyn.options import COMMANDS, given_from_args, validate
 
-    argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv[0] if argv else None)
+    if not argv:  # bare `rdyn`: the usage and the list of commands
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     try:
         command = COMMANDS[args.command]
         values = validate(command, given_from_args(command, args))
-        return int(args._module.run(values, args) or 0)
+        status = int(args._module.run(values, args) or 0)
     except UsageError as exc:
         print(f"rdyn {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"rdyn {args.command}: interrupted", file=sys.stderr)
-        return 130
+        status = 130
     except BrokenPipeError:  # stdout closed early (e.g. piped into head): no traceback
         import os
 
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    if status == 130 and stop is not None:  # the commands report an interrupt as 130
+        status = stop.exit_status()
+    return status

@@ -30,7 +30,7 @@ def interrupted(name: str, exc: KeyboardInterrupt, checkpoint) -> int:
     from rdyn.reduced_dynamics.checkpoint import Interrupted, resume_command
 
     if isinstance(exc, Interrupted):
-        print(f"interrupted at step {exc.step}; resume with: "
+        print(f"rdyn {name}: interrupted at step {exc.step}; resume with: "
               f"{resume_command(sys.argv, name, exc.path)}", file=sys.stderr)
     elif checkpoint is None:
         print(f"rdyn {name}: interrupted (no checkpoint written; --checkpoint FILE makes "

@@ -18,13 +18,16 @@ its midpoint only (the radius is dropped: store point balls, as the drivers do b
 chunks), so :func:`from_exact_text` rebuilds the same bits at any working precision.
 
 The write is atomic: the archive goes to ``path + ".tmp"`` and is moved over ``path`` with
-``os.replace``, so an interrupted save leaves the previous checkpoint intact.
+``os.replace``, so an interrupted save leaves the previous checkpoint intact; SIGINT and
+SIGTERM are blocked while it is written (delivered right after), so repeated signals cannot
+leave a half-written file in place of the last good one.
 """
 from __future__ import annotations
 
 import json
 import os
 import zipfile
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -68,14 +71,33 @@ def save(path: str, kind: str, identity: dict, arrays: dict[str, np.ndarray], me
                         allow_nan=True)
     payload[HEADER_KEY] = np.array(header)
     tmp = path + ".tmp"
+    with signals_blocked():
+        try:
+            with open(tmp, "wb") as handle:
+                np.savez(handle, **payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise CheckpointError(f"cannot write checkpoint {path}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def signals_blocked():
+    """Block SIGINT and SIGTERM while a checkpoint is written and renamed (a signal that
+    arrives meanwhile is delivered when the block ends, after the file is complete)."""
+    import signal
+
+    mask = {signal.SIGINT, signal.SIGTERM}
     try:
-        with open(tmp, "wb") as handle:
-            np.savez(handle, **payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise CheckpointError(f"cannot write checkpoint {path}: {exc.strerror or exc}") from None
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask on this platform
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def identity_difference(saved: Any, wanted: Any, prefix: str = "") -> str | None:

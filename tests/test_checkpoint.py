@@ -296,7 +296,7 @@ def test_cli_teacher_ctrl_c_then_resume(tmp_path, capsys, monkeypatch):
     rc, out, err = cli_run(capsys, argv)
     assert rc == 130 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("interrupted at step 0; resume with: rdyn teacher --D 20")
+    assert err.startswith("rdyn teacher: interrupted at step 0; resume with: rdyn teacher --D 20")
     assert err.rstrip().endswith(f"--checkpoint {path} --resume {path}")
     monkeypatch.setattr(ma, "compiled_advance", original)
     rc, out, err = cli_run(capsys, argv + ["--resume", path])
@@ -339,7 +339,7 @@ def test_cli_ln_ctrl_c_then_resume_and_mismatch(tmp_path, capsys, monkeypatch):
     original = interrupting_terms(monkeypatch, 123)
     rc, out, err = cli_run(capsys, argv)
     assert rc == 130 and out == "" and err.count("\n") == 1
-    assert err.startswith("interrupted at step 123; resume with: rdyn ln --json --data spectrum")
+    assert err.startswith("rdyn ln: interrupted at step 123; resume with: rdyn ln --json --data spectrum")
     monkeypatch.setattr(model_b_iterate, "step_terms", original)
     rc, out, _ = cli_run(capsys, argv + ["--resume", path])
     assert rc == 0 and out == reference
