@@ -76,6 +76,7 @@ class Option:
     cli_only: bool = False
     api_types: tuple = ()  # extra Python types the API accepts (e.g. a tuple for --spectrum)
     repeatable: bool = False  # "str" options only: given several times, the value is a list
+    siblings: tuple[str, ...] = ()  # "out" files: suffixes of files written next to it (FILE.tmp)
 
     @property
     def flag(self) -> str:
@@ -142,7 +143,8 @@ def _checkpoint_options(folder_help: str = "") -> tuple[Option, ...]:
     return (
         Option("checkpoint", "out", None, "write the complete loop state to FILE (.npz) every "
                "--checkpoint-every seconds, at the end and on Ctrl-C (then exit 130 and print "
-               "the command that resumes)" + folder_help, output="file", metavar="FILE"),
+               "the command that resumes)" + folder_help, output="file", metavar="FILE",
+               siblings=(".tmp",)),
         Option("checkpoint_every", "float", None, "seconds between checkpoints (with "
                "--checkpoint only; default 60)", lo=0, metavar="SECONDS",
                applies=lambda v: v["checkpoint"] is not None, applies_text="with --checkpoint"),
@@ -565,6 +567,39 @@ def check_output_path(flag: str, path, kind: str = "file") -> None:
         raise UsageError(f"{flag}: {folder} is not a directory")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"{flag}: folder {folder} is not writable")
+    if kind == "dir":
+        probe_folder(flag, path)
+    else:
+        probe_file(flag, path)
+
+
+def probe_file(flag: str, path: str) -> None:
+    """Open ``path`` for appending (created if missing, then removed again): refuses, before
+    any work, a file that exists read-only or a folder where files cannot be created (e.g.
+    /proc), which the permission bits alone do not show."""
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot write {path}: {exc.strerror or exc}") from None
+    if not existed:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+def probe_folder(flag: str, path: str) -> None:
+    """Create the folder ``path`` (with its parents) and a probe file in it (removed again)."""
+    import tempfile
+
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".rdyn-probe-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot write in {path}: {exc.strerror or exc}") from None
 
 
 def check_input_file(flag: str, path) -> None:
@@ -620,6 +655,8 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
     for o in cmd.options:
         if o.output is not None and values[o.name] is not None:
             check_output_path(o.flag, values[o.name], o.output)
+            for suffix in o.siblings:   # e.g. a checkpoint's FILE.tmp
+                check_output_path(o.flag, os.fspath(values[o.name]) + suffix, o.output)
         if o.kind == "path" and isinstance(values[o.name], (str, os.PathLike)):
             check_input_file(o.flag, values[o.name])
     return values

@@ -97,3 +97,33 @@ def format_real(value: Any, digits: int = 10, dps: int | None = None) -> str:
     if _is_mpf(value):
         return sys.modules["mpmath"].nstr(value, digits)
     return f"{float(value):.{digits}g}"
+
+
+def write_rescued(flag: str, path, write, text: str | None = None) -> str | None:
+    """Write a finished result with ``write(path)``; if that fails (a full disk, a file made
+    read-only meanwhile), write it to a new file in the temporary folder (same suffix) and
+    warn where it went, or, failing that too, print ``text`` on stdout. Nothing finished is
+    discarded. Returns the path written (None when printed)."""
+    import os
+    import tempfile
+
+    try:
+        write(os.fspath(path))
+        return os.fspath(path)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    suffix = os.path.splitext(os.fspath(path))[1]
+    try:
+        fd, rescue = tempfile.mkstemp(prefix="rdyn-rescued-", suffix=suffix)
+        os.close(fd)
+        write(rescue)
+    except OSError:
+        if text is None:
+            warn(f"cannot write {flag} {os.fspath(path)} ({reason}) nor a copy in "
+                 f"{tempfile.gettempdir()}; the result is lost")
+            return None
+        warn(f"cannot write {flag} {os.fspath(path)} ({reason}); the result follows on stdout")
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return None
+    warn(f"cannot write {flag} {os.fspath(path)} ({reason}); saved to {rescue} instead")
+    return rescue

@@ -24,6 +24,7 @@ def claims(**kwargs):
 
 
 def run(v: dict, progress: bool = False):
+    from rdyn.output import write_rescued
     from rdyn.result import Result
     from rdyn.verification import claims as ledger_module
 
@@ -32,13 +33,16 @@ def run(v: dict, progress: bool = False):
     if v["report"] is not None:
         from rdyn.verification import claims_report
 
-        claims_report.write(ledger, v["report"])
-        if progress:
-            print(f"rdyn claims: wrote {v['report']}", file=sys.stderr)
+        report = write_rescued("--report", v["report"],
+                               lambda p: claims_report.write(ledger, p))
+        if progress and report is not None:
+            print(f"rdyn claims: wrote {report}", file=sys.stderr)
     from rdyn.verification import errata_writer
 
     if v["errata"] is not None:
-        written = errata_writer.write(ledger, v["errata"])
-        if progress:
+        written = []
+        write_rescued("--errata", v["errata"],
+                      lambda p: written.extend(errata_writer.write(ledger, p)))
+        if progress and written:
             print(f"rdyn claims: wrote {', '.join(written)}", file=sys.stderr)
     return Result(ledger.to_dict(), None, detail={"ledger": ledger, "errata": errata_writer.errata_data(ledger)})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rdyn.api._common import options
 from rdyn.api._signature import api_function
-from rdyn.output import jsonable, require
+from rdyn.output import jsonable, require, write_rescued
 
 ACTIVATIONS = ("identity", "relu", "leaky")
 
@@ -70,9 +70,9 @@ def run(v: dict):
     table = scaling.format_table(results)
     if v["out"] is not None:
         out = Path(v["out"])
-        if out.suffix == ".json":
-            out.write_text(json.dumps(jsonable(payload), allow_nan=False) + "\n")
-        else:
-            out.write_text(table + "\n")
-        print(f"rdyn scaling: report written to {out}", file=sys.stderr)
+        text = (json.dumps(jsonable(payload), allow_nan=False) if out.suffix == ".json"
+                else table) + "\n"
+        written = write_rescued("--out", out, lambda p: Path(p).write_text(text), text)
+        if written is not None:
+            print(f"rdyn scaling: report written to {written}", file=sys.stderr)
     return Result(payload, None, detail={"table": table})

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
 from pathlib import Path
 
 from rdyn.api._common import checkpoint_errors, options, usage_errors
 from rdyn.api._signature import api_function
-from rdyn.output import UsageError, jsonable, require
+from rdyn.output import UsageError, jsonable, require, write_rescued
 
 
 @api_function("sweep")
@@ -72,12 +73,14 @@ def run(v: dict):
     if v["out"] is not None:
         out = Path(v["out"])
         if out.suffix == ".json":
-            out.write_text(json.dumps(jsonable({"rows": rows, "steps": steps}),
-                                      allow_nan=False) + "\n")
+            text = json.dumps(jsonable({"rows": rows, "steps": steps}), allow_nan=False) + "\n"
         else:
-            with open(out, "w", newline="") as fh:
-                write_csv(fh, rows, ROW_FIELDS)
-        print(f"rdyn sweep: {len(rows)} rows written to {out}", file=sys.stderr)
+            buffer = io.StringIO()
+            write_csv(buffer, rows, ROW_FIELDS)
+            text = buffer.getvalue()
+        written = write_rescued("--out", out, lambda p: Path(p).write_text(text), text)
+        if written is not None:
+            print(f"rdyn sweep: {len(rows)} rows written to {written}", file=sys.stderr)
     return Result({"rows": rows, "steps": steps}, None,
                   detail={"fields": ROW_FIELDS, "configurations": len(configs)})
 
