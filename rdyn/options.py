@@ -34,6 +34,9 @@ from rdyn.output import UsageError
 
 DPS_MIN = 5
 DPS_MAX = 4000  # Python's int <-> str conversion limit is 4300 digits; 4000 leaves guard digits
+# rdyn ln at --dps: the exact rules cost grows about as dps^1.6 per step (MPFR products);
+# 1000 digits took 108 s for the default 2000 steps, 4000 did not finish in 15 minutes
+LN_DPS_MAX = 1000
 MAX_TEACHER_STEPS = 10**9
 MAX_MODEL_A_STEPS = 10**12  # rdyn teacher: 64-bit step counters everywhere (docs/long_horizons.md)
 SEED_MAX = 2**63 - 1
@@ -102,6 +105,41 @@ class Option:
         return ""
 
 
+def integral(value) -> int | None:
+    """The one rule for integers, CLI and API alike: an int, or a finite real number or
+    numeric string whose value is an integer ("20", 20.0, "1e3", 1e9 -> 1000000000); else
+    None (2.5, "2.5", nan, inf, True, "abc"). Strings are read exactly (decimal), never
+    through a float, so "12345678901234567890" stays exact."""
+    from decimal import Decimal, InvalidOperation
+
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            value = Decimal(value.strip())
+        except InvalidOperation:
+            return None
+        if not value.is_finite() or value != value.to_integral_value():
+            return None
+        return int(value)
+    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    return None
+
+
+def integer_argument(text: str) -> int:
+    """argparse type of "int" options: :func:`integral` ("1e9" and "20.0" are integers)."""
+    value = integral(text)
+    if value is None:
+        raise ValueError(text)
+    return value
+
+
+integer_argument.__name__ = "integer"  # argparse: "invalid integer value: '2.5'"
+
+
 def _num(x) -> str:
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(x)
 
@@ -129,9 +167,9 @@ def _json() -> Option:
                   "stderr)", cli_only=True)
 
 
-def _dps(applies=None, applies_text="", refusal=None, help_text=None) -> Option:
+def _dps(applies=None, applies_text="", refusal=None, help_text=None, hi=DPS_MAX) -> Option:
     return Option("dps", "int", None, help_text or "working precision in decimal digits "
-                  "(default: float64)", lo=DPS_MIN, hi=DPS_MAX, applies=applies,
+                  "(default: float64)", lo=DPS_MIN, hi=hi, applies=applies,
                   applies_text=applies_text, refusal=refusal)
 
 
@@ -245,7 +283,8 @@ LN = Command("ln", "Model B: alpha/beta recursions of attention with/without lay
     _json(),
     _dps(help_text="working precision in decimal digits; only when the expectation is exact "
          "(--data spectrum and, for ln and looped, alpha0*beta0 >= 0; or --model noln --target unnormalized) "
-         f"({DPS_MIN}..{DPS_MAX}; default: float64)"),
+         f"({DPS_MIN}..{LN_DPS_MAX}; default: float64)", hi=LN_DPS_MAX),
+    Option("quiet", "flag", False, "no progress lines on stderr"),
     Option("model", "choice", "ln", "ln: one LN layer (default); noln: one layer without LN; "
            "looped: L looped LN layers", choices=("ln", "noln", "looped")),
     Option("target", "choice", None, "no-LN layer only (default normalized)",
@@ -465,7 +504,7 @@ def add_arguments(parser, command: Command) -> None:
             parser.add_argument(o.flag, action="store_true", **kwargs)
             continue
         if o.kind == "int":
-            kwargs["type"] = int
+            kwargs["type"] = integer_argument
         elif o.kind == "float":
             kwargs["type"] = float
         elif o.kind == "choice":
@@ -484,55 +523,60 @@ def given_from_args(command: Command, args) -> dict:
 # Validation
 # ---------------------------------------------------------------------------------------------
 
+def shown(value: Any) -> str:
+    """A given value in a refusal: one line, at most about 80 characters (a numpy array is
+    named by its shape: its repr spans many lines)."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"a numpy array of shape {tuple(value.shape)} (pass array.tolist())"
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _coerce(o: Option, value: Any) -> Any:
     if o.api_types and isinstance(value, o.api_types):
         return value
     if o.kind == "flag":
         if not isinstance(value, bool):
-            raise UsageError(f"{o.flag} must be True or False, got {value!r}")
+            raise UsageError(f"{o.flag} must be True or False, got {shown(value)}")
         return value
     if o.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            if isinstance(value, numbers.Real) and not isinstance(value, bool) \
-                    and math.isfinite(value) and float(value).is_integer():
-                value = int(value)
-            else:
-                raise UsageError(f"{o.flag} must be an integer, got {value!r}")
-        value = int(value)
+        if isinstance(value, str) or integral(value) is None:  # the API takes numbers only
+            raise UsageError(f"{o.flag} must be an integer, got {shown(value)}")
+        value = integral(value)
         if o.lo is not None and (value < o.lo or (o.lo_open and value == o.lo)) or \
                 o.hi is not None and (value > o.hi or (o.hi_open and value == o.hi)):
             if o.name == "dps" and o.hi is not None and value > o.hi:
-                raise UsageError(f"--dps {value} is above the supported maximum {DPS_MAX}")
+                raise UsageError(f"--dps {value} is above the supported maximum {int(o.hi)}")
             raise UsageError(f"{o.flag} must be {o.range_text()}, got {value}")
         return value
     if o.kind == "float":
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise UsageError(f"{o.flag} must be a real number, got {value!r}")
+            raise UsageError(f"{o.flag} must be a real number, got {shown(value)}")
         value = float(value)
         if not math.isfinite(value):
             raise UsageError(f"{o.flag} must be a finite number, got {value}")
         if o.lo is not None and (value < o.lo or (o.lo_open and value == o.lo)) or \
                 o.hi is not None and (value > o.hi or (o.hi_open and value == o.hi)):
-            raise UsageError(f"{o.flag} must be {o.range_text()}, got {value!r}")
+            raise UsageError(f"{o.flag} must be {o.range_text()}, got {shown(value)}")
         return value
     if o.kind == "choice":
         if value not in o.choices:
             raise UsageError(f"{o.flag} must be one of {', '.join(map(str, o.choices))}, "
-                             f"got {value!r}")
+                             f"got {shown(value)}")
         return value
     if o.kind in ("path", "out"):
         if not isinstance(value, (str, os.PathLike)) or str(value) == "":
-            raise UsageError(f"{o.flag} must be a file path, got {value!r}")
+            raise UsageError(f"{o.flag} must be a file path, got {shown(value)}")
         return value
     if o.repeatable:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)) or not items or \
                 not all(isinstance(v, str) and v.strip() for v in items):
             raise UsageError(f"{o.flag} must be a non-empty string (or a list of them), "
-                             f"got {value!r}")
+                             f"got {shown(value)}")
         return list(items)
     if not isinstance(value, str):
-        raise UsageError(f"{o.flag} must be a string, got {value!r}")
+        raise UsageError(f"{o.flag} must be a string, got {shown(value)}")
     return value
 
 

@@ -420,6 +420,9 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
         raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
     if len(state) != 3 or saved_out.shape[:2] != (len(saved_capture), 3) or len(events) != 4:
         raise checkpoint.CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
+    if is_diverged(_state_values(state)):
+        raise checkpoint.CheckpointError(
+            f"checkpoint {path} holds a non-finite or diverged state (C1, C2, C3); not resumable")
     if steps is not None and t > steps:
         raise checkpoint.CheckpointError(
             f"checkpoint {path} is at step {t}, beyond --steps {steps}")

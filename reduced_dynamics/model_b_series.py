@@ -46,6 +46,7 @@ def save_series(path: str, identity: dict, series: dict, exact: bool) -> int:
 
 def load_series(path: str, identity: dict, exact: bool) -> dict:
     from rdyn.reduced_dynamics import checkpoint
+    from rdyn.reduced_dynamics.divergence import is_diverged
 
     # steps may be raised on resume (the run is extended, bit-identical to one longer run)
     arrays, meta = checkpoint.load(path, "ln", identity, ignore=("steps",))
@@ -64,5 +65,8 @@ def load_series(path: str, identity: dict, exact: bool) -> dict:
     if p < 0 or _consistent_length(series) != p \
             or len(series["alpha"]) != p + 1 or len(series["loss"]) != p:
         raise checkpoint.CheckpointError(f"checkpoint {path} has series of the wrong length")
+    if is_diverged([series["alpha"][-1], series["beta"][-1]]):
+        raise checkpoint.CheckpointError(
+            f"checkpoint {path} holds a non-finite or diverged state (alpha, beta); not resumable")
     return series
 

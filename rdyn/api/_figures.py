@@ -32,9 +32,16 @@ def run(v: dict, progress: bool = False):
         return _run_paper_b(v, progress)
     from rdyn.verification.figures import PAPER_SLOPES, make_figures
 
+    from rdyn.options import check_memory
+    from rdyn.verification.crosscheck import memory_driver, memory_estimate
+
     steps = v["steps"] if v["steps"] is not None else (1500 if v["quick"] else 20000)
     if steps < 10:
         raise UsageError(f"--steps must be in 10..1000000 for --paper A, got {steps}")
+    # the largest experiment: D = 36 (cnn), M = 4, d = 8, online SGD with --batch inputs
+    sizes = (12 if v["quick"] else 36, 4, 8, steps, 100 if v["batch"] is None else v["batch"],
+             "sgd")
+    check_memory(memory_driver(*sizes), memory_estimate(*sizes))
     results, paths = make_figures(Path(v["out"]), steps, v["quick"],
                                   256.0 if v["vstar_norm2"] is None else v["vstar_norm2"],
                                   100 if v["batch"] is None else v["batch"],

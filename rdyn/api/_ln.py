@@ -1,12 +1,14 @@
 """``rdyn.ln``: Model B's collapsed alpha/beta recursions (seed 003)."""
 from __future__ import annotations
 
-import numbers
 import sys
 
 from rdyn.api._common import checkpoint_errors, options, usage_errors
 from rdyn.api._signature import api_function
-from rdyn.options import check_memory
+from rdyn.options import check_memory, integral
+
+MAX_SPECTRUM_ENTRIES = 10**6   # d (one entry per eigen-direction)
+MAX_MULTIPLICITY = 10**12      # n = sum(spectrum) data columns; float64 sums stay exact
 from rdyn.output import UsageError, require
 
 
@@ -27,15 +29,12 @@ def model_config(v: dict):
     if data == "spectrum":
         require(v["spectrum"] is not None, "--data spectrum requires --spectrum m1,...,md")
         raw = v["spectrum"]
-        if isinstance(raw, str):
-            try:
-                spectrum = tuple(int(s) for s in raw.split(","))
-            except ValueError:
-                raise UsageError(f"--spectrum must be comma-separated integers, got {raw!r}") from None
-        else:
-            require(all(isinstance(m, numbers.Integral) and not isinstance(m, bool) for m in raw),
-                    f"--spectrum must be integers, got {raw!r}")
-            spectrum = tuple(int(m) for m in raw)
+        entries = raw.split(",") if isinstance(raw, str) else list(raw)
+        spectrum = tuple(integral(m) for m in entries)   # the integer rule of rdyn.options
+        require(None not in spectrum, f"--spectrum must be integers (m1,...,md), got {raw!r}")
+        require(len(spectrum) <= MAX_SPECTRUM_ENTRIES and all(m <= MAX_MULTIPLICITY for m in spectrum),
+                f"--spectrum: at most {MAX_SPECTRUM_ENTRIES} entries of at most "
+                f"{MAX_MULTIPLICITY} each")
         require(len(spectrum) == d, f"--spectrum has {len(spectrum)} entries, expected d = {d}")
         require(all(m > 0 for m in spectrum), "--spectrum entries must be positive integers")
         n = sum(spectrum)
@@ -99,7 +98,7 @@ def run(v: dict, progress_lines: bool = True):
 
     cfg = model_config(v)
     record = parse_steps_list(v["record"], "--record", cfg.steps)
-    long_run = cfg.steps >= 400 and progress_lines
+    long_run = cfg.steps >= 400 and progress_lines and not v["quiet"]
 
     def progress(t):
         if long_run:
