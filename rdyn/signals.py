@@ -3,7 +3,7 @@
 SIGINT (Ctrl-C) and SIGTERM (what batch schedulers send on pre-emption) stop a run the same
 way: the first one raises :class:`KeyboardInterrupt` in the main thread, so a run with
 ``--checkpoint FILE`` saves its last consistent state, prints the command that resumes and
-exits with 130 (SIGINT) or 143 (SIGTERM, 128 + 15). Every further SIGINT or SIGTERM is
+exits with 143 (128 + 15) if a SIGTERM was among the signals, else 130. Every further SIGINT or SIGTERM is
 recorded and otherwise ignored, so repeated signals cannot interrupt the save or the message
 that follows it, and the process always exits with its status (never killed by the signal).
 Checkpoint writes additionally block both signals while the file is written and renamed
@@ -21,20 +21,18 @@ class SignalStop:
 
     def __init__(self) -> None:
         self.first: int | None = None
-        self.count = 0
+        self.received: set[int] = set()
 
     def __call__(self, signum, frame) -> None:
-        self.count += 1
+        self.received.add(signum)
         if self.first is None:
             self.first = signum
             raise KeyboardInterrupt
 
     def exit_status(self) -> int:
-        """130 for SIGINT (or a KeyboardInterrupt raised otherwise), 143 for SIGTERM."""
-        return EXIT_STATUS.get(self.first, 130)
-
-    def name(self) -> str:
-        return "SIGTERM" if self.first == signal.SIGTERM else "SIGINT"
+        """143 when a SIGTERM was received (also after or together with SIGINTs: Python runs
+        pending handlers in signal-number order, SIGINT first), else 130."""
+        return EXIT_STATUS[signal.SIGTERM] if signal.SIGTERM in self.received else 130
 
 
 def install() -> SignalStop | None:

@@ -596,11 +596,19 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         advance(state, t, 1, c, capture_steps, capture_out, cursor, events, settings)
 
+    def observable(f, *args):
+        """f(*args); nan where float64 overflows (math.exp of a state near the divergence
+        bound): reported as null, never an exception."""
+        try:
+            return f(*args)
+        except (OverflowError, ZeroDivisionError):
+            return math.nan
+
     def report(tt, c1, c2, c3) -> StateReport:
         cr = c_report
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            values = (c1, c2, c3, k.attention(c2, c3, cr), k.c1_star(c2, c3, cr),
-                      k.loss(c1, c2, c3, cr))
+            values = (c1, c2, c3, observable(k.attention, c2, c3, cr),
+                      observable(k.c1_star, c2, c3, cr), observable(k.loss, c1, c2, c3, cr))
         return StateReport(int(tt), *(num.to_mpf(v) for v in values))
 
     if backend == "dd":  # observables from the dd state (hi + lo exactly) with mpmath

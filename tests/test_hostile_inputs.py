@@ -1,0 +1,347 @@
+"""Hostile inputs over every subcommand (issue 20): each bad or extreme value is refused before
+any work with one line on stderr, exit status 2 and no traceback; overflowing runs report their
+divergence (exit 3) instead of garbage; sizes are checked before anything is allocated; output
+files are probed first; SIGTERM and repeated SIGINTs cannot lose a checkpointed run.
+
+The default battery runs in-process (``rdyn.cli.main``); the signal tests use real
+subprocesses. A larger battery (every option with several values) is marked slow.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import rdyn
+from rdyn import cli
+from rdyn.options import COMMANDS, integral
+
+NOT_WRITABLE = "/proc/rdyn-hostile/x"   # /proc refuses new files, even for root
+
+
+def run_main(capsys, argv):
+    """(exit status, stdout, stderr) of ``rdyn ARGV`` in-process (argparse errors exit)."""
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def assert_refused(rc, out, err, needle=""):
+    assert rc == 2, err
+    assert out == "" and "Traceback" not in err
+    assert err.count("\n") == 1, err
+    assert needle in err, err
+
+
+REFUSED = [
+    # teacher
+    (["teacher", "--eta", "-inf"], "--eta"),
+    (["teacher", "--eta", "nan"], "--eta"),
+    (["teacher", "--eta", "0"], "--eta"),
+    (["teacher", "--D", "1"], "--D"),
+    (["teacher", "--D", "2.5"], "--D"),
+    (["teacher", "--K", "0"], "--K"),
+    (["teacher", "--steps", "-1"], "--steps"),
+    (["teacher", "--steps", "1e13"], "--steps"),
+    (["teacher", "--dps", "4"], "--dps"),
+    (["teacher", "--dps", "5000"], "--dps"),
+    (["teacher", "--vstar-norm2", "1e300"], "--vstar-norm2"),
+    (["teacher", "--kappa", "0.5"], "--kappa"),
+    (["teacher", "--groups", "/nonexistent/g.json"], "--groups"),
+    (["teacher", "--groups", "/"], "--groups"),
+    (["teacher", "--checkpoint", NOT_WRITABLE], "--checkpoint"),
+    (["teacher", "--checkpoint", "/nonexistent/c.npz"], "--checkpoint"),
+    (["teacher", "--resume", "/nonexistent/c.npz"], "--resume"),
+    (["teacher", "--record", "abc", "--steps", "5"], "--record"),
+    (["teacher", "--tstar-attention", "2"], "--tstar-attention"),
+    (["teacher", "--method", "flow", "--steps", "5"], "--steps"),
+    (["teacher", "--precision", "dd", "--dps", "40"], "--dps"),
+    (["teacher", "--task", "gcn", "--K", "5"], "K"),
+    (["teacher", "--task", "cnn", "--D", "37"], "multiple"),
+    (["teacher", "--nosuch"], "--nosuch"),
+    # crosscheck
+    (["crosscheck", "--dps", "20"], "--dps"),
+    (["crosscheck", "--batch", "5"], "--batch"),
+    (["crosscheck", "--mode", "sgd", "--batch", "1e12"], "--batch 1000000000000"),
+    (["crosscheck", "--M", "1e9"], "--M 1000000000"),
+    (["crosscheck", "--D", "1e9"], "--D 1000000000"),
+    (["crosscheck", "--seed", "-1"], "--seed"),
+    (["crosscheck", "--P", "foo"], "--P"),
+    (["crosscheck", "--vstar-norm2", "inf"], "--vstar-norm2"),
+    # ln
+    (["ln", "--dps", "4000", "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"], "--dps"),
+    (["ln", "--alpha0", "1e300"], "--alpha0"),
+    (["ln", "--beta0", "-1e300"], "--beta0"),
+    (["ln", "--data", "spectrum", "--d", "3", "--spectrum", "1,2"], "--spectrum"),
+    (["ln", "--data", "spectrum", "--d", "3", "--spectrum", "4.5,1,1"], "--spectrum"),
+    (["ln", "--data", "spectrum"], "--spectrum"),
+    (["ln", "--L", "3"], "--L"),
+    (["ln", "--replicas", "1"], "--replicas"),
+    (["ln", "--eta", "-inf"], "--eta"),
+    (["ln", "--checkpoint", NOT_WRITABLE, "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"],
+     "--checkpoint"),
+    # sweep
+    (["sweep", "--grid", "eta=0.1:0.3:100000000", "--steps", "10"], "--grid"),
+    (["sweep", "--grid", "eta=0.1:0.3:1000;D=20:1020:1001", "--steps", "10"], "--grid"),
+    (["sweep", "--grid", "Q=1", "--steps", "10"], "--grid"),
+    (["sweep", "--grid", "D=20", "--steps", "-1"], "--steps"),
+    (["sweep", "--grid", "D=20"], "--steps"),
+    (["sweep", "--grid", "D=20", "--steps", "10", "--out", NOT_WRITABLE], "--out"),
+    # figures
+    (["figures", "--batch", "1e12"], "--batch 1000000000000"),
+    (["figures", "--out", NOT_WRITABLE], "--out"),
+    (["figures", "--paper", "C"], "--paper"),
+    (["figures", "--paper", "B", "--batch", "5"], "--batch"),
+    # claims, verify, scaling, asymptotics
+    (["claims", "--report", NOT_WRITABLE + ".md"], "--report"),
+    (["claims", "--report", "x.txt"], "--report"),
+    (["claims", "--errata", "x.doc"], "--errata"),
+    (["claims", "--dps", "20"], "--dps"),
+    (["verify", "--model", "C"], "--model"),
+    (["scaling", "--out", NOT_WRITABLE + ".json"], "--out"),
+    (["asymptotics", "--K", "0"], "--K"),
+    (["asymptotics", "--kappa", "0.5"], "--kappa"),
+    (["asymptotics", "--vstar-norm2", "0"], "--vstar-norm2"),
+    (["nosuch"], "nosuch"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", REFUSED, ids=[" ".join(a) for a, _ in REFUSED])
+def test_hostile_option_is_refused_in_one_line(capsys, argv, needle):
+    assert_refused(*run_main(capsys, argv), needle)
+
+
+def test_every_subcommand_is_in_the_battery():
+    assert {argv[0] for argv, _ in REFUSED} >= set(COMMANDS)
+
+
+def test_bare_rdyn_prints_usage(capsys):
+    rc, out, err = run_main(capsys, [])
+    assert rc == 2 and out == "" and err.startswith("usage: rdyn") and "teacher" in err
+
+
+# ------------------------------------------------------------------ overflow and divergence
+
+def _no_warnings(capsys, argv):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a leaked numpy RuntimeWarning would raise here
+        return run_main(capsys, argv)
+
+
+def test_teacher_divergence_is_reported_not_answered(capsys):
+    rc, out, err = _no_warnings(capsys, ["teacher", "--eta", "1e300", "--steps", "1000",
+                                         "--json"])
+    assert rc == 3 and "diverged at step 1" in err and "RuntimeWarning" not in err
+    data = json.loads(out)
+    assert data["diverged_at_step"] == 1 and data["t1"] is None and data["T_star"] is None
+    assert data["loss_slope"] is None and data["final"]["t"] == 0
+    assert data["final"]["loss"] == 2.25 and "float64-safe" in data["divergence_reason"]
+    rc, out, _ = _no_warnings(capsys, ["teacher", "--sigma-prime-zero", "1e300", "--steps",
+                                       "100", "--json"])
+    assert rc == 3 and json.loads(out)["diverged_at_step"] == 1
+
+
+def test_divergence_step_is_the_first_out_of_range_step():
+    """eta = 5 (D = 20, K = 4; eta_limit = 0.8): C1 oscillates with growing amplitude and
+    leaves the float64-safe range at step 11165, found by bisection inside a 2e6-step chunk.
+    The same step is found stepping one step per chunk, and a run that stops at the step
+    before does not diverge."""
+    from rdyn.reduced_dynamics.divergence import STATE_BOUND
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
+
+    cfg = TeacherConfig(D=20, K=4, eta=5.0)
+    r = run(cfg, steps=100000)
+    s = r.diverged_at_step
+    assert s == 11165 and r.steps == s - 1 and r.t1 is None and r.T_star is None
+    assert r.loss_slope is None and abs(r.final.C1) <= STATE_BOUND
+    assert run(cfg, steps=s, chunk=1).diverged_at_step == s
+    assert run(cfg, steps=s - 1).diverged_at_step is None
+
+
+def test_crosscheck_and_ln_divergence(capsys):
+    rc, out, err = _no_warnings(capsys, ["crosscheck", "--eta", "1e300", "--json"])
+    data = json.loads(out)
+    assert rc == 3 and data["diverged_at_step"] == 1 and data["max_rel_dev"] is None
+    assert data["structure_residual"] is None
+    rc, out, err = _no_warnings(capsys, ["ln", "--eta", "1e300", "--steps", "50", "--json",
+                                         "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"])
+    data = json.loads(out)
+    assert rc == 3 and data["diverged_at_step"] == 1 and data["steps"] == 0
+    assert "contraction" not in data and "growth" not in data
+
+
+def test_sweep_marks_diverged_rows(capsys):
+    rc, out, err = _no_warnings(capsys, ["sweep", "--grid", "D=20;eta=1e300,0.1", "--steps",
+                                         "100", "--json", "--quiet"])
+    rows = json.loads(out)["rows"]
+    assert rc == 0 and "1 of 2 rows diverged" in err
+    assert rows[0]["diverged_at_step"] == 1 and rows[0]["t1"] is None
+    assert rows[1]["diverged_at_step"] is None and rows[1]["t1"] == 59
+
+
+def test_short_runs_have_no_late_slope():
+    r = rdyn.teacher(D=20, K=4, steps=10, quiet=True)
+    assert r.T_star is None and r.loss_slope is None
+
+
+# ------------------------------------------------------------------ sizes
+
+def test_presets_do_not_build_d_groups():
+    """D = 1e9 and, for the eta -> 0 limits, D = 1e10: nothing of size D is built."""
+    r = rdyn.teacher(D=10**9, K=4, steps=10, quiet=True)
+    assert r.final.t == 10 and r.t1 is None
+    slow = rdyn.teacher(D=10**10, K=4, method="slow")
+    assert 5.99 < slow.tau1 < 6.0   # relu: 5.9914... at D = 1e6 and 1e10 (large-D limit)
+
+
+# ------------------------------------------------------------------ integers and arrays
+
+@pytest.mark.parametrize("value,expected", [
+    (20, 20), (20.0, 20), (1e3, 1000), ("1e3", 1000), ("20.0", 20), (" 7 ", 7),
+    ("12345678901234567890", 12345678901234567890), (np.int64(5), 5),
+    (2.5, None), ("2.5", None), (float("nan"), None), ("inf", None), (True, None), ("x", None),
+])
+def test_one_integer_rule(value, expected):
+    assert integral(value) == expected
+
+
+def test_api_integer_rule_and_array_message():
+    a = rdyn.ln(data="spectrum", spectrum=[4.0, 1, 1], d=3, steps=5)
+    b = rdyn.ln(data="spectrum", spectrum=(4, 1, 1), d=3, steps=5)
+    assert a.gamma == b.gamma
+    with pytest.raises(ValueError, match="--spectrum must be integers"):
+        rdyn.ln(data="spectrum", spectrum=[4.5, 1, 1], d=3, steps=5)
+    with pytest.raises(ValueError) as info:
+        rdyn.teacher(groups=np.array([[0, 1], [1, 2], [2, 0]]), steps=5)
+    assert "\n" not in str(info.value) and "numpy array of shape (3, 2)" in str(info.value)
+
+
+# ------------------------------------------------------------------ output files
+
+def test_late_write_failure_is_rescued(tmp_path, capsys):
+    from rdyn.output import write_rescued
+
+    def failing_then_ok(path):
+        if path == "/wanted.csv":
+            raise OSError(28, "No space left on device")
+        with open(path, "w") as fh:
+            fh.write("rows\n")
+
+    where = write_rescued("--out", "/wanted.csv", failing_then_ok, "rows\n")
+    err = capsys.readouterr().err
+    assert where != "/wanted.csv" and open(where).read() == "rows\n"
+    assert f"saved to {where}" in err and "No space left" in err
+    os.remove(where)
+
+    def always_failing(path):
+        raise OSError(28, "No space left on device")
+
+    assert write_rescued("--out", "/wanted.csv", always_failing, "rows\n") is None
+    captured = capsys.readouterr()
+    assert captured.out == "rows\n" and "on stdout" in captured.err
+
+
+def test_probe_leaves_no_file(tmp_path, capsys):
+    out = tmp_path / "rows.csv"
+    rc, _, err = run_main(capsys, ["sweep", "--grid", "Q=1", "--steps", "5", "--quiet",
+                                   "--out", str(out)])
+    assert rc == 2 and "--grid" in err and not out.exists()   # probed, then refused
+
+
+def test_nan_checkpoint_is_refused(tmp_path, capsys):
+    from rdyn.reduced_dynamics import checkpoint as ck
+    from rdyn.reduced_dynamics import model_a as ma
+
+    path = str(tmp_path / "t.npz")
+    argv = ["teacher", "--D", "20", "--K", "4", "--steps", "50", "--json"]
+    assert run_main(capsys, argv + ["--checkpoint", path])[0] == 0
+    cfg = ma.TeacherConfig(D=20, K=4)
+    ident = ma.run_identity(cfg, 50, (), ma.Thresholds(), "float64", None)
+    arrays, meta = ck.load(path, "teacher", ident)
+    arrays["state"] = np.array([np.nan, 0.0, 0.0])
+    ck.save(path, "teacher", ident, arrays, meta)
+    assert_refused(*run_main(capsys, argv + ["--resume", path]), "non-finite")
+
+
+# ------------------------------------------------------------------ signals
+
+TEACHER_LONG = ["teacher", "--task", "cnn", "--eta", "0.001", "--steps", "60000000", "--json",
+                "--quiet"]
+
+
+def _signalled_run(argv, path, signals_to_send):
+    """Run ``python -m rdyn ARGV`` and send ``signals_to_send`` once ``path`` exists."""
+    env = dict(os.environ)
+    proc = subprocess.Popen([sys.executable, "-m", "rdyn", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run finished before its first checkpoint"
+        for s in signals_to_send:
+            proc.send_signal(s)
+            time.sleep(0.002)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("signals_to_send,status", [
+    ([signal.SIGTERM], 143),
+    ([signal.SIGINT] * 5, 130),
+    ([signal.SIGTERM] + [signal.SIGINT] * 4, 143),
+], ids=["sigterm", "five-sigints", "sigterm-then-sigints"])
+def test_signals_checkpoint_and_resume_byte_identical(tmp_path, signals_to_send, status):
+    path = str(tmp_path / "t.npz")
+    argv = TEACHER_LONG + ["--checkpoint", path, "--checkpoint-every", "0.1"]
+    rc, out, err = _signalled_run(argv, path, signals_to_send)
+    assert rc == status, err
+    assert out == "" and "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith("rdyn teacher: interrupted at step ") and "--resume" in err
+    assert not os.path.exists(path + ".tmp")
+    resumed = subprocess.run([sys.executable, "-m", "rdyn", *argv, "--resume", path],
+                             capture_output=True, text=True, timeout=300)
+    whole = subprocess.run([sys.executable, "-m", "rdyn", *TEACHER_LONG], capture_output=True,
+                           text=True, timeout=300)
+    assert resumed.returncode == 0 and whole.returncode == 0
+    assert resumed.stdout == whole.stdout
+
+
+# ------------------------------------------------------------------ the larger battery
+
+def _hostile_values(option):
+    if option.kind == "int":
+        return ["-1", "2.5", "nan", "x"]
+    if option.kind == "float":
+        return ["nan", "inf", "-inf", "1e400", "x"]
+    if option.kind == "choice":
+        return ["nosuch"]
+    if option.kind in ("path",):
+        return ["/nonexistent/f"]
+    if option.kind == "out":
+        return [NOT_WRITABLE]
+    return []
+
+
+BIG = [(name, o.flag, value) for name, cmd in COMMANDS.items() for o in cmd.options
+       for value in _hostile_values(o)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,flag,value", BIG, ids=[" ".join(c) for c in BIG])
+def test_every_option_with_hostile_values(capsys, name, flag, value):
+    """Every option of every subcommand with hostile values: refused in one line."""
+    rc, out, err = run_main(capsys, [name, flag, value])
+    assert rc == 2 and "Traceback" not in err and err.count("\n") == 1, err
