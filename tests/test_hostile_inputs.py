@@ -132,6 +132,13 @@ def test_bare_rdyn_prints_usage(capsys):
 
 # ------------------------------------------------------------------ overflow and divergence
 
+def valid(name: str, data: dict) -> dict:
+    """``data`` validated against the JSON Schema of ``rdyn NAME --json``."""
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator(rdyn.schema(name)).validate(data)
+    return data
+
+
 def _no_warnings(capsys, argv):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a leaked numpy RuntimeWarning would raise here
@@ -142,7 +149,7 @@ def test_teacher_divergence_is_reported_not_answered(capsys):
     rc, out, err = _no_warnings(capsys, ["teacher", "--eta", "1e300", "--steps", "1000",
                                          "--json"])
     assert rc == 3 and "diverged at step 1" in err and "RuntimeWarning" not in err
-    data = json.loads(out)
+    data = valid("teacher", json.loads(out))
     assert data["diverged_at_step"] == 1 and data["t1"] is None and data["T_star"] is None
     assert data["loss_slope"] is None and data["final"]["t"] == 0
     assert data["final"]["loss"] == 2.25 and "float64-safe" in data["divergence_reason"]
@@ -170,12 +177,12 @@ def test_divergence_step_is_the_first_out_of_range_step():
 
 def test_crosscheck_and_ln_divergence(capsys):
     rc, out, err = _no_warnings(capsys, ["crosscheck", "--eta", "1e300", "--json"])
-    data = json.loads(out)
+    data = valid("crosscheck", json.loads(out))
     assert rc == 3 and data["diverged_at_step"] == 1 and data["max_rel_dev"] is None
     assert data["structure_residual"] is None
     rc, out, err = _no_warnings(capsys, ["ln", "--eta", "1e300", "--steps", "50", "--json",
                                          "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"])
-    data = json.loads(out)
+    data = valid("ln", json.loads(out))
     assert rc == 3 and data["diverged_at_step"] == 1 and data["steps"] == 0
     assert "contraction" not in data and "growth" not in data
 
@@ -183,7 +190,7 @@ def test_crosscheck_and_ln_divergence(capsys):
 def test_sweep_marks_diverged_rows(capsys):
     rc, out, err = _no_warnings(capsys, ["sweep", "--grid", "D=20;eta=1e300,0.1", "--steps",
                                          "100", "--json", "--quiet"])
-    rows = json.loads(out)["rows"]
+    rows = valid("sweep", json.loads(out))["rows"]
     assert rc == 0 and "1 of 2 rows diverged" in err
     assert rows[0]["diverged_at_step"] == 1 and rows[0]["t1"] is None
     assert rows[1]["diverged_at_step"] is None and rows[1]["t1"] == 59
