@@ -37,7 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted
+from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted, save_or_warn
 from rdyn.reduced_dynamics.checkpoint import load as load_checkpoint
 from rdyn.reduced_dynamics.checkpoint import save as save_checkpoint
 from rdyn.reduced_dynamics.model_a import (TeacherConfig, Thresholds, attention_crossing,
@@ -476,7 +476,7 @@ def run_batch(configs: Sequence[TeacherConfig], steps: int,
         if bar is not None:
             bar.update(work)
         if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
-            save()
+            save_or_warn(save)
             last_save = time.monotonic()
 
     try:
@@ -492,7 +492,7 @@ def run_batch(configs: Sequence[TeacherConfig], steps: int,
         if bar is not None:
             bar.close()
     if checkpoint is not None:
-        save()
+        save_or_warn(save)
     rows: list = [None] * len(configs)
     for indices, group, state in zip(groups.values(), members, states):
         for i, row in zip(indices, _rows(group, state, steps, capture_steps)):

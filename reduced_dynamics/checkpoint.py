@@ -100,6 +100,21 @@ def signals_blocked():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def save_or_warn(write) -> bool:
+    """Run ``write()`` (a periodic or final checkpoint save); if the file cannot be written
+    (a full disk, a file made read-only meanwhile) warn on stderr and go on: the run's result
+    is still computed and printed, nothing finished is lost. Returns whether it was saved."""
+    import sys
+
+    try:
+        write()
+        return True
+    except CheckpointError as exc:
+        print(f"rdyn: warning: {exc}; the run goes on without it and prints its result",
+              file=sys.stderr)
+        return False
+
+
 def identity_difference(saved: Any, wanted: Any, prefix: str = "") -> str | None:
     """The first key (dotted path, in the order of ``wanted``, then keys only in ``saved``)
     where two identities differ, or None if they agree."""

@@ -654,6 +654,8 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
     """
     import time
 
+    from rdyn.reduced_dynamics.checkpoint import save_or_warn
+
     def save(snapshot: _Loop) -> None:
         _save_loop(checkpoint, identity, snapshot, capture_steps)
 
@@ -695,10 +697,10 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
             if done:
                 break
             if save is not None and time.monotonic() - last_save >= save_every:
-                save(loop)
+                save_or_warn(lambda: save(loop))
                 last_save = time.monotonic()
         if save is not None:
-            save(loop)
+            save_or_warn(lambda: save(loop))
     except KeyboardInterrupt as exc:
         if bar is not None:
             bar.close()

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import mpmath
 import numpy as np
 
+from rdyn.reduced_dynamics.checkpoint import save_or_warn
 from rdyn.reduced_dynamics.divergence import is_diverged
 
 from rdyn.reduced_dynamics.model_b_config import Config, exact_moments_only, resolve_expectation
@@ -184,10 +185,10 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
                 if progress and (t + 1) % 200 == 0:
                     progress(t + 1)
                 if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
-                    save_series(checkpoint, identity, series, use_mp)
+                    save_or_warn(lambda: save_series(checkpoint, identity, series, use_mp))
                     last_save = time.monotonic()
             if checkpoint is not None and diverged is None:  # a diverged run keeps the last
-                save_series(checkpoint, identity, series, use_mp)   # periodic checkpoint
+                save_or_warn(lambda: save_series(checkpoint, identity, series, use_mp))
         except KeyboardInterrupt as exc:
             if checkpoint is None:
                 raise

@@ -265,6 +265,22 @@ def test_probe_leaves_no_file(tmp_path, capsys):
     assert rc == 2 and "--grid" in err and not out.exists()   # probed, then refused
 
 
+def test_failed_checkpoint_write_keeps_the_result(tmp_path, capsys, monkeypatch):
+    """A checkpoint that cannot be written after the probe (disk full): the run warns and
+    still prints its result, identical to a run without --checkpoint."""
+    from rdyn.reduced_dynamics import checkpoint as ck
+
+    argv = ["teacher", "--D", "20", "--K", "4", "--steps", "50", "--json"]
+    reference = run_main(capsys, argv)[1]
+
+    def full_disk(path, *args, **kwargs):
+        raise ck.CheckpointError(f"cannot write checkpoint {path}: No space left on device")
+
+    monkeypatch.setattr(ck, "save", full_disk)
+    rc, out, err = run_main(capsys, argv + ["--checkpoint", str(tmp_path / "c.npz")])
+    assert rc == 0 and out == reference and "No space left" in err and "goes on" in err
+
+
 def test_nan_checkpoint_is_refused(tmp_path, capsys):
     from rdyn.reduced_dynamics import checkpoint as ck
     from rdyn.reduced_dynamics import model_a as ma
