@@ -11,6 +11,11 @@ at fixed p. loss is the excess loss L - 1/2 E||E||_F^2 (noise constant removed).
 
 eta_limit is the supremum of step sizes for which dC1(t+1)/dC1(t) at fixed p (C1 > 0 branch)
 lies in (-1, 1) for every p in [1/D, 1/K]; lost_at_step is the first step where it does not.
+The late-time loss slope is fitted over [max(T*, t/10), t] and shown only when T* was reached
+and the run went on to t >= 2 T*. A run whose state leaves the float64-safe range (a component
+non-finite or above 1e100) stops there: diverged_at_step, no t1/T*/slope, exit status 3
+(docs/input_rules.md#overflow-and-divergence). SIGINT and SIGTERM save a --checkpoint run
+(exit 130, resp. 143).
 All quantities are dimensionless; steps are GD iterations (t = 0 is the zero initial state).
 """
 from __future__ import annotations
