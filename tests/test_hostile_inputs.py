@@ -321,12 +321,22 @@ def _signalled_run(argv, path, signals_to_send):
     return proc.returncode, out, err
 
 
+@pytest.fixture(scope="module")
+def uninterrupted_teacher():
+    """The stdout of the uninterrupted run (computed once for the signal cases)."""
+    whole = subprocess.run([sys.executable, "-m", "rdyn", *TEACHER_LONG], capture_output=True,
+                           text=True, timeout=300)
+    assert whole.returncode == 0, whole.stderr
+    return whole.stdout
+
+
 @pytest.mark.parametrize("signals_to_send,status", [
     ([signal.SIGTERM], 143),
     ([signal.SIGINT] * 5, 130),
     ([signal.SIGTERM] + [signal.SIGINT] * 4, 143),
 ], ids=["sigterm", "five-sigints", "sigterm-then-sigints"])
-def test_signals_checkpoint_and_resume_byte_identical(tmp_path, signals_to_send, status):
+def test_signals_checkpoint_and_resume_byte_identical(tmp_path, signals_to_send, status,
+                                                     uninterrupted_teacher):
     path = str(tmp_path / "t.npz")
     argv = TEACHER_LONG + ["--checkpoint", path, "--checkpoint-every", "0.1"]
     rc, out, err = _signalled_run(argv, path, signals_to_send)
@@ -336,10 +346,8 @@ def test_signals_checkpoint_and_resume_byte_identical(tmp_path, signals_to_send,
     assert not os.path.exists(path + ".tmp")
     resumed = subprocess.run([sys.executable, "-m", "rdyn", *argv, "--resume", path],
                              capture_output=True, text=True, timeout=300)
-    whole = subprocess.run([sys.executable, "-m", "rdyn", *TEACHER_LONG], capture_output=True,
-                           text=True, timeout=300)
-    assert resumed.returncode == 0 and whole.returncode == 0
-    assert resumed.stdout == whole.stdout
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout == uninterrupted_teacher
 
 
 # ------------------------------------------------------------------ the larger battery
