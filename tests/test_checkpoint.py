@@ -359,8 +359,11 @@ def _interrupt_when_checkpointed(argv, path):
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
+        # a written checkpoint: not the empty file of the up-front write probe (options.py)
+        while not (os.path.exists(path) and os.path.getsize(path) > 0) \
+                and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert proc.poll() is None, "the run finished before its first checkpoint"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:

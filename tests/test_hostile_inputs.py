@@ -309,7 +309,9 @@ def _signalled_run(argv, path, signals_to_send):
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 120
-        while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
+        # a written checkpoint: not the empty file of the up-front write probe (options.py)
+        while not (os.path.exists(path) and os.path.getsize(path) > 0) \
+                and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert proc.poll() is None, "the run finished before its first checkpoint"
         for s in signals_to_send:
