@@ -17,7 +17,10 @@ Row columns: D, K, eta, vstar_norm2, activation, kappa, logit_scale, sigma_prime
 steps, t1, T_star (empty / null if not reached within --steps), final C1, C2, C3,
 p (attention on an in-group key), C1_star (fixed point of the C1 update at p), loss (excess
 loss L - 1/2 E||E||_F^2), loss_slope (least-squares slope of log loss vs log t over the log
-grid points with t >= max(T*, steps/10)).
+grid points with t >= max(T*, steps/10); empty unless T* was reached and steps >= 2 T*),
+diverged_at_step (the first step whose state left the float64-safe range, |C| > 1e100 or
+non-finite; such a row holds the step before, with empty t1, T_star, loss_slope; exit
+status stays 0 and stderr counts the diverged rows; docs/input_rules.md).
   t1 = min{t >= 1 : C1(t) >= 0.95 C1*(t)}     T* = min{t >= 0 : p(t) >= 1/(2K)}
 All quantities are dimensionless; t counts GD steps.
 

@@ -23,7 +23,7 @@ def sweep(**kwargs):
     rdyn.result.Result
         ``rows`` (one dict per configuration, in grid order: D, K, eta, vstar_norm2,
         activation, kappa, logit_scale, sigma_prime_zero, steps, t1, T_star, C1, C2, C3, p,
-        C1_star, loss, loss_slope) and ``steps``; with ``out`` the rows are also written
+        C1_star, loss, loss_slope, diverged_at_step) and ``steps``; with ``out`` the rows are also written
         (CSV, or JSON for a .json name).
     """
     return run(options("sweep", kwargs))
