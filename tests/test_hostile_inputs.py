@@ -121,6 +121,38 @@ def test_hostile_option_is_refused_in_one_line(capsys, argv, needle):
     assert_refused(*run_main(capsys, argv), needle)
 
 
+HOSTILE_FILES = {  # name: (content, the command that reads it, the refusal's key words)
+    "groups-not-json": (b"[[0, 1], [1,", "--groups", "cannot read --groups"),
+    "groups-not-a-list": (b'{"a": 1}', "--groups", "--groups"),
+    "groups-floats": (b"[[0.5, 1], [1, 2], [2, 0]]", "--groups", "integers"),
+    "groups-binary": (b"\x00\xff\xfe" * 100, "--groups", "cannot read --groups"),
+    "resume-empty": (b"", "--resume", "checkpoint"),
+    "resume-text": (b"not a checkpoint", "--resume", "not an .npz archive"),
+    "resume-zip-garbage": (b"PK\x03\x04" + b"\x00" * 200, "--resume", "checkpoint"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_FILES))
+def test_hostile_file_is_refused_in_one_line(tmp_path, capsys, case):
+    content, flag, needle = HOSTILE_FILES[case]
+    path = tmp_path / "hostile"
+    path.write_bytes(content)
+    argv = ["teacher", "--steps", "5", flag, str(path)]
+    assert_refused(*run_main(capsys, argv), needle)
+    if flag == "--resume":
+        argv = ["ln", "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1", flag, str(path)]
+        assert_refused(*run_main(capsys, argv), needle)
+
+
+def test_ln_quiet_silences_progress(capsys):
+    argv = ["ln", "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1", "--steps", "400",
+            "--json"]
+    loud = run_main(capsys, argv)
+    quiet = run_main(capsys, argv + ["--quiet"])
+    assert loud[0] == quiet[0] == 0 and loud[1] == quiet[1]
+    assert "rdyn ln: step 200/400" in loud[2] and quiet[2] == ""
+
+
 def test_every_subcommand_is_in_the_battery():
     assert {argv[0] for argv, _ in REFUSED} >= set(COMMANDS)
 
