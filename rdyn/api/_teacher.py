@@ -135,6 +135,13 @@ def run(v: dict):
                 "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); "
                 "give --steps")
     backend, dps = precision_backend(v["precision"], v["dps"])
+    if v["certify"] and v["checkpoint"] is not None and backend != "arb":
+        from rdyn.options import check_output_path
+        from rdyn.reduced_dynamics.certified import companion_path
+
+        companion = companion_path(os.fspath(v["checkpoint"]))  # the interval64 pass's file
+        check_output_path("--checkpoint", companion)
+        check_output_path("--checkpoint", companion + ".tmp")
     with checkpoint_errors():
         result = run_dynamics(config, steps=v["steps"], record=record, thresholds=thresholds,
                               backend=backend, dps=dps, progress=not v["quiet"],
