@@ -4,15 +4,14 @@ refusal of mismatched or corrupt checkpoints, and Ctrl-C (simulated and a real S
 import json
 import os
 import signal
-import subprocess
 import sys
-import time
 
 import mpmath
 import numpy as np
 import pytest
 
 from rdyn import cli
+from signal_runs import signal_when_checkpointed
 from rdyn.reduced_dynamics import checkpoint as ck
 from rdyn.reduced_dynamics import model_a as ma
 from rdyn.reduced_dynamics import model_b as mb
@@ -355,20 +354,7 @@ def test_cli_ln_ctrl_c_then_resume_and_mismatch(tmp_path, capsys, monkeypatch):
 
 def _interrupt_when_checkpointed(argv, path):
     """Run ``python -m rdyn *argv``, send SIGINT once ``path`` exists; (returncode, out, err)."""
-    proc = subprocess.Popen([sys.executable, "-m", "rdyn", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        # a written checkpoint: not the empty file of the up-front write probe (options.py)
-        while not (os.path.exists(path) and os.path.getsize(path) > 0) \
-                and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run finished before its first checkpoint"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    return proc.returncode, out, err
+    return signal_when_checkpointed(argv, path, [signal.SIGINT])
 
 
 def _assert_interrupt_message(rc, out, err, command, tail, steps):

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -22,6 +21,7 @@ import pytest
 import rdyn
 from rdyn import cli
 from rdyn.options import COMMANDS, integral
+from signal_runs import signal_when_checkpointed
 
 NOT_WRITABLE = "/proc/rdyn-hostile/x"   # /proc refuses new files, even for root
 
@@ -334,27 +334,6 @@ TEACHER_LONG = ["teacher", "--task", "cnn", "--eta", "0.001", "--steps", "600000
                 "--quiet"]
 
 
-def _signalled_run(argv, path, signals_to_send):
-    """Run ``python -m rdyn ARGV`` and send ``signals_to_send`` once ``path`` exists."""
-    env = dict(os.environ)
-    proc = subprocess.Popen([sys.executable, "-m", "rdyn", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        deadline = time.monotonic() + 120
-        # a written checkpoint: not the empty file of the up-front write probe (options.py)
-        while not (os.path.exists(path) and os.path.getsize(path) > 0) \
-                and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run finished before its first checkpoint"
-        for s in signals_to_send:
-            proc.send_signal(s)
-            time.sleep(0.002)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    return proc.returncode, out, err
-
-
 @pytest.fixture(scope="module")
 def uninterrupted_teacher():
     """The stdout of the uninterrupted run (computed once for the signal cases)."""
@@ -373,7 +352,7 @@ def test_signals_checkpoint_and_resume_byte_identical(tmp_path, signals_to_send,
                                                      uninterrupted_teacher):
     path = str(tmp_path / "t.npz")
     argv = TEACHER_LONG + ["--checkpoint", path, "--checkpoint-every", "0.1"]
-    rc, out, err = _signalled_run(argv, path, signals_to_send)
+    rc, out, err = signal_when_checkpointed(argv, path, signals_to_send)
     assert rc == status, err
     assert out == "" and "Traceback" not in err and err.count("\n") == 1, err
     assert err.startswith("rdyn teacher: interrupted at step ") and "--resume" in err
