@@ -6,9 +6,20 @@ import numpy as np
 from rdyn.reduced_dynamics.model_b_rule import SpectralRule, distinct_levels
 
 
+SPHERE_CHUNK = 20000   # sphere samples drawn at once (sample_sphere_data)
+SOBOL_MAX_DIMENSION = 21201  # scipy.stats.qmc.Sobol's direction numbers
+
+
+def sphere_sample_bytes(d: int, n: int, points: int) -> float:
+    """Bytes held at once while ``points`` sphere samples are drawn and reduced to their
+    spectral rule: the d x n Gaussian matrix X and its normalised copy, S = X X^T and its
+    eigenvectors (d x d each), in float64."""
+    return 8.0 * points * (2.0 * d * n + 2.0 * d * d)
+
+
 def sample_sphere_data(d: int, n: int, samples: int, rng: np.random.Generator):
     """``X`` with iid uniform unit columns and ``a`` uniform: yields (X, a) chunks."""
-    chunk = max(1, min(samples, 20000))
+    chunk = max(1, min(samples, SPHERE_CHUNK))
     done = 0
     while done < samples:
         m = min(chunk, samples - done)

@@ -88,6 +88,8 @@ REFUSED = [
     (["ln", "--L", "3"], "--L"),
     (["ln", "--replicas", "1"], "--replicas"),
     (["ln", "--eta", "-inf"], "--eta"),
+    (["ln", "--d", "1000", "--n", "1000"], "Sobol dimensions"),
+    (["ln", "--d", "300", "--n", "20000", "--expectation", "monte_carlo"], "--d 300 with --n 20000"),
     (["ln", "--checkpoint", NOT_WRITABLE, "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"],
      "--checkpoint"),
     # sweep

@@ -65,6 +65,21 @@ def model_config(v: dict):
     if kind != "exact":
         # the sample: levels, masses and weights per sample and eigen-direction (float64)
         check_memory(f"--samples {cfg.samples} with --d {d}", 8.0 * 4 * cfg.samples * (d + 2))
+    if data == "sphere" and kind in ("qmc", "monte_carlo"):
+        from rdyn.reduced_dynamics.model_b_qmc import points_per_replica
+        from rdyn.reduced_dynamics.model_b_sampling import (SOBOL_MAX_DIMENSION, SPHERE_CHUNK,
+                                                            sphere_sample_bytes)
+
+        if kind == "qmc":  # every replica's points at once, d n + d Sobol coordinates each
+            require(d * n + d <= SOBOL_MAX_DIMENSION,
+                    f"--d {d} with --n {n}: quasi-Monte Carlo needs d n + d = {d * n + d} Sobol "
+                    f"dimensions, at most {SOBOL_MAX_DIMENSION}; lower --d/--n or use "
+                    "--expectation monte_carlo")
+            points = points_per_replica(cfg.samples, cfg.replicas)
+        else:
+            points = min(cfg.samples, SPHERE_CHUNK)
+        check_memory(f"--d {d} with --n {n} ({points} points at once)",
+                     sphere_sample_bytes(d, n, points))
     return cfg
 
 
