@@ -392,3 +392,60 @@ def test_tstar_correction_rejects_a_constant_off_by_5_percent():
     tau = float(slow_limits(TeacherConfig(10**5, 2, "identity")).tau_star)
     assert abs(tau / f(10**5, 1.0) - 1) < 1e-3
     assert abs(tau / f(10**5, 1.05) - 1) > 0.04 and abs(tau / f(10**5, 0.95) - 1) > 0.04
+
+
+def test_leaky_late_phase_constants_and_5_percent():
+    """Leaky ReLU (issue 19 (a)): g2 = M (1 + kappa^2)/(2 K^3) reduces to ReLU at kappa = 0; the
+    derived asymptotes match the map at D=12, K=3, kappa=0.3 (sizes and slope used nowhere in
+    the derivation) and 5% off is rejected."""
+    import sympy as sp
+
+    from rdyn.verification import checks_errata_a as ce
+
+    D, K, M, kappa = (ce.SYMBOLS[n] for n in ("D", "K", "M", "kappa"))
+    b = ce.bound_expressions("leaky")
+    assert sp.simplify(b["g2"] - M * (1 + kappa**2) / (2 * K**3)) == 0
+    assert sp.simplify(b["g2"].subs(kappa, 0) - ce.bound_expressions("relu")["g2"]) == 0
+    assert sp.simplify(ce.bound_expressions("identity")["q_min"] - ((D - K) / D) ** 2) == 0
+    tr = trajectory(12, 3, "leaky", "default", 64, kappa=0.3)
+    for quantity in ("excess_loss", "one_over_K_minus_p", "delta_C2_plus_C3"):
+        expr = ce.asymptote(quantity, "leaky")
+        r0 = ce.ratio_along(quantity, tr, expr)["extrapolated_ratio_at_e_0"]
+        assert abs(r0 - 1) <= ce.EXTRAPOLATION_TOL, (quantity, r0)
+        for factor in (0.95, 1.05):
+            off = ce.ratio_along(quantity, tr, expr * factor)["extrapolated_ratio_at_e_0"]
+            assert abs(off - 1) > 3 * ce.EXTRAPOLATION_TOL, (quantity, factor, off)
+
+
+@pytest.mark.parametrize("activation, D, K", [("relu", 8, 2), ("leaky", 10, 2), ("identity", 12, 3)])
+def test_corrected_D18_D19_bounds_hold_inside_paper_conditions_and_5_percent_fails(activation, D, K):
+    """Corrected Lemmas D.18 / D.19 (two-sided bounds) hold at every recorded T >= T* + 1 inside
+    the paper's step-size conditions, are tight (upper/lower side within 1.4 / 0.89 of 1/K - p at
+    some step, D.19's sides touch the increment within 2%), and g2 off by 5% (either way) or
+    q_min 5% too large breaks them."""
+    from rdyn.verification import checks_errata_a as ce
+
+    tr = trajectory(D, K, activation, "paper", 64, kappa=0.3)
+    rows = ce.bound_rows(tr)
+    assert all(rows["holds"].values()), rows["holds"]
+    r = rows["ratio_ranges"]
+    assert r["D18_gap_upper_over_actual"][1] < 1.4 and r["D18_gap_lower_over_actual"][0] > 0.89
+    assert r["D19_upper_over_actual"][0] < 1.02 and r["D19_lower_over_actual"][1] > 0.97
+    for g2_factor, q_factor in ((1.05, 1.0), (0.95, 1.0), (1.0, 1.05)):
+        assert not all(ce.bound_rows(tr, g2_factor, q_factor)["holds"].values()), (g2_factor, q_factor)
+
+
+@pytest.mark.slow
+def test_leaky_tstar_statement_matches_derivation():
+    """The Leaky ReLU I1 written out in Lemma D.17's correction statement is the derived one."""
+    import sympy as sp
+
+    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.asymptotics import tau_star_expansion
+
+    K, kappa, M = ma.K, ma.kappa, ma.vstar_norm2
+    x = tau_star_expansion("leaky")
+    stated = 2 * K**sp.Rational(3, 2) / (sp.pi * M) * (2 * sp.pi**2 * (1 + kappa**2) / (1 - kappa**2) ** 2
+                                                        + (1 - kappa) ** 2 / (1 + kappa**2) ** 2)
+    assert sp.simplify(ma.to_public(x.I1) - stated) == 0
+    assert sp.simplify(ma.to_public(x.I0) - K / (M * (1 + kappa**2))) == 0
