@@ -167,11 +167,13 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "logits/D", ("A.errata.ood",), expression_from="A.errata.ood", logit_scale="D")),
     ("A", "Lemma D.6"): Classification(
         "wrong_formula", "A_of_t_printed",
-        CorrectionSpec("A(t) = E[sigma(p u) sigma'(y) p u] in closed form (the Gaussian expectation of Lemma "
-                       "D.6; sympy's form, not yet rearranged into the printed layout: the arctan argument "
-                       "has sqrt(K(D-K)) p/(1-Kp) and a sin(2 beta)/(4 pi) term appears)", "other", "equal", None,
+        CorrectionSpec("A(t) = E[sigma(p u) sigma'(y) p u] = (1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 (beta + sin(2 beta)/2)/(2 pi) "
+                       "with beta = arctan(sqrt(K(D-K)) p/(1-Kp)) (ReLU: kappa = 0): the printed arctan argument "
+                       "lacks the square root and the sin(2 beta) term is missing; coefficients derived by "
+                       "rdyn.derivations.attention_angle", "other", "equal", None,
                        "every p in [1/D, 1/K), K < D; ReLU and Leaky ReLU (identity: A = K p^2 as printed)",
-                       ("A.gauss.*", "A.F3_is_A_plus_B.*"), expression_from="A.A_of_t.*")),
+                       ("A.A_of_t.readable.*", "A.gauss.*", "A.F3_is_A_plus_B.*"),
+                       expression_from="A.A_of_t.readable.*")),
     ("A", "Lemma D.8"): Classification(
         "sign", "D8_sign",
         CorrectionSpec("in-group coefficient of grad_{W_KQ} L is -(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) "
@@ -207,6 +209,7 @@ def correction_object(spec: CorrectionSpec, cls: Classification, checks: Sequenc
             value = c.detail.get("expression", c.detail.get("derived"))
             if isinstance(value, str) and len(sources) > 1:  # one check per activation: A.x.<activation>
                 found[c.id.rsplit(".", 1)[-1]] = _spec_symbols(value)
+                tex = c.detail.get("tex", tex)  # the last activation's (the most general, e.g. leaky's kappa form)
             elif value is not None:
                 expression = _spec_symbols(value) if isinstance(value, str) else value
                 tex = c.detail.get("tex", tex)
