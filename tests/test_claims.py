@@ -449,3 +449,48 @@ def test_leaky_tstar_statement_matches_derivation():
                                                         + (1 - kappa) ** 2 / (1 + kappa**2) ** 2)
     assert sp.simplify(ma.to_public(x.I1) - stated) == 0
     assert sp.simplify(ma.to_public(x.I0) - K / (M * (1 + kappa**2))) == 0
+
+
+def test_A_of_t_angle_form_is_derived_exactly_and_typesets():
+    """Lemma D.6 corrected (issue 19 (c)): the engine's A(t) rewritten with the angle beta has
+    exactly the coefficients (1+kappa)^2/4 and (1-kappa)^2/(2 pi) (ReLU: 1/4, 1/(2 pi)); the
+    readable form equals the engine at 30 digits and its tex parses with mathtext."""
+    import sympy as sp
+
+    from rdyn.derivations import attention_angle as aa
+    from rdyn.derivations import gaussian as g
+    from rdyn.verification import checks_model_a as cm
+    from rdyn.verification.checks_errata_a import _bound_tex
+    from rdyn.verification.claims_report import mathtext_svg
+
+    k = g.kappa
+    leaky, relu = aa.angle_form("leaky"), aa.angle_form("relu")
+    assert sp.simplify(leaky.c0 - (1 + k) ** 2 / 4) == 0 and sp.simplify(leaky.c1 - (1 - k) ** 2 / (2 * sp.pi)) == 0
+    assert relu.c0 == sp.Rational(1, 4) and sp.simplify(relu.c1 - 1 / (2 * sp.pi)) == 0
+    checks = cm.a_of_t_readable_checks()
+    assert [c.status for c in checks] == ["pass", "pass"] and max(c.max_error for c in checks) < 1e-25
+    for tex in [c.detail["tex"] for c in checks] + [_bound_tex(x, s) for x in ("D18", "D19") for s in ("D", "sqrtD")]:
+        assert mathtext_svg(tex) is not None, tex
+
+
+def test_model_b_coverage_checks_pass_and_a_wrong_constant_is_caught():
+    """B.cover.* pass; the quadratic landscape with kappa2 off by 5% would not."""
+    import numpy as np
+
+    from rdyn.verification import checks_coverage_b as cb2
+
+    assert all(c.status == "pass" for c in cb2.checks())
+    a, sa = cb2.task1_sample(samples=2000)
+    k1, k2, _ = cb2._kappas(a, sa)
+    g_star = 1 - k1 / k2
+    loss = lambda g: float(np.mean(np.sum((a + (g - 1) * sa) ** 2, axis=1)))  # noqa: E731
+    assert abs(loss(1.5) - loss(g_star) - k2 * (1.5 - g_star) ** 2) < 1e-10 * loss(1.5)
+    assert abs(loss(1.5) - loss(g_star) - 1.05 * k2 * (1.5 - g_star) ** 2) > 1e-3 * loss(1.5)
+
+
+def test_model_a_coverage_checks_pass():
+    from rdyn.verification import checks_coverage_a as ca2
+
+    checks = ca2.checks(quick=True)
+    assert [c.status for c in checks] == ["pass"] * 4
+    assert 1.5 < checks[-1].detail["measured"] < 3  # D.13: C1 < 0.95 C1* before t1, so step/bound >= 2
