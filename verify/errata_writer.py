@@ -47,7 +47,8 @@ def errata_data(ledger: Ledger) -> dict[str, list[dict[str, Any]]]:
             "deciding": [{"id": r.id, "status": r.status, "claim": r.claim} for r in deciding]
             + [{"id": r.id, "status": r.status, "claim": r.claim} for r in c.records
                if c.evidence["checks"].get(r.id, {}).get("role") == "decides"],
-            "rate": c.entry.rate or bool(fix and fix["limit"] == "T->oo"),
+            # a plot wherever a rate is involved: asymptotes (T -> oo) and the Theta(T^-1/2) two-sided bounds
+            "rate": c.entry.rate or bool(fix and (fix["limit"] == "T->oo" or "upper_expression" in fix)),
         })
     return out
 
