@@ -60,11 +60,13 @@ def _plot_png(ledger: Ledger, paper: str, label: str) -> bytes | None:
     result = next(c for c in ledger.claims if (c.entry.paper, c.entry.label) == (paper, label))
     fix = result.correction
     rows = []
-    for r in result.correction_records:
-        if isinstance(r.detail.get("per_config"), list):
-            rows = [row for row in r.detail["per_config"] if isinstance(row, dict) and "measured_values" in row]
-            if rows:
-                break
+    candidates = [[row for row in r.detail["per_config"] if isinstance(row, dict) and "measured_values" in row]
+                  for r in result.correction_records if isinstance(r.detail.get("per_config"), list)]
+    candidates = [c for c in candidates if c]
+    # a two-sided bound is drawn with its bounds (dotted); else the first derived asymptote
+    bounded = [c for c in candidates if "bound_lower_values" in c[0]]
+    if bounded or candidates:
+        rows = (bounded or candidates)[0]
     if not rows:
         from rdyn.verification.claims_report import rate_plot_png
 
@@ -77,7 +79,7 @@ def _plot_png(ledger: Ledger, paper: str, label: str) -> bytes | None:
 
     fig = Figure(figsize=(4.6, 3.0), dpi=110)
     ax = fig.add_subplot(111)
-    for row in rows[:4]:
+    for row in rows[:6]:
         T = [t - row["T_star"] for t in row["T"]]
         line, = ax.loglog(T, row["measured_values"], "-", lw=1.2, label=row["config"][:44])
         if "derived_values" in row:
@@ -86,7 +88,7 @@ def _plot_png(ledger: Ledger, paper: str, label: str) -> bytes | None:
             if key in row:
                 ax.loglog(T, row[key], ":", lw=0.9, color=line.get_color())
     ax.set_xlabel("T - T*", fontsize=8)
-    ax.set_ylabel(fix["quantity"] if fix else "", fontsize=8)
+    ax.set_ylabel(rows[0].get("measured_quantity", fix["quantity"] if fix else ""), fontsize=8)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=6, frameon=False)
     bounds = any("bound_lower_values" in row for row in rows)
