@@ -9,6 +9,9 @@
 * ``A.cover.D13_step``: the step bound in the proof of Lemma D.13,
   ``C1(t+1) - C1(t) >= eta D F3/(40 K p)`` for every ``t < t1``, along the validation
   trajectories (identity, ReLU, Leaky ReLU; the paper's step-size conditions and the default).
+* ``A.cover.figures.*``: Section 4.1's six experiments (full-matrix SGD, paper sizes, 20000
+  steps; quick: two at D = 12), Fig. 3's attention blocks and Fig. 2(c)'s cosine, with the
+  tolerances named in :func:`figure_checks`.
 """
 from __future__ import annotations
 
@@ -99,5 +102,101 @@ def d13_step_check(quick: bool) -> Check:
                  {"measured": worst, "per_config": rows})
 
 
+
+
+# ------------------------------------------------------------------------------------------
+# Section 4.1's experiments, Fig. 2(c) and Fig. 3 (full-matrix SGD of rdyn.verification.figures)
+# ------------------------------------------------------------------------------------------
+
+SLOPE_AGREEMENT = 0.1    # |fitted slope of the SGD run - fitted slope of the collapsed run|
+BLOCK_AGREEMENT = 0.03   # |in-group attention block of SGD / collapsed p(T) - 1|
+ABOUT_ONE_OVER_K = 0.2   # "about 1/K": K * block within 20% of 1
+COSINE_EXACT, COSINE_END = 1e-9, 0.99  # population GD: 1 - cos at every t >= 1; SGD: cos at the end
+
+
+def figure_experiments(quick: bool):
+    """The six experiments of Section 4.1 at the paper's sizes and `rdyn figures`' default length
+    (20000 SGD steps, ||V*||^2 = 256, batch 100, noise 1, seed 0); quick: CNN ReLU and GCN Leaky
+    ReLU at the quick sizes (D = 12, K = 3), 1500 steps."""
+    from rdyn.verification import figures as fg
+
+    experiments = ((("cnn", "relu"), ("gcn", "leaky")) if quick else fg.EXPERIMENTS)
+    sizes = fg.QUICK_SIZES if quick else fg.PAPER_SIZES
+    steps = 1500 if quick else 20000
+    return [fg.run_experiment(task, act, steps, *sizes[task]) for task, act in experiments]
+
+
+def in_group_block(S: np.ndarray, task: str, D: int, K: int) -> float:
+    """Mean attention weight of a query on the keys of its own group (the collapsed p)."""
+    from rdyn.reduced_dynamics.presets import preset_groups
+
+    groups = preset_groups(task, D, K)
+    return float(np.mean([S[g, i].mean() for i, g in enumerate(groups)]))
+
+
+def population_cosines(task: str, activation: str, D: int, K: int, steps: int = 50) -> list[float]:
+    """cos(W_V, V*) of full-matrix population GD from zero (Fig. 2(c)'s setup, no batch noise)."""
+    from rdyn.reduced_dynamics.model_a import TeacherConfig
+    from rdyn.reduced_dynamics.presets import preset_groups
+    from rdyn.verification import full_matrix as fm
+
+    config = TeacherConfig(D=D, K=K, activation=activation, vstar_norm2=256.0)
+    model = fm.make_model(preset_groups(task, D, K), M=4, d=8, vstar_norm2=256.0, activation=activation,
+                          kappa=0.1, positional="random", seed=0)
+    traj = fm.gradient_descent(model, config.step_size, steps, mode="population", record=range(1, steps + 1))
+    return [float(c) for c in traj.cosine]
+
+
+def figure_checks(quick: bool) -> list[Check]:
+    """``A.cover.figures.slopes`` (Section 4.1: the SGD loss follows the collapsed one, whose rate
+    the derivation decides: slope -1 as T -> oo, ``A.errata.late.excess_loss``; fitted slopes are
+    context), ``A.cover.figures.attention_blocks`` (Fig. 3: in-group block = collapsed p(T), about
+    1/K), ``A.cover.figures.cosine`` (Fig. 2(c))."""
+    runs = figure_experiments(quick)
+    slope_rows, block_rows, cos_rows = [], [], []
+    for e in runs:
+        slope_rows.append({"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star, "fit_from": e.fit_from,
+                           "slope_sgd": e.slope_train, "slope_collapsed": e.slope_collapsed})
+        block = in_group_block(e.attention, e.task, e.D, e.K)
+        p_coll = in_group_block(e.collapsed_attention, e.task, e.D, e.K)
+        block_rows.append({"experiment": e.label, "K": e.K, "in_group_block_sgd": block,
+                           "p_collapsed": p_coll, "one_over_K": 1 / e.K, "K_times_block": e.K * block})
+        cos = np.asarray(e.cosine)[np.asarray(e.steps) >= 1]
+        pop = population_cosines(e.task, e.activation, e.D, e.K)
+        cos_rows.append({"experiment": e.label, "population_gd_max_1_minus_cosine_t_1_to_50": float(1 - min(pop)),
+                         "sgd_cosine_first_step": float(cos[0]), "sgd_cosine_min": float(cos.min()),
+                         "sgd_cosine_end": float(cos[-1])})
+    slopes_ok = all(r["slope_sgd"] is not None and r["slope_collapsed"] is not None
+                    and abs(r["slope_sgd"] - r["slope_collapsed"]) <= SLOPE_AGREEMENT for r in slope_rows)
+    blocks_ok = all(abs(r["in_group_block_sgd"] / r["p_collapsed"] - 1) <= BLOCK_AGREEMENT
+                    and abs(r["K_times_block"] - 1) <= ABOUT_ONE_OVER_K for r in block_rows)
+    cos_ok = all(r["population_gd_max_1_minus_cosine_t_1_to_50"] <= COSINE_EXACT and r["sgd_cosine_end"] >= COSINE_END
+                 for r in cos_rows)
+    size = "quick sizes (D = 12)" if quick else "paper sizes"
+    src = f"{PAPER}, Section 4.1"
+    return [
+        Check("A.cover.figures.slopes", f"{src} (six experiments, slope -1)",
+              f"{len(runs)} experiments ({size}): fitted slope of the SGD excess loss within {SLOPE_AGREEMENT} of the "
+              "collapsed run's (" + ", ".join(f"{r['experiment']} {r['slope_sgd']:.2f} vs {r['slope_collapsed']:.2f}"
+                                              for r in slope_rows)
+              + "); the collapsed rate is Theta(1/T) by derivation (A.errata.late.excess_loss), the finite-window "
+                "fits are context", "pass" if slopes_ok else "discrepancy", None, None,
+              {"per_experiment": slope_rows, "tolerance": SLOPE_AGREEMENT}),
+        Check("A.cover.figures.attention_blocks", f"{src}, Fig. 3 (attention blocks about 1/K)",
+              f"in-group attention block of the SGD run = collapsed p(T) within {BLOCK_AGREEMENT:.0%} and K * block "
+              f"within {ABOUT_ONE_OVER_K:.0%} of 1 (" + ", ".join(f"{r['experiment']}: {r['in_group_block_sgd']:.3f} "
+                                                                    f"vs 1/K = {r['one_over_K']:.3f}" for r in block_rows)
+              + ")", "pass" if blocks_ok else "discrepancy", None, None,
+              {"per_experiment": block_rows, "tolerance_vs_collapsed": BLOCK_AGREEMENT,
+               "tolerance_about_one_over_K": ABOUT_ONE_OVER_K}),
+        Check("A.cover.figures.cosine", f"{src}, Fig. 2(c) (cos(W_V, V*) close to 1 from the start)",
+              f"cos(W_V, V*) = 1 (to {COSINE_EXACT:.0e}) at every t = 1..50 of full-matrix population GD from zero "
+              f"(W_V stays on V*, Lemma D.2) and >= {COSINE_END} at the end of the SGD runs; the SGD value at t = 1 "
+              "is batch noise (" + ", ".join(f"{r['experiment']} {r['sgd_cosine_first_step']:.3f}" for r in cos_rows)
+              + ")",
+              "pass" if cos_ok else "discrepancy", None, None, {"per_experiment": cos_rows}),
+    ]
+
+
 def checks(quick: bool = False) -> tuple[Check, ...]:
-    return tuple(c1_update_checks()) + (d13_step_check(quick),)
+    return tuple(c1_update_checks()) + (d13_step_check(quick),) + tuple(figure_checks(quick))
