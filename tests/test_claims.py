@@ -493,7 +493,22 @@ def test_model_a_coverage_checks_pass():
     from rdyn.verification import checks_coverage_a as ca2
 
     checks = {c.id: c for c in ca2.checks(quick=True)}
-    assert len(checks) == 7 and all(c.status == "pass" for c in checks.values())
+    assert len(checks) == 8 and all(c.status == "pass" for c in checks.values())
     assert 1.5 < checks["A.cover.D13_step"].detail["measured"] < 3  # C1 < 0.95 C1* before t1: step/bound >= 2
     blocks = checks["A.cover.figures.attention_blocks"].detail["per_experiment"]
     assert all(abs(r["in_group_block_sgd"] / r["p_collapsed"] - 1) < 0.03 for r in blocks)
+
+
+def test_printed_D1_gradient_is_the_exact_gradient_and_a_5_percent_error_is_seen():
+    """Lemma D.1's printed updates (implemented literally) against the exact population gradient:
+    mean z^2 below the check's tolerance, and 1.05 times the printed gradient above it."""
+    import numpy as np
+
+    from rdyn.verification import checks_coverage_a as ca2
+    from rdyn.verification import full_matrix as fm
+
+    model, W_V, W_KQ = ca2.d1_state("relu", np.random.default_rng(3))
+    exact = fm.population(model, W_V, W_KQ)
+    ok = ca2.printed_vs_exact(model, W_V, W_KQ, exact, np.random.default_rng(4), 20, 8000)[0]
+    off = ca2.printed_vs_exact(model, W_V, W_KQ, exact, np.random.default_rng(4), 20, 8000, factor=1.05)[0]
+    assert ok < ca2.MEAN_Z2_TOL < off, (ok, off)

@@ -123,6 +123,12 @@ LEDGER: tuple[Entry, ...] = (
        not_checkable="needs the trained MNIST teacher CNN and the MNIST data; neither is part of the "
                      "paper's model (Gaussian inputs) nor available offline"),
     # ----------------------------------------------------------------------- Model A, Appendix D.1
+    _A("Lemma D.1", S_D1,
+       "w_{V,m}^(t+1) = w_{V,m} + eta sum_i sum_i1 E[(Y_mi - sigma(.)) sigma'(.) x_i1 S_i1i]; W_KQ^(t+1) = W_KQ + "
+       "(eta/D) sum_m sum_i E[(Y_mi - sigma(.)) sigma'(.) sum_i1 sum_i2 <w_m, x_i1> S_i1i S_i2i (p_i1 - p_i2) p_i^T]",
+       ("A.cover.D1_gradients",), (),
+       r"W_{KQ}^{(t+1)} = W_{KQ}^{(t)} + \frac{\eta}{D}\sum_{m,i} E\Big[(Y_{mi} - \sigma(\cdot))\sigma'(\cdot)"
+       r"\sum_{i_1,i_2}\langle w_m, x_{i_1}\rangle S_{i_1 i}S_{i_2 i}(p_{i_1} - p_{i_2})p_i^\top\Big]"),
     _A("Lemma D.2", S_D1,
        "W_V^(t) = C1(t) V*, W_KQ^(t) = C2(t) sum_i sum_{i' in G^i} p_i' p_i^T - C3(t) sum_i sum_{i' not in G^i} "
        "p_i' p_i^T, with the printed updates of C1, C2, C3",
