@@ -414,6 +414,12 @@ def test_leaky_late_phase_constants_and_5_percent():
     assert sp.simplify(b["g2"] - M * (1 + kappa**2) / (2 * K**3)) == 0
     assert sp.simplify(b["g2"].subs(kappa, 0) - ce.bound_expressions("relu")["g2"]) == 0
     assert sp.simplify(ce.bound_expressions("identity")["q_min"] - ((D - K) / D) ** 2) == 0
+    # the ReLU q_min written out in Lemma D.19's correction statement is the derived one
+    b_ = sp.atan(sp.sqrt(K / (D - K)))
+    stated = ((D - K) / D) ** 2 * (1 - b_ / sp.pi) * (1 - b_ / sp.pi + sp.sqrt(K / (D - K)) / sp.pi)
+    for Dv, Kv in ((8, 2), (20, 4), (7, 3)):
+        at = {D: Dv, K: Kv}
+        assert abs(float(ce.bound_expressions("relu")["q_min"].subs(at)) - float(stated.subs(at))) < 1e-14
     _assert_asymptotes_and_5_percent(trajectory(12, 3, "leaky", "default", 64, kappa=0.3),
                                      ("excess_loss", "one_over_K_minus_p", "delta_C2_plus_C3"))
 
