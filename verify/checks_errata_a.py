@@ -315,11 +315,15 @@ def bound_checks(quick: bool) -> list[Check]:
                  "upper_expression": {a: sp.sstr(exprs[a][keys[1]]) for a in ACTIVATIONS},
                  "q_min": {a: sp.sstr(exprs[a]["q_min"]) for a in ACTIVATIONS},
                  "g2": {a: sp.sstr(exprs[a]["g2"]) for a in ACTIVATIONS},
-                 "tex": _bound_tex(lemma, scale), "logit_scale": scale,
+                 "tex": _bound_tex(lemma, scale), "logit_scale": scale, "R_definitions": R_DEFINITIONS[scale],
                  "bound_over_actual_ranges": tight, "q_monotone_on_grid": mono,
                  "per_config": [{**{k: v for k, v in r.items() if k != "series"}, **r["series"][lemma]}
                                 for r in rows]}))
     return out
+
+
+R_DEFINITIONS = {sc: f"R+(T) = ((D-K)/K)^2 + 2 g2 eta (T - T_star + 1)/{s}, R-(T) = ((D-K)/K)^2 + "
+                     f"2 q_min g2 eta (T - T_star)/{s}" for sc, s in (("D", "D"), ("sqrtD", "sqrt(D)"))}
 
 
 def _bound_tex(lemma: str, scale: str) -> str:
@@ -327,10 +331,9 @@ def _bound_tex(lemma: str, scale: str) -> str:
     if lemma == "D19":
         return (rf"q_{{\min}}\,\eta g_2\,e^{{-2(C_2+C_3)/{s}}} \le \Delta(C_2+C_3) \le "
                 rf"\eta g_2\,e^{{-2(C_2+C_3)/{s}}}")
-    return (rf"\frac{{D-K}}{{K(D-K+K\sqrt{{R_+}})}} \le \frac{{1}}{{K}} - p(T) \le "
-            rf"\frac{{D-K}}{{K(D-K+K\sqrt{{R_-}})}},\quad R_+ = \frac{{(D-K)^2}}{{K^2}} + "
-            rf"\frac{{2 g_2 \eta (T - T^* + 1)}}{{{s}}},\quad R_- = \frac{{(D-K)^2}}{{K^2}} + "
-            rf"\frac{{2 q_{{\min}} g_2 \eta (T - T^*)}}{{{s}}}")
+    # the inequality only (R+- are defined in the correction's statement and the check's detail)
+    return (r"\frac{D-K}{K(D-K+K\sqrt{R_+(T)})} \le \frac{1}{K} - p(T) \le "
+            r"\frac{D-K}{K(D-K+K\sqrt{R_-(T)})}")
 
 
 # ------------------------------------------------------------------------------------------
