@@ -86,3 +86,26 @@ def late_phase(activation: str, scale: str = "D") -> LatePhase:
     scale_expr = ma.to_internal(gf.scale_of(scale))
     pub = lambda x: sp.factor(ma.to_public(sp.simplify(x)))  # noqa: E731
     return LatePhase(activation, scale, pub(g2), pub(c1), pub(l2), pub(scale_expr / (2 * g2)))
+
+
+@lru_cache(maxsize=None)
+@seeded
+def increment_ratio(activation: str, scale: str = "D") -> sp.Expr:
+    """``q(e) = G0(e)/(g2 e^2)``: the slow-manifold drift of ``x = C2 + C3`` over its leading
+    term (Lemma D.19's increment, corrected). ``q -> 1`` as ``e -> 0``; on phase 3
+    (``e <= K/(D-K)``, i.e. ``p >= 1/(2K)``) it decreases from 1 to :func:`increment_ratio_at_threshold`
+    (checked on a grid by ``A.errata.bound.*``), which bounds ``Delta x`` and hence ``1/K - p``
+    from both sides."""
+    h, _, star, _, _ = gf.slow_coefficients(activation, scale)
+    g2 = ma.to_internal(late_phase(activation, scale).g2)
+    q = sp.simplify(ma.to_internal(star * h) / (g2 * e**2))
+    assert sp.simplify(sp.limit(q, e, 0) - 1) == 0, f"q(e) does not tend to 1: {q}"
+    return ma.to_public(q)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def increment_ratio_at_threshold(activation: str, scale: str = "D") -> sp.Expr:
+    """``q_min = q(K/(D-K))``: the value at ``p = 1/(2K)`` (T = T*), in D, K (and kappa)."""
+    q = ma.to_internal(increment_ratio(activation, scale)).subs(e, ma.K / ma.N)
+    return sp.factor(ma.to_public(sp.simplify(q)))

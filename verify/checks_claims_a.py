@@ -573,7 +573,7 @@ def ood_excess_loss(tr: Trajectory, idx, samples: int = 40000, seed: int = 5) ->
     zin = z[:, :tr.K].sum(axis=1)
     zall = z.sum(axis=1)
     act = {"identity": lambda x: x, "relu": lambda x: np.maximum(x, 0),
-           "leaky": lambda x: np.maximum(x, 0.1 * x)}[tr.activation]
+           "leaky": lambda x: np.maximum(x, tr.kappa * x)}[tr.activation]
     teacher = act(zin / tr.K)
     means, ses = [], []
     for i in idx:

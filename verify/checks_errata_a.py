@@ -30,7 +30,7 @@ from rdyn.verification.report import Check
 PAPER = "Zhang-Zhao-Gu-Cao (seed 000)"
 EXTRAPOLATION_TOL = 0.01
 LATE_START = 4.0  # fit window: T - T* >= LATE_START T*
-ACTIVATIONS = ("identity", "relu")  # the derivation of the leaky slow-manifold limits is not run (cost)
+ACTIVATIONS = ("identity", "relu", "leaky")  # leaky: symbolic in kappa (validated at kappa = 0.1 and 0.3)
 
 # printed forms (SPEC symbols; M = ||V*||_F^2), the quantity they bound, the variables compared
 PRINTED = {
@@ -110,10 +110,22 @@ def derived_vs_printed_checks() -> list[Check]:
 def _specs(quick: bool, scale: str) -> tuple[tuple, ...]:
     """(D, K, activation, policy) of the validation trajectories."""
     if scale == "sqrtD":
-        return ((10, 2, "relu", "default"),) + (() if quick else ((12, 3, "identity", "default"),))
+        return ((10, 2, "relu", "default"), (12, 3, "leaky", "default")) + (
+            () if quick else ((12, 3, "identity", "default"),))
     specs = ((8, 2, "relu", "default"), (8, 2, "relu", "paper"), (20, 4, "relu", "default"),
-             (8, 2, "identity", "default"))
-    return specs + (() if quick else ((12, 3, "identity", "paper"),))
+             (8, 2, "identity", "default"), (12, 3, "leaky", "default"))
+    return specs + (() if quick else ((12, 3, "identity", "paper"), (10, 2, "leaky", "paper")))
+
+
+# Leaky ReLU slope of each validation trajectory: 0.1 (the default) except one at 0.3 per scale
+LEAKY_KAPPA = {(12, 3, "D"): 0.1, (10, 2, "D"): 0.3, (12, 3, "sqrtD"): 0.3}
+
+
+def _trajectory(D: int, K: int, activation: str, policy: str, scale: str = "D"):
+    from rdyn.verification.claim_trajectories import trajectory
+
+    kappa = LEAKY_KAPPA.get((D, K, scale), 0.1) if activation == "leaky" else 0.1
+    return trajectory(D, K, activation, policy, 64, logit_scale=scale, kappa=kappa)
 
 
 def _measured(quantity: str, tr, idx: np.ndarray) -> np.ndarray:
@@ -138,7 +150,7 @@ def ratio_along(quantity: str, tr, expression: sp.Expr) -> dict:
     idx = np.nonzero(tr.t >= 2 * tr.T_star)[0]
     if quantity == "delta_C2_plus_C3":
         idx = idx[tr.nxt[idx] >= 0]
-    kappa = {"identity": 1.0, "relu": 0.0, "leaky": 0.1}[tr.activation]
+    kappa = tr.kappa
     x = tr.C23[idx]
     derived = np.asarray(f(tr.D, tr.K, tr.vstar_norm2, tr.eta, tr.t[idx].astype(float), kappa, x, 0.0)
                          * np.ones(len(idx)), dtype=float)
@@ -158,11 +170,9 @@ def ratio_along(quantity: str, tr, expression: sp.Expr) -> dict:
 
 
 def late_correction_checks(quick: bool) -> list[Check]:
-    from rdyn.verification.claim_trajectories import trajectory
-
     out = []
     for scale in ("D", "sqrtD"):
-        trs = [trajectory(D, K, act, pol, 64, logit_scale=scale) for D, K, act, pol in _specs(quick, scale)]
+        trs = [_trajectory(D, K, act, pol, scale) for D, K, act, pol in _specs(quick, scale)]
         for quantity in ("excess_loss", "S_error_F", "WV_error_F", "one_over_K_minus_p", "delta_C2_plus_C3"):
             expressions = {act: asymptote(quantity, act, scale) for act in ACTIVATIONS}
             rows = [ratio_along(quantity, tr, expressions[tr.activation]) for tr in trs]
@@ -181,6 +191,149 @@ def late_correction_checks(quick: bool) -> list[Check]:
                  "ratio_range_T_ge_2Tstar": tight, "per_config": rows,
                  "activations_derived": list(ACTIVATIONS)}))
     return out
+
+
+# ------------------------------------------------------------------------------------------
+# Corrected Lemma D.18 / D.19: two-sided bounds for T >= T*
+# ------------------------------------------------------------------------------------------
+
+BOUND_TOL = 1e-9  # relative slack for float64 rounding when a bound is attained (at T = T* + 1)
+
+
+@lru_cache(maxsize=None)
+def bound_expressions(activation: str, scale: str = "D") -> dict:
+    """The corrected bounds of Lemmas D.18 and D.19 (SPEC symbols), valid for T >= T*
+    (``p >= 1/(2K)``, i.e. ``e = exp(-(C2+C3)/scale) <= K/(D-K)``).
+
+    Lemma D.19: on the slow manifold ``Delta(C2+C3) = eta g2 q(e) e^2`` with ``q`` decreasing
+    from 1 (e -> 0) to ``q_min = q(K/(D-K))`` (:func:`rdyn.derivations.late_phase.increment_ratio`), so
+    ``q_min eta g2 exp(-2x/scale) <= Delta x <= eta g2 exp(-2x/scale)``.
+    Lemma D.18: ``e^-2`` grows by ``exp(2 Delta x/scale) - 1`` times itself per step, i.e. by
+    ``2 eta g2 q/scale`` (to relative O(eta e^2)); with ``e(T*) <= K/(D-K) < e(T* - 1)``:
+    ``R_lo(T) = ((D-K)/K)^2 + 2 g2 q_min eta (T - T*)/scale <= e^-2 <= R_hi(T) = ((D-K)/K)^2 +
+    2 g2 eta (T - T* + 1)/scale``, and ``1 - K p = (D-K)/(D-K + K e^-1)`` exactly gives
+    ``1/K - (D-K)/(K (D-K + K sqrt(R_lo))) <= p(T) <= 1/K - (D-K)/(K (D-K + K sqrt(R_hi)))``.
+    Both sides are Theta(T^(-1/2)) for 1/K - p; their ratio tends to ``q_min^(-1/2)``."""
+    from rdyn.derivations import late_phase as lp
+
+    D, K, eta, T = SYMBOLS["D"], SYMBOLS["K"], SYMBOLS["eta"], SYMBOLS["T"]
+    T_star = sp.Symbol("T_star", positive=True)
+    s = D if scale == "D" else sp.sqrt(D)
+    g2 = _public(lp.late_phase(activation, scale).g2)
+    q_min = _public(lp.increment_ratio_at_threshold(activation, scale))
+    x = SYMBOLS["C2"] + SYMBOLS["C3"]
+    R_lo = ((D - K) / K) ** 2 + 2 * g2 * q_min * eta * (T - T_star) / s
+    R_hi = ((D - K) / K) ** 2 + 2 * g2 * eta * (T - T_star + 1) / s
+    p_of = lambda R: 1 / K - (D - K) / (K * (D - K + K * sp.sqrt(R)))  # noqa: E731
+    return {"g2": g2, "q_min": q_min, "q": _public(lp.increment_ratio(activation, scale)),
+            "p_lower": p_of(R_lo), "p_upper": p_of(R_hi),
+            "dx_lower": q_min * eta * g2 * sp.exp(-2 * x / s), "dx_upper": eta * g2 * sp.exp(-2 * x / s)}
+
+
+def bound_rows(tr, g2_factor: float = 1.0, q_min_factor: float = 1.0) -> dict:
+    """The corrected D.18 / D.19 bounds along one trajectory (``T >= T* + 1``), with the
+    bound/actual ratios; the factors scale the derived constants (tests: 5% off must fail)."""
+    b = bound_expressions(tr.activation, tr.logit_scale)
+    D, K, N = tr.D, tr.K, tr.D - tr.K
+    num = {k: float(sp.N(b[k].subs({SYMBOLS["D"]: D, SYMBOLS["K"]: K, SYMBOLS["M"]: tr.vstar_norm2,
+                                      SYMBOLS["kappa"]: tr.kappa}))) for k in ("g2", "q_min")}
+    g2, q_min = num["g2"] * g2_factor, num["q_min"] * q_min_factor
+    i = np.nonzero(tr.t >= tr.T_star + 1)[0]
+    T = tr.t[i].astype(float)
+    gap = tr.one_minus_Kp[i] / K  # 1/K - p, no cancellation
+    R_lo = (N / K) ** 2 + 2 * g2 * q_min * tr.eta * (T - tr.T_star) / tr.scale
+    R_hi = (N / K) ** 2 + 2 * g2 * tr.eta * (T - tr.T_star + 1) / tr.scale
+    gap_upper = N / (K * (N + K * np.sqrt(R_lo)))  # from p >= p_lower
+    gap_lower = N / (K * (N + K * np.sqrt(R_hi)))  # from p <= p_upper
+    j = i[tr.nxt[i] >= 0]
+    dx = tr.C23[tr.nxt[j]] - tr.C23[j]
+    lead = tr.eta * g2 * np.exp(-2 * tr.C23[j] / tr.scale)
+    ratios = {"D18_gap_upper_over_actual": gap_upper / gap, "D18_gap_lower_over_actual": gap_lower / gap,
+              "D19_upper_over_actual": lead / dx, "D19_lower_over_actual": q_min * lead / dx}
+    holds = {"D18_lower_bound_on_p": bool(np.all(gap_upper >= gap * (1 - BOUND_TOL))),
+             "D18_upper_bound_on_p": bool(np.all(gap_lower <= gap * (1 + BOUND_TOL))),
+             "D19_upper": bool(np.all(lead >= dx * (1 - BOUND_TOL))),
+             "D19_lower": bool(np.all(q_min * lead <= dx * (1 + BOUND_TOL)))}
+    summary = {"config": tr.name, "T_star": tr.T_star, "g2": g2, "q_min": q_min, "holds": holds,
+               "ratio_ranges": {k: [float(v.min()), float(v.max())] for k, v in ratios.items()}}
+    series = {"D18": {"T": T.tolist(), "measured_quantity": "one_over_K_minus_p", "measured_values": gap.tolist(),
+                      "bound_lower_values": gap_lower.tolist(), "bound_upper_values": gap_upper.tolist()},
+              "D19": {"T": tr.t[j].tolist(), "measured_quantity": "delta_C2_plus_C3", "measured_values": dx.tolist(),
+                      "bound_lower_values": (q_min * lead).tolist(), "bound_upper_values": lead.tolist()}}
+    return {**summary, "series": series}
+
+
+def _q_monotone(activation: str, scale: str) -> dict:
+    """q(e) decreasing on (0, K/(D-K)] with q(0+) = 1, on a grid of D, K, kappa."""
+    b = bound_expressions(activation, scale)
+    q = sp.lambdify([gf_e(), SYMBOLS["D"], SYMBOLS["K"], SYMBOLS["kappa"]], b["q"].subs(SYMBOLS["M"], 1), "numpy")
+    bad = []
+    for D, K in ((3, 1), (4, 2), (8, 2), (12, 3), (20, 4), (36, 4), (100, 7), (1000, 10)):
+        for kappa in ((0.1, 0.3, 0.9) if activation == "leaky" else (0.1,)):
+            es = np.linspace(1e-9, K / (D - K), 4001)
+            v = q(es, D, K, kappa)
+            if not (np.all(np.diff(v) <= 1e-14) and abs(v[0] - 1) < 1e-6):
+                bad.append([D, K, kappa])
+    return {"grid_points_not_decreasing": bad}
+
+
+def gf_e() -> sp.Symbol:
+    """The symbol e = exp(-(C2+C3)/scale) of the late-phase expressions (SPEC has no name for it)."""
+    from rdyn.derivations import gradient_flow as gf
+    return _public(gf.e)
+
+
+def bound_checks(quick: bool) -> list[Check]:
+    """``A.errata.bound.D18[.sqrtD]``, ``A.errata.bound.D19[.sqrtD]``: the corrected two-sided
+    bounds of :func:`bound_expressions` hold at every recorded step ``T >= T* + 1`` of every
+    validation trajectory (inside the paper's step-size conditions and at the default step;
+    identity, ReLU, Leaky ReLU at kappa 0.1 and 0.3), and how tight they are (bound/actual)."""
+    out = []
+    for scale in ("D", "sqrtD"):
+        specs = _specs(quick, scale) + (((10, 2, "leaky", "paper"),) if quick and scale == "D" else ())
+        rows = [bound_rows(_trajectory(D, K, act, pol, scale)) for D, K, act, pol in specs]
+        mono = {act: _q_monotone(act, scale) for act in ACTIVATIONS}
+        mono_ok = all(not m["grid_points_not_decreasing"] for m in mono.values())
+        exprs = {act: bound_expressions(act, scale) for act in ACTIVATIONS}
+        suffix = "" if scale == "D" else ".sqrtD"
+        for lemma, keys, sides in (("D18", ("p_lower", "p_upper"), ("D18_lower_bound_on_p", "D18_upper_bound_on_p")),
+                                   ("D19", ("dx_lower", "dx_upper"), ("D19_lower", "D19_upper"))):
+            ok = mono_ok and all(r["holds"][k] for r in rows for k in sides)
+            names = (("D18_gap_upper_over_actual", "D18_gap_lower_over_actual") if lemma == "D18"
+                     else ("D19_lower_over_actual", "D19_upper_over_actual"))
+            tight = {n: [min(r["ratio_ranges"][n][0] for r in rows), max(r["ratio_ranges"][n][1] for r in rows)]
+                     for n in names}
+            what = ("1/K - p(T) within [lower, upper] (from p <= p_upper, p >= p_lower)" if lemma == "D18"
+                    else "Delta(C2+C3) within [q_min, 1] eta g2 exp(-2(C2+C3)/scale)")
+            out.append(Check(
+                f"A.errata.bound.{lemma}{suffix}", f"{PAPER}, Lemma {lemma[0]}.{lemma[1:]} (corrected bounds)",
+                f"{what} at every recorded T >= T* + 1 of {len(rows)} trajectories (logits/{scale}): "
+                f"{'holds' if ok else 'violated'}; bound/actual "
+                + ", ".join(f"{n} in [{v[0]:.3f}, {v[1]:.3f}]" for n, v in tight.items()),
+                "pass" if ok else "fail", None, None,
+                {"expression": {a: sp.sstr(exprs[a][keys[0]]) for a in ACTIVATIONS},
+                 "upper_expression": {a: sp.sstr(exprs[a][keys[1]]) for a in ACTIVATIONS},
+                 "q_min": {a: sp.sstr(exprs[a]["q_min"]) for a in ACTIVATIONS},
+                 "g2": {a: sp.sstr(exprs[a]["g2"]) for a in ACTIVATIONS},
+                 "tex": _bound_tex(lemma, scale), "logit_scale": scale, "R_definitions": R_DEFINITIONS[scale],
+                 "bound_over_actual_ranges": tight, "q_monotone_on_grid": mono,
+                 "per_config": [{**{k: v for k, v in r.items() if k != "series"}, **r["series"][lemma]}
+                                for r in rows]}))
+    return out
+
+
+R_DEFINITIONS = {sc: f"R+(T) = ((D-K)/K)^2 + 2 g2 eta (T - T_star + 1)/{s}, R-(T) = ((D-K)/K)^2 + "
+                     f"2 q_min g2 eta (T - T_star)/{s}" for sc, s in (("D", "D"), ("sqrtD", "sqrt(D)"))}
+
+
+def _bound_tex(lemma: str, scale: str) -> str:
+    s = "D" if scale == "D" else r"\sqrt{D}"
+    if lemma == "D19":
+        return (rf"q_{{\min}}\,\eta g_2\,e^{{-2(C_2+C_3)/{s}}} \le \Delta(C_2+C_3) \le "
+                rf"\eta g_2\,e^{{-2(C_2+C_3)/{s}}}")
+    # the inequality only (R+- are defined in the correction's statement and the check's detail)
+    return (r"\frac{D-K}{K(D-K+K\sqrt{R_+(T)})} \le \frac{1}{K} - p(T) \le "
+            r"\frac{D-K}{K(D-K+K\sqrt{R_-(T)})}")
 
 
 # ------------------------------------------------------------------------------------------
@@ -204,12 +357,10 @@ def s_identity_check() -> Check:
 
 
 def p_threshold_check(quick: bool) -> Check:
-    from rdyn.verification.claim_trajectories import trajectory
-
     rows = {}
     ok = True
     for D, K, act, pol in _specs(quick, "D"):
-        tr = trajectory(D, K, act, pol, 64)
+        tr = _trajectory(D, K, act, pol)
         i = int(np.searchsorted(tr.t, tr.T_star))
         rows[tr.name] = {"p_at_Tstar": float(tr.p[i]), "threshold_1_over_2K": 1 / (2 * K),
                          "max_p": float(tr.p.max()), "one_over_K": 1 / K}
@@ -253,14 +404,15 @@ def tstar_check(quick: bool) -> Check:
     rows, ok = [], True
     expressions = {act: tstar_expression(act) for act in ACTIVATIONS}
     for act in ACTIVATIONS:
-        f = sp.lambdify([SYMBOLS["D"], SYMBOLS["K"], SYMBOLS["M"], SYMBOLS["eta"]], expressions[act], "mpmath")
+        f = sp.lambdify([SYMBOLS["D"], SYMBOLS["K"], SYMBOLS["M"], SYMBOLS["eta"], SYMBOLS["kappa"]],
+                        expressions[act], "mpmath")
         for K in ((2,) if quick else (2, 3)):
             devs = []
             for D in (10**4, 10**5):
-                tau = float(slow_limits(TeacherConfig(D, K, act)).tau_star)
-                dev = tau / float(f(D, K, 1.0, 1.0)) - 1
+                tau = float(slow_limits(TeacherConfig(D, K, act, kappa=0.1)).tau_star)
+                dev = tau / float(f(D, K, 1.0, 1.0, 0.1)) - 1
                 devs.append(dev)
-                rows.append({"activation": act, "K": K, "D": D, "tau_star_slow_manifold": tau, "rel_dev": dev})
+                rows.append({"activation": act, "kappa": 0.1 if act == "leaky" else None, "K": K, "D": D, "tau_star_slow_manifold": tau, "rel_dev": dev})
             ok &= abs(devs[-1]) < 0.01 and abs(devs[-1]) <= abs(devs[0]) / 2
     worst = max(abs(r["rel_dev"]) for r in rows if r["D"] == 10**5)
     return Check("A.errata.Tstar", f"{PAPER}, Lemma D.17 (corrected)",
@@ -276,14 +428,12 @@ def tstar_check(quick: bool) -> Check:
 def d10_condition_check(quick: bool) -> Check:
     """Lemma D.10 corrected: C1*(p) (the fixed point of the map at fixed p) increases with p up to
     p_c and decreases after, where dC1*/dp = 0: p_c = 1/sqrt(D K) for the identity (sympy solve),
-    the root of the derived dC1*/de for ReLU (mpmath). Along the trajectories, C1* must increase
+    the root of the derived dC1*/de for ReLU and Leaky ReLU (mpmath). Along the trajectories, C1* must increase
     at every recorded step with p(t+1) <= p_c and decrease at every step with p(t) >= p_c."""
     import mpmath
 
     from rdyn.derivations import gradient_flow as gf
     from rdyn.derivations import model_a as ma
-    from rdyn.verification.claim_trajectories import trajectory
-
     e = gf.e
     closed = {}
     star_i = ma.to_internal(gf.c1_fixed_point("identity"))
@@ -295,9 +445,9 @@ def d10_condition_check(quick: bool) -> Check:
                   for act in ACTIVATIONS}
     rows, ok = [], closed["identity"]
     for D, K, act, pol in _specs(quick, "D"):
-        tr = trajectory(D, K, act, pol, 64)
+        tr = _trajectory(D, K, act, pol)
         with mpmath.workdps(30):
-            e_c = mpmath.findroot(lambda x: derivative[act](x, D, K, 1.0, 0.0), 0.3)
+            e_c = mpmath.findroot(lambda x: derivative[act](x, D, K, 1.0, tr.kappa), 0.3)
             p_c = float(1 / (K + (D - K) * e_c))
         idx = tr.pairs()
         p0, p1 = tr.p[idx], tr.p[tr.nxt[idx]]
@@ -305,11 +455,11 @@ def d10_condition_check(quick: bool) -> Check:
         below, above = p1 <= p_c, p0 >= p_c
         wrong = int(np.sum(change[below] < 0) + np.sum(change[above] > 0))
         ok &= wrong == 0 and bool(below.any() and above.any())
-        rows.append({"config": tr.name, "p_c": p_c, "one_over_sqrt_DK": 1 / math.sqrt(D * K),
+        rows.append({"config": tr.name, "activation": act, "p_c": p_c, "one_over_sqrt_DK": 1 / math.sqrt(D * K),
                      "steps_below": int(below.sum()), "steps_above": int(above.sum()), "wrong_direction": wrong})
     return Check("A.errata.D10", f"{PAPER}, Lemma D.10 (corrected)",
                  "C1* increases while p <= p_c and decreases after (p_c = 1/sqrt(DK) for the identity, "
-                 "the root of dC1*/dp for ReLU), at every recorded step",
+                 "the root of dC1*/dp for ReLU and Leaky ReLU), at every recorded step",
                  "pass" if ok else "fail", None, None,
                  {"expression": {"identity": "1/sqrt(D*K)"}, "tex": r"p(t) \le \frac{1}{\sqrt{DK}}",
                   "identity_closed_form_holds": bool(closed["identity"]), "p_c_identity": str(p_c_identity),
@@ -357,22 +507,20 @@ def ood_correction_check(quick: bool) -> Check:
     errors) follows the derived asymptote (extrapolated ratio within EXTRAPOLATION_TOL), so the
     log-log slope tends to -1."""
     from rdyn.verification.checks_claims_a import ood_excess_loss
-    from rdyn.verification.claim_trajectories import trajectory
-
     C1, p = sp.symbols("C1 p", positive=True)
     exact = sp.lambdify([SYMBOLS["D"], SYMBOLS["K"], C1, p], ood_quadratic_form(), "numpy")
     expressions = {act: ood_asymptote(act) for act in ACTIVATIONS}
     rows, worst, worst_z = [], 0.0, 0.0
-    for D, K, act in ((8, 2, "relu"), (8, 2, "identity")):
-        tr = trajectory(D, K, act, "default", 64)
+    for D, K, act in ((8, 2, "relu"), (8, 2, "identity"), (12, 3, "leaky")):
+        tr = _trajectory(D, K, act, "default")
         probe = np.nonzero(tr.t >= tr.T_star)[0][[0, 40, -1]]
         mc, se = ood_excess_loss(tr, probe, samples=20000)
         z = np.abs(mc - exact(D, K, tr.C1[probe], tr.p[probe])) / se
         worst_z = max(worst_z, float(z.max()))
-        f = sp.lambdify([SYMBOLS[n] for n in ("D", "K", "M", "eta", "T")], expressions[act], "numpy")
+        f = sp.lambdify([SYMBOLS[n] for n in ("D", "K", "M", "eta", "T", "kappa")], expressions[act], "numpy")
         idx = np.nonzero(tr.t >= 2 * tr.T_star)[0]
         measured = exact(D, K, tr.C1[idx], tr.p[idx])
-        derived = f(D, K, tr.vstar_norm2, tr.eta, tr.t[idx].astype(float))
+        derived = f(D, K, tr.vstar_norm2, tr.eta, tr.t[idx].astype(float), tr.kappa)
         ratio = measured / derived
         e = np.exp(-tr.C23[idx] / tr.scale)
         late = tr.t[idx] - tr.T_star >= LATE_START * tr.T_star
@@ -396,6 +544,7 @@ def ood_correction_check(quick: bool) -> Check:
 def checks(quick: bool = False) -> tuple[Check, ...]:
     out = derived_vs_printed_checks()
     out += late_correction_checks(quick)
+    out += bound_checks(quick)
     out += [s_identity_check(), p_threshold_check(quick), d15_condition_check(), tstar_check(quick),
             d10_condition_check(quick), ood_correction_check(quick)]
     return tuple(out)

@@ -207,6 +207,7 @@ def printed_formula_checks() -> list[Check]:
     checks += f_function_checks()
     # A(t) for ReLU and Leaky ReLU
     checks += a_of_t_checks()
+    checks += a_of_t_readable_checks()
     # grad W_KQ in-group coefficient (identity)
     checks.append(grad_wkq_check())
     # Lemma D.5's contraction factor 1 - eta D / K for the identity
@@ -286,6 +287,48 @@ def a_of_t_checks() -> list[Check]:
                              "at": "K=4, D=20, p=1/10, kappa=1/10",
                              "derived_value": d_val, "printed_value": p_val,
                              "note": "printed arctan argument lacks a square root and the sin(2 beta)/(4 pi) term"}))
+    return checks
+
+
+def a_of_t_readable_checks() -> list[Check]:
+    """``A.A_of_t.readable.<activation>``: the angle form of :mod:`rdyn.derivations.attention_angle`
+    (readable layout of Lemma D.6's ``A(t)``) against the engine's ``E[x1 s(x1) s'(x1+x2)]`` at
+    random ``(K, D, p, kappa)`` in mpmath at 30 digits (an independent evaluation of the
+    rewrite: acos and square roots, not the angle)."""
+    from rdyn.derivations import attention_angle as aa
+
+    rng = np.random.default_rng(19)
+    checks = []
+    for activation in ("relu", "leaky"):
+        form = aa.angle_form(activation)
+        engine = g.appendix_f(aa.A_NAME, activation)
+        readable = form.in_p()
+        f_read = sp.lambdify((ma.D, ma.K, aa.p, g.kappa), readable, "mpmath")
+        f_eng = sp.lambdify((g.a_var, g.b_var, g.kappa), engine, "mpmath")
+        worst = mpmath.mpf(0)
+        with mpmath.workdps(30):
+            for _ in range(40):
+                K = int(rng.integers(1, 9))
+                D = K + int(rng.integers(1, 60))
+                pv = mpmath.mpf(1) / D + (mpmath.mpf(1) / K - mpmath.mpf(1) / D) * mpmath.mpf(float(rng.uniform(0.001, 0.999)))
+                kv = mpmath.mpf(float(rng.uniform(0, 0.95))) if activation == "leaky" else mpmath.mpf(0)
+                a = K * pv**2
+                b = (1 - K * pv) ** 2 / (D - K)
+                x, y = f_read(D, K, pv, kv), f_eng(a, b, kv)
+                worst = max(worst, abs(x - y) / abs(y))
+        worst = float(worst)
+        c0, c1 = sp.latex(form.c0), sp.latex(form.c1)
+        tex = (rf"A(t) = {c0}\,K p^2 + {c1}\,K p^2 \left(\beta + \frac{{1}}{{2}}\sin 2\beta\right),\quad "
+               r"\beta = \arctan\frac{\sqrt{K(D-K)}\,p}{1 - Kp}")
+        checks.append(Check(
+            f"A.A_of_t.readable.{activation}", f"{PAPER}, Lemma D.6 (A(t), corrected)",
+            f"A(t) = c0 K p^2 + c1 K p^2 (beta + sin(2 beta)/2), beta = atan(sqrt(K(D-K)) p/(1-Kp)) "
+            f"({activation}: c0 = {form.c0}, c1 = {form.c1}) equals the Gaussian expectation at 40 random "
+            f"points (relative error {worst:.1e}, 30 digits)",
+            "pass" if worst < 1e-25 else "fail", worst, digits_of(worst),
+            {"expression": sp.sstr(readable), "tex": tex,
+             "c0": sp.sstr(form.c0), "c1": sp.sstr(form.c1), "angle_form_in_a_beta": sp.sstr(form.in_a_beta),
+             "derivation": "rdyn.derivations.attention_angle"}))
     return checks
 
 

@@ -55,6 +55,7 @@ class Trajectory:
     loss: np.ndarray  # excess loss L(t) - L_opt at step t
     nxt: np.ndarray
     logit_scale: str = "D"
+    kappa: float = 0.1  # Leaky ReLU slope (used by the leaky activation only)
 
     @property
     def scale(self) -> float:
@@ -64,7 +65,8 @@ class Trajectory:
     @property
     def name(self) -> str:
         scale = "" if self.logit_scale == "D" else ", logits/sqrtD"
-        return f"D={self.D}, K={self.K}, {self.activation}, eta={self.eta:.4g} ({self.policy}){scale}"
+        slope = f", kappa={self.kappa:g}" if self.activation == "leaky" else ""
+        return f"D={self.D}, K={self.K}, {self.activation}{slope}, eta={self.eta:.4g} ({self.policy}){scale}"
 
     def where(self, i: int) -> dict:
         return {"config": self.name, "t": int(self.t[i]), "p": float(self.p[i]),
@@ -83,13 +85,14 @@ def _grid(end: int) -> list[int]:
 
 @lru_cache(maxsize=None)
 def trajectory(D: int, K: int, activation: str = "relu", policy: str = "default",
-               multiple: int = 64, vstar_norm2: float = 1.0, logit_scale: str = "D") -> Trajectory:
+               multiple: int = 64, vstar_norm2: float = 1.0, logit_scale: str = "D",
+               kappa: float = 0.1) -> Trajectory:
     """The recorded run (deterministic; cached per argument tuple)."""
     from rdyn.reduced_dynamics.model_a import TeacherConfig, run
 
     eta = None if policy == "default" else paper_eta(D, K, vstar_norm2)
     cfg = TeacherConfig(D=D, K=K, activation=activation, eta=eta, vstar_norm2=vstar_norm2,
-                        logit_scale=logit_scale)
+                        logit_scale=logit_scale, kappa=kappa)
     first = run(cfg)
     if first.T_star is None or first.t1 is None:
         raise RuntimeError(f"no T* / t1 for {cfg}")
@@ -109,4 +112,4 @@ def trajectory(D: int, K: int, activation: str = "relu", policy: str = "default"
     return Trajectory(D, K, activation, policy, float(r.eta), vstar_norm2, int(first.t1),
                       int(first.T_star), t, C1, C23, np.array([float(x.p) for x in rec]), one_minus,
                       np.array([float(x.C1_star) for x in rec]), np.array([float(x.loss) for x in rec]),
-                      nxt, logit_scale)
+                      nxt, logit_scale, kappa)

@@ -101,6 +101,18 @@ LEDGER: tuple[Entry, ...] = (
        ("A.errata.derived.training_slope",),
        ("S.A.loss.T.*.exponent", "A.loss.T_exponent.*", "A.claim.step3.loss_exponent.*"),
        r"\log(L - L_{opt}) \approx -\log T + c", rate=True),
+    _A("Section 4.1 (six experiments)", "4 Experiments",
+       "CNN (D=36, K=4) and GCN (D=20, K=3) teachers with ReLU and Leaky ReLU, STS and GSLP with ReLU: the "
+       "full model trained by SGD, excess training loss with slope -1 in each",
+       ("A.cover.figures.slopes", "A.errata.derived.training_slope"), (),
+       r"\log(L - L_{opt}) \approx -\log T + c\ \text{(six experiments)}", rate=True),
+    _A("Section 4.1 (Fig. 3 attention)", "4 Experiments",
+       "the attention blocks of the trained models are about 1/4 (CNN, K=4) and 1/3 (GCN, K=3)",
+       ("A.cover.figures.attention_blocks",), ("A.errata.late.one_over_K_minus_p",),
+       r"S_{i'i} \approx \frac{1}{K}\ (i' \in G^i)"),
+    _A("Section 4.1 (Fig. 2(c) cosine)", "4 Experiments",
+       "the cosine similarity of W_V and V* is close to 1 from the start of training",
+       ("A.cover.figures.cosine",), (), r"\cos(W_V^{(t)}, V^*) \approx 1"),
     _A("Section 4.1 (OOD slope)", "4 Experiments",
        "excess OOD loss curves have approximate -0.5 slopes",
        ("A.claim.sec4.ood_slope",), (), r"\log(L_{OOD} - L^*_{OOD}) \approx -0.5 \log T + c", rate=True),
@@ -113,11 +125,22 @@ LEDGER: tuple[Entry, ...] = (
        not_checkable="needs the trained MNIST teacher CNN and the MNIST data; neither is part of the "
                      "paper's model (Gaussian inputs) nor available offline"),
     # ----------------------------------------------------------------------- Model A, Appendix D.1
+    _A("Lemma D.1", S_D1,
+       "w_{V,m}^(t+1) = w_{V,m} + eta sum_i sum_i1 E[(Y_mi - sigma(.)) sigma'(.) x_i1 S_i1i]; W_KQ^(t+1) = W_KQ + "
+       "(eta/D) sum_m sum_i E[(Y_mi - sigma(.)) sigma'(.) sum_i1 sum_i2 <w_m, x_i1> S_i1i S_i2i (p_i1 - p_i2) p_i^T]",
+       ("A.cover.D1_gradients",), (),
+       r"W_{KQ}^{(t+1)} = W_{KQ}^{(t)} + \frac{\eta}{D}\sum_{m,i} E\Big[(Y_{mi} - \sigma(\cdot))\sigma'(\cdot)"
+       r"\sum_{i_1,i_2}\langle w_m, x_{i_1}\rangle S_{i_1 i}S_{i_2 i}(p_{i_1} - p_{i_2})p_i^\top\Big]"),
     _A("Lemma D.2", S_D1,
        "W_V^(t) = C1(t) V*, W_KQ^(t) = C2(t) sum_i sum_{i' in G^i} p_i' p_i^T - C3(t) sum_i sum_{i' not in G^i} "
        "p_i' p_i^T, with the printed updates of C1, C2, C3",
        ("A.map.mc.*", "A.invariant.*", "A.first_step.*"), (),
        r"W_V^{(t)} = C_1(t) V^*,\quad W_{KQ}^{(t)} = C_2(t) A_{in} - C_3(t) A_{out}"),
+    _A("Lemma D.2 (C1 update)", S_D1,
+       "C1(t+1) - C1(t) = eta D F3/(K p) (1 - C1(t)/C1*(t)) with C1*(t) = F3/(K p F1)",
+       ("A.cover.C1_update.*",), (),
+       r"C_1(t+1) - C_1(t) = \frac{\eta D F_3^{(t)}}{K p(t)}\left(1 - \frac{C_1(t)}{C_1^*(t)}\right),\quad "
+       r"C_1^*(t) = \frac{F_3^{(t)}}{K p(t) F_1^{(t)}}"),
     _A("Lemma D.3", S_D1, "K p(t) <= F3^(t)/F1^(t) <= D K p(t)", ("A.claim.D3",), (),
        r"K p(t) \le \frac{F_3^{(t)}}{F_1^{(t)}} \le D K p(t)"),
     _A("Lemma D.5", S_D1,
@@ -172,6 +195,8 @@ LEDGER: tuple[Entry, ...] = (
        r"t_1 = \Theta(\eta^{-1}),\quad C_1(t_1) \ge 0.95\, C_1^*(t_1)", rate=True),
     _A("Lemma D.13 (attention)", S_D2, "p(t) <= (1 + D^(-1/4))/D for all t <= t1", ("A.lemmaD13.*",), (),
        r"p(t) \le \frac{1 + D^{-1/4}}{D}"),
+    _A("Lemma D.13 (C1 step)", S_D2, "C1(t+1) - C1(t) >= eta D F3/(40 K p) for t < t1 (proof of Lemma D.13)",
+       ("A.cover.D13_step",), (), r"C_1(t+1) - C_1(t) \ge \frac{\eta D F_3^{(t)}}{40 K p(t)}"),
     _A("Lemma D.14", S_D2, "For all t', t'' <= t1: 0.975 C1*(t') >= 0.95 C1*(t'')", ("A.claim.D14",), (),
        r"0.975\, C_1^*(t') \ge 0.95\, C_1^*(t'')"),
     _A("Lemma D.15", S_D2,
@@ -263,6 +288,17 @@ LEDGER: tuple[Entry, ...] = (
        ("B.noln.irreducible.*",), (), r"L_2(\gamma_2^\star) = 1 - \frac{\kappa_1^2}{\kappa_2} > 0"),
     _B("B.2.2 (non-degenerate)", "B.2 Loss landscape", "kappa2 > kappa1, so 0 < gamma2* < 1",
        ("B.kappa.nondegenerate",), (), r"\kappa_2 > \kappa_1 \Rightarrow 0 < \gamma_2^\star < 1"),
+    _B("B.2.1 (Cauchy-Schwarz)", "B.2 Loss landscape",
+       "(E[||Sa|| - a^T S a])^2/E[||Sa||^2] <= E[(||Sa|| - a^T S a)^2/||Sa||^2], so "
+       "L1(gamma1*) >= E[1 - (a^T S a)^2/||Sa||^2] > 0", ("B.cover.cauchy_schwarz",), (),
+       r"\frac{(\mathbb{E}[\|Sa\| - a^\top Sa])^2}{\mathbb{E}\|Sa\|^2} \le "
+       r"\mathbb{E}\left[\frac{(\|Sa\| - a^\top Sa)^2}{\|Sa\|^2}\right]"),
+    _B("B.2.2 (degenerate case)", "B.2 Loss landscape",
+       "kappa2 = kappa1 (X with orthonormal columns, n <= d) gives gamma2* = 0 and gamma_t = 0 for all t from gamma_0 = 0",
+       ("B.cover.degenerate_kappa",), (), r"\kappa_2 = \kappa_1 \Rightarrow \gamma_2^\star = 0,\ \gamma_t \equiv 0"),
+    _B("B.2.3 (quadratic loss)", "B.2.3 Unified convergence theorem",
+       "L(gamma) = L(gamma*) + kappa2 (gamma - gamma*)^2 (both targets)", ("B.cover.quadratic_loss.*",), (),
+       r"L(\gamma) = L(\gamma^\star) + \kappa_2(\gamma - \gamma^\star)^2"),
     _B("B.2.3 (recursions)", "B.2.3 Unified convergence theorem",
        "gamma_{t+1} = gamma_t - eta S_t F + eta^2 gamma_t F^2; S_{t+1} = (1 + eta^2 F^2) S_t - 4 eta gamma_t F; "
        "D_{t+1} = (1 - eta^2 F^2) D_t", ("B.recursion.identities", "B.noln.gradient"), (),
@@ -297,6 +333,10 @@ LEDGER: tuple[Entry, ...] = (
        "C2 = (2 eta C1)^{1/3}; C1 <= 2 C_d Upsilon(n,d)/n",
        ("B.ln.growth_constant", "B.ln.growth_increment", "B.claim.thm43.constants"), (),
        r"\lim_{t\to\infty}(\gamma_{t+1}^3 - \gamma_t^3) = 6\eta C_1,\quad C_1 = \frac{2\Upsilon_3}{d}"),
+    _B("C.3 (cos phi_t)", "C.3 Convergence of the loss function",
+       "cos phi_t = (a + gamma_t S a)^T (S a)/(||a + gamma_t S a|| ||S a||) = (a^T S a + gamma_t ||Sa||^2)/"
+       "(||a + gamma_t S a|| ||S a||) >= 0", ("B.cover.cos_phi",), (),
+       r"\cos\phi_t = \frac{a^\top Sa + \gamma_t\|Sa\|_2^2}{\|a + \gamma_t Sa\|_2\|Sa\|_2} \ge 0"),
     _B("C.2.1 (Steps 2-4)", "C.2.1 Divergence of gamma_t",
        "F_t <= 0; gamma_t monotonically increasing; gamma_t -> infinity", ("B.ln.monotone", "B.ln.gradient"), (),
        r"F_t \le 0,\ \gamma_{t+1} \ge \gamma_t,\ \gamma_t \to \infty"),

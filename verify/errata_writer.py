@@ -46,7 +46,8 @@ def errata_data(ledger: Ledger) -> dict[str, list[dict[str, Any]]]:
             "reason": c.reason, "correction": fix,
             "deciding": list({r.id: {"id": r.id, "status": r.status, "claim": r.claim} for r in [*deciding, *(
                 r for r in c.records if c.evidence["checks"].get(r.id, {}).get("role") == "decides")]}.values()),
-            "rate": c.entry.rate or bool(fix and fix["limit"] == "T->oo"),
+            # a plot wherever a rate is involved: asymptotes (T -> oo) and the Theta(T^-1/2) two-sided bounds
+            "rate": c.entry.rate or bool(fix and (fix["limit"] == "T->oo" or "upper_expression" in fix)),
         })
     return out
 
@@ -58,11 +59,13 @@ def _plot_png(ledger: Ledger, paper: str, label: str) -> bytes | None:
     result = next(c for c in ledger.claims if (c.entry.paper, c.entry.label) == (paper, label))
     fix = result.correction
     rows = []
-    for r in result.correction_records:
-        if isinstance(r.detail.get("per_config"), list):
-            rows = [row for row in r.detail["per_config"] if isinstance(row, dict) and "measured_values" in row]
-            if rows:
-                break
+    candidates = [[row for row in r.detail["per_config"] if isinstance(row, dict) and "measured_values" in row]
+                  for r in result.correction_records if isinstance(r.detail.get("per_config"), list)]
+    candidates = [c for c in candidates if c]
+    # a two-sided bound is drawn with its bounds (dotted); else the first derived asymptote
+    bounded = [c for c in candidates if "bound_lower_values" in c[0]]
+    if bounded or candidates:
+        rows = (bounded or candidates)[0]
     if not rows:
         from rdyn.verification.claims_report import rate_plot_png
 
@@ -75,19 +78,38 @@ def _plot_png(ledger: Ledger, paper: str, label: str) -> bytes | None:
 
     fig = Figure(figsize=(4.6, 3.0), dpi=110)
     ax = fig.add_subplot(111)
-    for row in rows[:4]:
+    for row in rows[:6]:
         T = [t - row["T_star"] for t in row["T"]]
         line, = ax.loglog(T, row["measured_values"], "-", lw=1.2, label=row["config"][:44])
-        ax.loglog(T, row["derived_values"], "--", lw=0.9, color=line.get_color())
+        if "derived_values" in row:
+            ax.loglog(T, row["derived_values"], "--", lw=0.9, color=line.get_color())
+        for key in ("bound_lower_values", "bound_upper_values"):  # corrected two-sided bounds
+            if key in row:
+                ax.loglog(T, row[key], ":", lw=0.9, color=line.get_color())
     ax.set_xlabel("T - T*", fontsize=8)
-    ax.set_ylabel(fix["quantity"] if fix else "", fontsize=8)
+    ax.set_ylabel(rows[0].get("measured_quantity", fix["quantity"] if fix else ""), fontsize=8)
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=6, frameon=False)
-    ax.set_title("solid: collapsed map; dashed: derived asymptote", fontsize=8)
+    bounds = any("bound_lower_values" in row for row in rows)
+    ax.set_title("solid: collapsed map; " + ("dotted: corrected bounds" if bounds else "dashed: derived asymptote"),
+                 fontsize=8)
     fig.subplots_adjust(left=0.15, right=0.97, bottom=0.15, top=0.9)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     return buf.getvalue()
+
+
+def expression_items(fix: dict) -> list[tuple[str, str]]:
+    """(label, expression) per activation; a two-sided bound lists its lower then its upper side."""
+    out = []
+    two_sided = "upper_expression" in fix
+    for key, side in (("expression", "lower side" if two_sided else ""), ("upper_expression", "upper side")):
+        value = fix.get(key)
+        if isinstance(value, dict):
+            out += [(f"{a} ({side})" if side else a, x) for a, x in value.items()]
+        elif isinstance(value, str) and two_sided:
+            out.append((side, value))
+    return out
 
 
 # ------------------------------------------------------------------------------ LaTeX
@@ -129,9 +151,9 @@ def latex(ledger: Ledger, figure_path=None) -> str:
                     if fix["tex"]:
                         lines += [r"\[", fix["tex"], r"\]"]
                     lines.append(tex_escape(f"Valid: {fix['valid']}."))
-                    if isinstance(fix["expression"], dict):
+                    if expression_items(fix):
                         lines.append(r"\begin{itemize}")
-                        lines += [r"\item " + tex_escape(f"{a}: {x}") for a, x in fix["expression"].items()]
+                        lines += [r"\item " + tex_escape(f"{a}: {x}") for a, x in expression_items(fix)]
                         lines.append(r"\end{itemize}")
                 lines.append(r"\begin{itemize}")
                 lines += [r"\item " + tex_escape(f"{d['id']} [{d['status']}]: {d['claim']}") for d in e["deciding"]]
@@ -163,8 +185,8 @@ def markdown(ledger: Ledger, figure_path=None) -> str:
                     out += ["Printed: $$" + e["printed_tex"] + "$$", ""]
                 if fix and fix["tex"]:
                     out += [f"Corrected ({fix['relation']}, check verdict **{fix['verdict']}**): $$" + fix["tex"] + "$$", ""]
-                if fix and isinstance(fix["expression"], dict):
-                    out += [f"- {a}: `{x}`" for a, x in fix["expression"].items()] + [""]
+                if fix and expression_items(fix):
+                    out += [f"- {a}: `{x}`" for a, x in expression_items(fix)] + [""]
                 out += [f"- `{d['id']}` [{d['status']}]: {d['claim']}" for d in e["deciding"]] + [""]
                 if e["rate"] and figure_path is not None:
                     png = _plot_png(ledger, paper, e["label"])
@@ -199,9 +221,9 @@ def html_page(ledger: Ledger) -> str:
                            f"<span class='small'>({html.escape(e['kind'])})</span>"
                            f"<table class='side'><tr><th>printed</th><th>corrected</th></tr>"
                            f"<tr><td>{left}</td><td>{right}</td></tr></table>")
-                if fix and isinstance(fix["expression"], dict):
+                if fix and expression_items(fix):
                     out.append("<ul class='checks'>" + "".join(
-                        f"<li>{html.escape(a)}: <code>{html.escape(x)}</code></li>" for a, x in fix["expression"].items())
+                        f"<li>{html.escape(a)}: <code>{html.escape(x)}</code></li>" for a, x in expression_items(fix))
                         + "</ul>")
                 out.append("<ul class='checks'>" + "".join(
                     f"<li><code>{html.escape(d['id'])}</code> [{d['status']}]: {html.escape(d['claim'])}</li>"

@@ -128,6 +128,9 @@ GROUPS: tuple[CheckGroup, ...] = (
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("A.errata", "A", "rdyn.verification.checks_errata_a", "checks", ("A.errata.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
+    CheckGroup("A.coverage", "A", "rdyn.verification.checks_coverage_a", "checks", ("A.cover.*",),
+               kwargs={"quick": False}, quick_kwargs={"quick": True}),
+    CheckGroup("B.coverage", "B", "rdyn.verification.checks_coverage_b", "checks", ("B.cover.*",)),
 )
 
 
