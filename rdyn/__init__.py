@@ -53,8 +53,9 @@ def _find_checkout_subpackages() -> None:
             return importlib.util.spec_from_file_location(
                 fullname, _os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
 
+    # first in line: an editable install of another checkout (its own finder) must not win
     if not any(type(f).__name__ == "CheckoutFinder" for f in sys.meta_path):
-        sys.meta_path.append(CheckoutFinder())
+        sys.meta_path.insert(0, CheckoutFinder())
 
 
 _find_checkout_subpackages()

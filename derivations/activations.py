@@ -1,0 +1,280 @@
+"""Smooth activations beyond the paper (SPEC.md, "Activations beyond the paper"): erf, tanh,
+GELU (exact, x Phi(x)), softplus, sigmoid, and a user formula in ``x``.
+
+Each activation is a sympy expression ``sigma(x)``; its derivatives ``sigma'``, ``sigma''`` are
+taken by sympy (never typed in), and every numeric backend evaluates the same expressions
+(:func:`numeric_functions`). A user formula is parsed and validated here, once, before any work
+(:func:`parse_expression`): one free symbol ``x``, real and finite with finite first and second
+derivatives on a grid covering [-40, 40] (so differentiable almost everywhere), and growth slow
+enough for every Gaussian moment to exist (|sigma(x)| <= 1e6 (1 + x^2) on the grid).
+
+Closed-form Gaussian smoothings (used to reduce the 2-D expectations of the collapsed map to
+1-D ones, see :mod:`rdyn.reduced_dynamics.model_a_smooth`): for ``Z ~ N(0, 1)``,
+``S0(m, s) = E[sigma(m + s Z)]`` and ``S1(m, s) = E[sigma'(m + s Z)]``. They are derived in
+:func:`smoothing` for erf and GELU from the Gaussian convolution of sigma' (a Gaussian or a
+Gaussian times a polynomial), integrated back in ``m`` from the symmetry point; tanh, softplus,
+sigmoid and user formulas have none (the quadrature is 2-D then).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from tokenize import TokenError
+from functools import lru_cache
+
+import sympy as sp
+
+from rdyn.derivations.reproducible import seeded
+
+x = sp.Symbol("x", real=True)
+
+# The named activations (SPEC.md): sympy expressions in x.
+NAMED = {
+    "erf": sp.erf(x),
+    "tanh": sp.tanh(x),
+    "gelu": x * (1 + sp.erf(x / sp.sqrt(2))) / 2,   # x Phi(x), the exact GELU
+    "softplus": sp.log(1 + sp.exp(x)),
+    "sigmoid": 1 / (1 + sp.exp(-x)),
+}
+SMOOTH_ACTIVATIONS = tuple(NAMED) + ("expr",)
+# python-flint arb has these functions (NUMERICS.md): a ball-arithmetic implementation exists.
+BALL_FUNCTIONS = ("erf", "exp", "log", "tanh")
+
+GRID_HALF_WIDTH = 40
+GROWTH_LIMIT = 1e6
+
+
+def is_smooth(activation: str) -> bool:
+    """True for the activations handled by the general (non-homogeneous) derivation."""
+    return activation in SMOOTH_ACTIVATIONS
+
+
+@lru_cache(maxsize=64)
+def parse_expression(text: str) -> sp.Expr:
+    """Parse and validate ``--activation-expr`` (ValueError with a one-line reason).
+
+    Accepted: a sympy expression whose only free symbol is ``x``, finite and real with finite
+    sigma' and sigma'' at 801 points of [-40, 40] and at the grid's half-steps, and
+    |sigma(x)| <= 1e6 (1 + x^2) there (the Gaussian expectations the dynamics need exist).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("--activation-expr: empty expression")
+    if len(text) > 500:
+        raise ValueError("--activation-expr: expression longer than 500 characters")
+    try:
+        expr = sp.sympify(text, locals={"x": x}, rational=True)
+    except (sp.SympifyError, SyntaxError, TypeError, ValueError, AttributeError,
+            TokenError):
+        raise ValueError(f"--activation-expr: cannot parse {text!r} as a sympy expression in x") from None
+    if not isinstance(expr, sp.Expr):
+        raise ValueError(f"--activation-expr: {text!r} is not an expression")
+    extra = sorted(str(s) for s in expr.free_symbols if s != x)
+    if extra:
+        raise ValueError(f"--activation-expr: only the symbol x may appear (found {extra[0]})")
+    if x not in expr.free_symbols:
+        raise ValueError("--activation-expr: the expression does not depend on x")
+    funcs = [numeric_functions_float(expr)]
+    import numpy as np
+
+    grid = np.linspace(-GRID_HALF_WIDTH, GRID_HALF_WIDTH, 801)
+    grid = np.concatenate([grid, grid[:-1] + 0.05])
+    with np.errstate(all="ignore"):
+        for order, f in enumerate(funcs[0]):
+            try:
+                values = np.asarray([complex(f(float(t))) for t in grid])
+            except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+                raise ValueError(f"--activation-expr: {_order_name(order)} of {text!r} cannot "
+                                 "be evaluated on [-40, 40]") from None
+            if not np.all(np.isfinite(values)) or np.any(np.abs(values.imag) > 1e-12 * (1 + np.abs(values.real))):
+                bad = grid[~(np.isfinite(values) & (np.abs(values.imag) <= 1e-12 * (1 + np.abs(values.real))))][0]
+                raise ValueError(f"--activation-expr: {_order_name(order)} of {text!r} is not "
+                                 f"finite and real at x = {bad:g}")
+            if order == 0 and np.any(np.abs(values.real) > GROWTH_LIMIT * (1 + grid**2)):
+                raise ValueError(f"--activation-expr: {text!r} grows too fast (|sigma(x)| > "
+                                 "1e6 (1 + x^2) on [-40, 40]); Gaussian moments would not be usable")
+    return expr
+
+
+def _order_name(order: int) -> str:
+    return ("sigma", "sigma'", "sigma''")[order]
+
+
+@dataclass(frozen=True)
+class Activation:
+    """A smooth activation: ``name`` (erf, tanh, gelu, softplus, sigmoid, expr) and, for
+    ``expr``, the user formula's text."""
+
+    name: str
+    formula: str | None = None
+
+    def __post_init__(self):
+        if self.name not in SMOOTH_ACTIVATIONS:
+            raise ValueError(f"unknown smooth activation {self.name!r}")
+        if (self.name == "expr") != (self.formula is not None):
+            raise ValueError("a formula goes with activation 'expr' only")
+
+    @property
+    def expression(self) -> sp.Expr:
+        return NAMED[self.name] if self.name != "expr" else parse_expression(self.formula)
+
+    @property
+    def label(self) -> str:
+        return self.name if self.name != "expr" else f"expr:{self.formula}"
+
+    @property
+    def has_ball_implementation(self) -> bool:
+        """Every function in sigma, sigma', sigma'' is in python-flint's arb (erf, exp, log,
+        tanh) and the Gaussian expectations are closed forms (erf and GELU only)."""
+        return self.name in ("erf", "gelu")
+
+
+def derivatives(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """(sigma, sigma', sigma'') by sympy differentiation."""
+    d1 = sp.diff(expr, x)
+    return expr, d1, sp.diff(d1, x)
+
+
+def numeric_functions_float(expr: sp.Expr):
+    """(sigma, sigma', sigma'') as plain-Python callables on floats (validation)."""
+    return tuple(sp.lambdify(x, e, modules=["math", "mpmath", "sympy"]) for e in derivatives(expr))
+
+
+def lambdify_for(args, expr: sp.Expr, backend: str, bits: int = 53):
+    """``expr`` as a callable for ``backend``: "numpy" (float64 arrays, scipy's erf), "arb"
+    (python-flint balls at ``bits``; rationals and pi exact at that precision) or "mpmath"
+    (mpf at the caller's mpmath precision)."""
+    if backend == "numpy":
+        return sp.lambdify(args, expr, modules=[{"erf": _np_erf()}, "numpy"],
+                           printer=_NumpyErfPrinter)
+    if backend == "arb":
+        return sp.lambdify(args, expr, modules=[_arb_module(bits)], printer=_ArbPrinter)
+    return sp.lambdify(args, expr, modules=["mpmath"])
+
+
+@lru_cache(maxsize=64)
+def _lambdified(name: str, formula: str | None, backend: str, bits: int):
+    expr = Activation(name, formula).expression
+    return tuple(lambdify_for(x, e, backend, bits) for e in derivatives(expr))
+
+
+def numeric_functions(activation: Activation, backend: str, bits: int = 53):
+    """(sigma, sigma', sigma'') for ``backend``: "numpy" (float64 arrays), "arb" (python-flint
+    balls at ``bits``; named activations) or "mpmath" (mpf; any formula)."""
+    return _lambdified(activation.name, activation.formula, backend, bits)
+
+
+def _np_erf():
+    from scipy.special import erf
+
+    return erf
+
+
+def _printers():
+    from sympy.printing.numpy import NumPyPrinter
+    from sympy.printing.str import StrPrinter
+
+    class ArbPrinter(StrPrinter):
+        def _print_Rational(self, e):
+            return f"arb({e.p})/arb({e.q})"
+
+        def _print_Integer(self, e):
+            return str(e.p)
+
+        def _print_Half(self, e):
+            return "arb(1)/arb(2)"
+
+        def _print_Pi(self, e):
+            return "pi"
+
+    class NumpyErfPrinter(NumPyPrinter):
+        def _print_erf(self, e):
+            return f"erf({self._print(e.args[0])})"
+
+    return ArbPrinter, NumpyErfPrinter
+
+
+_ArbPrinter, _NumpyErfPrinter = _printers()
+
+
+def _arb_module(bits: int) -> dict:
+    import flint
+
+    A = flint.arb
+    with flint.ctx.workprec(bits):
+        pi = A.pi()
+    return {"arb": A, "erf": lambda v: A(v).erf(), "tanh": lambda v: A(v).tanh(),
+            "exp": lambda v: A(v).exp(), "log": lambda v: A(v).log(),
+            "sqrt": lambda v: A(v).sqrt(), "pi": pi, "cosh": lambda v: A(v).cosh(),
+            "sinh": lambda v: A(v).sinh(), "sech": lambda v: A(v).sech()}
+
+
+# --------------------------------------------------------------------------------------------
+# Closed-form Gaussian smoothings (erf, GELU)
+# --------------------------------------------------------------------------------------------
+
+m, s = sp.symbols("m s", real=True)
+_z = sp.Symbol("z", real=True)
+
+
+def _gaussian_average(integrand: sp.Expr) -> sp.Expr:
+    """E[f(Z)] for Z ~ N(0,1), by sympy integration (integrands: Gaussian times polynomial)."""
+    density = sp.exp(-_z**2 / 2) / sp.sqrt(2 * sp.pi)
+    value = sp.integrate(sp.expand(integrand * density), (_z, -sp.oo, sp.oo), conds="none")
+    value = sp.simplify(sp.unpolarify(value).rewrite(sp.erf))
+    return value.replace(sp.exp, lambda arg: sp.exp(sp.factor(arg)))
+
+
+@lru_cache(maxsize=None)
+@seeded
+def smoothing(name: str) -> tuple[sp.Expr, sp.Expr] | None:
+    """(S0, S1) = (E[sigma(m + s Z)], E[sigma'(m + s Z)]) in closed form, or None.
+
+    Derivation: sigma' of erf (2/sqrt(pi) e^{-x^2}) and of GELU (Phi(x) + x phi(x), whose
+    derivative 2 phi(x) - x^2 phi(x) is a Gaussian times a polynomial) have Gaussian
+    convolutions sympy integrates exactly. S0 follows as the antiderivative in m of S1
+    (d/dm E[sigma(m + sZ)] = E[sigma'(m + sZ)]) fixed at m = 0 by oddness (erf: S0(0) = 0) or
+    by S0 - m S1 -> known limit (GELU: written as m E[Phi] + s^2 E[phi], checked below).
+    """
+    sp_pos = sp.Symbol("s", positive=True)
+    if name == "erf":
+        sigma1 = sp.diff(NAMED["erf"], x)
+        S1 = _gaussian_average(sigma1.subs(x, m + sp_pos * _z))
+        mu = sp.Symbol("mu", real=True)
+        S0 = sp.simplify(sp.unpolarify(sp.integrate(S1.subs(m, mu), (mu, 0, m))))
+        assert sp.simplify(sp.diff(S0, m) - S1) == 0 and S0.subs(m, 0) == 0
+        return S0.subs(sp_pos, s), S1.subs(sp_pos, s)
+    if name == "gelu":
+        phi = sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)
+        # E[phi(m + sZ)] in closed form; then E[Phi(m + sZ)] by integrating in m from -oo,
+        # E[(m + sZ) Phi(m + sZ)] = m E[Phi] + s E[Z Phi(m + sZ)] = m E[Phi] + s^2 E[phi] (Stein)
+        Ephi = _gaussian_average(phi.subs(x, m + sp_pos * _z))
+        root = sp.sqrt(1 + sp_pos**2)
+        # Ephi = phi(m / root) / root: integrate in m: E[Phi(m + sZ)] = Phi(m / root)
+        assert sp.simplify(Ephi - phi.subs(x, m / root) / root) == 0
+        EPhi = (1 + sp.erf(m / root / sp.sqrt(2))) / 2
+        assert sp.simplify(sp.diff(EPhi, m) - Ephi) == 0 and sp.limit(EPhi, m, -sp.oo) == 0
+        S0 = m * EPhi + sp_pos**2 * Ephi
+        # E[sigma'] = E[Phi] + E[(m+sZ) phi(m+sZ)] = E[Phi] + d/dm-free form: m Ephi + s^2 E[phi']
+        Ephi_prime = sp.diff(Ephi, m)  # E[phi'(m + sZ)] = d/dm E[phi(m + sZ)]
+        S1 = EPhi + m * Ephi + sp_pos**2 * Ephi_prime
+        assert sp.simplify(sp.diff(S0, m) - S1) == 0
+        return sp.simplify(S0.subs(sp_pos, s)), sp.simplify(S1.subs(sp_pos, s))
+    return None
+
+
+def smoothing_functions(name: str, backend: str, bits: int = 53):
+    """(S0, S1) of :func:`smoothing` lambdified for ``backend`` (numpy, arb, mpmath), or None."""
+    return _smoothing_lambdified(name, backend, bits)
+
+
+@lru_cache(maxsize=16)
+def _smoothing_lambdified(name: str, backend: str, bits: int):
+    forms = smoothing(name)
+    if forms is None:
+        return None
+    return tuple(lambdify_for((m, s), f, backend, bits) for f in forms)
+
+
+def float_value(expr: sp.Expr, at: float) -> float:
+    """sigma(at) as a float (helper for tests and reports)."""
+    return float(sp.N(expr.subs(x, sp.Float(at, 30)), 20)) if math.isfinite(at) else math.nan
