@@ -36,6 +36,18 @@ def run(values: dict, args) -> int:
         print(res.to_json())
         return 0
     c, result, batch_size = res.detail["config"], res.detail["crosscheck"], res.detail["batch"]
+    if isinstance(result, dict):   # a smooth activation
+        print(f"Model A crosscheck (population): D={c.D}, K={c.K}, M={values['M']}, "
+              f"d={values['d']}, {c.activation.label}, P={values['P']}, "
+              f"eta={format_real(result['eta'])}, steps={res.steps}\n"
+              f"  max_rel_dev = {res.max_rel_dev:.3e}   structure_residual = "
+              f"{res.structure_residual:.3e}\n"
+              f"  final excess loss: full {res.final_loss['full']:.10g}, collapsed "
+              f"{res.final_loss['collapsed']:.10g}")
+        if not res.row_norms_equal:
+            print("  rows of V* have unequal norms: the ansatz W_V = C1 V* does not close "
+                  "(the collapsed map assumes --M rows of equal norm)")
+        return 0
     M, d, P, steps = values["M"], values["d"], values["P"], result.steps
     lines = [f"Model A crosscheck ({result.mode}): D={c.D}, K={c.K}, M={M}, d={d}, "
              f"{c.activation}, P={P}, eta={format_real(result.eta)}, steps={steps}",
