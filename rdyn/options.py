@@ -200,6 +200,22 @@ def _smooth(v: dict) -> bool:
         v.get("activation_expr") is not None)
 
 
+def parse_row_norms(value) -> list[float]:
+    """--vstar-row-norms: positive finite numbers (comma-separated text, or a list)."""
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    try:
+        norms = [float(v) for v in items]
+    except (TypeError, ValueError):
+        raise ValueError(f"--vstar-row-norms: not a comma-separated list of numbers: {value!r}") from None
+    if not norms or not all(math.isfinite(v) and v > 0 for v in norms):
+        raise ValueError("--vstar-row-norms: every norm must be a finite number > 0")
+    return norms
+
+
+def _check_row_norms(value) -> None:
+    parse_row_norms(value)
+
+
 def _check_activation_expr(text) -> None:
     from rdyn.derivations.activations import parse_expression
 
@@ -255,8 +271,10 @@ CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) 
     Option("vstar_row_norms", "str", None, "comma-separated norms of the M rows of V* (then "
            "rescaled to ||V*||_F^2 = --vstar-norm2; default: a Gaussian V*, or equal norms for a "
            "smooth activation). Unequal norms with a smooth activation break the ansatz "
-           "W_V = C1 V*: reported as row_norms_equal = false", metavar="R1,R2,...",
-           api_types=(list, tuple)),
+           "W_V = C1 V*: reported as row_norms_equal = false)", metavar="R1,R2,...",
+           api_types=(list, tuple), applies=_smooth, check_value=_check_row_norms,
+           refusal="--vstar-row-norms applies to the smooth activations only (the homogeneous "
+           "ones depend on V* only through ||V*||_F^2)"),
     Option("mode", "choice", "population", "exact population gradient (default) or online SGD",
            choices=("population", "sgd")),
     Option("batch", "int", None, "SGD batch size N (sgd only; default 100)", lo=1,

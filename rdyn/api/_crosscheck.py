@@ -37,8 +37,7 @@ def run(v: dict):
     row_norms = parse_row_norms(v)
     if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
         return run_smooth(v, config, groups, steps, row_norms)
-    require(row_norms is None, "--vstar-row-norms applies to the smooth activations only "
-            "(the homogeneous ones depend on V* only through ||V*||_F^2)")
+
     batch_size = 100 if v["batch"] is None else v["batch"]
     noise_std = 1.0 if v["noise_std"] is None else v["noise_std"]
     record = parse_steps_list(v["record"], "--record", steps)
@@ -64,20 +63,13 @@ def run(v: dict):
 
 
 def parse_row_norms(v: dict):
-    """--vstar-row-norms: M positive finite numbers (UsageError otherwise), or None."""
-    import math
+    """--vstar-row-norms as M floats (their count checked against --M), or None."""
+    from rdyn.options import parse_row_norms as parse
 
-    text = v.get("vstar_row_norms")
-    if text is None:
+    if v.get("vstar_row_norms") is None:
         return None
-    items = text if isinstance(text, (list, tuple)) else str(text).split(",")
-    try:
-        norms = [float(x) for x in items]
-    except (TypeError, ValueError):
-        require(False, f"--vstar-row-norms: not a comma-separated list of numbers: {text!r}")
+    norms = parse(v["vstar_row_norms"])
     require(len(norms) == v["M"], f"--vstar-row-norms: {len(norms)} norms for --M {v['M']} rows")
-    require(all(math.isfinite(x) and x > 0 for x in norms),
-            "--vstar-row-norms: every norm must be a finite number > 0")
     return norms
 
 
