@@ -36,6 +36,7 @@ import numpy as np
 
 from rdyn.derivations.activations import Activation, numeric_functions, smoothing_functions
 from rdyn.reduced_dynamics.gauss_hermite import GaussRule, float64_rule, precise_rule
+from rdyn.reduced_dynamics.model_a import RunResult
 
 FLOAT64_LADDER = (12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)
@@ -371,25 +372,14 @@ def choose_rule(config: SmoothConfig, dps: int | None, probes: list, start: int 
 # The run
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class SmoothRun:
-    """What a run produced (the RunResult fields the teacher report uses)."""
+@dataclass
+class SmoothRun(RunResult):
+    """A run's result (the fields of :class:`~rdyn.reduced_dynamics.model_a.RunResult`; ``config``
+    is a :class:`SmoothConfig`) plus the Gauss-Hermite rule: ``nodes`` and the estimated
+    relative error ``quadrature_error``."""
 
-    config: SmoothConfig
-    eta: float
-    steps: int
-    t1: int | None
-    T_star: int | None
-    lost_at_step: int | None
-    eta_limit: float
-    final: object
-    record: dict
-    loss_curve: list
-    loss_slope: float | None
-    backend: str
-    nodes: int
-    quadrature_error: float
-    fixed_point_at: int | None = None
+    nodes: int = 0
+    quadrature_error: float = 0.0
 
 
 def eta_limit(config: SmoothConfig, points: int = 17) -> float:
@@ -495,5 +485,6 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
         rec = {int(s): report(s, captured[int(s)]) for s in record}
         curve = [(s, num.to_mpf(v[4])) for s, v in sorted(captured.items())]
     slope = late_slope(curve, max(T_star or 0, t // 10))
-    return SmoothRun(config, eta_f, t, t1, T_star, lost, limit, final, rec, curve, slope,
-                     "float64" if dps is None else num.kind, n, qerr)
+    return SmoothRun(config=config, eta=eta_f, steps=t, t1=t1, T_star=T_star, lost_at_step=lost,
+                     eta_limit=limit, final=final, record=rec, loss_curve=curve, loss_slope=slope,
+                     backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr)
