@@ -278,3 +278,41 @@ def _smoothing_lambdified(name: str, backend: str, bits: int):
 def float_value(expr: sp.Expr, at: float) -> float:
     """sigma(at) as a float (helper for tests and reports)."""
     return float(sp.N(expr.subs(x, sp.Float(at, 30)), 20)) if math.isfinite(at) else math.nan
+
+
+# --------------------------------------------------------------------------------------------
+# erf: every expectation of the collapsed map in closed form
+# --------------------------------------------------------------------------------------------
+
+alpha, beta, lam = sp.symbols("alpha beta lambda", nonnegative=True)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def erf_primitives() -> dict:
+    """Gaussian integrals (Z ~ N(0, 1)) that make erf's collapsed map a closed form:
+
+    ``I1 = E[Z erf(alpha Z) e^{-lambda Z^2}]``, ``I3 = E[Z^3 erf(alpha Z) e^{-lambda Z^2}]``,
+    ``G0 = E[e^{-lambda Z^2}]``, ``G2 = E[Z^2 e^{-lambda Z^2}]`` (sympy integrates them), and
+    ``J = E[erf(alpha Z) erf(beta Z)]``: sympy leaves ``int_0^alpha dJ/dalpha`` unevaluated
+    (``dJ/dalpha = (2/sqrt(pi)) I1(beta, alpha^2)`` by differentiation under the integral), so the
+    arcsine-type candidate ``(2/pi) atan(2 alpha beta / sqrt(1 + 2 alpha^2 + 2 beta^2))`` (the
+    atan form of ``(2/pi) arcsin(2 alpha beta / sqrt((1+2alpha^2)(1+2beta^2)))``, well
+    conditioned near correlation 1) is verified: its alpha-derivative equals dJ/dalpha and it
+    vanishes at alpha = 0.
+    """
+    a, l = sp.Symbol("a", positive=True), sp.Symbol("l", positive=True)
+    density = sp.exp(-_z**2 / 2) / sp.sqrt(2 * sp.pi)
+
+    def average(integrand):
+        value = sp.integrate(integrand * density, (_z, -sp.oo, sp.oo), conds="none")
+        return sp.simplify(value).subs({a: alpha, l: lam})
+
+    I1 = average(_z * sp.erf(a * _z) * sp.exp(-l * _z**2))
+    I3 = average(_z**3 * sp.erf(a * _z) * sp.exp(-l * _z**2))
+    G0 = average(sp.exp(-l * _z**2))
+    G2 = average(_z**2 * sp.exp(-l * _z**2))
+    J = 2 / sp.pi * sp.atan(2 * alpha * beta / sp.sqrt(1 + 2 * alpha**2 + 2 * beta**2))
+    dJ = 2 / sp.sqrt(sp.pi) * I1.subs({alpha: beta, lam: alpha**2}, simultaneous=True)
+    assert sp.simplify(sp.diff(J, alpha) - dJ) == 0 and J.subs(alpha, 0) == 0
+    return {"I1": I1, "I3": I3, "G0": G0, "G2": G2, "J": J}

@@ -439,52 +439,74 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     num = Numbers(config.activation, dps)
     end = steps if steps is not None else max_default_steps
     grid = set(int(s) for s in log_grid(end)) | set(int(s) for s in record)
-    captured: dict = {}
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
-        eta = num.make(repr(eta_f)) if num.kind != "float64" else eta_f
-        fraction = num.make(repr(t1_fraction)) if num.kind != "float64" else t1_fraction
-        zero = num.make(0.0)
-        C1, C2, C3 = zero, zero, zero
-        t1 = T_star = lost = None
-        stop_at = end
-        t = 0
-        bar = None
-        if progress and (steps is None or steps > 20000):
-            from tqdm import tqdm
+        if num.kind == "float64" and config.activation.name == "erf":   # compiled closed form
+            from rdyn.reduced_dynamics.model_a_erf import run_compiled
 
-            bar = tqdm(total=steps, file=None, mininterval=1.0, leave=False)
-        while True:
-            C1n, C2n, C3n, (m1, m2, dm2, loss, lvl) = ex.step(C1, C2, C3, eta)
-            p_f = num.to_float(lvl.p)
-            if T_star is None and p_f >= level:
-                T_star = t
-                if steps is None:
-                    stop_at = min(max(2 * t, min_default_steps), max_default_steps)
-            if t1 is None and t >= 1 and num.to_float(ex.m2_only(C1 / fraction, lvl)) <= 0:
-                t1 = t
-            if lost is None and t < stop_at and not (-1 < 1 + eta_f * config.D * num.to_float(dm2) < 1):
-                lost = t
-            if t in grid or t == stop_at:
-                captured[t] = (C1, C2, C3, lvl, loss)
-            if t >= stop_at:
-                break
-            C1, C2, C3 = (num.strip(v) for v in (C1n, C2n, C3n))
-            t += 1
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+            t, t1, T_star, lost, last, captured = run_compiled(
+                config, end, eta_f, t1_fraction, level, steps is None, min_default_steps,
+                np.array(sorted(grid), dtype=np.int64))
+            captured[t] = last
+        else:
+            t, t1, T_star, lost, captured = _iterate(ex, num, config, steps, end, grid, eta_f,
+                                                     t1_fraction, level, progress,
+                                                     min_default_steps, max_default_steps)
+
+        def observables(values):
+            c1, c2, c3 = values
+            lvl = ex.level(num.exp(-(c2 + c3) / ex.scale))
+            return lvl, ex.moments(c1, lvl, derivative=False)[3]
 
         def report(tt, values) -> StateReport:
-            c1, c2, c3, lv, ls = values
-            star = ex.c1_star(lv, start=num.to_float(c1) if num.to_float(c1) > 0 else None)
-            return StateReport(int(tt), *(num.to_mpf(v) for v in (c1, c2, c3, lv.p, star, ls)))
+            c1, c2, c3 = values
+            lvl, loss = observables(values)
+            star = ex.c1_star(lvl, start=num.to_float(c1) if num.to_float(c1) > 0 else None)
+            return StateReport(int(tt), *(num.to_mpf(v) for v in (c1, c2, c3, lvl.p, star, loss)))
 
         final = report(t, captured[t])
         rec = {int(s): report(s, captured[int(s)]) for s in record}
-        curve = [(s, num.to_mpf(v[4])) for s, v in sorted(captured.items())]
+        curve = [(s, num.to_mpf(observables(v)[1])) for s, v in sorted(captured.items())]
     slope = late_slope(curve, max(T_star or 0, t // 10))
     return SmoothRun(config=config, eta=eta_f, steps=t, t1=t1, T_star=T_star, lost_at_step=lost,
                      eta_limit=limit, final=final, record=rec, loss_curve=curve, loss_slope=slope,
                      backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr)
+
+
+def _iterate(ex: Expectations, num: Numbers, config: SmoothConfig, steps, end, grid, eta_f,
+             t1_fraction, level, progress, min_default_steps, max_default_steps):
+    """The step loop on the quadrature (any backend): (t, t1, T*, lost, captured states)."""
+    eta = num.make(repr(eta_f)) if num.kind != "float64" else eta_f
+    fraction = num.make(repr(t1_fraction)) if num.kind != "float64" else t1_fraction
+    zero = num.make(0.0)
+    C1, C2, C3 = zero, zero, zero
+    t1 = T_star = lost = None
+    captured: dict = {}
+    stop_at = end
+    t = 0
+    bar = None
+    if progress and (steps is None or steps > 20000):
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps, mininterval=1.0, leave=False)
+    while True:
+        C1n, C2n, C3n, (_, _, dm2, _, lvl) = ex.step(C1, C2, C3, eta)
+        if T_star is None and num.to_float(lvl.p) >= level:
+            T_star = t
+            if steps is None:
+                stop_at = min(max(2 * t, min_default_steps), max_default_steps)
+        if t1 is None and t >= 1 and num.to_float(ex.m2_only(C1 / fraction, lvl)) <= 0:
+            t1 = t
+        if lost is None and t < stop_at and not (-1 < 1 + eta_f * config.D * num.to_float(dm2) < 1):
+            lost = t
+        if t in grid or t == stop_at:
+            captured[t] = (C1, C2, C3)
+        if t >= stop_at:
+            break
+        C1, C2, C3 = (num.strip(v) for v in (C1n, C2n, C3n))
+        t += 1
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return t, t1, T_star, lost, captured

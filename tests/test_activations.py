@@ -189,3 +189,45 @@ def test_stability_limit_is_where_the_multiplier_reaches_minus_one():
     # the 17-point grid maximum is at most the 41-point one, and close to it
     assert 1 + limit * c.D * (-worst) <= -1 + 1e-2
     assert math.isfinite(limit) and limit > 0
+
+
+def test_compiled_erf_closed_form_equals_the_quadrature_loop():
+    """erf in float64 runs the compiled closed form (reduced_dynamics/model_a_erf.py); the
+    Gauss-Hermite loop (the route of the other activations) gives the same trajectory."""
+    from rdyn.reduced_dynamics.model_a_erf import compiled_iterate, excess_loss
+
+    c = _config("erf")
+    _, moments = compiled_iterate()
+    ex = ms.Expectations(c, ms.Numbers(c.activation, None), float64_rule(96))
+    for C1, e in ((0.0, 1.0), (0.6, 0.8), (1.1, 0.05), (2.0, 0.3)):
+        m1, m2, dm2, loss = ex.moments(C1, ex.level(e))
+        _, M1, M2, DM2, _, _ = moments(C1, e, 8.0, 2.0, c.row_norm)
+        assert (M1, M2, DM2) == pytest.approx((m1, m2, dm2), rel=1e-13, abs=1e-15)
+        assert excess_loss(C1, 0.0, -c.D * math.log(e), c) == pytest.approx(loss, rel=1e-13)
+    compiled = ms.run(c, 300)
+    num = ms.Numbers(c.activation, None)
+    t, t1, t_star, lost, captured = ms._iterate(ex, num, c, 300, 300, {300}, 0.2, 0.95, 0.25,
+                                                False, 1000, 10**7)
+    assert (t, t1, t_star, lost) == (300, compiled.t1, compiled.T_star, compiled.lost_at_step)
+    for value, key in zip(captured[300], ("C1", "C2", "C3")):
+        assert value == pytest.approx(getattr(compiled.final, key), rel=1e-13)
+
+
+def test_erf_primitives_against_quadrature():
+    I1, I3, G0, G2, J = (act.lambdify_for(args, act.erf_primitives()[name], "mpmath")
+                         for name, args in (("I1", (act.alpha, act.lam)), ("I3", (act.alpha, act.lam)),
+                                            ("G0", (act.lam,)), ("G2", (act.lam,)),
+                                            ("J", (act.alpha, act.beta))))
+    with mpmath.workdps(30):
+        a, b, l = mpmath.mpf("0.7"), mpmath.mpf("1.3"), mpmath.mpf("0.45")
+
+        def E(f):
+            return mpmath.quad(lambda z: f(z) * mpmath.npdf(z), [-mpmath.inf, 0, mpmath.inf])
+
+        pairs = ((I1(a, l), E(lambda z: z * mpmath.erf(a * z) * mpmath.exp(-l * z * z))),
+                 (I3(a, l), E(lambda z: z**3 * mpmath.erf(a * z) * mpmath.exp(-l * z * z))),
+                 (G0(l), E(lambda z: mpmath.exp(-l * z * z))),
+                 (G2(l), E(lambda z: z * z * mpmath.exp(-l * z * z))),
+                 (J(a, b), E(lambda z: mpmath.erf(a * z) * mpmath.erf(b * z))))
+        for closed, ref in pairs:
+            assert abs(closed - ref) < mpmath.mpf(10) ** -26
