@@ -47,6 +47,8 @@ def run(values: dict, args) -> int:
         if not res.row_norms_equal:
             print("  rows of V* have unequal norms: the ansatz W_V = C1 V* does not close "
                   "(the collapsed map assumes --M rows of equal norm)")
+            print(f"  one C1 per class of equal row norms ({res.class_map['classes']} classes) "
+                  f"closes: max_rel_dev = {res.class_map['max_rel_dev']:.3e}")
         return 0
     M, d, P, steps = values["M"], values["d"], values["P"], result.steps
     lines = [f"Model A crosscheck ({result.mode}): D={c.D}, K={c.K}, M={M}, d={d}, "

@@ -510,3 +510,54 @@ def _iterate(ex: Expectations, num: Numbers, config: SmoothConfig, steps, end, g
     if bar is not None:
         bar.close()
     return t, t1, T_star, lost, captured
+
+
+# --------------------------------------------------------------------------------------------
+# Unequal row norms: one C1 per class of equal norms (the closed generalisation)
+# --------------------------------------------------------------------------------------------
+
+def row_norm_classes(row_norms2: Sequence[float], rel_tol: float = 1e-12) -> list[tuple[float, int]]:
+    """(squared norm, count) of each class of rows with equal norms (to ``rel_tol``), in order
+    of first appearance."""
+    classes: list[list] = []
+    for v in row_norms2:
+        for c in classes:
+            if abs(v - c[0]) <= rel_tol * max(v, c[0]):
+                c[1] += 1
+                break
+        else:
+            classes.append([float(v), 1])
+    return [(v, n) for v, n in classes]
+
+
+class ClassMap:
+    """The collapsed map with one C1 per class of equal row norms (float64 quadrature).
+
+    Derivation (:mod:`rdyn.derivations.model_a_general`, step 1): each row moves along itself
+    with the coefficient ``-D E[h_r Y2] / r`` of its own norm, so ``W_V = sum_c C1_c V*_c``
+    (``V*_c``: the rows of class c) is closed: ``C1_c' = C1_c + eta D m2(C1_c; r_c)``. The logit
+    gradients are linear in ``C1 ||V*||^2 (hY1, hY2)``, and sum over classes:
+    ``(hY1, hY2) -> sum_c M_c r_c^2 C1_c (m1_c, m2_c)`` with ``C1 = ||V*||^2 = 1``."""
+
+    def __init__(self, config: SmoothConfig, row_norms2: Sequence[float], n: int):
+        self.config = config
+        self.classes = row_norm_classes(row_norms2)
+        num = Numbers(config.activation, None)
+        self.parts = [Expectations(replace(config, M=count, vstar_norm2=count * norm2), num,
+                                   float64_rule(n)) for norm2, count in self.classes]
+        self._grad_in, self._grad_out = _logit_gradient_functions()
+
+    def step(self, C1s: Sequence[float], C2: float, C3: float, eta: float):
+        c = self.config
+        e = math.exp(-(C2 + C3) / c.scale)
+        H1 = H2 = 0.0
+        new = []
+        for (norm2, count), ex, C1 in zip(self.classes, self.parts, C1s):
+            m1, m2, _, _ = ex.moments(C1, ex.level(e), derivative=False)
+            H1 += count * norm2 * C1 * m1
+            H2 += count * norm2 * C1 * m2
+            new.append(C1 + eta * c.D * m2)
+        K, N = float(c.K), float(c.D - c.K)
+        g_in = self._grad_in(1.0, e, K, N, 1.0, H1, H2)
+        g_out = self._grad_out(1.0, e, K, N, 1.0, H1, H2)
+        return new, C2 - eta * g_in / c.scale, C3 + eta * g_out / c.scale

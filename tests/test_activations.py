@@ -85,11 +85,16 @@ def test_unequal_row_norms_break_the_ansatz():
 
 
 def test_crosscheck_cli_reports_unequal_row_norms(capsys):
-    argv = ["crosscheck", "--activation", "gelu", "--D", "8", "--K", "2", "--M", "2", "--d", "4",
-            "--eta", "0.2", "--steps", "10", "--vstar-row-norms", "1,3", "--json"]
+    argv = ["crosscheck", "--activation", "gelu", "--D", "8", "--K", "2", "--M", "3", "--d", "4",
+            "--eta", "0.2", "--steps", "10", "--vstar-row-norms", "1,3,3", "--json"]
     assert cli.main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["row_norms_equal"] is False and data["max_rel_dev"] > 1e-4
+    # the generalisation (one C1 per class of equal norms) closes at round-off
+    assert data["class_map"]["classes"] == 2 and data["class_map"]["max_rel_dev"] < 1e-12
+    import jsonschema
+
+    jsonschema.validate(data, rdyn.schema("crosscheck"))
 
 
 @pytest.mark.parametrize("name", ["tanh", "gelu", "sigmoid"])

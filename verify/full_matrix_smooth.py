@@ -41,10 +41,17 @@ def entry_expectations(activation: Activation, a, b, c, n: int = 96):
     return F, dFdb, dFdc
 
 
+def population_gd_rows(vstar, groups, activation, eta, steps, logit_scale="D", P=None, n=96):
+    """Population GD; per step t the pair (W_V, (C2, C3))."""
+    return population_gd(vstar, groups, activation, eta, steps, logit_scale, P, n, keep_wv=True)[3]
+
+
 def population_gd(vstar: np.ndarray, groups, activation: Activation, eta: float, steps: int,
-                  logit_scale: str = "D", P: np.ndarray | None = None, n: int = 96):
+                  logit_scale: str = "D", P: np.ndarray | None = None, n: int = 96,
+                  keep_wv: bool = False):
     """Population GD from W_V = 0, W_KQ = 0; returns the list of (C1, C2, C3) read off the
-    matrices (SPEC.md projections) at steps 0..steps, the structure residuals and the losses."""
+    matrices (SPEC.md projections) at steps 0..steps, the structure residuals and the losses
+    (and, with ``keep_wv``, a fourth list: (W_V, (C2, C3)) per step)."""
     M, d = vstar.shape
     D = len(groups)
     P = np.eye(D) if P is None else P
@@ -57,7 +64,7 @@ def population_gd(vstar: np.ndarray, groups, activation: Activation, eta: float,
     WV = np.zeros((M, d))
     WKQ = np.zeros((D, D))
     vnorm2 = np.sum(vstar * vstar)
-    states, residuals, losses = [], [], []
+    states, residuals, losses, kept = [], [], [], []
     for t in range(steps + 1):
         A = P.T @ WKQ @ P / scale
         S = np.exp(A - A.max(axis=0, keepdims=True))
@@ -67,6 +74,8 @@ def population_gd(vstar: np.ndarray, groups, activation: Activation, eta: float,
         C2 = np.sum(logits * a_in) / np.sum(a_in)
         C3 = -np.sum(logits * a_out) / np.sum(a_out)
         states.append((C1, C2, C3))
+        if keep_wv:
+            kept.append((WV.copy(), (C2, C3)))
         off_v = WV - C1 * vstar
         off_k = logits - C2 * a_in + C3 * a_out
         residuals.append(max(np.linalg.norm(off_v) / np.linalg.norm(WV) if np.any(WV) else 0.0,
@@ -92,7 +101,7 @@ def population_gd(vstar: np.ndarray, groups, activation: Activation, eta: float,
         grad_WKQ = P @ grad_A @ P.T / scale
         WV = WV - eta * grad_WV
         WKQ = WKQ - eta * grad_WKQ
-    return states, residuals, losses
+    return (states, residuals, losses, kept) if keep_wv else (states, residuals, losses)
 
 
 def make_vstar(M: int, d: int, vstar_norm2: float, seed: int, row_norms=None) -> np.ndarray:
@@ -136,6 +145,36 @@ def crosscheck_smooth(config, groups, d: int, steps: int, seed: int = 0, positio
         C = nxt[:3]
     norms = np.linalg.norm(vstar, axis=1)
     equal = bool(np.max(norms) - np.min(norms) <= 1e-12 * np.max(norms))
-    return {"max_rel_dev": dev, "structure_residual": max(residuals), "row_norms_equal": equal,
-            "final_loss": {"full": float(full_losses[-1]), "collapsed": losses[-1]}, "eta": eta,
-            "nodes": n}
+    out = {"max_rel_dev": dev, "structure_residual": max(residuals), "row_norms_equal": equal,
+           "final_loss": {"full": float(full_losses[-1]), "collapsed": losses[-1]}, "eta": eta,
+           "nodes": n}
+    if not equal:   # the generalisation: one C1 per class of equal row norms
+        out["class_map"] = _class_map_deviation(config, vstar, groups, eta, steps, P, n)
+    return out
+
+
+def _class_map_deviation(config, vstar, groups, eta, steps, P, n) -> dict:
+    """Full-matrix GD read off per class (C1_c = <W_V, V*_c>/||V*_c||^2, C2, C3) against
+    :class:`rdyn.reduced_dynamics.model_a_smooth.ClassMap`: the largest relative deviation."""
+    from rdyn.reduced_dynamics.model_a_smooth import ClassMap
+
+    norms2 = np.sum(vstar * vstar, axis=1)
+    cmap = ClassMap(config, norms2.tolist(), n)
+    labels = np.zeros(len(norms2), dtype=int)
+    for i, v in enumerate(norms2):
+        labels[i] = next(k for k, (c, _) in enumerate(cmap.classes) if abs(v - c) <= 1e-12 * max(v, c))
+    full = population_gd_rows(vstar, groups, config.activation, eta, steps, config.logit_scale, P, n)
+    C1s, C2, C3 = [0.0] * len(cmap.classes), 0.0, 0.0
+    dev = 0.0
+    for t in range(steps + 1):
+        WV, logits_state = full[t]
+        for k in range(len(cmap.classes)):
+            rows = labels == k
+            read = np.sum(WV[rows] * vstar[rows]) / np.sum(vstar[rows] ** 2)
+            if C1s[k] != 0:
+                dev = max(dev, abs(read - C1s[k]) / abs(C1s[k]))
+        for x_full, x_coll in zip(logits_state, (C2, C3)):
+            if x_coll != 0:
+                dev = max(dev, abs(x_full - x_coll) / abs(x_coll))
+        C1s, C2, C3 = cmap.step(C1s, C2, C3, eta)
+    return {"classes": len(cmap.classes), "max_rel_dev": dev}

@@ -90,6 +90,9 @@ def run_smooth(v: dict, config, groups, steps: int, row_norms):
                "structure_residual": float(out["structure_residual"]), "steps": steps,
                "mode": "population", "eta": out["eta"], "final_loss": out["final_loss"],
                "record": {}, "row_norms_equal": out["row_norms_equal"],
+               "class_map": None if "class_map" not in out else
+               {"classes": out["class_map"]["classes"],
+                "max_rel_dev": float(out["class_map"]["max_rel_dev"])},
                "model": {"D": config.D, "K": config.K, "M": v["M"], "d": v["d"],
                          "activation": config.activation.name, "kappa": None, "P": v["P"],
                          "seed": v["seed"], "logit_scale": config.logit_scale,
