@@ -239,7 +239,7 @@ def test_model_b_resume_is_bit_identical(tmp_path, monkeypatch, cfg):
     with pytest.raises(ck.Interrupted) as info:
         mb.run(cfg, checkpoint=path, checkpoint_every=1e9, rule=rule)
     assert info.value.step == stop
-    monkeypatch.setattr(mb, "step_terms", original)
+    monkeypatch.setattr(model_b_iterate, "step_terms", original)
     resumed = mb.run(cfg, checkpoint=path, resume=path, rule=rule)
     assert trajectory(resumed) == trajectory(reference)
     assert len(resumed.alpha) == cfg.steps + 1 and resumed.gamma[-1] != reference.gamma[0]
@@ -340,7 +340,7 @@ def test_cli_ln_ctrl_c_then_resume_and_mismatch(tmp_path, capsys, monkeypatch):
     rc, out, err = cli_run(capsys, argv)
     assert rc == 130 and out == "" and err.count("\n") == 1
     assert err.startswith("interrupted at step 123; resume with: rdyn ln --json --data spectrum")
-    monkeypatch.setattr(mb, "step_terms", original)
+    monkeypatch.setattr(model_b_iterate, "step_terms", original)
     rc, out, _ = cli_run(capsys, argv + ["--resume", path])
     assert rc == 0 and out == reference
     rc, out, err = cli_run(capsys, LN + ["--eta", "0.2", "--resume", path])
@@ -382,7 +382,9 @@ def _assert_interrupt_message(rc, out, err, command, tail, steps):
 def test_sigint_to_a_running_ln_then_resume(tmp_path, capsys):
     """A real Ctrl-C: SIGINT to ``python -m rdyn ln`` once its first checkpoint exists."""
     path = str(tmp_path / "b.npz")
-    argv = ["ln", "--json", "--model", "noln", "--target", "unnormalized", "--data", "spectrum",
+    # the LN layer (about 5 s for these steps): the unnormalised noLN layer finishes 400000 steps in
+    # 0.4 s, before a first timed checkpoint, so the signal would only hit the final output
+    argv = ["ln", "--json", "--model", "ln", "--data", "spectrum",
             "--d", "4", "--spectrum", "3,1,1,1", "--steps", "400000", "--checkpoint", path,
             "--checkpoint-every", "0.3"]
     rc, out, err = _interrupt_when_checkpointed(argv, path)

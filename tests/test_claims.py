@@ -179,7 +179,7 @@ def test_step3_exponent_small_case():
     tr = trajectory(8, 2, "relu", "default", 16)
     idx = ca._phase3(tr)
     res = ca._exponent(tr.t[idx] - tr.T_star, tr.one_minus_Kp[idx], -1.0)
-    assert -0.6 < res["exponent"] < -0.4 and res["verdict"] == "not confirmed"
+    assert -0.6 < res["exponent"] < -0.4 and res["fit_decision"]["verdict"] != "pass"
     loss = ca._exponent(tr.t[idx] - tr.T_star, tr.loss[idx], -1.0)
     assert -1.1 < loss["exponent"] < -0.95
 
@@ -254,6 +254,16 @@ def test_fit_rule_pass_discrepancy_inconclusive():
     drifting = [v**-0.5 * (1 + 30 / v) for v in x]
     d = fit_rule.decide(-1.0, x, drifting)
     assert not d.stabilised and d.verdict == "inconclusive" and "longer range" in d.reason
+    # narrow, stabilised, but slowly approaching the printed 1/3 (t^(1/3) (1 + 3 t^(-1/5))): the
+    # window excludes 1/3, yet the slope moves towards it -> inconclusive, not discrepancy
+    t = [2.0**k for k in range(8, 21)]
+    approaching = [v ** (1 / 3) * (1 + 3 * v**-0.2) for v in t]
+    a = fit_rule.decide(1 / 3, t, approaching)
+    assert a.stabilised and a.interval_width < fit_rule.MAX_WIDTH and a.towards_printed
+    assert not a.exponent_ci95[0] <= 1 / 3 <= a.exponent_ci95[1]
+    assert a.verdict == "inconclusive" and "moves towards the printed value" in a.reason
+    # the same data against a printed exponent the slope moves away from (0.276 -> 0.300): a discrepancy
+    assert fit_rule.decide(0.2, t, approaching).verdict == "discrepancy"
     # three noisy points: wide interval -> inconclusive, not discrepancy
     wide = fit_rule.decide(2.0, [8, 11, 16], [8**3 * 1.01, 11**3 * 0.99, 16**3 * 1.01])
     assert wide.verdict == "inconclusive" and wide.interval_width > fit_rule.MAX_WIDTH
@@ -392,3 +402,15 @@ def test_tstar_correction_rejects_a_constant_off_by_5_percent():
     tau = float(slow_limits(TeacherConfig(10**5, 2, "identity")).tau_star)
     assert abs(tau / f(10**5, 1.0) - 1) < 1e-3
     assert abs(tau / f(10**5, 1.05) - 1) > 0.04 and abs(tau / f(10**5, 0.95) - 1) > 0.04
+
+
+def test_fit_rule_slow_drift_far_from_the_printed_value_is_a_discrepancy():
+    """A slope of -0.46 creeping towards -0.5 (as ||S - S*||_F does) cannot reach a printed -1:
+    linear extrapolation needs about 40 e-folds, beyond REACH_EFOLDS -> discrepancy."""
+    from rdyn.verification import fit_rule
+
+    x = [float(v) for v in np.geomspace(1e3, 3.7e3, 12)]
+    y = [v**-0.5 * (1 + 2 * v**-0.3) for v in x]
+    d = fit_rule.decide(-1.0, x, y)
+    assert d.stabilised and not d.towards_printed and d.verdict == "discrepancy"
+    assert fit_rule.decide(-0.5, x, y).verdict in ("pass", "inconclusive")

@@ -4,12 +4,14 @@ Model B: growth of gamma, alpha, beta and of the looped rho, w, v).
 
 Per line (one factor varied geometrically, the rest fixed), two checks:
 
-* ``S.<claim>.<factor>.<activation>.exponent`` — (``detail.fit_decision``: the ledger's one
-  decision rule, :mod:`rdyn.verification.fit_rule`) ``pass`` when the claimed exponent is
-  confirmed (inside the fitted exponent's 95% t-interval, or the local exponent at the
-  asymptotic end within 10% of it), else ``discrepancy`` (the printed exponent differs from the
-  measured one; never ``fail``: the exponent claims are checked as printed, as in
-  ``rdyn.verification.checks_model_a``);
+* ``S.<claim>.<factor>.<activation>.exponent`` — decided by the ledger's one decision rule,
+  :mod:`rdyn.verification.fit_rule` (``detail.fit_decision``): ``pass`` when the printed exponent
+  lies in the 95% interval of the stabilised window, ``discrepancy`` when it is excluded by a
+  narrow interval of a stabilised slope that is not moving towards it, and ``info`` when the
+  rule says ``inconclusive`` (``rdyn verify`` has no inconclusive status: SPEC.md; the claim
+  text and ``detail.fit_decision.reason`` say what would decide it). Never ``fail``: the exponent
+  claims are checked as printed. ``rdyn scaling``'s own "confirmed" (interval or local exponent
+  within 10%) is a description of the measured line, not a verdict;
 * ``S.<claim>.<factor>.<activation>.constant`` — ``info``: the constant C of the claimed form
   with its 95% interval.
 
@@ -59,11 +61,13 @@ def line_checks(result: scaling.LineResult) -> list[Check]:
               "factor": line.factor, "factor_values": list(result.x),
               "measured_quantity": measured_name(result), "measured_values": list(result.y),
               "fit_decision": fit_rule.decide(claimed, result.x, result.y).as_dict()}
+    decision = detail["fit_decision"]
     exponent = Check(
         f"{_tag(result)}.exponent", claim.source,
         f"{claim.statement}: exponent of {label} is {claimed:g} ({where}{setting}); "
-        f"fitted {result.exponent:.3f} [{lo:.3f}, {hi:.3f}], local {result.local_exponent:.3f}",
-        "pass" if result.verdict == "confirmed" else "discrepancy", error, None, detail)
+        f"fitted {result.exponent:.3f} [{lo:.3f}, {hi:.3f}], local {result.local_exponent:.3f}; "
+        f"fit rule: {decision['verdict']} ({decision['reason']})",
+        fit_rule.VERIFY_STATUS[decision["verdict"]], error, None, detail)
     clo, chi = result.constant_ci
     extra = {k: v for k, v in result.extra.items()}
     constant = Check(

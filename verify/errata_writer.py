@@ -44,9 +44,8 @@ def errata_data(ledger: Ledger) -> dict[str, list[dict[str, Any]]]:
         group["entries"].append({
             "label": c.entry.label, "kind": c.kind, "printed": c.entry.statement, "printed_tex": c.entry.tex,
             "reason": c.reason, "correction": fix,
-            "deciding": [{"id": r.id, "status": r.status, "claim": r.claim} for r in deciding]
-            + [{"id": r.id, "status": r.status, "claim": r.claim} for r in c.records
-               if c.evidence["checks"].get(r.id, {}).get("role") == "decides"],
+            "deciding": list({r.id: {"id": r.id, "status": r.status, "claim": r.claim} for r in [*deciding, *(
+                r for r in c.records if c.evidence["checks"].get(r.id, {}).get("role") == "decides")]}.values()),
             "rate": c.entry.rate or bool(fix and fix["limit"] == "T->oo"),
         })
     return out
