@@ -103,3 +103,17 @@ def general_update() -> dict:
     assert sp.simplify(grad_wv + (K + N) * m2) == 0
     return {"C1": -ma.eta * grad_wv, "grad_A_in": lg.in_group.subs(subs),
             "grad_A_out": lg.out_group.subs(subs)}
+
+
+@lru_cache(maxsize=1)
+def logit_gradient_functions():
+    """The derived logit gradients (in-group, out-group entry) of
+    :func:`rdyn.derivations.model_a.logit_gradients_symbolic` as plain-arithmetic callables of
+    (C1, e, K, N, V, hY1, hY2) with V = ||V*||_F^2 and e = q/p (floats, arb balls, mpf; numba
+    compiles them too)."""
+    from rdyn.derivations import model_a as ma
+
+    lg = ma.logit_gradients_symbolic()
+    args = (ma.C1, ma.out_group_ratio, ma.K, ma.N, ma.vstar_norm2, sp.Symbol("hY1"), sp.Symbol("hY2"))
+    return (sp.lambdify(args, lg.in_group, modules=[{}]),
+            sp.lambdify(args, lg.out_group, modules=[{}]))

@@ -44,9 +44,9 @@ def compiled_primitives():
 def compiled_logit_gradients():
     import numba
 
-    from rdyn.reduced_dynamics.model_a_smooth import _logit_gradient_functions
+    from rdyn.derivations.model_a_general import logit_gradient_functions
 
-    grad_in, grad_out = _logit_gradient_functions()
+    grad_in, grad_out = logit_gradient_functions()
     return numba.njit(grad_in), numba.njit(grad_out)
 
 

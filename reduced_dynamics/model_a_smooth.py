@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from rdyn.derivations.activations import Activation, numeric_functions, smoothing_functions
+from rdyn.derivations.model_a_general import logit_gradient_functions
 from rdyn.reduced_dynamics.gauss_hermite import GaussRule, float64_rule, precise_rule
 from rdyn.reduced_dynamics.model_a import RunResult
 
@@ -148,20 +149,6 @@ class Numbers:
         return nullcontext()
 
 
-@lru_cache(maxsize=8)
-def _logit_gradient_functions():
-    """The derived logit gradients (in-group, out-group) as plain-arithmetic callables of
-    (C1, e, K, N, V, hY1, hY2), V = ||V*||_F^2, e = q/p."""
-    import sympy as sp
-
-    from rdyn.derivations import model_a as ma
-
-    lg = ma.logit_gradients_symbolic()
-    args = (ma.C1, ma.out_group_ratio, ma.K, ma.N, ma.vstar_norm2, sp.Symbol("hY1"), sp.Symbol("hY2"))
-    return (sp.lambdify(args, lg.in_group, modules=[{}]),
-            sp.lambdify(args, lg.out_group, modules=[{}]))
-
-
 # --------------------------------------------------------------------------------------------
 # The expectations at one attention level
 # --------------------------------------------------------------------------------------------
@@ -193,7 +180,7 @@ class Expectations:
         self.scale = self.D if config.logit_scale == "D" else num.sqrt(self.D)
         self.w, self.z = rule.weights, rule.nodes
         self.teacher_square = teacher_square(config, num)  # E[sigma(r Y1)^2], once
-        self._grad_in, self._grad_out = _logit_gradient_functions()
+        self._grad_in, self._grad_out = logit_gradient_functions()
 
     def level(self, e) -> AttentionLevel:
         num, r, K, N = self.num, self.r, self.K, self.N
@@ -545,7 +532,7 @@ class ClassMap:
         num = Numbers(config.activation, None)
         self.parts = [Expectations(replace(config, M=count, vstar_norm2=count * norm2), num,
                                    float64_rule(n)) for norm2, count in self.classes]
-        self._grad_in, self._grad_out = _logit_gradient_functions()
+        self._grad_in, self._grad_out = logit_gradient_functions()
 
     def step(self, C1s: Sequence[float], C2: float, C3: float, eta: float):
         c = self.config
