@@ -1,4 +1,5 @@
-"""Model A with sigma = erf in float64: the collapsed map as a compiled closed form (numba).
+"""Model A with sigma = erf in float64: the collapsed map as a compiled closed form (numba);
+GELU: the same compiled event loop on 1-D Gauss-Hermite sums (its inner average is closed).
 
 With Z ~ N(0, 1) the outer variable of :mod:`rdyn.reduced_dynamics.model_a_smooth`
 (``Y2 = s2 Z``, ``E[sigma(r Y1) | Z] = erf(alpha Z)``, ``alpha = r rho / sqrt(1 + 2 r^2 s_res^2)``,
@@ -50,36 +51,14 @@ def compiled_logit_gradients():
     return numba.njit(grad_in), numba.njit(grad_out)
 
 
-@lru_cache(maxsize=1)
-def compiled_iterate():
-    """The compiled loop (built once per process)."""
+def _make_iterate(moments, grad_in, grad_out):
+    """The compiled event loop around ``moments(C1, e, D, K, r, z, w) -> (p, m1, m2, dm2, .., ..)``
+    (``z, w``: a Gauss-Hermite rule, unused by the closed form)."""
     import numba
-
-    I1, I3, G0, G2, J = compiled_primitives()
-    grad_in, grad_out = compiled_logit_gradients()
-    k = 2.0 / math.sqrt(math.pi)
-
-    @numba.njit(cache=False)
-    def moments(C1, e, D, K, r):
-        N = D - K
-        p = 1.0 / (K + N * e)
-        q = e * p
-        s2 = math.sqrt(K * p * p + N * q * q)
-        s_res = q * math.sqrt(N / K) / s2
-        rho = p / s2
-        spread = 1.0 + 2.0 * r * r * s_res * s_res
-        alpha = r * rho / math.sqrt(spread)
-        beta = C1 * r * s2
-        lam = beta * beta
-        m2 = k * s2 * (I1(alpha, lam) - I1(beta, lam)) / r
-        m1 = k * (rho * I1(alpha, lam) + s_res * s_res * r * (k / math.sqrt(spread))
-                  * G0(alpha * alpha + lam) - rho * I1(beta, lam)) / r
-        dm2 = s2 * s2 * (-2.0 * k * beta * (I3(alpha, lam) - I3(beta, lam)) - k * k * G2(2.0 * lam))
-        return p, m1, m2, dm2, alpha, beta
 
     @numba.njit(cache=False)
     def iterate(end, eta, D, K, M, V, scale, fraction, level, default_run, min_default,
-                capture_steps, capture_out):
+                capture_steps, capture_out, z, w):
         r = math.sqrt(V / M)
         C1 = 0.0
         C2 = 0.0
@@ -92,13 +71,13 @@ def compiled_iterate():
         cursor = 0
         while True:
             e = math.exp(-(C2 + C3) / scale)
-            p, m1, m2, dm2, alpha, beta = moments(C1, e, D, K, r)
+            p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w)
             if t_star < 0 and p >= level:
                 t_star = t
                 if default_run:
                     stop = min(max(2 * t, min_default), end)
             if t1 < 0 and t >= 1:
-                _, _, m2f, _, _, _ = moments(C1 / fraction, e, D, K, r)
+                m2f = moments(C1 / fraction, e, D, K, r, z, w)[2]
                 if m2f <= 0.0:
                     t1 = t
             mult = 1.0 + eta * D * dm2
@@ -117,7 +96,81 @@ def compiled_iterate():
             t += 1
         return t, t1, t_star, lost, C1, C2, C3
 
-    return iterate, moments
+    return iterate
+
+
+@lru_cache(maxsize=1)
+def compiled_iterate():
+    """(iterate, moments) of erf's closed form (built once per process)."""
+    import numba
+
+    I1, I3, G0, G2, J = compiled_primitives()
+    k = 2.0 / math.sqrt(math.pi)
+
+    @numba.njit(cache=False)
+    def moments(C1, e, D, K, r, z=None, w=None):
+        N = D - K
+        p = 1.0 / (K + N * e)
+        q = e * p
+        s2 = math.sqrt(K * p * p + N * q * q)
+        s_res = q * math.sqrt(N / K) / s2
+        rho = p / s2
+        spread = 1.0 + 2.0 * r * r * s_res * s_res
+        alpha = r * rho / math.sqrt(spread)
+        beta = C1 * r * s2
+        lam = beta * beta
+        m2 = k * s2 * (I1(alpha, lam) - I1(beta, lam)) / r
+        m1 = k * (rho * I1(alpha, lam) + s_res * s_res * r * (k / math.sqrt(spread))
+                  * G0(alpha * alpha + lam) - rho * I1(beta, lam)) / r
+        dm2 = s2 * s2 * (-2.0 * k * beta * (I3(alpha, lam) - I3(beta, lam)) - k * k * G2(2.0 * lam))
+        return p, m1, m2, dm2, alpha, beta
+
+    return _make_iterate(moments, *compiled_logit_gradients()), moments
+
+
+@lru_cache(maxsize=8)
+def compiled_smoothed_iterate(name: str):
+    """(iterate, moments) for an activation whose inner Gaussian average is a closed form
+    (GELU; :func:`rdyn.derivations.activations.smoothing`): the 1-D Gauss-Hermite sums of
+    :class:`rdyn.reduced_dynamics.model_a_smooth.Expectations` in compiled loops."""
+    import numba
+    import sympy as sp
+
+    from rdyn.derivations import activations as act
+
+    sigma, dsigma, d2sigma = (numba.njit(sp.lambdify(act.x, f, modules="math"))
+                              for f in act.derivatives(act.NAMED[name]))
+    S0, S1 = (numba.njit(sp.lambdify((act.m, act.s), f, modules="math"))
+              for f in act.smoothing(name))
+
+    @numba.njit(cache=False)
+    def moments(C1, e, D, K, r, z, w):
+        N = D - K
+        p = 1.0 / (K + N * e)
+        q = e * p
+        s2 = math.sqrt(K * p * p + N * q * q)
+        s_res = q * math.sqrt(N / K) / s2
+        rho = p / s2
+        m1 = 0.0
+        m2 = 0.0
+        dm2 = 0.0
+        cross = 0.0
+        square = 0.0
+        for i in range(z.shape[0]):
+            y2 = s2 * z[i]
+            mu = rho * z[i]
+            mean = S0(r * mu, r * s_res)
+            mean_y1 = mu * mean + S1(r * mu, r * s_res) * s_res * s_res * r
+            arg = C1 * r * y2
+            B, B1, B2 = sigma(arg), dsigma(arg), d2sigma(arg)
+            m2 += w[i] * (mean - B) * B1 * y2
+            m1 += w[i] * B1 * (mean_y1 - B * mu)
+            dm2 += w[i] * y2 * y2 * ((mean - B) * B2 - B1 * B1)
+            cross += w[i] * B * mean
+            square += w[i] * B * B
+        return p, m1 / r, m2 / r, dm2, cross, square
+
+    return _make_iterate(moments, *compiled_logit_gradients()), moments
 
 
 def excess_loss(C1: float, C2: float, C3: float, config) -> float:
@@ -132,14 +185,20 @@ def excess_loss(C1: float, C2: float, C3: float, config) -> float:
 
 
 def run_compiled(config, end: int, eta: float, fraction: float, level: float, default_run: bool,
-                 min_default: int, capture_steps: np.ndarray):
-    """The compiled loop: (t, t1, T*, lost, final state, captured states)."""
-    iterate, _ = compiled_iterate()
+                 min_default: int, capture_steps: np.ndarray, rule=None):
+    """The compiled loop: (t, t1, T*, lost, final state, captured states). erf: the closed form;
+    GELU: the compiled 1-D Gauss-Hermite sums on ``rule``."""
+    if config.activation.name == "erf":
+        iterate, _ = compiled_iterate()
+        z = w = np.zeros(1)
+    else:
+        iterate, _ = compiled_smoothed_iterate(config.activation.name)
+        z, w = np.asarray(rule.nodes, dtype=float), np.asarray(rule.weights, dtype=float)
     capture_out = np.full((capture_steps.shape[0], 3), np.nan)
     t, t1, t_star, lost, C1, C2, C3 = iterate(
         int(end), float(eta), float(config.D), float(config.K), float(config.M),
         float(config.vstar_norm2), float(config.scale), float(fraction), float(level),
-        bool(default_run), int(min_default), capture_steps.astype(np.int64), capture_out)
+        bool(default_run), int(min_default), capture_steps.astype(np.int64), capture_out, z, w)
     captured = {int(s): tuple(capture_out[i]) for i, s in enumerate(capture_steps) if s <= t}
     return (int(t), None if t1 < 0 else int(t1), None if t_star < 0 else int(t_star),
             None if lost < 0 else int(lost), (C1, C2, C3), captured)

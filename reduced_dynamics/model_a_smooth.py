@@ -42,6 +42,9 @@ from rdyn.reduced_dynamics.model_a import RunResult
 FLOAT64_LADDER = (12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)
 FLOAT64_TOLERANCE = 1e-13
+# float64 runs of these go through compiled loops (reduced_dynamics/model_a_erf.py): erf's
+# closed form, GELU's 1-D sums
+COMPILED = ("erf", "gelu")
 # a run whose rule would need more nodes than the ladder's end is refused (time estimate)
 MAX_TENSOR_POINTS_DPS = 384 ** 2
 
@@ -428,12 +431,12 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     grid = set(int(s) for s in log_grid(end)) | set(int(s) for s in record)
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
-        if num.kind == "float64" and config.activation.name == "erf":   # compiled closed form
+        if num.kind == "float64" and config.activation.name in COMPILED:   # numba loops
             from rdyn.reduced_dynamics.model_a_erf import run_compiled
 
             t, t1, T_star, lost, last, captured = run_compiled(
                 config, end, eta_f, t1_fraction, level, steps is None, min_default_steps,
-                np.array(sorted(grid), dtype=np.int64))
+                np.array(sorted(grid), dtype=np.int64), ex.rule)
             captured[t] = last
         else:
             t, t1, T_star, lost, captured = _iterate(ex, num, config, steps, end, grid, eta_f,

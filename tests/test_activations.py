@@ -236,3 +236,14 @@ def test_erf_primitives_against_quadrature():
                  (J(a, b), E(lambda z: mpmath.erf(a * z) * mpmath.erf(b * z))))
         for closed, ref in pairs:
             assert abs(closed - ref) < mpmath.mpf(10) ** -26
+
+
+def test_compiled_gelu_loop_equals_the_numpy_loop():
+    c = _config("gelu")
+    compiled = ms.run(c, 300)
+    ex = ms.Expectations(c, ms.Numbers(c.activation, None), float64_rule(compiled.nodes))
+    t, t1, t_star, lost, captured = ms._iterate(ex, ms.Numbers(c.activation, None), c, 300, 300,
+                                                {300}, 0.2, 0.95, 0.25, False, 1000, 10**7)
+    assert (t1, t_star, lost) == (compiled.t1, compiled.T_star, compiled.lost_at_step)
+    for value, key in zip(captured[300], ("C1", "C2", "C3")):
+        assert value == pytest.approx(getattr(compiled.final, key), rel=1e-13)
