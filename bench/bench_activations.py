@@ -58,7 +58,7 @@ def compiled_rate(name: str, steps: int) -> float:
     import numpy as np
 
     from rdyn.reduced_dynamics.gauss_hermite import float64_rule
-    from rdyn.reduced_dynamics.model_a_erf import run_compiled
+    from rdyn.reduced_dynamics.model_a_compiled import run_compiled
 
     cfg = SmoothConfig(D=D, K=K, activation=Activation(name), eta=ETA, M=M)
     rule = float64_rule(choose_rule(cfg, None, default_probes(cfg, None, 1 / (2 * K)))[0])

@@ -42,7 +42,7 @@ from rdyn.reduced_dynamics.model_a import RunResult
 FLOAT64_LADDER = (12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)
 FLOAT64_TOLERANCE = 1e-13
-# float64 runs of these go through compiled loops (reduced_dynamics/model_a_erf.py): erf's
+# float64 runs of these go through compiled loops (reduced_dynamics/model_a_compiled.py): erf's
 # closed form, GELU's 1-D sums
 COMPILED = ("erf", "gelu")
 # a run whose rule would need more nodes than the ladder's end is refused (time estimate)
@@ -432,7 +432,7 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
         if num.kind == "float64" and config.activation.name in COMPILED:   # numba loops
-            from rdyn.reduced_dynamics.model_a_erf import run_compiled
+            from rdyn.reduced_dynamics.model_a_compiled import run_compiled
 
             t, t1, T_star, lost, last, captured = run_compiled(
                 config, end, eta_f, t1_fraction, level, steps is None, min_default_steps,

@@ -197,9 +197,9 @@ def test_stability_limit_is_where_the_multiplier_reaches_minus_one():
 
 
 def test_compiled_erf_closed_form_equals_the_quadrature_loop():
-    """erf in float64 runs the compiled closed form (reduced_dynamics/model_a_erf.py); the
+    """erf in float64 runs the compiled closed form (reduced_dynamics/model_a_compiled.py); the
     Gauss-Hermite loop (the route of the other activations) gives the same trajectory."""
-    from rdyn.reduced_dynamics.model_a_erf import compiled_iterate, excess_loss
+    from rdyn.reduced_dynamics.model_a_compiled import compiled_iterate, excess_loss
 
     c = _config("erf")
     _, moments = compiled_iterate()

@@ -51,6 +51,23 @@ def compiled_logit_gradients():
     return numba.njit(grad_in), numba.njit(grad_out)
 
 
+@lru_cache(maxsize=1)
+def compiled_geometry():
+    """(p, s2, s_res, rho) at e = exp(-(C2+C3)/scale): the attention, sd of Y2, the residual sd of
+    Y1 given Y2, and p/s2 (model_a_smooth.Expectations.level, compiled)."""
+    import numba
+
+    @numba.njit(cache=False)
+    def geometry(e, D, K):
+        N = D - K
+        p = 1.0 / (K + N * e)
+        q = e * p
+        s2 = math.sqrt(K * p * p + N * q * q)
+        return p, s2, q * math.sqrt(N / K) / s2, p / s2
+
+    return geometry
+
+
 def _make_iterate(moments, grad_in, grad_out):
     """The compiled event loop around ``moments(C1, e, D, K, r, z, w) -> (p, m1, m2, dm2, .., ..)``
     (``z, w``: a Gauss-Hermite rule, unused by the closed form)."""
@@ -105,16 +122,12 @@ def compiled_iterate():
     import numba
 
     I1, I3, G0, G2, J = compiled_primitives()
+    geometry = compiled_geometry()
     k = 2.0 / math.sqrt(math.pi)
 
     @numba.njit(cache=False)
     def moments(C1, e, D, K, r, z=None, w=None):
-        N = D - K
-        p = 1.0 / (K + N * e)
-        q = e * p
-        s2 = math.sqrt(K * p * p + N * q * q)
-        s_res = q * math.sqrt(N / K) / s2
-        rho = p / s2
+        p, s2, s_res, rho = geometry(e, D, K)
         spread = 1.0 + 2.0 * r * r * s_res * s_res
         alpha = r * rho / math.sqrt(spread)
         beta = C1 * r * s2
@@ -142,15 +155,11 @@ def compiled_smoothed_iterate(name: str):
                               for f in act.derivatives(act.NAMED[name]))
     S0, S1 = (numba.njit(sp.lambdify((act.m, act.s), f, modules="math"))
               for f in act.smoothing(name))
+    geometry = compiled_geometry()
 
     @numba.njit(cache=False)
     def moments(C1, e, D, K, r, z, w):
-        N = D - K
-        p = 1.0 / (K + N * e)
-        q = e * p
-        s2 = math.sqrt(K * p * p + N * q * q)
-        s_res = q * math.sqrt(N / K) / s2
-        rho = p / s2
+        p, s2, s_res, rho = geometry(e, D, K)
         m1 = 0.0
         m2 = 0.0
         dm2 = 0.0
