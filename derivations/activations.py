@@ -316,3 +316,104 @@ def erf_primitives() -> dict:
     dJ = 2 / sp.sqrt(sp.pi) * I1.subs({alpha: beta, lam: alpha**2}, simultaneous=True)
     assert sp.simplify(sp.diff(J, alpha) - dJ) == 0 and J.subs(alpha, 0) == 0
     return {"I1": I1, "I3": I3, "G0": G0, "G2": G2, "J": J}
+
+
+# --------------------------------------------------------------------------------------------
+# GELU: every expectation of the collapsed map in closed form
+# --------------------------------------------------------------------------------------------
+
+_u, _v, _c = sp.symbols("u v c", positive=True)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def _one_erf(k: int) -> sp.Expr:
+    """E[Z^k erf(u Z) e^{-c Z^2}] (odd k), by sympy integration."""
+    density = sp.exp(-_z**2 / 2) / sp.sqrt(2 * sp.pi)
+    value = sp.integrate(_z**k * sp.erf(_u * _z) * sp.exp(-_c * _z**2) * density,
+                         (_z, -sp.oo, sp.oo), conds="none")
+    return sp.simplify(value)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def _two_erf(j: int) -> sp.Expr:
+    """E[Z^(2j) erf(u Z) erf(v Z) e^{-c Z^2}]: the rescaling Z -> Z / sqrt(1 + 2c) of
+    erf_primitives' J, differentiated j times in -c."""
+    w = sp.sqrt(1 + 2 * _c)
+    base = erf_primitives()["J"].subs({alpha: _u / w, beta: _v / w}, simultaneous=True) / w
+    return sp.simplify((-1) ** j * sp.diff(base, _c, j))
+
+
+def gaussian_term(term: sp.Expr) -> sp.Expr:
+    """E over Z ~ N(0, 1) of one product ``coeff * Z^k * erf(u1 Z) ... * exp(-c Z^2)`` (at most
+    two erf factors with arguments linear in Z): a closed form (ValueError otherwise)."""
+    coeff, dep = term.as_independent(_z, as_Add=False)
+    k, slopes, c = 0, [], sp.Integer(0)
+    for f in sp.Mul.make_args(dep):
+        if f == 1:
+            continue
+        base, e = f.as_base_exp()
+        if base == _z:
+            k += int(e)
+        elif isinstance(base, sp.erf) and e.is_Integer and e > 0:
+            slopes += [sp.simplify(base.args[0] / _z)] * int(e)
+        elif isinstance(f, sp.exp):
+            c += -sp.simplify(f.args[0] / _z**2)
+        else:
+            raise ValueError(f"not a Gaussian-erf monomial: {f}")
+    if any(sl.has(_z) for sl in slopes) or c.has(_z):
+        raise ValueError(f"not a Gaussian-erf monomial: {term}")
+    if not slopes:
+        value = 0 if k % 2 else sp.factorial2(k - 1) * (1 + 2 * c) ** (-sp.Rational(k + 1, 2))
+    elif len(slopes) == 1:
+        value = 0 if k % 2 == 0 else _one_erf(k).subs({_u: slopes[0], _c: c}, simultaneous=True)
+    elif len(slopes) == 2:
+        value = 0 if k % 2 else _two_erf(k // 2).subs(
+            {_u: slopes[0], _v: slopes[1], _c: c}, simultaneous=True)
+    else:
+        raise ValueError("more than two erf factors")
+    return coeff * value
+
+
+def gaussian_expectation_closed(integrand: sp.Expr) -> sp.Expr:
+    """E[integrand(Z)] for a polynomial in Z, erf(u Z) (at most two factors a term) and
+    Gaussians exp(-c Z^2): expanded into monomials, each by :func:`gaussian_term`. Every
+    result is odd in each erf slope, so it holds for slopes of either sign."""
+    expanded = sp.expand(integrand)
+    return sp.Add(*[gaussian_term(sp.powsimp(t, combine="exp")) for t in sp.Add.make_args(expanded)])
+
+
+# symbols of the collapsed state seen from the outer variable Z (model_a_smooth's notation):
+# Y2 = s2 Z, E[Y1 | Z] = rho Z, residual sd s_res; r the row norm; W = sqrt(1 + r^2 s_res^2)
+state_C1 = sp.Symbol("C1", real=True)
+state_r, state_rho, state_sres, state_s2, state_W, state_K = sp.symbols(
+    "r rho s_res s2 W K", positive=True)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def gelu_closed_moments() -> dict:
+    """GELU's m1, m2, dm2/dC1, E[sigma(r Y1) sigma(C1 r Y2)] (cross), E[sigma(C1 r Y2)^2]
+    (square) and E[sigma(r Y1)^2] (teacher) in closed form, in C1, r, rho, s_res, s2, W, K.
+
+    The inner average over Y1 given Z is :func:`smoothing`'s S0 with ``m = r rho Z``,
+    ``s = r s_res`` (``W^2 = 1 + s^2`` kept as a symbol so that no sum ends up in a
+    denominator), ``E[sigma(r Y1) Y1 | Z] = rho Z S0 + s_res^2 r dS0/dm`` (Stein); every
+    remaining integrand is a polynomial times erf factors and Gaussians in Z
+    (:func:`gaussian_expectation_closed`)."""
+    z, W, r = _z, state_W, state_r
+    S0 = smoothing("gelu")[0]
+    S0 = S0.subs(s**2 + 1, W**2).subs(s**2, W**2 - 1)
+    assert not S0.has(s)
+    S1 = sp.diff(S0, m)
+    mean = S0.subs(m, r * state_rho * z)
+    mean_y1 = state_rho * z * mean + S1.subs(m, r * state_rho * z) * state_sres**2 * r
+    sig, d1, d2 = derivatives(NAMED["gelu"])
+    arg = state_C1 * r * state_s2 * z
+    B, B1, B2 = (f.subs(x, arg) for f in (sig, d1, d2))
+    y2, mu = state_s2 * z, state_rho * z
+    integrands = {"m2": (mean - B) * B1 * y2 / r, "m1": B1 * (mean_y1 - B * mu) / r,
+                  "dm2": y2**2 * ((mean - B) * B2 - B1**2), "cross": B * mean, "square": B * B,
+                  "teacher": sig.subs(x, r * z / sp.sqrt(state_K)) ** 2}
+    return {name: gaussian_expectation_closed(f) for name, f in integrands.items()}

@@ -1,5 +1,6 @@
-"""Model A with sigma = erf in float64: the collapsed map as a compiled closed form (numba);
-GELU: the same compiled event loop on 1-D Gauss-Hermite sums (its inner average is closed).
+"""Model A with sigma = erf or GELU in float64: the collapsed map as a compiled closed form
+(numba). GELU's forms come from :func:`rdyn.derivations.activations.gelu_closed_moments`; erf's
+are written below from the primitives (fewer terms).
 
 With Z ~ N(0, 1) the outer variable of :mod:`rdyn.reduced_dynamics.model_a_smooth`
 (``Y2 = s2 Z``, ``E[sigma(r Y1) | Z] = erf(alpha Z)``, ``alpha = r rho / sqrt(1 + 2 r^2 s_res^2)``,
@@ -141,43 +142,39 @@ def compiled_iterate():
     return _make_iterate(moments, *compiled_logit_gradients()), moments
 
 
-@lru_cache(maxsize=8)
-def compiled_smoothed_iterate(name: str):
-    """(iterate, moments) for an activation whose inner Gaussian average is a closed form
-    (GELU; :func:`rdyn.derivations.activations.smoothing`): the 1-D Gauss-Hermite sums of
-    :class:`rdyn.reduced_dynamics.model_a_smooth.Expectations` in compiled loops."""
+@lru_cache(maxsize=1)
+def compiled_gelu_forms():
+    """GELU's closed forms (:func:`rdyn.derivations.activations.gelu_closed_moments`) compiled:
+    each a function of (C1, r, rho, s_res, s2, W, K)."""
     import numba
     import sympy as sp
 
     from rdyn.derivations import activations as act
 
-    sigma, dsigma, d2sigma = (numba.njit(sp.lambdify(act.x, f, modules="math"))
-                              for f in act.derivatives(act.NAMED[name]))
-    S0, S1 = (numba.njit(sp.lambdify((act.m, act.s), f, modules="math"))
-              for f in act.smoothing(name))
+    forms = act.gelu_closed_moments()
+    args = (act.state_C1, act.state_r, act.state_rho, act.state_sres, act.state_s2, act.state_W,
+            act.state_K)
+    return {name: numba.njit(sp.lambdify(args, form, modules="math"))
+            for name, form in forms.items()}
+
+
+@lru_cache(maxsize=1)
+def compiled_gelu_iterate():
+    """(iterate, moments) of GELU's closed form (built once per process)."""
+    import numba
+
+    f = compiled_gelu_forms()
+    m1_form, m2_form, dm2_form, cross_form, square_form = (
+        f["m1"], f["m2"], f["dm2"], f["cross"], f["square"])
     geometry = compiled_geometry()
 
     @numba.njit(cache=False)
-    def moments(C1, e, D, K, r, z, w):
+    def moments(C1, e, D, K, r, z=None, w=None):
         p, s2, s_res, rho = geometry(e, D, K)
-        m1 = 0.0
-        m2 = 0.0
-        dm2 = 0.0
-        cross = 0.0
-        square = 0.0
-        for i in range(z.shape[0]):
-            y2 = s2 * z[i]
-            mu = rho * z[i]
-            mean = S0(r * mu, r * s_res)
-            mean_y1 = mu * mean + S1(r * mu, r * s_res) * s_res * s_res * r
-            arg = C1 * r * y2
-            B, B1, B2 = sigma(arg), dsigma(arg), d2sigma(arg)
-            m2 += w[i] * (mean - B) * B1 * y2
-            m1 += w[i] * B1 * (mean_y1 - B * mu)
-            dm2 += w[i] * y2 * y2 * ((mean - B) * B2 - B1 * B1)
-            cross += w[i] * B * mean
-            square += w[i] * B * B
-        return p, m1 / r, m2 / r, dm2, cross, square
+        W = math.sqrt(1.0 + r * r * s_res * s_res)
+        return (p, m1_form(C1, r, rho, s_res, s2, W, K), m2_form(C1, r, rho, s_res, s2, W, K),
+                dm2_form(C1, r, rho, s_res, s2, W, K), cross_form(C1, r, rho, s_res, s2, W, K),
+                square_form(C1, r, rho, s_res, s2, W, K))
 
     return _make_iterate(moments, *compiled_logit_gradients()), moments
 
@@ -195,14 +192,10 @@ def excess_loss(C1: float, C2: float, C3: float, config) -> float:
 
 def run_compiled(config, end: int, eta: float, fraction: float, level: float, default_run: bool,
                  min_default: int, capture_steps: np.ndarray, rule=None):
-    """The compiled loop: (t, t1, T*, lost, final state, captured states). erf: the closed form;
-    GELU: the compiled 1-D Gauss-Hermite sums on ``rule``."""
-    if config.activation.name == "erf":
-        iterate, _ = compiled_iterate()
-        z = w = np.zeros(1)
-    else:
-        iterate, _ = compiled_smoothed_iterate(config.activation.name)
-        z, w = np.asarray(rule.nodes, dtype=float), np.asarray(rule.weights, dtype=float)
+    """The compiled loop of erf's or GELU's closed form: (t, t1, T*, lost, final state,
+    captured states). ``rule`` is not used (kept for the callers' uniform signature)."""
+    iterate, _ = compiled_iterate() if config.activation.name == "erf" else compiled_gelu_iterate()
+    z = w = np.zeros(1)
     capture_out = np.full((capture_steps.shape[0], 3), np.nan)
     t, t1, t_star, lost, C1, C2, C3 = iterate(
         int(end), float(eta), float(config.D), float(config.K), float(config.M),
