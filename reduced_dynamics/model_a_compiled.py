@@ -144,8 +144,9 @@ def compiled_iterate():
 
 @lru_cache(maxsize=1)
 def compiled_gelu_forms():
-    """GELU's closed forms (:func:`rdyn.derivations.activations.gelu_closed_moments`) compiled:
-    each a function of (C1, r, rho, s_res, s2, W, K)."""
+    """GELU's closed forms (:func:`rdyn.derivations.activations.gelu_closed_moments`) compiled
+    as one function of (C1, r, rho, s_res, s2, W, K) returning (m1, m2, dm2, cross, square),
+    common subexpressions shared (sympy cse)."""
     import numba
     import sympy as sp
 
@@ -154,8 +155,8 @@ def compiled_gelu_forms():
     forms = act.gelu_closed_moments()
     args = (act.state_C1, act.state_r, act.state_rho, act.state_sres, act.state_s2, act.state_W,
             act.state_K)
-    return {name: numba.njit(sp.lambdify(args, form, modules="math"))
-            for name, form in forms.items()}
+    names = ("m1", "m2", "dm2", "cross", "square")
+    return numba.njit(sp.lambdify(args, [forms[n] for n in names], modules="math", cse=True))
 
 
 @lru_cache(maxsize=1)
@@ -163,18 +164,15 @@ def compiled_gelu_iterate():
     """(iterate, moments) of GELU's closed form (built once per process)."""
     import numba
 
-    f = compiled_gelu_forms()
-    m1_form, m2_form, dm2_form, cross_form, square_form = (
-        f["m1"], f["m2"], f["dm2"], f["cross"], f["square"])
+    forms = compiled_gelu_forms()
     geometry = compiled_geometry()
 
     @numba.njit(cache=False)
     def moments(C1, e, D, K, r, z=None, w=None):
         p, s2, s_res, rho = geometry(e, D, K)
         W = math.sqrt(1.0 + r * r * s_res * s_res)
-        return (p, m1_form(C1, r, rho, s_res, s2, W, K), m2_form(C1, r, rho, s_res, s2, W, K),
-                dm2_form(C1, r, rho, s_res, s2, W, K), cross_form(C1, r, rho, s_res, s2, W, K),
-                square_form(C1, r, rho, s_res, s2, W, K))
+        m1, m2, dm2, cross, square = forms(C1, r, rho, s_res, s2, W, K)
+        return p, m1, m2, dm2, cross, square
 
     return _make_iterate(moments, *compiled_logit_gradients()), moments
 
