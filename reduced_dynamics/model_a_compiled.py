@@ -35,7 +35,7 @@ def compiled_primitives():
 
     from rdyn.derivations import activations as act
 
-    forms = act.erf_primitives()
+    forms = act.closed_forms("erf")
     args = {"I1": (act.alpha, act.lam), "I3": (act.alpha, act.lam), "G0": (act.lam,),
             "G2": (act.lam,), "J": (act.alpha, act.beta)}
     return tuple(numba.njit(sp.lambdify(args[name], forms[name], modules="math"))
@@ -152,7 +152,7 @@ def compiled_gelu_forms():
 
     from rdyn.derivations import activations as act
 
-    forms = act.gelu_closed_moments()
+    forms = act.closed_forms("gelu")
     args = (act.state_C1, act.state_r, act.state_rho, act.state_sres, act.state_s2, act.state_W,
             act.state_K)
     names = ("m1", "m2", "dm2", "cross", "square")

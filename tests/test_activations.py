@@ -247,3 +247,14 @@ def test_compiled_gelu_loop_equals_the_numpy_loop():
     assert (t1, t_star, lost) == (compiled.t1, compiled.T_star, compiled.lost_at_step)
     for value, key in zip(captured[300], ("C1", "C2", "C3")):
         assert value == pytest.approx(getattr(compiled.final, key), rel=1e-13)
+
+
+def test_closed_form_cache_equals_a_fresh_derivation():
+    """derivations/_activation_catalog.py (python -m rdyn.derivations.activations) is the
+    srepr of the derivation, so the compiled loops never run stale forms."""
+    fresh = act.derive_closed_forms()
+    for activation in ("erf", "gelu"):
+        cached = act.closed_forms(activation)
+        assert set(cached) == {name for a, name in fresh if a == activation}
+        for name, expr in cached.items():
+            assert act.sp.srepr(expr) == act.sp.srepr(fresh[(activation, name)]), (activation, name)
