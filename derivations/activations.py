@@ -17,7 +17,6 @@ sigmoid and user formulas have none (the quadrature is 2-D then).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from tokenize import TokenError
 from functools import lru_cache
@@ -37,16 +36,9 @@ NAMED = {
     "sigmoid": 1 / (1 + sp.exp(-x)),
 }
 SMOOTH_ACTIVATIONS = tuple(NAMED) + ("expr",)
-# python-flint arb has these functions (NUMERICS.md): a ball-arithmetic implementation exists.
-BALL_FUNCTIONS = ("erf", "exp", "log", "tanh")
 
 GRID_HALF_WIDTH = 40
 GROWTH_LIMIT = 1e6
-
-
-def is_smooth(activation: str) -> bool:
-    """True for the activations handled by the general (non-homogeneous) derivation."""
-    return activation in SMOOTH_ACTIVATIONS
 
 
 @lru_cache(maxsize=64)
@@ -120,12 +112,6 @@ class Activation:
     @property
     def label(self) -> str:
         return self.name if self.name != "expr" else f"expr:{self.formula}"
-
-    @property
-    def has_ball_implementation(self) -> bool:
-        """Every function in sigma, sigma', sigma'' is in python-flint's arb (erf, exp, log,
-        tanh) and the Gaussian expectations are closed forms (erf and GELU only)."""
-        return self.name in ("erf", "gelu")
 
 
 def derivatives(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
@@ -273,11 +259,6 @@ def _smoothing_lambdified(name: str, backend: str, bits: int):
     if forms is None:
         return None
     return tuple(lambdify_for((m, s), f, backend, bits) for f in forms)
-
-
-def float_value(expr: sp.Expr, at: float) -> float:
-    """sigma(at) as a float (helper for tests and reports)."""
-    return float(sp.N(expr.subs(x, sp.Float(at, 30)), 20)) if math.isfinite(at) else math.nan
 
 
 # --------------------------------------------------------------------------------------------

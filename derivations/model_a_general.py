@@ -15,7 +15,7 @@ column i the teacher and student pre-activations are ``r_m Y1`` and ``C1 r_m Y2`
    ``a = u_perp``, ``c = u_m``), for every sigma. So the gradient of row m is
    ``-D E[h_m Y2] u_m``: parallel to ``v_m``, with the coefficient ``g(r_m) = -D E[h_{r_m} Y2]/r_m``
    per unit of ``v_m``.
-2. Row norms (:func:`row_coefficient`). ``W_V = C1 V*`` is preserved iff ``g(r_m)`` is the same
+2. Row norms. ``W_V = C1 V*`` is preserved iff ``g(r_m)`` is the same
    for every row: always for a positively homogeneous sigma (``h_r = r h_1``: the coefficient is
    free of r, :func:`homogeneous_coefficient_is_free_of_r`), and for a general sigma exactly when
    the rows have equal norms (then all ``g(r_m)`` coincide). Unequal norms: the rows move at
@@ -50,12 +50,6 @@ def orthogonal_gradient_covariances(tokens: int = 4) -> tuple[sp.Expr, sp.Expr]:
         return (a.T * c)[0] * (b.T * d)[0]
 
     return (sp.simplify(cov(u_perp, s, u, s_star)), sp.simplify(cov(u_perp, s, u, s)))
-
-
-def row_coefficient(expectation_hY2, r):
-    """g(r) = -D E[h_r Y2] / r up to the factor -D: the W_V gradient of a row of norm r per
-    unit of that row (``expectation_hY2(r)`` evaluates E[h_r Y2] for the row norm r)."""
-    return expectation_hY2(r) / r
 
 
 @lru_cache(maxsize=None)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -45,8 +44,6 @@ FLOAT64_TOLERANCE = 1e-13
 # float64 runs of these go through compiled loops (reduced_dynamics/model_a_compiled.py): erf's
 # closed form, GELU's 1-D sums
 COMPILED = ("erf", "gelu")
-# a run whose rule would need more nodes than the ladder's end is refused (time estimate)
-MAX_TENSOR_POINTS_DPS = 384 ** 2
 
 
 @dataclass(frozen=True)
@@ -288,11 +285,6 @@ def teacher_square(config: SmoothConfig, num: Numbers):
         value = mpmath.quad(lambda z: sigma(scale * z) ** 2 * mpmath.npdf(z), [-mpmath.inf, 0, mpmath.inf])
         text = mpmath.nstr(value, num.dps + 10, strip_zeros=False)
     return num.make(text)
-
-
-def attention_of(config: SmoothConfig, num: Numbers, C2, C3):
-    e = num.exp(-(C2 + C3) / (num.make(config.D) if config.logit_scale == "D" else num.sqrt(num.make(config.D))))
-    return 1 / (num.make(config.K) + num.make(config.D - config.K) * e)
 
 
 # --------------------------------------------------------------------------------------------
