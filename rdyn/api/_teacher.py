@@ -93,9 +93,9 @@ def run_smooth(v: dict, config, thresholds):
     from rdyn.result import Result
 
     for flag, given, why in (
-            ("--certify", v["certify"], "no ball-arithmetic implementation of the smooth "
-             "activations' Gauss-Hermite expectations (a rigorous quadrature error bound is "
-             "not implemented)"),
+            ("--certify", v["certify"], "no certified iteration for smooth activations (erf "
+             "and gelu have closed forms in elementary functions, not yet run on arb balls; the "
+             "others need a rigorous quadrature error bound)"),
             ("--method", v["method"] != "map", "the gradient-flow limits are derived for "
              "identity, relu and leaky only"),
             ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N"),
