@@ -37,7 +37,8 @@ def run(values: dict, args) -> int:
 
     res = api_run(values)
     result = res.detail["crosscheck"]
-    diverged = result.diverged_at_step is not None
+    smooth = isinstance(result, dict)   # a smooth activation (population GD, no divergence rule)
+    diverged = not smooth and result.diverged_at_step is not None
     if diverged:
         print(f"rdyn crosscheck: diverged at step {result.diverged_at_step}: "
               f"{res.divergence_reason}; no agreement figures are reported (exit status 3)",
@@ -46,6 +47,20 @@ def run(values: dict, args) -> int:
         print(res.to_json())
         return DIVERGED_EXIT if diverged else 0
     c, batch_size = res.detail["config"], res.detail["batch"]
+    if smooth:
+        print(f"Model A crosscheck (population): D={c.D}, K={c.K}, M={values['M']}, "
+              f"d={values['d']}, {c.activation.label}, P={values['P']}, "
+              f"eta={format_real(result['eta'])}, steps={res.steps}\n"
+              f"  max_rel_dev = {res.max_rel_dev:.3e}   structure_residual = "
+              f"{res.structure_residual:.3e}\n"
+              f"  final excess loss: full {res.final_loss['full']:.10g}, collapsed "
+              f"{res.final_loss['collapsed']:.10g}")
+        if not res.row_norms_equal:
+            print("  rows of V* have unequal norms: the ansatz W_V = C1 V* does not close "
+                  "(the collapsed map assumes --M rows of equal norm)")
+            print(f"  one C1 per class of equal row norms ({res.class_map['classes']} classes) "
+                  f"closes: max_rel_dev = {res.class_map['max_rel_dev']:.3e}")
+        return 0
     M, d, P, steps = values["M"], values["d"], values["P"], result.steps
     lines = [f"Model A crosscheck ({result.mode}): D={c.D}, K={c.K}, M={M}, d={d}, "
              f"{c.activation}, P={P}, eta={format_real(result.eta)}, steps={steps}"]

@@ -96,7 +96,10 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
     eta_limit = result.eta_limit if eta_limit is None else eta_limit
     f = result.final
     missing = "not reached" if result.diverged_at_step is None else "not reported"
-    act = c.activation + (f" (kappa={c.kappa})" if c.activation == "leaky" else "")
+    if hasattr(c.activation, "label"):   # a smooth activation: M rows of equal norm
+        act = f"{c.activation.label}, M={c.M}"
+    else:
+        act = c.activation + (f" (kappa={c.kappa})" if c.activation == "leaky" else "")
     lines = [
         f"Model A collapsed dynamics: D={c.D}, K={c.K}, {act}, ||V*||_F^2={c.vstar_norm2}, "
         f"logits/{c.logit_scale}, backend {result.backend}",
@@ -113,6 +116,9 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
     ]
     if result.loss_slope is not None:
         lines.append(f"  late-time log-log loss slope = {result.loss_slope:.4f} (paper: Theta(1/T), slope -1)")
+    if getattr(result, "nodes", None) is not None:
+        lines.append(f"  quadrature: {result.nodes}-point Gauss-Hermite, estimated error "
+                     f"{result.quadrature_error:.1e}")
     for t, r in sorted(result.record.items()):
         lines.append(f"  t={t}: C1={format_real(r.C1, 12, dps=dps)} C2={format_real(r.C2, 12, dps=dps)} "
                      f"C3={format_real(r.C3, 12, dps=dps)} p={format_real(r.p, 12, dps=dps)} loss={format_real(r.loss, 12, dps=dps)}")

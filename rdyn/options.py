@@ -81,6 +81,9 @@ class Option:
     api_types: tuple = ()  # extra Python types the API accepts (e.g. a tuple for --spectrum)
     repeatable: bool = False  # "str" options only: given several times, the value is a list
     siblings: tuple[str, ...] = ()  # "out" files: suffixes of files written next to it (FILE.tmp)
+    # a check of the value alone beyond type and range (raises ValueError with a one-line
+    # message, e.g. a formula that does not parse); run after coercion, before any work
+    check_value: Callable[[Any], None] | None = None
 
     @property
     def flag(self) -> str:
@@ -204,8 +207,16 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
         Option("groups", "path", None, "JSON file: list of D index lists (group G^i of each "
                "query column i), all of size K; indices are integers in 0..D-1 (the API also "
                "takes the list itself)", api_types=(list, tuple)),
-        Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky = "
-               "max(x, kappa x)", choices=("identity", "relu", "leaky")),
+        Option("activation", "choice", "relu", "sigma: identity, relu (default), leaky = "
+               "max(x, kappa x), or a smooth activation (V* with --M rows of equal norm): erf, "
+               "tanh, gelu = x Phi(x), softplus, sigmoid, expr (--activation-expr)",
+               choices=("identity", "relu", "leaky") + SMOOTH_ACTIVATIONS),
+        Option("activation_expr", "str", None, "sigma as a sympy expression in x, e.g. "
+               "'x*tanh(x)' (implies --activation expr); refused unless finite with finite "
+               "sigma', sigma'' on [-40, 40] and |sigma| <= 1e6 (1 + x^2) there", metavar="EXPR",
+               applies=lambda v: v["activation"] in ("relu", "expr"),
+               refusal="--activation-expr goes with --activation expr (or no --activation)",
+               check_value=_check_activation_expr),
         Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
                lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
                applies_text="to --activation leaky",
@@ -218,10 +229,43 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
         Option("record", "str", None, "comma-separated steps in 0..N whose state to report",
                api_types=(list, tuple, range)),
         Option("sigma_prime_zero", "float", 1.0, "sigma'(0), used at the first step where "
-               "W_V = 0 (default 1)"),
+               "W_V = 0 (default 1; identity, relu, leaky: a smooth activation has its own)",
+               applies=lambda v: not _smooth(v),
+               refusal="--sigma-prime-zero applies to identity, relu and leaky only (a smooth "
+               "activation's sigma'(0) is its derivative)"),
         Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or "
                "/ sqrt(D) (conference)", choices=("D", "sqrtD")),
     )
+
+
+SMOOTH_ACTIVATIONS = ("erf", "tanh", "gelu", "softplus", "sigmoid", "expr")
+
+
+def _smooth(v: dict) -> bool:
+    return v["activation"] in SMOOTH_ACTIVATIONS[:-1] or v["activation"] == "expr" or (
+        v.get("activation_expr") is not None)
+
+
+def parse_row_norms(value) -> list[float]:
+    """--vstar-row-norms: positive finite numbers (comma-separated text, or a list)."""
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    try:
+        norms = [float(v) for v in items]
+    except (TypeError, ValueError):
+        raise ValueError(f"--vstar-row-norms: not a comma-separated list of numbers: {value!r}") from None
+    if not norms or not all(math.isfinite(v) and v > 0 for v in norms):
+        raise ValueError("--vstar-row-norms: every norm must be a finite number > 0")
+    return norms
+
+
+def _check_row_norms(value) -> None:
+    parse_row_norms(value)
+
+
+def _check_activation_expr(text) -> None:
+    from rdyn.derivations.activations import parse_expression
+
+    parse_expression(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,6 +279,10 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
          f"({DPS_MIN}..{DPS_MAX}; default: float64 fast path)"),
     *_teacher_model_options(MAX_MODEL_A_STEPS, "GD steps N (64-bit step counters; default: "
                             "run to T*, then as many steps again)"),
+    Option("M", "int", None, "smooth activations: number of rows of V*, all of norm "
+           "sqrt(vstar_norm2 / M) (default 1; the homogeneous activations do not depend on it)",
+           lo=1, hi=10**6, applies=_smooth, refusal="--M applies to the smooth activations only "
+           "(erf, tanh, gelu, softplus, sigmoid, expr)"),
     Option("t1_fraction", "float", 0.95, "t1 threshold: first t >= 1 with C1 >= fraction * C1* "
            "(default 0.95)", lo=0, lo_open=True),
     Option("tstar_attention", "float", None, "T* threshold on the attention p of an in-group "
@@ -266,6 +314,13 @@ CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) 
     *_teacher_model_options(10**6, "GD steps N (default 300)"),
     Option("d", "int", 8, "input dimension d (default 8)", lo=1),
     Option("M", "int", 4, "output dimension M (default 4)", lo=1),
+    Option("vstar_row_norms", "str", None, "comma-separated norms of the M rows of V* (then "
+           "rescaled to ||V*||_F^2 = --vstar-norm2; default: a Gaussian V*, or equal norms for a "
+           "smooth activation). Unequal norms with a smooth activation break the ansatz "
+           "W_V = C1 V*: reported as row_norms_equal = false)", metavar="R1,R2,...",
+           api_types=(list, tuple), applies=_smooth, check_value=_check_row_norms,
+           refusal="--vstar-row-norms applies to the smooth activations only (the homogeneous "
+           "ones depend on V* only through ||V*||_F^2)"),
     Option("mode", "choice", "population", "exact population gradient (default) or online SGD",
            choices=("population", "sgd")),
     Option("batch", "int", None, "SGD batch size N (sgd only; default 100)", lo=1,
@@ -688,6 +743,11 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
             values[o.name] = o.default
             continue
         values[o.name] = _coerce(o, value)
+        if o.check_value is not None:
+            try:
+                o.check_value(values[o.name])
+            except ValueError as exc:
+                raise UsageError(str(exc).splitlines()[0]) from None
     for o in cmd.options:
         value = given.get(o.name)
         if value is None or value is False or o.applies is None:

@@ -63,7 +63,11 @@ class TeacherConfig:
         if not (1 <= self.K < self.D):
             raise ValueError(f"need 1 <= K < D, got D={self.D}, K={self.K}")
         if self.activation not in ("identity", "relu", "leaky"):
-            raise ValueError(f"unknown activation {self.activation!r}")
+            hint = (" (smooth activations run through rdyn teacher / crosscheck only; "
+                    "rdyn sweep takes identity, relu, leaky)"
+                    if self.activation in ("erf", "tanh", "gelu", "softplus", "sigmoid", "expr")
+                    else "")
+            raise ValueError(f"unknown activation {self.activation!r}{hint}")
         if not (0 <= self.kappa < 1):
             raise ValueError(f"kappa must be in [0, 1), got {self.kappa}")
         if self.eta is not None and not (self.eta > 0):

@@ -34,7 +34,8 @@ def test_teacher_signature_lists_the_model_options_with_types():
     assert params["D"].annotation == (int | None) and params["D"].default is None
     assert params["eta"].annotation == (float | None)
     assert params["vstar_norm2"].annotation is float and params["vstar_norm2"].default == 1.0
-    assert typing.get_args(params["activation"].annotation) == ("identity", "relu", "leaky")
+    assert typing.get_args(params["activation"].annotation) == (
+        "identity", "relu", "leaky", "erf", "tanh", "gelu", "softplus", "sigmoid", "expr")
     assert params["activation"].default == "relu" and params["quiet"].annotation is bool
     assert "json" not in params  # the CLI's only
 
@@ -67,7 +68,8 @@ def test_docstring_carries_units_and_ranges():
     assert "checkpoint_every : float, optional seconds between checkpoints" in doc
     assert "eta : float, optional GD step size (dimensionless; default: half of eta_limit) " \
            "[> 0, finite]" in doc
-    assert "activation : {'identity', 'relu', 'leaky'}, default 'relu'" in doc
+    assert ("activation : {'identity', 'relu', 'leaky', 'erf', 'tanh', 'gelu', 'softplus', "
+            "'sigmoid', 'expr'}, default 'relu'") in doc
     assert "steps : int, optional GD steps N" in doc and "[in 0..1000000000000]" in doc
 
 

@@ -124,7 +124,20 @@ def _tour(nb) -> None:
     assert _figures(nb) == 2
 
 
-EXPECTED = {"asymptotics.ipynb": _asymptotics, "model_a_dynamics.ipynb": _model_a_dynamics, "model_a_figures.ipynb": _model_a_figures,
+def _any_activation(nb) -> None:
+    """Issue 22: every activation has t1 < T* (both reached), and late in the run 1 - K p falls
+    with a log-log slope within 0.1 of -1/2 and the excess loss with a slope below -0.9."""
+    rows = re.findall(r"^(\w+)\s+eta=\S+\s+t1=\s*(\d+)\s+T\*=\s*(\d+)\s+eta T\*=\s*\S+\s+late slope: "
+                      r"loss (\S+)\s+1-Kp (\S+)", _stream_text(nb), re.M)
+    assert [r[0] for r in rows] == ["identity", "relu", "leaky", "erf", "tanh", "gelu", "softplus",
+                                    "sigmoid"]
+    for _, t1, t_star, loss_slope, gap_slope in rows:
+        assert 1 <= int(t1) < int(t_star)
+        assert abs(float(gap_slope) + 0.5) < 0.1 and float(loss_slope) < -0.9
+    assert _figures(nb) == 1
+
+
+EXPECTED = {"any_activation.ipynb": _any_activation, "asymptotics.ipynb": _asymptotics, "model_a_dynamics.ipynb": _model_a_dynamics, "model_a_figures.ipynb": _model_a_figures,
             "model_b.ipynb": _model_b, "model_b_figures.ipynb": _model_b_figures,
             "scaling.ipynb": _scaling, "tour.ipynb": _tour}
 

@@ -80,6 +80,7 @@ def may_overlap(pattern_a: str, pattern_b: str) -> bool:
 
 
 _A, _B = "rdyn.verification.checks_model_a", "rdyn.verification.checks_model_b"
+_ACT = "rdyn.verification.checks_activations"
 
 GROUPS: tuple[CheckGroup, ...] = (
     CheckGroup("A.structural", "A", _A, "structural_checks", ("A.invariant.*", "A.first_step.*")),
@@ -131,6 +132,14 @@ GROUPS: tuple[CheckGroup, ...] = (
     CheckGroup("A.coverage", "A", "rdyn.verification.checks_coverage_a", "checks", ("A.cover.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("B.coverage", "B", "rdyn.verification.checks_coverage_b", "checks", ("B.cover.*",)),
+    # issue 22: smooth activations (beyond the paper)
+    CheckGroup("A.act.closure", "A", _ACT, "closure_checks", ("A.act.closure.*",)),
+    CheckGroup("A.act.expectations", "A", _ACT, "expectation_checks", ("A.act.expect.*",),
+               kwargs={"samples": 1_000_000}, quick_kwargs={"samples": 100_000}),
+    CheckGroup("A.act.finite_differences", "A", _ACT, "finite_difference_checks", ("A.act.fd.*",)),
+    CheckGroup("A.act.full_matrix", "A", _ACT, "full_matrix_checks", ("A.act.full_matrix.*",)),
+    CheckGroup("A.act.precision", "A", _ACT, "precision_checks", ("A.act.dps.*",),
+               quick_kwargs={"names": ("erf", "gelu")}),
 )
 
 

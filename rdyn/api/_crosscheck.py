@@ -4,6 +4,7 @@ from __future__ import annotations
 from rdyn.api._common import options, parse_steps_list
 from rdyn.api._signature import api_function
 from rdyn.options import check_memory
+from rdyn.output import require
 
 DEFAULT_STEPS = 300
 LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 10 s and more)
@@ -37,6 +38,10 @@ def run(v: dict):
                                               memory_estimate)
 
     steps = DEFAULT_STEPS if v["steps"] is None else v["steps"]
+    row_norms = parse_row_norms(v)
+    if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
+        return run_smooth(v, config, groups, steps, row_norms)
+
     batch_size = 100 if v["batch"] is None else v["batch"]
     noise_std = 1.0 if v["noise_std"] is None else v["noise_std"]
     size = preset_size(v)   # sizes are checked before anything of size D is built
@@ -72,3 +77,41 @@ def run(v: dict):
                         "P": v["P"], "seed": v["seed"], "logit_scale": config.logit_scale}
     return Result(summary, None, detail={"config": config, "crosscheck": result,
                                          "batch": batch_size})
+
+
+def parse_row_norms(v: dict):
+    """--vstar-row-norms as M floats (their count checked against --M), or None."""
+    from rdyn.options import parse_row_norms as parse
+
+    if v.get("vstar_row_norms") is None:
+        return None
+    norms = parse(v["vstar_row_norms"])
+    require(len(norms) == v["M"], f"--vstar-row-norms: {len(norms)} norms for --M {v['M']} rows")
+    return norms
+
+
+def run_smooth(v: dict, config, groups, steps: int, row_norms):
+    """Population GD of the full matrices for a smooth activation (verify/full_matrix_smooth)."""
+    from dataclasses import replace
+
+    from rdyn.result import Result
+    from rdyn.verification.full_matrix_smooth import crosscheck_smooth
+
+    require(v["mode"] == "population", "--mode sgd is not available for the smooth activations "
+            "(population GD only)")
+    require(v["record"] is None, "--record is not available for the smooth activations")
+    config = replace(config, M=v["M"])
+    out = crosscheck_smooth(config, groups, d=v["d"], steps=steps, seed=v["seed"],
+                            positional=v["P"], row_norms=row_norms)
+    summary = {"max_rel_dev": float(out["max_rel_dev"]),
+               "structure_residual": float(out["structure_residual"]), "steps": steps,
+               "mode": "population", "eta": out["eta"], "final_loss": out["final_loss"],
+               "record": {}, "row_norms_equal": out["row_norms_equal"],
+               "class_map": None if "class_map" not in out else
+               {"classes": out["class_map"]["classes"],
+                "max_rel_dev": float(out["class_map"]["max_rel_dev"])},
+               "model": {"D": config.D, "K": config.K, "M": v["M"], "d": v["d"],
+                         "activation": config.activation.name, "kappa": None, "P": v["P"],
+                         "seed": v["seed"], "logit_scale": config.logit_scale,
+                         "activation_expr": config.activation.formula}}
+    return Result(summary, None, detail={"config": config, "crosscheck": out, "batch": None})

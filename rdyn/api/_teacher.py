@@ -7,6 +7,7 @@ import sys
 
 from rdyn.api._common import checkpoint_errors, options, parse_steps_list, usage_errors
 from rdyn.api._signature import api_function
+from rdyn.options import SMOOTH_ACTIVATIONS
 from rdyn.output import UsageError, require
 
 
@@ -77,12 +78,86 @@ def model_config(v: dict, with_groups: bool = True):
             assert task in PRESETS
             D, K = check_preset(task, v["D"], v["K"])
             groups = preset_groups(task, D, K) if with_groups else None
+        if v.get("activation_expr") is not None or v["activation"] in SMOOTH_ACTIVATIONS:
+            return smooth_config(v, D, K), groups
         kappa = 0.1 if v["kappa"] is None else v["kappa"]
         config = TeacherConfig(D=D, K=K, activation=v["activation"], kappa=kappa, eta=v["eta"],
                                vstar_norm2=v["vstar_norm2"],
                                sigma_prime_zero=v["sigma_prime_zero"],
                                logit_scale=v["logit_scale"])
     return config, groups
+
+
+def smooth_config(v: dict, D: int, K: int, M: int | None = None):
+    """SmoothConfig of a smooth activation (erf, tanh, gelu, softplus, sigmoid, expr)."""
+    from rdyn.derivations.activations import Activation
+    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig
+
+    formula = v.get("activation_expr")
+    name = "expr" if formula is not None else v["activation"]
+    require(name != "expr" or formula is not None, "--activation expr needs --activation-expr EXPR")
+    rows = M if M is not None else (v.get("M") or 1)
+    return SmoothConfig(D=D, K=K, activation=Activation(name, formula), eta=v["eta"],
+                        vstar_norm2=v["vstar_norm2"], M=rows, logit_scale=v["logit_scale"])
+
+
+def run_smooth(v: dict, config, thresholds):
+    """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a_smooth)."""
+    from rdyn.reduced_dynamics.model_a_smooth import run as run_smooth_dynamics
+    from rdyn.result import Result
+
+    for flag, given, why in (
+            ("--certify", v["certify"], "no certified iteration for smooth activations (erf "
+             "and gelu have closed forms in elementary functions, not yet run on arb balls; the "
+             "others need a rigorous quadrature error bound)"),
+            ("--method", v["method"] != "map", "the gradient-flow limits are derived for "
+             "identity, relu and leaky only"),
+            ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N"),
+            ("--checkpoint", v["checkpoint"], "not implemented for smooth activations"),
+            ("--resume", v["resume"], "not implemented for smooth activations")):
+        require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
+    require(v["precision"] != "arb" or v["dps"] is not None, "--precision arb needs --dps N")
+    record = parse_steps_list(v["record"], "--record", v["steps"])
+    if v["steps"] is None:
+        require(thresholds.attention(config.K) < 1 / config.K,
+                "T* is never reached when --tstar-attention >= 1/K; give --steps")
+    from rdyn.derivations.activations import derivatives, x as symbol_x
+
+    slope_at_zero = derivatives(config.activation.expression)[1].subs(symbol_x, 0)
+    require(slope_at_zero != 0, f"--activation {config.activation.label}: sigma'(0) = 0, so "
+            "nothing moves from W_V = 0 (C1 stays 0)")
+    with usage_errors():
+        result = run_smooth_dynamics(config, v["steps"], record, thresholds.t1_fraction,
+                                     thresholds.tstar_attention, v["dps"],
+                                     progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS)
+    for s in record:
+        require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
+    dps = v["dps"]
+    convert = (lambda x: x) if dps is None else (lambda x: _exact_float(x, dps))
+    summary = {
+        "t1": result.t1, "T_star": result.T_star,
+        "final": result.final.as_dict(),
+        "record": {str(t): r.as_dict() for t, r in sorted(result.record.items())},
+        "stability": {"eta_limit": convert(result.eta_limit), "lost_at_step": result.lost_at_step},
+        "eta": convert(result.eta),
+        "loss_slope": result.loss_slope,
+        "model": {"D": config.D, "K": config.K, "activation": config.activation.name,
+                  "kappa": None, "vstar_norm2": config.vstar_norm2, "sigma_prime_zero": None,
+                  "logit_scale": config.logit_scale, "backend": result.backend,
+                  "M": config.M, "activation_expr": config.activation.formula},
+        "quadrature": {"nodes": result.nodes, "error_estimate": result.quadrature_error,
+                       "rule": "Gauss-Hermite" + (" (inner average closed form)"
+                                                  if config.activation.name in ("erf", "gelu")
+                                                  else " tensor")},
+    }
+    return Result(summary, dps, detail={"run": result, "certificate": None})
+
+
+def _exact_float(x: float, dps: int):
+    import mpmath
+
+    with mpmath.workdps(dps + 10):
+        return mpmath.mpf(x)
 
 
 def checkpoint_kwargs(v: dict) -> dict:
@@ -120,12 +195,14 @@ def run(v: dict):
     from rdyn.result import Result
 
     config, _ = model_config(v, with_groups=False)
+    thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
+    if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
+        return run_smooth(v, config, thresholds)
     record = parse_steps_list(v["record"], "--record", v["steps"])
     if v["steps"] is None:  # the default run stops at max(2 T*, 1000): unknown in advance
         for s in record:
             require(s <= MIN_DEFAULT_STEPS, f"--record: step {s} needs --steps (the default run "
                     f"may stop at step {MIN_DEFAULT_STEPS})")
-    thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
     if v["method"] != "map":
         return run_limits(v, config, thresholds)
     if v["steps"] is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*

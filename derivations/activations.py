@@ -1,0 +1,441 @@
+"""Smooth activations beyond the paper (SPEC.md, "Activations beyond the paper"): erf, tanh,
+GELU (exact, x Phi(x)), softplus, sigmoid, and a user formula in ``x``.
+
+Each activation is a sympy expression ``sigma(x)``; its derivatives ``sigma'``, ``sigma''`` are
+taken by sympy (never typed in), and every numeric backend evaluates the same expressions
+(:func:`numeric_functions`). A user formula is parsed and validated here, once, before any work
+(:func:`parse_expression`): one free symbol ``x``, real and finite with finite first and second
+derivatives on a grid covering [-40, 40] (so differentiable almost everywhere), and growth slow
+enough for every Gaussian moment to exist (|sigma(x)| <= 1e6 (1 + x^2) on the grid).
+
+Closed-form Gaussian smoothings (used to reduce the 2-D expectations of the collapsed map to
+1-D ones, see :mod:`rdyn.reduced_dynamics.model_a_smooth`): for ``Z ~ N(0, 1)``,
+``S0(m, s) = E[sigma(m + s Z)]`` and ``S1(m, s) = E[sigma'(m + s Z)]``. They are derived in
+:func:`smoothing` for erf and GELU from the Gaussian convolution of sigma' (a Gaussian or a
+Gaussian times a polynomial), integrated back in ``m`` from the symmetry point; tanh, softplus,
+sigmoid and user formulas have none (the quadrature is 2-D then).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from tokenize import TokenError
+from functools import lru_cache
+
+import sympy as sp
+
+from rdyn.derivations.reproducible import seeded
+
+x = sp.Symbol("x", real=True)
+
+# The named activations (SPEC.md): sympy expressions in x.
+NAMED = {
+    "erf": sp.erf(x),
+    "tanh": sp.tanh(x),
+    "gelu": x * (1 + sp.erf(x / sp.sqrt(2))) / 2,   # x Phi(x), the exact GELU
+    "softplus": sp.log(1 + sp.exp(x)),
+    "sigmoid": 1 / (1 + sp.exp(-x)),
+}
+SMOOTH_ACTIVATIONS = tuple(NAMED) + ("expr",)
+
+GRID_HALF_WIDTH = 40
+GROWTH_LIMIT = 1e6
+
+
+@lru_cache(maxsize=64)
+def parse_expression(text: str) -> sp.Expr:
+    """Parse and validate ``--activation-expr`` (ValueError with a one-line reason).
+
+    Accepted: a sympy expression whose only free symbol is ``x``, finite and real with finite
+    sigma' and sigma'' at 801 points of [-40, 40] and at the grid's half-steps, and
+    |sigma(x)| <= 1e6 (1 + x^2) there (the Gaussian expectations the dynamics need exist).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("--activation-expr: empty expression")
+    if len(text) > 500:
+        raise ValueError("--activation-expr: expression longer than 500 characters")
+    try:
+        expr = sp.sympify(text, locals={"x": x}, rational=True)
+    except (sp.SympifyError, SyntaxError, TypeError, ValueError, AttributeError,
+            TokenError):
+        raise ValueError(f"--activation-expr: cannot parse {text!r} as a sympy expression in x") from None
+    if not isinstance(expr, sp.Expr):
+        raise ValueError(f"--activation-expr: {text!r} is not an expression")
+    extra = sorted(str(s) for s in expr.free_symbols if s != x)
+    if extra:
+        raise ValueError(f"--activation-expr: only the symbol x may appear (found {extra[0]})")
+    if x not in expr.free_symbols:
+        raise ValueError("--activation-expr: the expression does not depend on x")
+    funcs = [numeric_functions_float(expr)]
+    import numpy as np
+
+    grid = np.linspace(-GRID_HALF_WIDTH, GRID_HALF_WIDTH, 801)
+    grid = np.concatenate([grid, grid[:-1] + 0.05])
+    with np.errstate(all="ignore"):
+        for order, f in enumerate(funcs[0]):
+            try:
+                values = np.asarray([complex(f(float(t))) for t in grid])
+            except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+                raise ValueError(f"--activation-expr: {_order_name(order)} of {text!r} cannot "
+                                 "be evaluated on [-40, 40]") from None
+            if not np.all(np.isfinite(values)) or np.any(np.abs(values.imag) > 1e-12 * (1 + np.abs(values.real))):
+                bad = grid[~(np.isfinite(values) & (np.abs(values.imag) <= 1e-12 * (1 + np.abs(values.real))))][0]
+                raise ValueError(f"--activation-expr: {_order_name(order)} of {text!r} is not "
+                                 f"finite and real at x = {bad:g}")
+            if order == 0 and np.any(np.abs(values.real) > GROWTH_LIMIT * (1 + grid**2)):
+                raise ValueError(f"--activation-expr: {text!r} grows too fast (|sigma(x)| > "
+                                 "1e6 (1 + x^2) on [-40, 40]); Gaussian moments would not be usable")
+    return expr
+
+
+def _order_name(order: int) -> str:
+    return ("sigma", "sigma'", "sigma''")[order]
+
+
+@dataclass(frozen=True)
+class Activation:
+    """A smooth activation: ``name`` (erf, tanh, gelu, softplus, sigmoid, expr) and, for
+    ``expr``, the user formula's text."""
+
+    name: str
+    formula: str | None = None
+
+    def __post_init__(self):
+        if self.name not in SMOOTH_ACTIVATIONS:
+            raise ValueError(f"unknown smooth activation {self.name!r}")
+        if (self.name == "expr") != (self.formula is not None):
+            raise ValueError("a formula goes with activation 'expr' only")
+
+    @property
+    def expression(self) -> sp.Expr:
+        return NAMED[self.name] if self.name != "expr" else parse_expression(self.formula)
+
+    @property
+    def label(self) -> str:
+        return self.name if self.name != "expr" else f"expr:{self.formula}"
+
+
+def derivatives(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
+    """(sigma, sigma', sigma'') by sympy differentiation."""
+    d1 = sp.diff(expr, x)
+    return expr, d1, sp.diff(d1, x)
+
+
+def numeric_functions_float(expr: sp.Expr):
+    """(sigma, sigma', sigma'') as plain-Python callables on floats (validation)."""
+    return tuple(sp.lambdify(x, e, modules=["math", "mpmath", "sympy"]) for e in derivatives(expr))
+
+
+def lambdify_for(args, expr: sp.Expr, backend: str, bits: int = 53):
+    """``expr`` as a callable for ``backend``: "numpy" (float64 arrays, scipy's erf), "arb"
+    (python-flint balls at ``bits``; rationals and pi exact at that precision) or "mpmath"
+    (mpf at the caller's mpmath precision)."""
+    if backend == "numpy":
+        return sp.lambdify(args, expr, modules=[{"erf": _np_erf()}, "numpy"],
+                           printer=_NumpyErfPrinter)
+    if backend == "arb":
+        return sp.lambdify(args, expr, modules=[_arb_module(bits)], printer=_ArbPrinter)
+    return sp.lambdify(args, expr, modules=["mpmath"])
+
+
+@lru_cache(maxsize=64)
+def _lambdified(name: str, formula: str | None, backend: str, bits: int):
+    expr = Activation(name, formula).expression
+    return tuple(lambdify_for(x, e, backend, bits) for e in derivatives(expr))
+
+
+def numeric_functions(activation: Activation, backend: str, bits: int = 53):
+    """(sigma, sigma', sigma'') for ``backend``: "numpy" (float64 arrays), "arb" (python-flint
+    balls at ``bits``; named activations) or "mpmath" (mpf; any formula)."""
+    return _lambdified(activation.name, activation.formula, backend, bits)
+
+
+def _np_erf():
+    from scipy.special import erf
+
+    return erf
+
+
+def _printers():
+    from sympy.printing.numpy import NumPyPrinter
+    from sympy.printing.str import StrPrinter
+
+    class ArbPrinter(StrPrinter):
+        def _print_Rational(self, e):
+            return f"arb({e.p})/arb({e.q})"
+
+        def _print_Integer(self, e):
+            return str(e.p)
+
+        def _print_Half(self, e):
+            return "arb(1)/arb(2)"
+
+        def _print_Pi(self, e):
+            return "pi"
+
+    class NumpyErfPrinter(NumPyPrinter):
+        def _print_erf(self, e):
+            return f"erf({self._print(e.args[0])})"
+
+    return ArbPrinter, NumpyErfPrinter
+
+
+_ArbPrinter, _NumpyErfPrinter = _printers()
+
+
+def _arb_module(bits: int) -> dict:
+    import flint
+
+    A = flint.arb
+    with flint.ctx.workprec(bits):
+        pi = A.pi()
+    return {"arb": A, "erf": lambda v: A(v).erf(), "tanh": lambda v: A(v).tanh(),
+            "exp": lambda v: A(v).exp(), "log": lambda v: A(v).log(),
+            "sqrt": lambda v: A(v).sqrt(), "pi": pi, "cosh": lambda v: A(v).cosh(),
+            "sinh": lambda v: A(v).sinh(), "sech": lambda v: A(v).sech()}
+
+
+# --------------------------------------------------------------------------------------------
+# Closed-form Gaussian smoothings (erf, GELU)
+# --------------------------------------------------------------------------------------------
+
+m, s = sp.symbols("m s", real=True)
+_z = sp.Symbol("z", real=True)
+
+
+def _gaussian_average(integrand: sp.Expr) -> sp.Expr:
+    """E[f(Z)] for Z ~ N(0,1), by sympy integration (integrands: Gaussian times polynomial)."""
+    density = sp.exp(-_z**2 / 2) / sp.sqrt(2 * sp.pi)
+    value = sp.integrate(sp.expand(integrand * density), (_z, -sp.oo, sp.oo), conds="none")
+    value = sp.simplify(sp.unpolarify(value).rewrite(sp.erf))
+    return value.replace(sp.exp, lambda arg: sp.exp(sp.factor(arg)))
+
+
+@lru_cache(maxsize=None)
+@seeded
+def smoothing(name: str) -> tuple[sp.Expr, sp.Expr] | None:
+    """(S0, S1) = (E[sigma(m + s Z)], E[sigma'(m + s Z)]) in closed form, or None.
+
+    Derivation: sigma' of erf (2/sqrt(pi) e^{-x^2}) and of GELU (Phi(x) + x phi(x), whose
+    derivative 2 phi(x) - x^2 phi(x) is a Gaussian times a polynomial) have Gaussian
+    convolutions sympy integrates exactly. S0 follows as the antiderivative in m of S1
+    (d/dm E[sigma(m + sZ)] = E[sigma'(m + sZ)]) fixed at m = 0 by oddness (erf: S0(0) = 0) or
+    by S0 - m S1 -> known limit (GELU: written as m E[Phi] + s^2 E[phi], checked below).
+    """
+    sp_pos = sp.Symbol("s", positive=True)
+    if name == "erf":
+        sigma1 = sp.diff(NAMED["erf"], x)
+        S1 = _gaussian_average(sigma1.subs(x, m + sp_pos * _z))
+        mu = sp.Symbol("mu", real=True)
+        S0 = sp.simplify(sp.unpolarify(sp.integrate(S1.subs(m, mu), (mu, 0, m))))
+        assert sp.simplify(sp.diff(S0, m) - S1) == 0 and S0.subs(m, 0) == 0
+        return S0.subs(sp_pos, s), S1.subs(sp_pos, s)
+    if name == "gelu":
+        phi = sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)
+        # E[phi(m + sZ)] in closed form; then E[Phi(m + sZ)] by integrating in m from -oo,
+        # E[(m + sZ) Phi(m + sZ)] = m E[Phi] + s E[Z Phi(m + sZ)] = m E[Phi] + s^2 E[phi] (Stein)
+        Ephi = _gaussian_average(phi.subs(x, m + sp_pos * _z))
+        root = sp.sqrt(1 + sp_pos**2)
+        # Ephi = phi(m / root) / root: integrate in m: E[Phi(m + sZ)] = Phi(m / root)
+        assert sp.simplify(Ephi - phi.subs(x, m / root) / root) == 0
+        EPhi = (1 + sp.erf(m / root / sp.sqrt(2))) / 2
+        assert sp.simplify(sp.diff(EPhi, m) - Ephi) == 0 and sp.limit(EPhi, m, -sp.oo) == 0
+        S0 = m * EPhi + sp_pos**2 * Ephi
+        # E[sigma'] = E[Phi] + E[(m+sZ) phi(m+sZ)] = E[Phi] + d/dm-free form: m Ephi + s^2 E[phi']
+        Ephi_prime = sp.diff(Ephi, m)  # E[phi'(m + sZ)] = d/dm E[phi(m + sZ)]
+        S1 = EPhi + m * Ephi + sp_pos**2 * Ephi_prime
+        assert sp.simplify(sp.diff(S0, m) - S1) == 0
+        return sp.simplify(S0.subs(sp_pos, s)), sp.simplify(S1.subs(sp_pos, s))
+    return None
+
+
+def smoothing_functions(name: str, backend: str, bits: int = 53):
+    """(S0, S1) of :func:`smoothing` lambdified for ``backend`` (numpy, arb, mpmath), or None."""
+    return _smoothing_lambdified(name, backend, bits)
+
+
+@lru_cache(maxsize=16)
+def _smoothing_lambdified(name: str, backend: str, bits: int):
+    forms = smoothing(name)
+    if forms is None:
+        return None
+    return tuple(lambdify_for((m, s), f, backend, bits) for f in forms)
+
+
+# --------------------------------------------------------------------------------------------
+# erf: every expectation of the collapsed map in closed form
+# --------------------------------------------------------------------------------------------
+
+alpha, beta, lam = sp.symbols("alpha beta lambda", nonnegative=True)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def erf_primitives() -> dict:
+    """Gaussian integrals (Z ~ N(0, 1)) that make erf's collapsed map a closed form:
+
+    ``I1 = E[Z erf(alpha Z) e^{-lambda Z^2}]``, ``I3 = E[Z^3 erf(alpha Z) e^{-lambda Z^2}]``,
+    ``G0 = E[e^{-lambda Z^2}]``, ``G2 = E[Z^2 e^{-lambda Z^2}]`` (sympy integrates them), and
+    ``J = E[erf(alpha Z) erf(beta Z)]``: sympy leaves ``int_0^alpha dJ/dalpha`` unevaluated
+    (``dJ/dalpha = (2/sqrt(pi)) I1(beta, alpha^2)`` by differentiation under the integral), so the
+    arcsine-type candidate ``(2/pi) atan(2 alpha beta / sqrt(1 + 2 alpha^2 + 2 beta^2))`` (the
+    atan form of ``(2/pi) arcsin(2 alpha beta / sqrt((1+2alpha^2)(1+2beta^2)))``, well
+    conditioned near correlation 1) is verified: its alpha-derivative equals dJ/dalpha and it
+    vanishes at alpha = 0.
+    """
+    a, l = sp.Symbol("a", positive=True), sp.Symbol("l", positive=True)
+    density = sp.exp(-_z**2 / 2) / sp.sqrt(2 * sp.pi)
+
+    def average(integrand):
+        value = sp.integrate(integrand * density, (_z, -sp.oo, sp.oo), conds="none")
+        return sp.simplify(value).subs({a: alpha, l: lam})
+
+    I1 = average(_z * sp.erf(a * _z) * sp.exp(-l * _z**2))
+    I3 = average(_z**3 * sp.erf(a * _z) * sp.exp(-l * _z**2))
+    G0 = average(sp.exp(-l * _z**2))
+    G2 = average(_z**2 * sp.exp(-l * _z**2))
+    J = 2 / sp.pi * sp.atan(2 * alpha * beta / sp.sqrt(1 + 2 * alpha**2 + 2 * beta**2))
+    dJ = 2 / sp.sqrt(sp.pi) * I1.subs({alpha: beta, lam: alpha**2}, simultaneous=True)
+    assert sp.simplify(sp.diff(J, alpha) - dJ) == 0 and J.subs(alpha, 0) == 0
+    return {"I1": I1, "I3": I3, "G0": G0, "G2": G2, "J": J}
+
+
+# --------------------------------------------------------------------------------------------
+# GELU: every expectation of the collapsed map in closed form
+# --------------------------------------------------------------------------------------------
+
+_u, _v, _c = sp.symbols("u v c", positive=True)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def _one_erf(k: int) -> sp.Expr:
+    """E[Z^k erf(u Z) e^{-c Z^2}] (odd k), by sympy integration."""
+    density = sp.exp(-_z**2 / 2) / sp.sqrt(2 * sp.pi)
+    value = sp.integrate(_z**k * sp.erf(_u * _z) * sp.exp(-_c * _z**2) * density,
+                         (_z, -sp.oo, sp.oo), conds="none")
+    return sp.simplify(value)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def _two_erf(j: int) -> sp.Expr:
+    """E[Z^(2j) erf(u Z) erf(v Z) e^{-c Z^2}]: the rescaling Z -> Z / sqrt(1 + 2c) of
+    erf_primitives' J, differentiated j times in -c."""
+    w = sp.sqrt(1 + 2 * _c)
+    base = erf_primitives()["J"].subs({alpha: _u / w, beta: _v / w}, simultaneous=True) / w
+    return sp.simplify((-1) ** j * sp.diff(base, _c, j))
+
+
+def gaussian_term(term: sp.Expr) -> sp.Expr:
+    """E over Z ~ N(0, 1) of one product ``coeff * Z^k * erf(u1 Z) ... * exp(-c Z^2)`` (at most
+    two erf factors with arguments linear in Z): a closed form (ValueError otherwise)."""
+    coeff, dep = term.as_independent(_z, as_Add=False)
+    k, slopes, c = 0, [], sp.Integer(0)
+    for f in sp.Mul.make_args(dep):
+        if f == 1:
+            continue
+        base, e = f.as_base_exp()
+        if base == _z:
+            k += int(e)
+        elif isinstance(base, sp.erf) and e.is_Integer and e > 0:
+            slopes += [sp.simplify(base.args[0] / _z)] * int(e)
+        elif isinstance(f, sp.exp):
+            c += -sp.simplify(f.args[0] / _z**2)
+        else:
+            raise ValueError(f"not a Gaussian-erf monomial: {f}")
+    if any(sl.has(_z) for sl in slopes) or c.has(_z):
+        raise ValueError(f"not a Gaussian-erf monomial: {term}")
+    if not slopes:
+        value = 0 if k % 2 else sp.factorial2(k - 1) * (1 + 2 * c) ** (-sp.Rational(k + 1, 2))
+    elif len(slopes) == 1:
+        value = 0 if k % 2 == 0 else _one_erf(k).subs({_u: slopes[0], _c: c}, simultaneous=True)
+    elif len(slopes) == 2:
+        value = 0 if k % 2 else _two_erf(k // 2).subs(
+            {_u: slopes[0], _v: slopes[1], _c: c}, simultaneous=True)
+    else:
+        raise ValueError("more than two erf factors")
+    return coeff * value
+
+
+def gaussian_expectation_closed(integrand: sp.Expr) -> sp.Expr:
+    """E[integrand(Z)] for a polynomial in Z, erf(u Z) (at most two factors a term) and
+    Gaussians exp(-c Z^2): expanded into monomials, each by :func:`gaussian_term`. Every
+    result is odd in each erf slope, so it holds for slopes of either sign."""
+    expanded = sp.expand(integrand)
+    return sp.Add(*[gaussian_term(sp.powsimp(t, combine="exp")) for t in sp.Add.make_args(expanded)])
+
+
+# symbols of the collapsed state seen from the outer variable Z (model_a_smooth's notation):
+# Y2 = s2 Z, E[Y1 | Z] = rho Z, residual sd s_res; r the row norm; W = sqrt(1 + r^2 s_res^2)
+state_C1 = sp.Symbol("C1", real=True)
+state_r, state_rho, state_sres, state_s2, state_W, state_K = sp.symbols(
+    "r rho s_res s2 W K", positive=True)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def gelu_closed_moments() -> dict:
+    """GELU's m1, m2, dm2/dC1, E[sigma(r Y1) sigma(C1 r Y2)] (cross), E[sigma(C1 r Y2)^2]
+    (square) and E[sigma(r Y1)^2] (teacher) in closed form, in C1, r, rho, s_res, s2, W, K.
+
+    The inner average over Y1 given Z is :func:`smoothing`'s S0 with ``m = r rho Z``,
+    ``s = r s_res`` (``W^2 = 1 + s^2`` kept as a symbol so that no sum ends up in a
+    denominator), ``E[sigma(r Y1) Y1 | Z] = rho Z S0 + s_res^2 r dS0/dm`` (Stein); every
+    remaining integrand is a polynomial times erf factors and Gaussians in Z
+    (:func:`gaussian_expectation_closed`)."""
+    z, W, r = _z, state_W, state_r
+    S0 = smoothing("gelu")[0]
+    S0 = S0.subs(s**2 + 1, W**2).subs(s**2, W**2 - 1)
+    assert not S0.has(s)
+    S1 = sp.diff(S0, m)
+    mean = S0.subs(m, r * state_rho * z)
+    mean_y1 = state_rho * z * mean + S1.subs(m, r * state_rho * z) * state_sres**2 * r
+    sig, d1, d2 = derivatives(NAMED["gelu"])
+    arg = state_C1 * r * state_s2 * z
+    B, B1, B2 = (f.subs(x, arg) for f in (sig, d1, d2))
+    y2, mu = state_s2 * z, state_rho * z
+    integrands = {"m2": (mean - B) * B1 * y2 / r, "m1": B1 * (mean_y1 - B * mu) / r,
+                  "dm2": y2**2 * ((mean - B) * B2 - B1**2), "cross": B * mean, "square": B * B,
+                  "teacher": sig.subs(x, r * z / sp.sqrt(state_K)) ** 2}
+    return {name: gaussian_expectation_closed(f) for name, f in integrands.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Cache of the closed forms (deriving GELU's takes about 8 s of sympy)
+# --------------------------------------------------------------------------------------------
+
+CLOSED_FORMS_CACHE = "_activation_catalog.py"
+
+
+def derive_closed_forms() -> dict:
+    """Every closed form the compiled float64 loops use, derived now: {(activation, name): expr}."""
+    out = {("erf", k): v for k, v in erf_primitives().items()}
+    out.update({("gelu", k): v for k, v in gelu_closed_moments().items()})
+    return out
+
+
+def write_closed_forms_cache() -> None:
+    """``python -m rdyn.derivations.activations``: write the srepr of :func:`derive_closed_forms`
+    to derivations/_activation_catalog.py (a test re-derives and compares)."""
+    from pathlib import Path
+
+    lines = ['"""Generated by `python -m rdyn.derivations.activations`; do not edit."""', "",
+             "CLOSED_FORMS = {"]
+    for (activation, name), expr in derive_closed_forms().items():
+        lines.append(f"    ({activation!r}, {name!r}): {sp.srepr(expr)!r},")
+    lines.append("}")
+    Path(__file__).with_name(CLOSED_FORMS_CACHE).write_text("\n".join(lines) + "\n")
+
+
+@lru_cache(maxsize=None)
+def closed_forms(activation: str) -> dict:
+    """The cached closed forms of ``activation`` (erf: the primitives; gelu: the moments)."""
+    from rdyn.derivations._activation_catalog import CLOSED_FORMS
+
+    namespace = {name: getattr(sp, name) for name in dir(sp) if not name.startswith("_")}
+    return {name: eval(text, namespace) for (act, name), text in CLOSED_FORMS.items()
+            if act == activation}
+
+
+if __name__ == "__main__":
+    write_closed_forms_cache()

@@ -1,0 +1,204 @@
+"""Model A with sigma = erf or GELU in float64: the collapsed map as a compiled closed form
+(numba). GELU's forms come from :func:`rdyn.derivations.activations.gelu_closed_moments`; erf's
+are written below from the primitives (fewer terms).
+
+With Z ~ N(0, 1) the outer variable of :mod:`rdyn.reduced_dynamics.model_a_smooth`
+(``Y2 = s2 Z``, ``E[sigma(r Y1) | Z] = erf(alpha Z)``, ``alpha = r rho / sqrt(1 + 2 r^2 s_res^2)``,
+``rho = p / s2``) and ``beta = C1 r s2``, ``lambda = beta^2``, ``k = 2/sqrt(pi)``, every
+expectation of the map is a combination of the sympy-derived primitives of
+:func:`rdyn.derivations.activations.erf_primitives`:
+
+* ``r m2 = k s2 (I1(alpha, lambda) - I1(beta, lambda))``,
+* ``r m1 = k (rho I1(alpha, lambda) + s_res^2 r c G0(alpha^2 + lambda) - rho I1(beta, lambda))``
+  with ``c = k / sqrt(1 + 2 r^2 s_res^2)`` (Stein's identity on the inner variable),
+* ``dm2/dC1 = s2^2 (-2 k beta (I3(alpha, lambda) - I3(beta, lambda)) - k^2 G2(2 lambda))``,
+* ``E[(sigma(r Y1) - sigma(C1 r Y2))^2] = J(a, a) - 2 J(alpha, beta) + J(beta, beta)``,
+  ``a = r / sqrt(K)``.
+
+The loop (:func:`iterate`) runs every step in compiled code with the events of the quadrature
+path: T* (p >= level), t1 (sign of m2 at C1 / fraction), lost_at_step (multiplier
+``1 + eta D dm2/dC1`` outside (-1, 1)), and captures the state at the requested steps.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+
+@lru_cache(maxsize=1)
+def compiled_primitives():
+    """(I1, I3, G0, G2, J) compiled by numba from the sympy expressions."""
+    import numba
+    import sympy as sp
+
+    from rdyn.derivations import activations as act
+
+    forms = act.closed_forms("erf")
+    args = {"I1": (act.alpha, act.lam), "I3": (act.alpha, act.lam), "G0": (act.lam,),
+            "G2": (act.lam,), "J": (act.alpha, act.beta)}
+    return tuple(numba.njit(sp.lambdify(args[name], forms[name], modules="math"))
+                 for name in ("I1", "I3", "G0", "G2", "J"))
+
+
+@lru_cache(maxsize=1)
+def compiled_logit_gradients():
+    import numba
+
+    from rdyn.derivations.model_a_general import logit_gradient_functions
+
+    grad_in, grad_out = logit_gradient_functions()
+    return numba.njit(grad_in), numba.njit(grad_out)
+
+
+@lru_cache(maxsize=1)
+def compiled_geometry():
+    """(p, s2, s_res, rho) at e = exp(-(C2+C3)/scale): the attention, sd of Y2, the residual sd of
+    Y1 given Y2, and p/s2 (model_a_smooth.Expectations.level, compiled)."""
+    import numba
+
+    @numba.njit(cache=False)
+    def geometry(e, D, K):
+        N = D - K
+        p = 1.0 / (K + N * e)
+        q = e * p
+        s2 = math.sqrt(K * p * p + N * q * q)
+        return p, s2, q * math.sqrt(N / K) / s2, p / s2
+
+    return geometry
+
+
+def _make_iterate(moments, grad_in, grad_out):
+    """The compiled event loop around ``moments(C1, e, D, K, r, z, w) -> (p, m1, m2, dm2, .., ..)``
+    (``z, w``: a Gauss-Hermite rule, unused by the closed form)."""
+    import numba
+
+    @numba.njit(cache=False)
+    def iterate(end, eta, D, K, M, V, scale, fraction, level, default_run, min_default,
+                capture_steps, capture_out, z, w):
+        r = math.sqrt(V / M)
+        C1 = 0.0
+        C2 = 0.0
+        C3 = 0.0
+        t = 0
+        t1 = -1
+        t_star = -1
+        lost = -1
+        stop = end
+        cursor = 0
+        while True:
+            e = math.exp(-(C2 + C3) / scale)
+            p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w)
+            if t_star < 0 and p >= level:
+                t_star = t
+                if default_run:
+                    stop = min(max(2 * t, min_default), end)
+            if t1 < 0 and t >= 1:
+                m2f = moments(C1 / fraction, e, D, K, r, z, w)[2]
+                if m2f <= 0.0:
+                    t1 = t
+            mult = 1.0 + eta * D * dm2
+            if lost < 0 and t < stop and not (-1.0 < mult < 1.0):
+                lost = t
+            while cursor < capture_steps.shape[0] and capture_steps[cursor] == t:
+                capture_out[cursor, 0] = C1
+                capture_out[cursor, 1] = C2
+                capture_out[cursor, 2] = C3
+                cursor += 1
+            if t >= stop:
+                break
+            g_in = grad_in(C1, e, K, D - K, V, m1, m2)
+            g_out = grad_out(C1, e, K, D - K, V, m1, m2)
+            C1, C2, C3 = C1 + eta * D * m2, C2 - eta * g_in / scale, C3 + eta * g_out / scale
+            t += 1
+        return t, t1, t_star, lost, C1, C2, C3
+
+    return iterate
+
+
+@lru_cache(maxsize=1)
+def compiled_iterate():
+    """(iterate, moments) of erf's closed form (built once per process)."""
+    import numba
+
+    I1, I3, G0, G2, J = compiled_primitives()
+    geometry = compiled_geometry()
+    k = 2.0 / math.sqrt(math.pi)
+
+    @numba.njit(cache=False)
+    def moments(C1, e, D, K, r, z=None, w=None):
+        p, s2, s_res, rho = geometry(e, D, K)
+        spread = 1.0 + 2.0 * r * r * s_res * s_res
+        alpha = r * rho / math.sqrt(spread)
+        beta = C1 * r * s2
+        lam = beta * beta
+        m2 = k * s2 * (I1(alpha, lam) - I1(beta, lam)) / r
+        m1 = k * (rho * I1(alpha, lam) + s_res * s_res * r * (k / math.sqrt(spread))
+                  * G0(alpha * alpha + lam) - rho * I1(beta, lam)) / r
+        dm2 = s2 * s2 * (-2.0 * k * beta * (I3(alpha, lam) - I3(beta, lam)) - k * k * G2(2.0 * lam))
+        return p, m1, m2, dm2, alpha, beta
+
+    return _make_iterate(moments, *compiled_logit_gradients()), moments
+
+
+@lru_cache(maxsize=1)
+def compiled_gelu_forms():
+    """GELU's closed forms (:func:`rdyn.derivations.activations.gelu_closed_moments`) compiled
+    as one function of (C1, r, rho, s_res, s2, W, K) returning (m1, m2, dm2, cross, square),
+    common subexpressions shared (sympy cse)."""
+    import numba
+    import sympy as sp
+
+    from rdyn.derivations import activations as act
+
+    forms = act.closed_forms("gelu")
+    args = (act.state_C1, act.state_r, act.state_rho, act.state_sres, act.state_s2, act.state_W,
+            act.state_K)
+    names = ("m1", "m2", "dm2", "cross", "square")
+    return numba.njit(sp.lambdify(args, [forms[n] for n in names], modules="math", cse=True))
+
+
+@lru_cache(maxsize=1)
+def compiled_gelu_iterate():
+    """(iterate, moments) of GELU's closed form (built once per process)."""
+    import numba
+
+    forms = compiled_gelu_forms()
+    geometry = compiled_geometry()
+
+    @numba.njit(cache=False)
+    def moments(C1, e, D, K, r, z=None, w=None):
+        p, s2, s_res, rho = geometry(e, D, K)
+        W = math.sqrt(1.0 + r * r * s_res * s_res)
+        m1, m2, dm2, cross, square = forms(C1, r, rho, s_res, s2, W, K)
+        return p, m1, m2, dm2, cross, square
+
+    return _make_iterate(moments, *compiled_logit_gradients()), moments
+
+
+def excess_loss(C1: float, C2: float, C3: float, config) -> float:
+    """M D / 2 (J(a, a) - 2 J(alpha, beta) + J(beta, beta)) at a state (float64)."""
+    _, _, _, _, J = compiled_primitives()
+    _, moments = compiled_iterate()
+    e = math.exp(-(C2 + C3) / config.scale)
+    r = config.row_norm
+    *_, alpha, beta = moments(C1, e, float(config.D), float(config.K), r)
+    a = r / math.sqrt(config.K)
+    return config.M * config.D / 2 * (J(a, a) - 2 * J(alpha, beta) + J(beta, beta))
+
+
+def run_compiled(config, end: int, eta: float, fraction: float, level: float, default_run: bool,
+                 min_default: int, capture_steps: np.ndarray, rule=None):
+    """The compiled loop of erf's or GELU's closed form: (t, t1, T*, lost, final state,
+    captured states). ``rule`` is not used (kept for the callers' uniform signature)."""
+    iterate, _ = compiled_iterate() if config.activation.name == "erf" else compiled_gelu_iterate()
+    z = w = np.zeros(1)
+    capture_out = np.full((capture_steps.shape[0], 3), np.nan)
+    t, t1, t_star, lost, C1, C2, C3 = iterate(
+        int(end), float(eta), float(config.D), float(config.K), float(config.M),
+        float(config.vstar_norm2), float(config.scale), float(fraction), float(level),
+        bool(default_run), int(min_default), capture_steps.astype(np.int64), capture_out, z, w)
+    captured = {int(s): tuple(capture_out[i]) for i, s in enumerate(capture_steps) if s <= t}
+    return (int(t), None if t1 < 0 else int(t1), None if t_star < 0 else int(t_star),
+            None if lost < 0 else int(lost), (C1, C2, C3), captured)
