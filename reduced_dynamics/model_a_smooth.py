@@ -449,7 +449,7 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
         final = report(t, captured[t])
         rec = {int(s): report(s, captured[int(s)]) for s in record}
         curve = [(s, num.to_mpf(observables(v)[1])) for s, v in sorted(captured.items())]
-    slope = late_slope(curve, max(T_star or 0, t // 10))
+    slope = late_slope(curve, T_star, t)
     return SmoothRun(config=config, eta=eta_f, steps=t, t1=t1, T_star=T_star, lost_at_step=lost,
                      eta_limit=limit, final=final, record=rec, loss_curve=curve, loss_slope=slope,
                      backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr)
