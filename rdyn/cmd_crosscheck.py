@@ -37,10 +37,10 @@ def run(values: dict, args) -> int:
 
     res = api_run(values)
     result = res.detail["crosscheck"]
-    smooth = isinstance(result, dict)   # a smooth activation (population GD, no divergence rule)
-    diverged = not smooth and result.diverged_at_step is not None
+    smooth = isinstance(result, dict)   # a smooth activation (population GD)
+    diverged = res.diverged_at_step is not None
     if diverged:
-        print(f"rdyn crosscheck: diverged at step {result.diverged_at_step}: "
+        print(f"rdyn crosscheck: diverged at step {res.diverged_at_step}: "
               f"{res.divergence_reason}; no agreement figures are reported (exit status 3)",
               file=sys.stderr)
     if values["json"]:
@@ -50,8 +50,12 @@ def run(values: dict, args) -> int:
     if smooth:
         print(f"Model A crosscheck (population): D={c.D}, K={c.K}, M={values['M']}, "
               f"d={values['d']}, {c.activation.label}, P={values['P']}, "
-              f"eta={format_real(result['eta'])}, steps={res.steps}\n"
-              f"  max_rel_dev = {res.max_rel_dev:.3e}   structure_residual = "
+              f"eta={format_real(result['eta'])}, steps={res.steps}")
+        if diverged:
+            print(f"  DIVERGED at step {res.diverged_at_step}: max_rel_dev and structure_residual "
+                  "not reported")
+            return DIVERGED_EXIT
+        print(f"  max_rel_dev = {res.max_rel_dev:.3e}   structure_residual = "
               f"{res.structure_residual:.3e}\n"
               f"  final excess loss: full {res.final_loss['full']:.10g}, collapsed "
               f"{res.final_loss['collapsed']:.10g}")

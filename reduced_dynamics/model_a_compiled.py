@@ -76,7 +76,7 @@ def _make_iterate(moments, grad_in, grad_out):
 
     @numba.njit(cache=False)
     def iterate(end, eta, D, K, M, V, scale, fraction, level, default_run, min_default,
-                capture_steps, capture_out, z, w):
+                capture_steps, capture_out, z, w, bound):
         r = math.sqrt(V / M)
         C1 = 0.0
         C2 = 0.0
@@ -87,6 +87,7 @@ def _make_iterate(moments, grad_in, grad_out):
         lost = -1
         stop = end
         cursor = 0
+        diverged = -1
         while True:
             e = math.exp(-(C2 + C3) / scale)
             p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w)
@@ -110,9 +111,14 @@ def _make_iterate(moments, grad_in, grad_out):
                 break
             g_in = grad_in(C1, e, K, D - K, V, m1, m2)
             g_out = grad_out(C1, e, K, D - K, V, m1, m2)
-            C1, C2, C3 = C1 + eta * D * m2, C2 - eta * g_in / scale, C3 + eta * g_out / scale
+            C1n, C2n, C3n = C1 + eta * D * m2, C2 - eta * g_in / scale, C3 + eta * g_out / scale
+            # the divergence rule (reduced_dynamics/divergence.py, STATE_BOUND): stop before it
+            if not (abs(C1n) <= bound and abs(C2n) <= bound and abs(C3n) <= bound):
+                diverged = t + 1
+                break
+            C1, C2, C3 = C1n, C2n, C3n
             t += 1
-        return t, t1, t_star, lost, C1, C2, C3
+        return t, t1, t_star, lost, C1, C2, C3, diverged
 
     return iterate
 
@@ -191,14 +197,18 @@ def excess_loss(C1: float, C2: float, C3: float, config) -> float:
 def run_compiled(config, end: int, eta: float, fraction: float, level: float, default_run: bool,
                  min_default: int, capture_steps: np.ndarray, rule=None):
     """The compiled loop of erf's or GELU's closed form: (t, t1, T*, lost, final state,
-    captured states). ``rule`` is not used (kept for the callers' uniform signature)."""
+    captured states, first diverged step or None; the loop stops at the last finite state). ``rule`` is not used (kept for the callers' uniform signature)."""
     iterate, _ = compiled_iterate() if config.activation.name == "erf" else compiled_gelu_iterate()
     z = w = np.zeros(1)
     capture_out = np.full((capture_steps.shape[0], 3), np.nan)
-    t, t1, t_star, lost, C1, C2, C3 = iterate(
+    from rdyn.reduced_dynamics.divergence import STATE_BOUND
+
+    t, t1, t_star, lost, C1, C2, C3, diverged = iterate(
         int(end), float(eta), float(config.D), float(config.K), float(config.M),
         float(config.vstar_norm2), float(config.scale), float(fraction), float(level),
-        bool(default_run), int(min_default), capture_steps.astype(np.int64), capture_out, z, w)
+        bool(default_run), int(min_default), capture_steps.astype(np.int64), capture_out, z, w,
+        float(STATE_BOUND))
     captured = {int(s): tuple(capture_out[i]) for i, s in enumerate(capture_steps) if s <= t}
     return (int(t), None if t1 < 0 else int(t1), None if t_star < 0 else int(t_star),
-            None if lost < 0 else int(lost), (C1, C2, C3), captured)
+            None if lost < 0 else int(lost), (C1, C2, C3), captured,
+            None if diverged < 0 else int(diverged))

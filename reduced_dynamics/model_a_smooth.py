@@ -35,6 +35,7 @@ import numpy as np
 
 from rdyn.derivations.activations import Activation, numeric_functions, smoothing_functions
 from rdyn.derivations.model_a_general import logit_gradient_functions
+from rdyn.reduced_dynamics.divergence import is_diverged
 from rdyn.reduced_dynamics.gauss_hermite import GaussRule, float64_rule, precise_rule
 from rdyn.reduced_dynamics.model_a import RunResult
 
@@ -426,14 +427,16 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
         if num.kind == "float64" and config.activation.name in COMPILED:   # numba loops
             from rdyn.reduced_dynamics.model_a_compiled import run_compiled
 
-            t, t1, T_star, lost, last, captured = run_compiled(
+            t, t1, T_star, lost, last, captured, diverged = run_compiled(
                 config, end, eta_f, t1_fraction, level, steps is None, min_default_steps,
                 np.array(sorted(grid), dtype=np.int64), ex.rule)
             captured[t] = last
         else:
-            t, t1, T_star, lost, captured = _iterate(ex, num, config, steps, end, grid, eta_f,
-                                                     t1_fraction, level, progress,
-                                                     min_default_steps, max_default_steps)
+            t, t1, T_star, lost, captured, diverged = _iterate(
+                ex, num, config, steps, end, grid, eta_f, t1_fraction, level, progress,
+                min_default_steps, max_default_steps)
+        if diverged is not None:   # divergence.py: nothing computed from a diverged run
+            t1 = T_star = None
 
         def observables(values):
             c1, c2, c3 = values
@@ -452,7 +455,8 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     slope = late_slope(curve, T_star, t)
     return SmoothRun(config=config, eta=eta_f, steps=t, t1=t1, T_star=T_star, lost_at_step=lost,
                      eta_limit=limit, final=final, record=rec, loss_curve=curve, loss_slope=slope,
-                     backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr)
+                     backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr,
+                     diverged_at_step=diverged)
 
 
 def _iterate(ex: Expectations, num: Numbers, config: SmoothConfig, steps, end, grid, eta_f,
@@ -466,6 +470,7 @@ def _iterate(ex: Expectations, num: Numbers, config: SmoothConfig, steps, end, g
     captured: dict = {}
     stop_at = end
     t = 0
+    diverged = None
     bar = None
     if progress and (steps is None or steps > 20000):
         from tqdm import tqdm
@@ -485,13 +490,17 @@ def _iterate(ex: Expectations, num: Numbers, config: SmoothConfig, steps, end, g
             captured[t] = (C1, C2, C3)
         if t >= stop_at:
             break
+        if is_diverged((C1n, C2n, C3n)):   # divergence.py: stop at the last finite state
+            diverged = t + 1
+            captured[t] = (C1, C2, C3)
+            break
         C1, C2, C3 = (num.strip(v) for v in (C1n, C2n, C3n))
         t += 1
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
-    return t, t1, T_star, lost, captured
+    return t, t1, T_star, lost, captured, diverged
 
 
 # --------------------------------------------------------------------------------------------

@@ -258,3 +258,29 @@ def test_closed_form_cache_equals_a_fresh_derivation():
         assert set(cached) == {name for a, name in fresh if a == activation}
         for name, expr in cached.items():
             assert act.sp.srepr(expr) == act.sp.srepr(fresh[(activation, name)]), (activation, name)
+
+
+@pytest.mark.parametrize("argv", [
+    ["teacher", "--activation", "erf", "--eta", "1e300", "--steps", "50"],      # compiled loop
+    ["teacher", "--activation", "softplus", "--eta", "1e300", "--steps", "50"],  # quadrature loop
+    ["crosscheck", "--activation", "gelu", "--eta", "1e300", "--steps", "10", "--D", "8", "--K", "2"],
+])
+def test_smooth_runs_that_overflow_report_divergence(argv, capsys):
+    """The divergence rule (reduced_dynamics/divergence.py) holds for the smooth activations too:
+    exit 3, diverged_at_step 1, no t1/T*/agreement figures, no numpy warning, valid JSON."""
+    import warnings
+
+    import jsonschema
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rc = cli.main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 3 and "RuntimeWarning" not in err
+    obj = json.loads(out)
+    jsonschema.validate(obj, rdyn.schema(argv[0]))
+    assert obj["diverged_at_step"] == 1 and obj["divergence_reason"]
+    if argv[0] == "teacher":
+        assert obj["t1"] is None and obj["T_star"] is None and obj["loss_slope"] is None
+    else:
+        assert obj["max_rel_dev"] is None and obj["structure_residual"] is None

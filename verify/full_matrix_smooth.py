@@ -130,24 +130,36 @@ def crosscheck_smooth(config, groups, d: int, steps: int, seed: int = 0, positio
         q, r = np.linalg.qr(rng.standard_normal((D, D)))
         P = q * np.sign(np.diag(r))
     eta = config.eta if config.eta is not None else eta_limit(config) / 2
-    full, residuals, full_losses = population_gd(vstar, groups, config.activation, eta, steps,
-                                                 config.logit_scale, P)
-    n, _ = choose_rule(config, None, default_probes(config, None, 1 / (2 * config.K)))
-    ex = Expectations(config, Numbers(config.activation, None), float64_rule(n))
-    C = (0.0, 0.0, 0.0)
-    dev, losses = 0.0, []
-    for t in range(steps + 1):
-        nxt = ex.step(*C, eta)
-        losses.append(float(nxt[3][3]))
-        for x_full, x_coll in zip(full[t], C):
-            if x_coll != 0:
-                dev = max(dev, abs(x_full - x_coll) / abs(x_coll))
-        C = nxt[:3]
+    from rdyn.reduced_dynamics.divergence import is_diverged
+
+    with np.errstate(all="ignore"):   # an overflowing run is reported by the divergence rule
+        full, residuals, full_losses = population_gd(vstar, groups, config.activation, eta, steps,
+                                                     config.logit_scale, P)
+        n, _ = choose_rule(config, None, default_probes(config, None, 1 / (2 * config.K)))
+        ex = Expectations(config, Numbers(config.activation, None), float64_rule(n))
+        C = (0.0, 0.0, 0.0)
+        dev, losses, diverged = 0.0, [], None
+        for t in range(steps + 1):
+            if is_diverged((*full[t], *C)):   # divergence.py: compare up to the step before
+                diverged = t
+                break
+            nxt = ex.step(*C, eta)
+            losses.append(float(nxt[3][3]))
+            for x_full, x_coll in zip(full[t], C):
+                if x_coll != 0:
+                    dev = max(dev, abs(x_full - x_coll) / abs(x_coll))
+            C = nxt[:3]
     norms = np.linalg.norm(vstar, axis=1)
     equal = bool(np.max(norms) - np.min(norms) <= 1e-12 * np.max(norms))
-    out = {"max_rel_dev": dev, "structure_residual": max(residuals), "row_norms_equal": equal,
-           "final_loss": {"full": float(full_losses[-1]), "collapsed": losses[-1]}, "eta": eta,
+    last = steps if diverged is None else diverged - 1
+    out = {"max_rel_dev": None if diverged is not None else dev,
+           "structure_residual": None if diverged is not None else max(residuals),
+           "row_norms_equal": equal, "diverged_at_step": diverged, "steps": max(last, 0),
+           "final_loss": {"full": float(full_losses[max(last, 0)]) if diverged is None or diverged > 0 else None,
+                          "collapsed": losses[-1] if losses else None}, "eta": eta,
            "nodes": n}
+    if diverged is not None:
+        return out
     if not equal:   # the generalisation: one C1 per class of equal row norms
         out["class_map"] = _class_map_deviation(config, vstar, groups, eta, steps, P, n)
     return out

@@ -30,18 +30,14 @@ def crosscheck(**kwargs):
 
 
 def run(v: dict):
-    from rdyn.api._teacher import model_config
+    from rdyn.api._teacher import model_config, preset_size
     from rdyn.reduced_dynamics.divergence import reason
     from rdyn.result import Result
-    from rdyn.api._teacher import preset_size
     from rdyn.verification.crosscheck import (crosscheck as run_crosscheck, memory_driver,
                                               memory_estimate)
 
     steps = DEFAULT_STEPS if v["steps"] is None else v["steps"]
     row_norms = parse_row_norms(v)
-    if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
-        return run_smooth(v, config, groups, steps, row_norms)
-
     batch_size = 100 if v["batch"] is None else v["batch"]
     noise_std = 1.0 if v["noise_std"] is None else v["noise_std"]
     size = preset_size(v)   # sizes are checked before anything of size D is built
@@ -55,6 +51,8 @@ def run(v: dict):
     config, groups = model_config(v)
     if size is None:
         check_size(config.D)
+    if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
+        return run_smooth(v, config, groups, steps, row_norms)
     record = parse_steps_list(v["record"], "--record", steps)
     result = run_crosscheck(config, groups, M=v["M"], d=v["d"], mode=v["mode"], steps=steps,
                             positional=v["P"], seed=v["seed"], batch_size=batch_size,
@@ -103,9 +101,16 @@ def run_smooth(v: dict, config, groups, steps: int, row_norms):
     config = replace(config, M=v["M"])
     out = crosscheck_smooth(config, groups, d=v["d"], steps=steps, seed=v["seed"],
                             positional=v["P"], row_norms=row_norms)
-    summary = {"max_rel_dev": float(out["max_rel_dev"]),
-               "structure_residual": float(out["structure_residual"]), "steps": steps,
-               "mode": "population", "eta": out["eta"], "final_loss": out["final_loss"],
+    from rdyn.reduced_dynamics.divergence import reason
+
+    diverged = out["diverged_at_step"]
+    summary = {"max_rel_dev": None if diverged is not None else float(out["max_rel_dev"]),
+               "structure_residual": None if diverged is not None else float(out["structure_residual"]),
+               "steps": out["steps"], "mode": "population",
+               "diverged_at_step": diverged,
+               "divergence_reason": None if diverged is None else reason(
+                   "the collapsed or the full-matrix state"),
+               "eta": out["eta"], "final_loss": out["final_loss"],
                "record": {}, "row_norms_equal": out["row_norms_equal"],
                "class_map": None if "class_map" not in out else
                {"classes": out["class_map"]["classes"],

@@ -130,7 +130,7 @@ def run_smooth(v: dict, config, thresholds):
         result = run_smooth_dynamics(config, v["steps"], record, thresholds.t1_fraction,
                                      thresholds.tstar_attention, v["dps"],
                                      progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS)
-    for s in record:
+    for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     dps = v["dps"]
     convert = (lambda x: x) if dps is None else (lambda x: _exact_float(x, dps))
@@ -141,6 +141,8 @@ def run_smooth(v: dict, config, thresholds):
         "stability": {"eta_limit": convert(result.eta_limit), "lost_at_step": result.lost_at_step},
         "eta": convert(result.eta),
         "loss_slope": result.loss_slope,
+        "diverged_at_step": result.diverged_at_step,
+        "divergence_reason": None if result.diverged_at_step is None else divergence_reason(),
         "model": {"D": config.D, "K": config.K, "activation": config.activation.name,
                   "kappa": None, "vstar_norm2": config.vstar_norm2, "sigma_prime_zero": None,
                   "logit_scale": config.logit_scale, "backend": result.backend,
