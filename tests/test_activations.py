@@ -211,8 +211,9 @@ def test_compiled_erf_closed_form_equals_the_quadrature_loop():
         assert excess_loss(C1, 0.0, -c.D * math.log(e), c) == pytest.approx(loss, rel=1e-13)
     compiled = ms.run(c, 300)
     num = ms.Numbers(c.activation, None)
-    t, t1, t_star, lost, captured = ms._iterate(ex, num, c, 300, 300, {300}, 0.2, 0.95, 0.25,
-                                                False, 1000, 10**7)
+    t, t1, t_star, lost, captured, diverged = ms._iterate(ex, num, c, 300, 300, {300}, 0.2, 0.95,
+                                                          0.25, False, 1000, 10**7)
+    assert diverged is None
     assert (t, t1, t_star, lost) == (300, compiled.t1, compiled.T_star, compiled.lost_at_step)
     for value, key in zip(captured[300], ("C1", "C2", "C3")):
         assert value == pytest.approx(getattr(compiled.final, key), rel=1e-13)
@@ -242,8 +243,9 @@ def test_compiled_gelu_loop_equals_the_numpy_loop():
     c = _config("gelu")
     compiled = ms.run(c, 300)
     ex = ms.Expectations(c, ms.Numbers(c.activation, None), float64_rule(compiled.nodes))
-    t, t1, t_star, lost, captured = ms._iterate(ex, ms.Numbers(c.activation, None), c, 300, 300,
-                                                {300}, 0.2, 0.95, 0.25, False, 1000, 10**7)
+    t, t1, t_star, lost, captured, diverged = ms._iterate(ex, ms.Numbers(c.activation, None), c, 300,
+                                                          300, {300}, 0.2, 0.95, 0.25, False, 1000, 10**7)
+    assert diverged is None
     assert (t1, t_star, lost) == (compiled.t1, compiled.T_star, compiled.lost_at_step)
     for value, key in zip(captured[300], ("C1", "C2", "C3")):
         assert value == pytest.approx(getattr(compiled.final, key), rel=1e-13)
