@@ -115,7 +115,9 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
         f"C1* = {format_real(f.C1_star, 15, dps=dps)}  excess loss = {format_real(f.loss, 15, dps=dps)}",
     ]
     if result.loss_slope is not None:
-        lines.append(f"  late-time log-log loss slope = {result.loss_slope:.4f} (paper: Theta(1/T), slope -1)")
+        start = max(result.T_star, result.steps // 10, 1)
+        lines.append(f"  log-log loss slope over t in [{start}, {result.steps}] = {result.loss_slope:.4f} "
+                     "(paper: Theta(1/T), slope -1; derived: slope -1 only for t >> T*, see rdyn claims)")
     if getattr(result, "nodes", None) is not None:
         lines.append(f"  quadrature: {result.nodes}-point Gauss-Hermite, estimated error "
                      f"{result.quadrature_error:.1e}")
