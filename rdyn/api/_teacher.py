@@ -133,12 +133,15 @@ def run_smooth(v: dict, config, thresholds):
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     dps = v["dps"]
-    convert = (lambda x: x) if dps is None else (lambda x: _exact_float(x, dps))
+    # eta: the decimal the iteration uses (repr of the float option, as model_a_smooth does);
+    # eta_limit: a float64 grid maximum (model_a_smooth.eta_limit), reported as float64 at any
+    # --dps rather than padded with digits it does not have
+    convert = (lambda x: x) if dps is None else (lambda x: _decimal_at(x, dps))
     summary = {
         "t1": result.t1, "T_star": result.T_star,
         "final": result.final.as_dict(),
         "record": {str(t): r.as_dict() for t, r in sorted(result.record.items())},
-        "stability": {"eta_limit": convert(result.eta_limit), "lost_at_step": result.lost_at_step},
+        "stability": {"eta_limit": float(result.eta_limit), "lost_at_step": result.lost_at_step},
         "eta": convert(result.eta),
         "loss_slope": result.loss_slope,
         "diverged_at_step": result.diverged_at_step,
@@ -153,6 +156,14 @@ def run_smooth(v: dict, config, thresholds):
                                                   else " tensor")},
     }
     return Result(summary, dps, detail={"run": result, "certificate": None})
+
+
+def _decimal_at(x: float, dps: int):
+    """The float ``x`` read as the decimal it prints as (``repr``), an mpf at dps + 10 digits."""
+    import mpmath
+
+    with mpmath.workdps(dps + 10):
+        return mpmath.mpf(repr(float(x)))
 
 
 def _exact_float(x: float, dps: int):
