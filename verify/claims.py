@@ -264,6 +264,13 @@ LEDGER: tuple[Entry, ...] = (
        "w_t, v_t = Theta((eta Upsilon_1 t/d)^{1/4}) (so rho_t = Theta(t^{1/2}))",
        ("B.looped.growth_increment", "B.looped.growth_constant"), ("S.B.looped.*", "B.growth.exponents"),
        r"w_t, v_t = \Theta\left((\eta \Upsilon_1 t/d)^{1/4}\right)", rate=True),
+    _B("Section 5 (looped growth)", "5 Numerical experiments",
+       "d=16, n=32, L=10 (Task 1): the active parameters grow polynomially; the log-log plots are consistent "
+       "with the Theta(t^{1/4}) scaling predicted by Theorem 4.1",
+       ("B.cover.growth_d16_n32.looped",), ("B.cover.growth_fit_d16_n32.looped",),
+       r"w_t, v_t = \Theta(t^{1/4})\quad (d=16,\ n=32,\ L=10)", rate=True,
+       note="decided by the derived rho^2 increment at d=16, n=32, L=10; the fit over the paper's 2000 steps "
+            "(--full) is context: the local slope is still above 1/4 there"),
     _B("Appendix A.5 (Upsilon_1)", "A.5 Growth of rho_t",
        "rho_{t+1}^2 - rho_t^2 converges to a constant proportional to eta Upsilon_1/d",
        ("B.looped.growth_constant", "B.looped.upsilon1", "B.looped.upsilon1_routes"), (),
@@ -348,6 +355,13 @@ LEDGER: tuple[Entry, ...] = (
        "gamma_t = Theta((eta Upsilon_3 t/d)^{1/3}), alpha_t, beta_t = Theta((eta Upsilon_3 t/d)^{1/6})",
        ("B.ln.growth_increment", "B.ln.growth_constant"), ("S.B.ln.*", "B.growth.exponents"),
        r"\gamma_t = \Theta\left((\eta\Upsilon_3 t/d)^{1/3}\right)", rate=True),
+    _B("Appendix G.1 (LN growth)", "G.1 One-layer transformers with LN",
+       "d=16, n=32 (Task 1): the active parameters grow polynomially; the log-log slope aligns with the "
+       "Theta(t^{1/6}) prediction of Theorem 4.3",
+       ("B.cover.growth_d16_n32.ln",), ("B.cover.growth_fit_d16_n32.ln",),
+       r"\alpha_t, \beta_t = \Theta(t^{1/6})\quad (d=16,\ n=32)", rate=True,
+       note="decided by the derived gamma^3 increment at d=16, n=32; the fit over the paper's 2000 steps "
+            "(--full) is context: the local slope is still above 1/6 there"),
     _B("Lemma C.2.2", "C.2.2 Growth rate for gamma_t",
        "lim (alpha_t^2 + beta_t^2)/(2 gamma_t) = 1 and alpha_t/beta_t -> 1", ("B.claim.C22.ratios",), (),
        r"\lim_{t\to\infty}\frac{\alpha_t^2+\beta_t^2}{2\gamma_t} = 1,\quad \frac{\alpha_t}{\beta_t}\to 1", rate=True),

@@ -131,7 +131,8 @@ GROUPS: tuple[CheckGroup, ...] = (
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("A.coverage", "A", "rdyn.verification.checks_coverage_a", "checks", ("A.cover.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
-    CheckGroup("B.coverage", "B", "rdyn.verification.checks_coverage_b", "checks", ("B.cover.*",)),
+    CheckGroup("B.coverage", "B", "rdyn.verification.checks_coverage_b", "checks", ("B.cover.*",),
+               kwargs={"quick": False}, quick_kwargs={"quick": True}),
     # issue 22: smooth activations (beyond the paper)
     CheckGroup("A.act.closure", "A", _ACT, "closure_checks", ("A.act.closure.*",)),
     CheckGroup("A.act.expectations", "A", _ACT, "expectation_checks", ("A.act.expect.*",),
