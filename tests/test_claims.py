@@ -508,7 +508,8 @@ def test_model_b_coverage_checks_pass_and_a_wrong_constant_is_caught():
 
     from rdyn.verification import checks_coverage_b as cb2
 
-    assert all(c.status == "pass" for c in cb2.checks(quick=True))
+    original = cb2.quadratic_loss_checks() + [cb2.degenerate_kappa_check(), cb2.cos_phi_check(), cb2.cauchy_schwarz_check()]
+    assert all(c.status == "pass" for c in original)  # the growth and T* checks: tests below
     a, sa = cb2.task1_sample(samples=2000)
     k1, k2, _ = cb2._kappas(a, sa)
     g_star = 1 - k1 / k2
@@ -574,3 +575,22 @@ def test_model_b_experiment_growth_fit_is_context_with_slope_above_the_asymptoti
     c = cb2.growth_fit_check("looped", steps=500, samples=2000)
     assert c.status == "info" and c.detail["claimed_exponent"] == 0.25
     assert 0.25 < c.detail["fit"]["exponent"] < 0.5 and c.detail["fit"]["verdict"] == "inconclusive"
+
+
+def test_thm43_tstar_across_d_n_upsilon_follows_the_derived_leading_order():
+    """T*(eps) over d Upsilon_3^(1/2)/(12 eta eps^(3/2)) falls towards 1 at three (d, n, Upsilon);
+    Upsilon_3 of spectrum (6,2,2,2) is exactly that of (3,1,1,1) over 4 (S doubles), and 1/16
+    for (3,1,1,1); a 10% error in the constant 12 would leave the ratios away from 1."""
+    from rdyn.verification import checks_coverage_b as cb2
+
+    c = cb2.tstar_dn_check(20000)
+    assert c.status == "pass", c.claim
+    rows = c.detail["per_config"]
+    u3 = {k: r["upsilon3"] for k, r in rows.items()}
+    assert abs(u3["d=4,n=6"] - 1 / 16) < 1e-12 and abs(u3["d=4,n=12"] - u3["d=4,n=6"] / 4) < 1e-12
+    for r in rows.values():
+        assert r["upsilon_n_d"] in (1.0, 0.5)
+        last = r["ratio_to_derived"][-1]
+        assert 1 < last < 1.08
+        assert last * 1.1 > 1.08 and last * 0.9 < 1  # constant 12 -> 13.2 or 10.8: outside (1, 1.08)
+        assert 0.02 < r["limit_T_star_over_printed_form"] < 0.04

@@ -26,7 +26,14 @@ Section 5) and evaluates the printed statement on them, independently of the spe
   step), so ``w/v -> 1`` and each factor grows like ``rho^(1/2) = t^(1/(2p))``;
 * ``B.cover.growth_fit_d16_n32.<model>`` (``--full`` only, context): the log-log fit of the
   printed weight over the paper's 2000 steps from ``(0, 1)``, by :func:`rdyn.verification.fit_rule.decide`
-  (info: finite-range evidence only).
+  (info: finite-range evidence only);
+* ``B.cover.thm43_Tstar_dn`` (issue 19, item 3): Theorem 4.3's ``T*(eps)`` across three (d, n,
+  Upsilon) of Task 2 (exact expectations), against the derived leading order
+  ``d Upsilon_3^(1/2)/(12 eta eps^(3/2))`` (from ``L ~ Upsilon_3/gamma^2``, C.3, and
+  ``gamma^3 ~ 12 eta Upsilon_3 t/d``, C.2.2): the ratio must decrease towards 1 from above as eps
+  falls, at every configuration. The printed ``O(d^(3/2) Upsilon(n,d)^(1/2)/(eta n^(1/2) eps^(3/2)))``
+  (``Upsilon(n,d) = E[1/lambda_d] = 1/min m_i`` for Task 2) is an upper bound; the detail carries
+  the limit of ``T*/(printed form)``, ``(Upsilon_3 n/(d Upsilon))^(1/2)/12``, per configuration.
 """
 from __future__ import annotations
 
@@ -195,9 +202,45 @@ def growth_fit_check(model: str, steps: int = 2000, samples: int = 5000) -> Chec
                                       "x_name": "t", "y_name": weight, "claimed_exponent": exponent})
 
 
+#: (d, n, Task 2 spectrum m_1..m_d): Upsilon(n, d) = 1, 1/2, 1/2
+TSTAR_CONFIGS = ((4, 6, (3, 1, 1, 1)), (4, 12, (6, 2, 2, 2)), (8, 24, (10, 2, 2, 2, 2, 2, 2, 2)))
+TSTAR_ETA = 2.0
+
+
+def tstar_dn_check(steps: int = 20000) -> Check:
+    """Theorem 4.3 (2): T*(eps) / (d Upsilon_3^(1/2)/(12 eta eps^(3/2))) across (d, n, Upsilon)."""
+    from rdyn.reduced_dynamics import model_b as mb
+
+    rows, ok = {}, True
+    for d, n, spectrum in TSTAR_CONFIGS:
+        tr = mb.run(mb.Config(model="ln", data="spectrum", d=d, n=n, spectrum=spectrum, eta=TSTAR_ETA, steps=steps))
+        loss = np.array([float(x) for x in tr.loss])
+        u3 = float(tr.constants.upsilon3)
+        eps = np.geomspace(loss[steps // 20], loss[-1] * 1.0001, 5)
+        t_star = [int(np.argmax(loss <= e)) for e in eps]
+        ratios = [T / (d * u3**0.5 / (12 * TSTAR_ETA * e**1.5)) for T, e in zip(t_star, eps)]
+        upsilon = 1 / min(spectrum)
+        towards_one = all(1 < b < a for a, b in zip(ratios, ratios[1:])) and ratios[-1] < 1.08
+        ok = ok and towards_one
+        rows[f"d={d},n={n}"] = {"spectrum": list(spectrum), "upsilon3": u3, "upsilon_n_d": upsilon,
+                                "eps": [float(e) for e in eps], "T_star": t_star, "ratio_to_derived": ratios,
+                                "decreasing_to_1_from_above": towards_one,
+                                "limit_T_star_over_printed_form": (u3 * n / (d * upsilon)) ** 0.5 / 12,
+                                "x": [float(e) for e in eps], "y": [float(T) for T in t_star], "claimed_exponent": -1.5}
+    summary = "; ".join(f"{k}: {r['ratio_to_derived'][0]:.3f} -> {r['ratio_to_derived'][-1]:.3f}" for k, r in rows.items())
+    return Check("B.cover.thm43_Tstar_dn", f"{PAPER}, Theorem 4.3 (2) (d, n, Upsilon)",
+                 f"T*(eps) / (d Upsilon_3^(1/2)/(12 eta eps^(3/2))) as eps falls (Task 2, exact, eta={TSTAR_ETA}, "
+                 f"{steps} steps): {summary}; T*/(printed d^(3/2) Upsilon^(1/2)/(eta n^(1/2) eps^(3/2))) -> "
+                 + ", ".join(f"{r['limit_T_star_over_printed_form']:.4f}" for r in rows.values()) + " (bounded: O() holds here)",
+                 "pass" if ok else "discrepancy", None, None,
+                 {"per_config": rows, "derived_form": "T*(eps) ~ d Upsilon_3^(1/2)/(12 eta eps^(3/2))",
+                  "paper_form": "O(d^(3/2) Upsilon(n,d)^(1/2)/(eta n^(1/2) eps^(3/2)))"})
+
+
 def checks(quick: bool = False) -> tuple[Check, ...]:
     out = tuple(quadratic_loss_checks()) + (degenerate_kappa_check(), cos_phi_check(), cauchy_schwarz_check())
     out += tuple(growth_increment_check(m) for m in GROWTH_MODELS)
+    out += (tstar_dn_check(20000 if quick else 40000),)
     if not quick:
         out += tuple(growth_fit_check(m) for m in GROWTH_MODELS)
     return out

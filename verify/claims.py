@@ -332,6 +332,12 @@ LEDGER: tuple[Entry, ...] = (
        "T* = O(d^{3/2} Upsilon(n,d)^{1/2}/(eta n^{1/2} eps^{3/2})) such that the loss is <= eps for t >= T*",
        ("B.claim.thm43.loss_gamma2", "B.ln.growth_constant"), ("B.claim.thm43.Tstar", "B.claim.thm43.Tstar_d16_n32"),
        r"T^\star = O\left(\frac{d^{3/2}\Upsilon(n,d)^{1/2}}{\eta\, n^{1/2}\epsilon^{3/2}}\right)", rate=True),
+    _B("Theorem 4.3 (2: d, n, Upsilon)", "4.2.2 Transformer with LN",
+       "the dependence of T* on d, n and Upsilon(n,d) in T* = O(d^{3/2} Upsilon(n,d)^{1/2}/(eta n^{1/2} eps^{3/2}))",
+       ("B.cover.thm43_Tstar_dn",), ("B.claim.thm43.Tstar_d16_n32",),
+       r"T^\star(\epsilon) \sim \frac{d\,\Upsilon_3^{1/2}}{12\,\eta\,\epsilon^{3/2}}", rate=True,
+       note="decided by the derived leading order d Upsilon_3^(1/2)/(12 eta eps^(3/2)) at three (d, n, Upsilon); "
+            "the printed form is an O() bound, and T* over it stays bounded there (detail)"),
     _B("Theorem 4.3 (loss bound)", "C.3 Convergence of the loss function",
        "the loss is bounded by a constant over gamma_t^2", ("B.claim.thm43.loss_gamma2",), (),
        r"\mathcal{L}(\theta^{(t)}) \le \frac{c}{\gamma_t^2}"),
