@@ -338,6 +338,31 @@ def lemma_d5_check(quick: bool) -> Check:
     return c
 
 
+def lemma_d7_alpha_check(quick: bool) -> Check:
+    """Lemma D.7's general form ``C1(t) = (1 + alpha A/(A+B) (1-Kp)/(Kp(Dp-1))) C1*(t)``: the alpha
+    each step of the derived trajectories implies (t >= 1, Dp > 1). The printed range of alpha is not
+    in the extraction of seed 000, so this is a measurement (info); Lemma D.5 (``alpha <= 4/5``) is
+    decided by ``A.claim.D5.upper``."""
+    per_config, lo, hi = {}, (math.inf, None), (-math.inf, None)
+    for tr in _trajectories(quick):
+        idx = np.nonzero((tr.t >= 1) & (tr.p * tr.D > 1 + 1e-12))[0]
+        alpha = (tr.C1[idx] / tr.C1_star[idx] - 1) / _a_ratio(tr, idx)
+        j, k = int(np.nanargmin(alpha)), int(np.nanargmax(alpha))
+        per_config[tr.name] = {"alpha_min": float(alpha[j]), "alpha_max": float(alpha[k]), "points": int(idx.size)}
+        if alpha[j] < lo[0]:
+            lo = (float(alpha[j]), tr.where(int(idx[j])))
+        if alpha[k] > hi[0]:
+            hi = (float(alpha[k]), tr.where(int(idx[k])))
+    return Check("A.claim.D7.alpha", f"{PAPER}, Lemma D.7 (general form)",
+                 f"C1(t) = (1 + alpha A/(A+B) (1-Kp)/(Kp(Dp-1))) C1*(t): alpha implied by the derived trajectories "
+                 f"(t >= 1, Dp > 1) lies in [{lo[0]:.3g}, {hi[0]:.3g}] (inside Lemma D.5's alpha <= 4/5; the printed "
+                 f"range of alpha is not in the extraction)",
+                 "info", None, None,
+                 {"alpha_min": lo[0], "alpha_max": hi[0], "where_min": lo[1], "where_max": hi[1],
+                  "per_config": per_config, "lemma_d5_alpha_bound": 0.8,
+                  "printed": "C1(t) = (1 + alpha A/(A+B) (1-Kp)/(Kp(Dp-1))) C1*(t)"})
+
+
 def eta_conditions_check() -> Check:
     """Where the default step eta_limit/2 lies relative to the paper's conditions."""
     from rdyn.reduced_dynamics.model_a import TeacherConfig, eta_limit
@@ -660,6 +685,7 @@ def checks(quick: bool = False) -> tuple[Check, ...]:
     out += phase3_checks(quick)
     out.append(lemma_d3_check(quick))
     out.append(lemma_d5_check(quick))
+    out.append(lemma_d7_alpha_check(quick))
     out.append(eta_conditions_check())
     out += lemma_d9_checks(quick)
     out.append(lemma_d10_check(quick))

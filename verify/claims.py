@@ -160,6 +160,12 @@ LEDGER: tuple[Entry, ...] = (
        "identity: F1 = K p^2 + (1-Kp)^2/(D-K), F2_1 = p^2, F2_2 = (1-Kp)^2/(D-K)^2, F3 = K p^2, F4 = p^2, F5 = 0",
        ("A.F1.identity", "A.F2_?.identity", "A.F3.identity", "A.F4.identity", "A.F5.identity"), (),
        r"F_1 = Kp^2 + \frac{(1-Kp)^2}{D-K},\ F_{2,1} = p^2,\ F_{2,2} = \frac{(1-Kp)^2}{(D-K)^2},\ F_3 = Kp^2,\ F_4 = p^2,\ F_5 = 0"),
+    _A("Lemma D.7 (alpha-form)", S_D1,
+       "under Lemma D.5's conclusion, C1(t) = (1 + alpha A(t)/(A(t)+B(t)) (1-Kp(t))/(Kp(t)(Dp(t)-1))) C1*(t)",
+       ("A.claim.D7.alpha",), ("A.claim.D5.upper",),
+       r"C_1(t) = \left(1 + \alpha\frac{A(t)}{A(t)+B(t)}\frac{1-Kp(t)}{Kp(t)(Dp(t)-1)}\right)C_1^*(t)",
+       note="the printed range of alpha is not in the extraction: the alpha the derived trajectories imply is "
+            "measured (info); alpha <= 4/5 is Lemma D.5"),
     _A("Lemma D.8", S_D1,
        "grad_{W_KQ} L has in-group coefficient -(C1 M/D)((F4/p - F3)/K - C1(F2_1 + p F1))",
        ("A.gradWKQ.identity",), (),
