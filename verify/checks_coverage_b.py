@@ -174,10 +174,10 @@ def growth_increment_check(model: str, samples: int = 20000) -> Check:
     gap = np.abs(np.array([float(a * a - b * b) for a, b in zip(paper.alpha, paper.beta)]))
     never_grows = bool(np.all(np.diff(gap) <= 1e-15))
     ok = rel < 5e-3 and upsilon > 0 and never_grows
-    other = "v" if model == "looped" else "beta"
+    other, product = ("v", "rho") if model == "looped" else ("beta", "gamma")
     return Check(f"B.cover.growth_d16_n32.{model}", f"{PAPER}, {where}",
                  f"{weight}_t, {other}_t = Theta(t^({printed})) at d={D_DIM}, n={N_TOKENS} (Task 1, "
-                 f"{samples} Monte Carlo samples, eta={GROWTH_ETA}): rho^{p} increment at rho ~ 900 = {inc:.5g} vs derived "
+                 f"{samples} Monte Carlo samples, eta={GROWTH_ETA}): {product}^{p} increment at {product} ~ 900 = {inc:.5g} vs derived "
                  f"{c} eta Upsilon/d = {pred:.5g} (rel. {rel:.1e}); |{weight}^2 - {other}^2| non-increasing over 200 "
                  f"steps from (0, 1): {never_grows}",
                  "pass" if ok else "discrepancy", rel, None,
