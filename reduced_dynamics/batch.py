@@ -48,6 +48,7 @@ from rdyn.reduced_dynamics.model_a_kernels import kernels
 ROW_FIELDS = ("D", "K", "eta", "vstar_norm2", "activation", "kappa", "logit_scale",
               "sigma_prime_zero", "steps", "t1", "T_star", "C1", "C2", "C3", "p", "C1_star",
               "loss", "loss_slope", "diverged_at_step", "M")
+# M (rows of V*) is set by smooth sweeps only (reduced_dynamics/smooth_sweep.py); None here
 
 
 def _row_source(size: int) -> str:
