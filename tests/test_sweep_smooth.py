@@ -95,3 +95,36 @@ def test_smooth_sweep_refuses_unused_grid_keys(capsys):
         rc = main(["sweep", "--grid", f"D=6;K=2;{key}", "--steps", "5", "--activation", "gelu"])
         err = capsys.readouterr().err.strip()
         assert rc == 2 and "does not apply with --activation gelu" in err, err
+
+
+def test_cli_smooth_sweep_interrupt_and_resume(tmp_path, monkeypatch, capsys):
+    import json
+    import sys
+
+    from rdyn.reduced_dynamics import model_a_smooth
+
+    args = ["sweep", "--grid", "D=6;K=2;eta=0.2,0.4", "--steps", "300", "--activation", "erf",
+            "--json", "--quiet"]
+    assert main(args) == 0
+    whole = json.loads(capsys.readouterr().out)
+    real, calls = model_a_smooth.run, []
+
+    def interrupt_second(*a, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    path = tmp_path / "c.npz"
+    monkeypatch.setattr(model_a_smooth, "run", interrupt_second)
+    monkeypatch.setattr(sys, "argv", ["rdyn", *args, "--checkpoint", str(path)])
+    assert main(args + ["--checkpoint", str(path)]) == 130
+    line, = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("rdyn sweep: interrupted at ") and line.endswith(f"--resume {path}")
+    monkeypatch.undo()
+    assert main(args + ["--resume", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == whole
+    # the checkpoint of an erf sweep does not resume a tanh sweep
+    args[args.index("erf")] = "tanh"
+    assert main(args + ["--resume", str(path)]) == 2
+    assert "different configs" in capsys.readouterr().err
