@@ -14,6 +14,21 @@ GRID = "D=6,8;K=2;eta=0.3,0.4"     # 2 x 2: D = 6 reaches T* (~1e3 steps), D = 8
 STEPS = 3000
 
 
+def interrupt_second_run(monkeypatch) -> None:
+    """Make the second model_a_smooth.run of a sweep raise KeyboardInterrupt (Ctrl-C)."""
+    from rdyn.reduced_dynamics import model_a_smooth
+
+    real, calls = model_a_smooth.run, []
+
+    def interrupt_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model_a_smooth, "run", interrupt_second)
+
+
 @pytest.mark.parametrize("activation", ["erf", "tanh"])
 def test_sweep_rows_equal_teacher_runs(activation):
     rows = rdyn.sweep(grid=GRID, steps=STEPS, activation=activation, quiet=True).rows
@@ -36,7 +51,6 @@ def test_sweep_rows_equal_teacher_runs(activation):
 
 
 def test_smooth_sweep_resumes_after_interrupt(tmp_path, monkeypatch):
-    from rdyn.reduced_dynamics import model_a_smooth
     from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted
     from rdyn.reduced_dynamics.grid import parse_grid, smooth_config
     from rdyn.derivations.activations import Activation
@@ -46,16 +60,8 @@ def test_smooth_sweep_resumes_after_interrupt(tmp_path, monkeypatch):
     configs = [smooth_config(p, Activation("erf"), 2) for p in parse_grid("D=6;K=2;eta=0.2,0.4")]
     whole = run_smooth_batch(configs, 500).rows
 
-    real, calls = model_a_smooth.run, []
-
-    def interrupt_second(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
     path = tmp_path / "s.npz"
-    monkeypatch.setattr(model_a_smooth, "run", interrupt_second)
+    interrupt_second_run(monkeypatch)
     with pytest.raises(Interrupted) as info:
         run_smooth_batch(configs, 500, checkpoint=str(path))
     assert info.value.step == 500 and path.exists()
@@ -101,22 +107,12 @@ def test_cli_smooth_sweep_interrupt_and_resume(tmp_path, monkeypatch, capsys):
     import json
     import sys
 
-    from rdyn.reduced_dynamics import model_a_smooth
-
     args = ["sweep", "--grid", "D=6;K=2;eta=0.2,0.4", "--steps", "300", "--activation", "erf",
             "--json", "--quiet"]
     assert main(args) == 0
     whole = json.loads(capsys.readouterr().out)
-    real, calls = model_a_smooth.run, []
-
-    def interrupt_second(*a, **kw):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*a, **kw)
-
     path = tmp_path / "c.npz"
-    monkeypatch.setattr(model_a_smooth, "run", interrupt_second)
+    interrupt_second_run(monkeypatch)
     monkeypatch.setattr(sys, "argv", ["rdyn", *args, "--checkpoint", str(path)])
     assert main(args + ["--checkpoint", str(path)]) == 130
     line, = capsys.readouterr().err.strip().splitlines()
