@@ -397,6 +397,20 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
            required=True),
     Option("steps", "int", None, "GD steps N per configuration", lo=0, hi=MAX_TEACHER_STEPS,
            required=True),
+    Option("activation", "choice", None, "a smooth activation for every grid point (erf, tanh, "
+           "gelu, softplus, sigmoid, expr with --activation-expr): one float64 quadrature run "
+           "per point, as rdyn teacher --activation (the grid then has no activation, kappa or "
+           "sigma_prime_zero key; default: the grid's activation key)",
+           choices=SMOOTH_ACTIVATIONS),
+    Option("activation_expr", "str", None, "sigma as a sympy expression in x for every grid "
+           "point (implies --activation expr; checks as rdyn teacher --activation-expr)",
+           metavar="EXPR", applies=lambda v: v["activation"] in (None, "expr"),
+           refusal="--activation-expr goes with --activation expr (or no --activation)",
+           check_value=_check_activation_expr),
+    Option("M", "int", None, "smooth --activation: number of rows of V*, all of norm "
+           "sqrt(vstar_norm2 / M) (default 1)", lo=1, hi=10**6, applies=_smooth,
+           refusal="--M applies to a smooth --activation only (erf, tanh, gelu, softplus, "
+           "sigmoid, expr)"),
     Option("out", "out", None, "output file (.csv, or .json for {\"rows\": [...]})",
            output="file"),
     Option("t1_fraction", "float", 0.95, "t1 threshold: C1 >= fraction * C1* (default 0.95)",
@@ -408,11 +422,15 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
            "(e.g. K >= D) instead of refusing"),
     Option("scheduler", "str", None, "Dask distributed scheduler address (e.g. "
            "tcp://host:8786): run chunks of configurations on its workers (needs the dask "
-           "extra: pip install 'rdyn-theory[dask]')", needs=("distributed", "dask")),
+           "extra: pip install 'rdyn-theory[dask]'; not with a smooth --activation)",
+           needs=("distributed", "dask"), applies=lambda v: not _smooth(v),
+           refusal="--scheduler is not supported with a smooth --activation (its runs are "
+           "quadrature loops, not the batch kernel)"),
     Option("fast", "flag", False, "vectorised exp/atan: about 3x faster, rows agree with single "
-           "runs to 1e-12 relative instead of bit for bit (not with --scheduler)",
-           applies=lambda v: v["scheduler"] is None,
-           refusal="--fast is not supported with --scheduler"),
+           "runs to 1e-12 relative instead of bit for bit (not with --scheduler or a smooth "
+           "--activation)",
+           applies=lambda v: v["scheduler"] is None and not _smooth(v),
+           refusal="--fast is not supported with --scheduler or a smooth --activation"),
     Option("checkpoint", "out", None, "save the complete state to FILE (.npz) every "
            "--checkpoint-every seconds, at the end and on Ctrl-C (not with --scheduler)",
            output="file", metavar="FILE", applies=lambda v: v["scheduler"] is None,

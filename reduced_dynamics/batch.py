@@ -47,7 +47,8 @@ from rdyn.reduced_dynamics.model_a_kernels import kernels
 
 ROW_FIELDS = ("D", "K", "eta", "vstar_norm2", "activation", "kappa", "logit_scale",
               "sigma_prime_zero", "steps", "t1", "T_star", "C1", "C2", "C3", "p", "C1_star",
-              "loss", "loss_slope", "diverged_at_step")
+              "loss", "loss_slope", "diverged_at_step", "M")
+# M (rows of V*) is set by smooth sweeps only (reduced_dynamics/smooth_sweep.py); None here
 
 
 def _row_source(size: int) -> str:
@@ -387,7 +388,7 @@ def _group_rows(configs, state: GroupState, steps, capture_steps):
             "p": float(k.attention(C2, C3, c)), "C1_star": float(k.c1_star(C2, C3, c)),
             "loss": float(k.loss(C1, C2, C3, c)),
             "loss_slope": late_slope(curve, T_star, steps),
-            "diverged_at_step": None,
+            "diverged_at_step": None, "M": None,
         })
         if is_diverged((C1, C2, C3)):
             rows[-1].update(_diverged_row(cfg, steps))

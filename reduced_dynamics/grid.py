@@ -69,9 +69,11 @@ def _values(key: str, text: str) -> list:
     return out
 
 
-def parse_grid(text: str) -> list[dict]:
+def parse_grid(text: str, refused: dict[str, str] | None = None) -> list[dict]:
     """The grid string as a list of parameter dicts (Cartesian product, last key fastest).
-    ``kappa`` is refused when no point of the grid is leaky (it would be ignored)."""
+    ``kappa`` is refused when no point of the grid is leaky (it would be ignored); a key of
+    ``refused`` (key: reason) is refused with that reason (e.g. the keys a smooth sweep
+    does not use)."""
     axes: dict[str, list] = {}
     for part in text.split(";"):
         if not part.strip():
@@ -81,13 +83,15 @@ def parse_grid(text: str) -> list[dict]:
         key = ALIASES.get(key.strip(), key.strip())
         _require(key in KEYS, f"--grid: unknown key {key!r} (keys: {', '.join(KEYS)})")
         _require(key not in axes, f"--grid: key {key} given twice")
+        _require(key not in (refused or {}), f"--grid: key {key} {(refused or {}).get(key)}")
         axes[key] = _values(key, values)
     _require(bool(axes), "--grid is empty")
     size = math.prod(len(v) for v in axes.values())
     _require(size <= MAX_POINTS, f"--grid has {size} points ("
              + " x ".join(f"{k}: {len(v)}" for k, v in axes.items())
              + f"); a sweep takes at most {MAX_POINTS} configurations")
-    _require("kappa" not in axes or "leaky" in axes.get("activation", ()),
+    _require("kappa" not in axes or "leaky" in axes.get("activation", ())
+             or "kappa" in (refused or {}),
              "--grid: kappa applies to leaky rows only (add activation=leaky)")
     points = []
     seen = set()
@@ -113,3 +117,27 @@ def config(point: dict):
         where = ", ".join(f"{k}={v}" for k, v in point.items()
                           if k in ("D", "K") or v != KEYS[k][1])
         raise ValueError(f"--grid point ({where or 'defaults'}): {exc}") from None
+
+
+SMOOTH_UNUSED = ("activation", "kappa", "sigma_prime_zero")  # keys a smooth sweep refuses
+
+
+def smooth_config(point: dict, activation, M: int):
+    """The SmoothConfig of one grid point of a sweep of the smooth ``activation``
+    (:class:`~rdyn.derivations.activations.Activation`, V* with ``M`` rows of equal norm);
+    ValueError naming the point otherwise."""
+    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig
+
+    try:
+        if point["eta"] is not None and not point["eta"] > 0:
+            raise ValueError(f"eta must be > 0, got {point['eta']}")
+        if point["logit_scale"] not in ("D", "sqrtD"):
+            raise ValueError(f"logit scale must be D or sqrtD, got {point['logit_scale']!r}")
+        return SmoothConfig(D=point["D"], K=point["K"], activation=activation, eta=point["eta"],
+                            vstar_norm2=point["vstar_norm2"], M=M,
+                            logit_scale=point["logit_scale"])
+    except (TypeError, ValueError) as exc:
+        where = ", ".join(f"{k}={point[k]}" for k in ("D", "K", "eta", "vstar_norm2",
+                                                       "logit_scale")
+                          if k in ("D", "K") or point[k] != KEYS[k][1])
+        raise ValueError(f"--grid point ({where}): {exc}") from None

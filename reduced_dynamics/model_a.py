@@ -63,8 +63,8 @@ class TeacherConfig:
         if not (1 <= self.K < self.D):
             raise ValueError(f"need 1 <= K < D, got D={self.D}, K={self.K}")
         if self.activation not in ("identity", "relu", "leaky"):
-            hint = (" (smooth activations run through rdyn teacher / crosscheck only; "
-                    "rdyn sweep takes identity, relu, leaky)"
+            hint = (" (a smooth activation is not a grid value: rdyn sweep --activation "
+                    f"{self.activation} runs the whole grid with it)"
                     if self.activation in ("erf", "tanh", "gelu", "softplus", "sigmoid", "expr")
                     else "")
             raise ValueError(f"unknown activation {self.activation!r}{hint}")

@@ -59,6 +59,8 @@ CASES = [
     ("ln-looped", ["ln", "--model", "looped", "--d", "3", "--spectrum", "2,1,1", "--L", "2",
                    "--steps", "20"], ()),
     ("sweep", ["sweep", "--grid", "D=8,10;K=2", "--steps", "200", "--quiet"], ()),
+    ("sweep-smooth", ["sweep", "--grid", "D=6;K=2;eta=0.4,auto", "--steps", "200", "--quiet",
+                      "--activation", "tanh", "--M", "2"], ()),
     ("verify", ["verify", "--only", "A.invariant.*"], ()),
     ("verify-dps", ["verify", "--only", "A.lemmaD13.*", "--dps", str(DPS)], ()),
     # also validated in the default suite by tests/test_scaling.py and tests/test_figures.py

@@ -16,27 +16,56 @@ from rdyn.output import UsageError, jsonable, require, write_rescued
 def sweep(**kwargs):
     """Iterate every configuration of ``grid`` (``'D=20,36;K=2,4;eta=0.1:0.3:3'``; keys D, K,
     eta, vstar_norm2, activation, kappa, sigma_prime_zero, logit_scale) for ``steps`` GD steps,
-    many at once (numba): the API of ``rdyn sweep``.
+    many at once (numba): the API of ``rdyn sweep``. With a smooth ``activation`` (erf, tanh,
+    gelu, softplus, sigmoid, expr with ``activation_expr``; ``M`` rows of V*) every point is one
+    float64 run of :func:`rdyn.reduced_dynamics.model_a_smooth.run` (rows as ``rdyn.teacher``).
 
     Returns
     -------
     rdyn.result.Result
         ``rows`` (one dict per configuration, in grid order: D, K, eta, vstar_norm2,
         activation, kappa, logit_scale, sigma_prime_zero, steps, t1, T_star, C1, C2, C3, p,
-        C1_star, loss, loss_slope, diverged_at_step) and ``steps``; with ``out`` the rows are also written
+        C1_star, loss, loss_slope, diverged_at_step, M; M is None unless the activation is
+        smooth, kappa and sigma_prime_zero are None for it) and ``steps``; with ``out`` the rows are also written
         (CSV, or JSON for a .json name).
     """
     return run(options("sweep", kwargs))
 
 
-def configurations(v: dict) -> list:
-    from rdyn.reduced_dynamics.grid import config, parse_grid
+def smooth_activation(v: dict):
+    """The smooth Activation of ``--activation`` / ``--activation-expr`` (None for a sweep of
+    the grid's homogeneous activations); UsageError for one that cannot move from W_V = 0."""
+    if v["activation"] is None and v["activation_expr"] is None:
+        return None
+    from rdyn.derivations.activations import Activation, derivatives, x as symbol_x
 
+    formula = v["activation_expr"]
+    require(v["activation"] != "expr" or formula is not None,
+            "--activation expr needs --activation-expr EXPR")
+    activation = Activation("expr" if formula is not None else v["activation"], formula)
+    slope_at_zero = derivatives(activation.expression)[1].subs(symbol_x, 0)
+    require(slope_at_zero != 0, f"--activation {activation.label}: sigma'(0) = 0, so nothing "
+            "moves from W_V = 0 (C1 stays 0)")
+    return activation
+
+
+def configurations(v: dict, activation=None) -> list:
+    """The grid's configurations: TeacherConfig, or with a smooth ``activation`` SmoothConfig
+    (the grid keys it does not use are refused)."""
+    from rdyn.reduced_dynamics.grid import SMOOTH_UNUSED, config, parse_grid, smooth_config
+
+    refused = None
+    if activation is not None:
+        refused = {k: f"does not apply with --activation {activation.label} (a smooth "
+                   "activation has its own sigma'(0))" if k == "sigma_prime_zero" else
+                   f"does not apply with --activation {activation.label}"
+                   for k in SMOOTH_UNUSED}
     configs = []
     with usage_errors():
-        for point in parse_grid(v["grid"]):
+        for point in parse_grid(v["grid"], refused):
             try:
-                configs.append(config(point))
+                configs.append(config(point) if activation is None else
+                               smooth_config(point, activation, v["M"] or 1))
             except ValueError:
                 if not v["skip_invalid"]:
                     raise
@@ -50,14 +79,21 @@ def run(v: dict):
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
-    configs = configurations(v)
+    activation = smooth_activation(v)
+    configs = configurations(v, activation)
     if v["threads"] is not None:
         import numba
 
         numba.set_num_threads(min(v["threads"], numba.config.NUMBA_NUM_THREADS))
     thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
     steps = v["steps"]
-    if v["scheduler"] is not None:
+    if activation is not None:
+        from rdyn.reduced_dynamics.smooth_sweep import run_smooth_batch
+
+        with checkpoint_errors():
+            result = run_smooth_batch(configs, steps, thresholds, progress=not v["quiet"],
+                                      **checkpoint_kwargs(v))
+    elif v["scheduler"] is not None:
         from rdyn.reduced_dynamics.batch import run_batch_distributed
 
         try:
