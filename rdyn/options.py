@@ -263,9 +263,15 @@ def _check_row_norms(value) -> None:
 
 
 def _check_activation_expr(text) -> None:
-    from rdyn.derivations.activations import parse_expression
+    """A formula that parses (derivations.activations.parse_expression) and has sigma'(0) != 0:
+    Model A starts from W_V = 0, so with sigma'(0) = 0 nothing ever moves (C1 stays 0). The
+    named smooth activations all have sigma'(0) > 0."""
+    from rdyn.derivations.activations import derivatives, parse_expression, x as symbol_x
 
-    parse_expression(text)
+    expr = parse_expression(text)
+    if derivatives(expr)[1].subs(symbol_x, 0) == 0:
+        raise ValueError(f"--activation-expr {text}: sigma'(0) = 0, so nothing moves from "
+                         "W_V = 0 (C1 stays 0)")
 
 
 # ---------------------------------------------------------------------------------------------

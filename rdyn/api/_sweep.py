@@ -34,19 +34,16 @@ def sweep(**kwargs):
 
 def smooth_activation(v: dict):
     """The smooth Activation of ``--activation`` / ``--activation-expr`` (None for a sweep of
-    the grid's homogeneous activations); UsageError for one that cannot move from W_V = 0."""
+    the grid's homogeneous activations)."""
     if v["activation"] is None and v["activation_expr"] is None:
         return None
-    from rdyn.derivations.activations import Activation, derivatives, x as symbol_x
+    from rdyn.derivations.activations import Activation
 
     formula = v["activation_expr"]
     require(v["activation"] != "expr" or formula is not None,
             "--activation expr needs --activation-expr EXPR")
-    activation = Activation("expr" if formula is not None else v["activation"], formula)
-    slope_at_zero = derivatives(activation.expression)[1].subs(symbol_x, 0)
-    require(slope_at_zero != 0, f"--activation {activation.label}: sigma'(0) = 0, so nothing "
-            "moves from W_V = 0 (C1 stays 0)")
-    return activation
+    # sigma'(0) != 0 is checked with --activation-expr (rdyn/options.py)
+    return Activation("expr" if formula is not None else v["activation"], formula)
 
 
 def configurations(v: dict, activation=None) -> list:

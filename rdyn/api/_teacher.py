@@ -121,11 +121,6 @@ def run_smooth(v: dict, config, thresholds):
     if v["steps"] is None:
         require(thresholds.attention(config.K) < 1 / config.K,
                 "T* is never reached when --tstar-attention >= 1/K; give --steps")
-    from rdyn.derivations.activations import derivatives, x as symbol_x
-
-    slope_at_zero = derivatives(config.activation.expression)[1].subs(symbol_x, 0)
-    require(slope_at_zero != 0, f"--activation {config.activation.label}: sigma'(0) = 0, so "
-            "nothing moves from W_V = 0 (C1 stays 0)")
     with usage_errors():
         result = run_smooth_dynamics(config, v["steps"], record, thresholds.t1_fraction,
                                      thresholds.tstar_attention, v["dps"],
