@@ -76,11 +76,11 @@ def _plot_png(ledger: Ledger, paper: str, label: str) -> bytes | None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(4.6, 3.0), dpi=110)
+    fig = Figure(figsize=(7.2, 3.0), dpi=110, layout="constrained")
     ax = fig.add_subplot(111)
     for row in rows[:6]:
         T = [t - row["T_star"] for t in row["T"]]
-        line, = ax.loglog(T, row["measured_values"], "-", lw=1.2, label=row["config"][:44])
+        line, = ax.loglog(T, row["measured_values"], "-", lw=1.2, label=row["config"])
         if "derived_values" in row:
             ax.loglog(T, row["derived_values"], "--", lw=0.9, color=line.get_color())
         for key in ("bound_lower_values", "bound_upper_values"):  # corrected two-sided bounds
@@ -89,11 +89,10 @@ def _plot_png(ledger: Ledger, paper: str, label: str) -> bytes | None:
     ax.set_xlabel("T - T*", fontsize=8)
     ax.set_ylabel(rows[0].get("measured_quantity", fix["quantity"] if fix else ""), fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6, frameon=False)
+    ax.legend(fontsize=6, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))  # outside: full labels
     bounds = any("bound_lower_values" in row for row in rows)
     ax.set_title("solid: collapsed map; " + ("dotted: corrected bounds" if bounds else "dashed: derived asymptote"),
                  fontsize=8)
-    fig.subplots_adjust(left=0.15, right=0.97, bottom=0.15, top=0.9)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     return buf.getvalue()
