@@ -605,3 +605,40 @@ def test_lemma_d7_alpha_implied_by_the_trajectories_is_small_and_inside_d5():
     c = ca.lemma_d7_alpha_check(True)
     assert c.status == "info" and len(c.detail["per_config"]) == 3
     assert -1e-3 < c.detail["alpha_min"] < 0 < c.detail["alpha_max"] < 1e-3 < c.detail["lemma_d5_alpha_bound"]
+
+
+def test_fig5_loop_error_bound_and_ordering():
+    """Appendix G.1 Figure 5: the loop errors equal the eigen-expansion closed form (an independent
+    route to 1e-12), the power-iteration bound with the derived factor
+    r = (1 + gamma_T l2)/(1 + gamma_T l1) holds at every loop, r is the asymptotic per-loop
+    factor (loops 80..120 of the same iteration, sin as the norm of the orthogonal part: within
+    1e-3), and r decreases with T towards
+    l2/l1."""
+    from rdyn.verification import checks_coverage_b as cb
+
+    c = cb.loop_error_check()
+    assert c.status == "pass"
+    d = c.detail
+    rng = np.random.default_rng(23)   # the check's test point (same seed, same draws)
+    X = rng.standard_normal((cb.D_DIM, cb.N_TOKENS))
+    X /= np.linalg.norm(X, axis=0)
+    a0 = rng.standard_normal(cb.D_DIM)
+    a0 /= np.linalg.norm(a0)
+    lam, vec = np.linalg.eigh(X @ X.T)
+    coef = vec.T @ a0
+    for row in d["snapshots"]:
+        g, r = row["gamma_T"], row["derived_factor"]
+        L = np.arange(1, len(row["errors"]) + 1)
+        ratios = ((1 + g * lam) / (1 + g * lam[-1]))[:, None] ** L
+        top = coef[-1] ** 2 / np.sum(coef[:, None] ** 2 * ratios ** 2, axis=0)
+        assert np.allclose(row["errors"], np.sqrt(1 - top), rtol=1e-9, atol=1e-12)
+        assert np.all(np.array(row["errors"]) <= d["tan_psi_0"] * r ** L * (1 + 1e-12))
+        a, errs, u1 = a0.copy(), [], vec[:, -1]
+        for _ in range(120):
+            a = a + g * (X @ (X.T @ a))
+            a /= np.linalg.norm(a)
+            errs.append(np.linalg.norm(a - (a @ u1) * u1))   # sin, without 1 - cos^2 cancellation
+        assert errs[119] > 1e-13   # above rounding
+        assert abs((errs[119] / errs[79]) ** (1 / 40) - r) < 1e-3
+    factors = [row["derived_factor"] for row in d["snapshots"]]
+    assert factors == sorted(factors, reverse=True) and factors[-1] > d["power_method_factor"]

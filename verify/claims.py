@@ -367,6 +367,12 @@ LEDGER: tuple[Entry, ...] = (
        "gamma_t = Theta((eta Upsilon_3 t/d)^{1/3}), alpha_t, beta_t = Theta((eta Upsilon_3 t/d)^{1/6})",
        ("B.ln.growth_increment", "B.ln.growth_constant"), ("S.B.ln.*", "B.growth.exponents"),
        r"\gamma_t = \Theta\left((\eta\Upsilon_3 t/d)^{1/3}\right)", rate=True),
+    _B("Appendix G.1 (Figure 5)", "G.1 One-layer transformers with LN",
+       "snapshots at T in {100, 300, 2000} looped L = 1..25 times: the error decays exponentially in L, and "
+       "models trained longer come closer to the power method",
+       ("B.cover.fig5_loop_error",), ("B.claim.thm46.*",),
+       r"\sin\psi_L \le \tan\psi_0 \left(\frac{1+\gamma_T\lambda_2}{1+\gamma_T\lambda_1}\right)^L",
+       note="decided by the derived power-iteration bound with the trained gamma_T on explicit vectors"),
     _B("Appendix G.1 (LN growth)", "G.1 One-layer transformers with LN",
        "d=16, n=32 (Task 1): the active parameters grow polynomially; the log-log slope aligns with the "
        "Theta(t^{1/6}) prediction of Theorem 4.3",
