@@ -151,12 +151,11 @@ def crosscheck_smooth(config, groups, d: int, steps: int, seed: int = 0, positio
             C = nxt[:3]
     norms = np.linalg.norm(vstar, axis=1)
     equal = bool(np.max(norms) - np.min(norms) <= 1e-12 * np.max(norms))
-    last = steps if diverged is None else diverged - 1
+    last = steps if diverged is None else diverged - 1   # diverged >= 1: step 0 is the zero state
     out = {"max_rel_dev": None if diverged is not None else dev,
            "structure_residual": None if diverged is not None else max(residuals),
-           "row_norms_equal": equal, "diverged_at_step": diverged, "steps": max(last, 0),
-           "final_loss": {"full": float(full_losses[max(last, 0)]) if diverged is None or diverged > 0 else None,
-                          "collapsed": losses[-1] if losses else None}, "eta": eta,
+           "row_norms_equal": equal, "diverged_at_step": diverged, "steps": last,
+           "final_loss": {"full": float(full_losses[last]), "collapsed": losses[-1]}, "eta": eta,
            "nodes": n}
     if diverged is not None:
         return out

@@ -161,13 +161,6 @@ def _decimal_at(x: float, dps: int):
         return mpmath.mpf(repr(float(x)))
 
 
-def _exact_float(x: float, dps: int):
-    import mpmath
-
-    with mpmath.workdps(dps + 10):
-        return mpmath.mpf(x)
-
-
 def checkpoint_kwargs(v: dict) -> dict:
     every = 60.0 if v["checkpoint_every"] is None else v["checkpoint_every"]
     return {"checkpoint": None if v["checkpoint"] is None else os.fspath(v["checkpoint"]),
