@@ -372,32 +372,53 @@ state_r, state_rho, state_sres, state_s2, state_W, state_K = sp.symbols(
     "r rho s_res s2 W K", positive=True)
 
 
+CLOSED_MOMENTS = ("erf", "gelu")   # activations with every expectation of the map closed
+
+
+def smoothing_width(name: str) -> sp.Expr:
+    """``W^2`` as a function of the inner spread ``s``: the argument of the square root in
+    :func:`smoothing`'s S0 (erf: ``1 + 2 s^2``, GELU: ``1 + s^2``), read off the derived form."""
+    S0 = smoothing(name)[0]
+    bases = {p.base for p in S0.atoms(sp.Pow) if p.exp in (sp.S.Half, -sp.S.Half) and p.base.has(s)}
+    assert len(bases) == 1, bases
+    return bases.pop()
+
+
 @lru_cache(maxsize=None)
 @seeded
-def gelu_closed_moments() -> dict:
-    """GELU's m1, m2, dm2/dC1, E[sigma(r Y1) sigma(C1 r Y2)] (cross), E[sigma(C1 r Y2)^2]
-    (square) and E[sigma(r Y1)^2] (teacher) in closed form, in C1, r, rho, s_res, s2, W, K.
+def closed_moments(name: str) -> dict:
+    """The collapsed map's m1, m2, dm2/dC1, E[sigma(r Y1) sigma(C1 r Y2)] (cross),
+    E[sigma(C1 r Y2)^2] (square) and E[sigma(r Y1)^2] (teacher) in closed form for ``name``
+    (erf, gelu), in C1, r, rho, s_res, s2, W, K, with ``W^2 = smoothing_width(name)`` at
+    ``s = r s_res``.
 
     The inner average over Y1 given Z is :func:`smoothing`'s S0 with ``m = r rho Z``,
-    ``s = r s_res`` (``W^2 = 1 + s^2`` kept as a symbol so that no sum ends up in a
+    ``s = r s_res`` (``W^2`` kept as a symbol so that no sum ends up in a
     denominator), ``E[sigma(r Y1) Y1 | Z] = rho Z S0 + s_res^2 r dS0/dm`` (Stein); every
     remaining integrand is a polynomial times erf factors and Gaussians in Z
     (:func:`gaussian_expectation_closed`)."""
     z, W, r = _z, state_W, state_r
-    S0 = smoothing("gelu")[0]
-    S0 = S0.subs(s**2 + 1, W**2).subs(s**2, W**2 - 1)
+    S0 = smoothing(name)[0]
+    width = smoothing_width(name)
+    spread = sp.solve(sp.Eq(width, W**2), s**2)[0]          # s^2 in terms of W
+    S0 = S0.subs(width, W**2).subs(s**2, spread)
     assert not S0.has(s)
     S1 = sp.diff(S0, m)
     mean = S0.subs(m, r * state_rho * z)
     mean_y1 = state_rho * z * mean + S1.subs(m, r * state_rho * z) * state_sres**2 * r
-    sig, d1, d2 = derivatives(NAMED["gelu"])
+    sig, d1, d2 = derivatives(NAMED[name])
     arg = state_C1 * r * state_s2 * z
     B, B1, B2 = (f.subs(x, arg) for f in (sig, d1, d2))
     y2, mu = state_s2 * z, state_rho * z
     integrands = {"m2": (mean - B) * B1 * y2 / r, "m1": B1 * (mean_y1 - B * mu) / r,
                   "dm2": y2**2 * ((mean - B) * B2 - B1**2), "cross": B * mean, "square": B * B,
                   "teacher": sig.subs(x, r * z / sp.sqrt(state_K)) ** 2}
-    return {name: gaussian_expectation_closed(f) for name, f in integrands.items()}
+    return {key: gaussian_expectation_closed(f) for key, f in integrands.items()}
+
+
+def gelu_closed_moments() -> dict:
+    """GELU's :func:`closed_moments` (``W = sqrt(1 + r^2 s_res^2)``)."""
+    return closed_moments("gelu")
 
 
 # --------------------------------------------------------------------------------------------
@@ -410,7 +431,8 @@ CLOSED_FORMS_CACHE = "_activation_catalog.py"
 def derive_closed_forms() -> dict:
     """Every closed form the compiled float64 loops use, derived now: {(activation, name): expr}."""
     out = {("erf", k): v for k, v in erf_primitives().items()}
-    out.update({("gelu", k): v for k, v in gelu_closed_moments().items()})
+    for name in CLOSED_MOMENTS:
+        out.update({(name, k): v for k, v in closed_moments(name).items()})
     return out
 
 
@@ -429,7 +451,8 @@ def write_closed_forms_cache() -> None:
 
 @lru_cache(maxsize=None)
 def closed_forms(activation: str) -> dict:
-    """The cached closed forms of ``activation`` (erf: the primitives; gelu: the moments)."""
+    """The cached closed forms of ``activation`` (erf: the primitives and the moments; gelu:
+    the moments of :func:`closed_moments`)."""
     from rdyn.derivations._activation_catalog import CLOSED_FORMS
 
     namespace = {name: getattr(sp, name) for name in dir(sp) if not name.startswith("_")}
