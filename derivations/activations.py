@@ -127,8 +127,11 @@ def numeric_functions_float(expr: sp.Expr):
 
 def lambdify_for(args, expr: sp.Expr, backend: str, bits: int = 53):
     """``expr`` as a callable for ``backend``: "numpy" (float64 arrays, scipy's erf), "arb"
-    (python-flint balls at ``bits``; rationals and pi exact at that precision) or "mpmath"
-    (mpf at the caller's mpmath precision)."""
+    (python-flint balls at ``bits``; rationals and pi exact at that precision),
+    "arb_guarded" (arb balls at the caller's precision, branch points guarded:
+    :func:`guarded_arb_lambdify`) or "mpmath" (mpf at the caller's mpmath precision)."""
+    if backend == "arb_guarded":
+        return guarded_arb_lambdify(args, expr)
     if backend == "numpy":
         return sp.lambdify(args, expr, modules=[{"erf": _np_erf()}, "numpy"],
                            printer=_NumpyErfPrinter)
@@ -192,6 +195,99 @@ def _arb_module(bits: int) -> dict:
             "exp": lambda v: A(v).exp(), "log": lambda v: A(v).log(),
             "sqrt": lambda v: A(v).sqrt(), "pi": pi, "cosh": lambda v: A(v).cosh(),
             "sinh": lambda v: A(v).sinh(), "sech": lambda v: A(v).sech()}
+
+
+class BranchPointError(ArithmeticError):
+    """A ball enclosure reached a branch point or pole of a closed form (a square root or
+    fractional power of a ball not certainly positive, a division by a ball containing 0):
+    the enclosure cannot continue."""
+
+
+def _guarded_printer():
+    class GuardedArbPrinter(_ArbPrinter):
+        """Every fractional power, negative power and quotient goes through a guard; positive
+        integer powers are products (``x**2`` of a ball containing 0 is nan in python-flint,
+        issue #426); pi is computed at the precision of the call."""
+
+        def _print_Pi(self, e):
+            return "arb.pi()"
+
+        def _print_Pow(self, e, rational=False):
+            b, k = e.base, e.exp
+            if k.is_Integer and k > 0:
+                return "(" + "*".join([self.parenthesize(b, 100)] * int(k)) + ")"
+            if k.is_Integer:
+                return f"positive_power({self._print(b)}, {int(k)}, 1, False)"
+            if k.is_Rational:
+                return f"positive_power({self._print(b)}, {k.p}, {k.q}, True)"
+            return f"real_power({self._print(b)}, {self._print(k)})"
+
+        def _print_Mul(self, e):
+            num, den = sp.fraction(e, exact=True)
+            if den != 1:
+                return f"quotient({self._print(num)}, {self._print(den)})"
+            return super()._print_Mul(e)
+
+    return GuardedArbPrinter
+
+
+def _guarded_arb_module() -> dict:
+    import flint
+
+    A = flint.arb
+
+    def positive_power(b, p, q, fractional):
+        b = A(b)
+        if fractional and not b > 0:
+            raise BranchPointError(f"power {p}/{q} of {b}, not certainly positive")
+        if not fractional and not (b > 0 or b < 0):
+            raise BranchPointError(f"power {p} of {b}, which contains 0")
+        root = b.sqrt() if q == 2 else b if q == 1 else (b.log() / q).exp()
+        out = A(1)
+        for _ in range(abs(p)):
+            out = out * root
+        return out if p > 0 else 1 / out
+
+    def quotient(a, b):
+        if not (b > 0 or b < 0):
+            raise BranchPointError(f"division by {b}, which contains 0")
+        return a / b
+
+    def log(v):
+        if not A(v) > 0:
+            raise BranchPointError(f"log of {v}, not certainly positive")
+        return A(v).log()
+
+    def real_power(b, k):
+        if not A(b) > 0:
+            raise BranchPointError(f"power of {b}, not certainly positive")
+        return (A(b).log() * k).exp()
+
+    return {"arb": A, "erf": lambda v: A(v).erf(), "exp": lambda v: A(v).exp(),
+            "atan": lambda v: A(v).atan(), "tanh": lambda v: A(v).tanh(), "log": log,
+            "positive_power": positive_power, "quotient": quotient, "real_power": real_power}
+
+
+_GuardedArbPrinter = _guarded_printer()
+
+
+@lru_cache(maxsize=32)
+def _guarded_lambdified(args: tuple, exprs: tuple):
+    return sp.lambdify(args, list(exprs), modules=[_guarded_arb_module()],
+                       printer=_GuardedArbPrinter, cse=True)
+
+
+def guarded_arb_lambdify(args, exprs):
+    """``exprs`` (one expression or a sequence) as one callable on python-flint ``arb`` balls
+    that evaluates at the caller's precision (``flint.ctx.prec``; pi and rationals are
+    computed there, so the callable does not depend on when it was built) and raises
+    :class:`BranchPointError` where an enclosure reaches a branch point: square roots and
+    fractional powers of balls not certainly positive, logs likewise, negative powers and
+    quotients of balls containing 0. Common subexpressions are shared (sympy cse). Returns
+    a list for a sequence, one ball for one expression."""
+    single = isinstance(exprs, sp.Basic)
+    f = _guarded_lambdified(tuple(args), (exprs,) if single else tuple(exprs))
+    return (lambda *a: f(*a)[0]) if single else f
 
 
 # --------------------------------------------------------------------------------------------

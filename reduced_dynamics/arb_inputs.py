@@ -1,7 +1,8 @@
 """The inputs of a Model A run as python-flint ``arb`` balls that contain their exact values:
 D, K exact; eta exact (its decimal form, or eta_limit/2 exactly); ||V*||_F^2, kappa, sigma'(0),
 the t1 fraction and the T* level as their decimal forms (1/(2K) exactly by default). Shared by
-the certified backends and the double-double backend (its constants are rounded from these).
+the certified backends (ReLU family and smooth activations) and the double-double backend (its
+constants are rounded from these).
 """
 from __future__ import annotations
 
@@ -28,6 +29,20 @@ def decimal_ball(x):
     return arb(x if isinstance(x, str) else repr(float(x)))
 
 
+def threshold_balls(K: int, thresholds, tstar_level=None):
+    """(t1 fraction, T* level) as balls: the fraction's decimal form; the level 1/(2K) exactly
+    by default, else ``tstar_level`` (string, arb ball or number) or the thresholds' decimal."""
+    from flint import arb
+
+    if tstar_level is not None:
+        level = tstar_level if isinstance(tstar_level, arb) else decimal_ball(tstar_level)
+    elif thresholds.tstar_attention is None:
+        level = arb(1) / (2 * K)
+    else:
+        level = decimal_ball(thresholds.tstar_attention)
+    return decimal_ball(thresholds.t1_fraction), level
+
+
 def exact_inputs(config, thresholds, tstar_level=None):
     """The run's inputs as arb balls at the current precision, shared by both certified
     backends: the kernel parameters (D, K, eta, ||V*||_F^2, kappa, sigma'(0); eta exact, the
@@ -38,10 +53,4 @@ def exact_inputs(config, thresholds, tstar_level=None):
     params = [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
               decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
               decimal_ball(config.sigma_prime_zero)]
-    if tstar_level is not None:
-        level = tstar_level if isinstance(tstar_level, arb) else decimal_ball(tstar_level)
-    elif thresholds.tstar_attention is None:
-        level = arb(1) / (2 * config.K)
-    else:
-        level = decimal_ball(thresholds.tstar_attention)
-    return params, decimal_ball(thresholds.t1_fraction), level
+    return (params, *threshold_balls(config.K, thresholds, tstar_level))

@@ -78,6 +78,8 @@ class CertifiedResult:
                              f"enclosure {ev.overlap} contains 0")
         if self.stopped:
             parts.append(f"  enclosure stopped: {self.stopped}")
+        parts.append(f"  final enclosure (step {self.steps}): " + "  ".join(
+            f"{name} in {_certain_digits(v)}" for name, v in zip(("C1", "C2", "C3"), self.state)))
         return "\n".join(parts)
 
     def summary(self) -> dict:
@@ -85,7 +87,17 @@ class CertifiedResult:
                 "radius_at_T_star": self.radius_at_T_star, "prec_bits": self.prec,
                 "backend": self.backend,
                 "t1": self.t1.as_dict(), "T_star": self.T_star.as_dict(),
-                "stopped": self.stopped}
+                "stopped": self.stopped,
+                "final_enclosure": {name: {"mid": arb_to_mpf(v.mid()), "rad": arb_to_mpf(v.rad())}
+                                    for name, v in zip(("C1", "C2", "C3"), self.state)}}
+
+
+def _certain_digits(v) -> str:
+    """An arb ball printed with the digits it certifies (at most 40) and its radius."""
+    if not v.is_finite():
+        return str(v)
+    digits = max(1, min(40, int(v.rel_accuracy_bits() * 0.30103)))
+    return v.str(digits, radius=True)
 
 
 def arb_to_mpf(x):

@@ -103,13 +103,14 @@ def smooth_config(v: dict, D: int, K: int, M: int | None = None):
 
 def run_smooth(v: dict, config, thresholds):
     """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a_smooth)."""
+    from rdyn.reduced_dynamics.certified_smooth import certifiable
     from rdyn.reduced_dynamics.model_a_smooth import run as run_smooth_dynamics
     from rdyn.result import Result
 
     for flag, given, why in (
-            ("--certify", v["certify"], "no certified iteration for smooth activations (erf "
-             "and gelu have closed forms in elementary functions, not yet run on arb balls; the "
-             "others need a rigorous quadrature error bound)"),
+            ("--certify", v["certify"] and not certifiable(config.activation.name),
+             "its Gaussian expectations have no closed form, and the quadrature has no "
+             "rigorous error bound (certified: erf, gelu)"),
             ("--method", v["method"] != "map", "the gradient-flow limits are derived for "
              "identity, relu and leaky only"),
             ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N"),
@@ -150,7 +151,27 @@ def run_smooth(v: dict, config, thresholds):
                                                   if config.activation.name in ("erf", "gelu")
                                                   else " tensor")},
     }
-    return Result(summary, dps, detail={"run": result, "certificate": None})
+    certificate = None
+    if v["certify"]:
+        from rdyn.reduced_dynamics.certified_smooth import certified_smooth_run
+
+        try:
+            certificate = certified_smooth_run(config, result.eta, steps=result.steps,
+                                               thresholds=thresholds, dps=dps,
+                                               min_default_steps=MIN_DEFAULT_STEPS)
+        except KeyboardInterrupt as exc:
+            raise CertifyInterrupted() from exc
+        summary.update(certificate_keys(result, certificate))
+    return Result(summary, dps, detail={"run": result, "certificate": certificate})
+
+
+def certificate_keys(result, certificate) -> dict:
+    """The --certify keys of the JSON summary: ``certified`` (every enclosure finite and the
+    certified t1, T* equal the run's), ``radius``, ``certified_backend``, ``certificate``."""
+    return {"certified": certificate.certified and (
+                (result.t1, result.T_star) == (certificate.t1.step, certificate.T_star.step)),
+            "radius": certificate.radius_final, "certified_backend": certificate.backend,
+            "certificate": certificate.summary()}
 
 
 def _decimal_at(x: float, dps: int):
@@ -250,11 +271,7 @@ def run(v: dict):
                                             backend=cert_backend, **cert_options)
         except KeyboardInterrupt as exc:
             raise CertifyInterrupted(getattr(exc, "step", None), getattr(exc, "path", None)) from exc
-        summary["certified"] = certificate.certified and (
-            (result.t1, result.T_star) == (certificate.t1.step, certificate.T_star.step))
-        summary["radius"] = certificate.radius_final
-        summary["certified_backend"] = certificate.backend
-        summary["certificate"] = certificate.summary()
+        summary.update(certificate_keys(result, certificate))
     return Result(summary, dps, detail={"run": result, "certificate": certificate})
 
 
