@@ -529,6 +529,7 @@ def derive_closed_forms() -> dict:
     out = {("erf", k): v for k, v in erf_primitives().items()}
     for name in CLOSED_MOMENTS:
         out.update({(name, k): v for k, v in closed_moments(name).items()})
+        out[(name, "width")] = smoothing_width(name)
     return out
 
 
@@ -548,7 +549,7 @@ def write_closed_forms_cache() -> None:
 @lru_cache(maxsize=None)
 def closed_forms(activation: str) -> dict:
     """The cached closed forms of ``activation`` (erf: the primitives and the moments; gelu:
-    the moments of :func:`closed_moments`)."""
+    the moments of :func:`closed_moments`; both: ``width``, :func:`smoothing_width`)."""
     from rdyn.derivations._activation_catalog import CLOSED_FORMS
 
     namespace = {name: getattr(sp, name) for name in dir(sp) if not name.startswith("_")}

@@ -55,9 +55,9 @@ MAX_ATTEMPTS = 4
 
 @lru_cache(maxsize=None)
 def ball_map(name: str):
-    """(moments, m2, width): the closed forms of ``name`` as guarded arb callables:
-    ``moments(C1, r, rho, s_res, s2, W, K) -> [m1, m2]``, ``m2(...)`` alone and
-    ``width(s) = W^2`` (callables that evaluate at the caller's precision)."""
+    """(moments, m2, dm2, width): the closed forms of ``name`` as guarded arb callables:
+    ``moments(C1, r, rho, s_res, s2, W, K) -> [m1, m2]``, ``m2(...)`` alone, ``dm2/dC1(...)``
+    and ``width(s) = W^2`` (callables that evaluate at the caller's precision)."""
     from rdyn.derivations import activations as act
 
     forms = act.closed_forms(name)
@@ -65,7 +65,8 @@ def ball_map(name: str):
             act.state_W, act.state_K)
     return (act.guarded_arb_lambdify(args, [forms["m1"], forms["m2"]]),
             act.guarded_arb_lambdify(args, forms["m2"]),
-            act.guarded_arb_lambdify((act.s,), act.smoothing_width(name)))
+            act.guarded_arb_lambdify(args, forms["dm2"]),
+            act.guarded_arb_lambdify((act.s,), forms["width"]))
 
 
 def certifiable(name: str) -> bool:
@@ -94,12 +95,14 @@ class _TooWide(Exception):
 
 def certified_smooth_run(config, eta: float, steps: int | None = None, thresholds=None,
                          dps: int | None = 30, tstar_level=None,
-                         min_default_steps: int = 1000) -> CertifiedResult:
+                         min_default_steps: int = 1000, prec: int | None = None) -> CertifiedResult:
     """Certified enclosures of the smooth run of ``config`` (a
     :class:`~rdyn.reduced_dynamics.model_a_smooth.SmoothConfig` with activation erf or gelu)
     at step size ``eta`` (the float the float64 run used; read as its decimal). ``steps=None``:
     to T*, then to max(2 T*, ``min_default_steps``). ``dps``: digits the final enclosure
-    should certify (default 30); the working precision is chosen as the module docstring says."""
+    should certify (default 30); the working precision is chosen as the module docstring says,
+    or fixed at ``prec`` bits (no adaptation). ``tstar_level`` overrides the T* level (string,
+    arb ball or number)."""
     from rdyn.reduced_dynamics.model_a import Thresholds
 
     if not certifiable(config.activation.name):
@@ -108,6 +111,8 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
     digits = 30 if dps is None else int(dps)
     target_bits = math.ceil(digits * math.log2(10))
     limit = 10.0 ** (-digits)
+    if prec is not None:
+        return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None)
     prec = target_bits + 40
     for _ in range(MAX_ATTEMPTS):
         last = prec >= MAX_PREC
@@ -134,7 +139,7 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
     from rdyn.reduced_dynamics.arb_inputs import decimal_ball, threshold_balls
     from rdyn.reduced_dynamics.model_a import MAX_STEPS
 
-    moments, m2_alone, width = ball_map(config.activation.name)
+    moments, m2_alone, dm2, width = ball_map(config.activation.name)
     grad_in, grad_out = logit_gradient_functions()
     with flint.ctx.workprec(prec):
         D, K, N, M = arb(config.D), arb(config.K), arb(config.D - config.K), arb(config.M)
@@ -179,7 +184,14 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
                     break
                 m1, m2 = moments(C1, *geo)
                 args = (C1, e, K, N, V, m1, m2)
-                state = (C1 + step_size * D * m2, C2 - step_size * grad_in(*args) / scale,
+                if C1.rad() == 0:
+                    C1_next = C1 + step_size * D * m2
+                else:   # mean-value form in C1 (module docstring)
+                    centre = arb(C1.mid())
+                    slope = 1 + step_size * D * dm2(C1, *geo)
+                    C1_next = (centre + step_size * D * m2_alone(centre, *geo)
+                               + slope * (C1 - centre))
+                state = (C1_next, C2 - step_size * grad_in(*args) / scale,
                          C3 + step_size * grad_out(*args) / scale)
             except BranchPointError as exc:
                 stopped = f"branch point at step {t}: {exc}"
