@@ -123,9 +123,12 @@ class Numbers:
 
         if self.kind == "float64":
             return float(v)
-        if self.kind == "arb":
-            return mpmath.mpf(v.mid().str(self.dps + 10, radius=False))
-        return mpmath.mpf(v)
+        # created at the run's digits (an mpf keeps the precision of its creation; at the
+        # default 53 bits a --dps run would report float64 digits)
+        with mpmath.workdps(self.dps + 10):
+            if self.kind == "arb":
+                return mpmath.mpf(v.mid().str(self.dps + 10, radius=False))
+            return +mpmath.mpf(v)
 
     def strip(self, v):
         return v.mid() if self.kind == "arb" else v
