@@ -306,10 +306,13 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            choices=("float64", "dd", "arb")),
     Option("certify", "flag", False, "also iterate with rigorous enclosures: outward-rounded "
            "float64 intervals (compiled; default, also with --precision dd) or, with --dps "
-           "(arb), arb balls. JSON gains 'certified' (t1 and T* proven), 'radius' (relative, "
-           "final step) and 'certified_backend' (interval64 | arb). With --checkpoint FILE the "
-           "interval64 pass checkpoints to FILE's sibling NAME.certify.npz and --resume "
-           "continues it (bit-identical certificate)"),
+           "(arb), arb balls; --activation erf|gelu: arb balls always (closed-form "
+           "expectations; working precision adapted to certify --dps digits, default 30), "
+           "other smooth activations are refused (no rigorous quadrature bound). JSON gains "
+           "'certified' (t1 and T* proven), 'radius' (relative, final step), "
+           "'certified_backend' (interval64 | arb) and 'certificate' (with the final "
+           "enclosure). With --checkpoint FILE the interval64 pass checkpoints to FILE's "
+           "sibling NAME.certify.npz and --resume continues it (bit-identical certificate)"),
     *_checkpoint_options(),
 ))
 

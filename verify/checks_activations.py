@@ -13,6 +13,9 @@
   the collapsed map, 10 steps, equal row norms.
 * ``A.act.dps.*``: float64 against 30 digits, 60 steps (erf, GELU; tanh, about 5 s, only in the
   full report).
+* ``A.act.certified.*``: the certified arb enclosure (closed forms on balls,
+  :mod:`rdyn.reduced_dynamics.certified_smooth`) of a 40-step run contains the 50-digit
+  Gauss-Hermite trajectory (an independent route) and is tight (erf; GELU in the full report).
 """
 from __future__ import annotations
 
@@ -223,4 +226,32 @@ def precision_checks(steps: int = 60, names: tuple = ("erf", "gelu", "tanh")) ->
                                  f"{name}: float64 run equals the 30-digit run ({steps} steps, "
                                  "D=8, K=2, M=2) to 1e-12", worst, 1e-12,
                                  nodes_float64=f.nodes, nodes_dps=r.nodes))
+    return out
+
+
+def certified_checks(steps: int = 40, names: tuple = ("erf", "gelu")) -> list[Check]:
+    """The certified enclosure after ``steps`` steps contains the 50-digit quadrature run's
+    state (a pass needs containment and a relative radius below 1e-33, i.e. 30 digits)."""
+    import mpmath
+    import flint
+
+    from rdyn.reduced_dynamics.certified_smooth import certified_smooth_run
+    from rdyn.reduced_dynamics.model_a_smooth import run
+
+    out = []
+    for name in names:
+        c = _config(name)
+        cert = certified_smooth_run(c, c.eta, steps)
+        ref = run(c, steps, dps=50)
+        inside = True
+        with mpmath.workdps(60), flint.ctx.workprec(240):
+            for ball, x in zip(cert.state, (ref.final.C1, ref.final.C2, ref.final.C3)):
+                inside = inside and bool(ball.contains(flint.arb(mpmath.nstr(x, 55))))
+        radius = cert.radius_final if inside and cert.certified else math.inf
+        out.append(numeric_check(f"A.act.certified.{name}", SOURCE,
+                                 f"{name}: the certified arb enclosure of a {steps}-step run "
+                                 "(D=8, K=2, M=2) contains the 50-digit Gauss-Hermite state and "
+                                 "its relative radius is below 1e-33", radius, 1e-33,
+                                 prec_bits=cert.prec, contains_reference=inside,
+                                 certified=cert.certified))
     return out

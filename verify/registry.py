@@ -141,6 +141,8 @@ GROUPS: tuple[CheckGroup, ...] = (
     CheckGroup("A.act.full_matrix", "A", _ACT, "full_matrix_checks", ("A.act.full_matrix.*",)),
     CheckGroup("A.act.precision", "A", _ACT, "precision_checks", ("A.act.dps.*",),
                quick_kwargs={"names": ("erf", "gelu")}),
+    CheckGroup("A.act.certified", "A", _ACT, "certified_checks", ("A.act.certified.*",),
+               quick_kwargs={"names": ("erf",)}),
 )
 
 
