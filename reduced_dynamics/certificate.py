@@ -92,6 +92,19 @@ class CertifiedResult:
                                     for name, v in zip(("C1", "C2", "C3"), self.state)}}
 
 
+def relative_radius(state) -> float:
+    """The largest relative radius rad/|mid| of a box of arb balls (exact components count 0;
+    a ball centred at 0 with a radius counts inf)."""
+    worst = 0.0
+    for v in state:
+        rad = float(v.rad())
+        if rad == 0:
+            continue
+        mid = abs(float(v.mid()))
+        worst = max(worst, rad / mid if mid > 0 else float("inf"))
+    return worst
+
+
 def _certain_digits(v) -> str:
     """An arb ball printed with the digits it certifies (at most 40) and its radius."""
     if not v.is_finite():

@@ -39,7 +39,7 @@ from functools import lru_cache
 
 from rdyn.derivations import codegen
 from rdyn.reduced_dynamics.arb_inputs import exact_inputs
-from rdyn.reduced_dynamics.certificate import CertifiedResult, EventCertificate
+from rdyn.reduced_dynamics.certificate import CertifiedResult, EventCertificate, relative_radius
 from rdyn.reduced_dynamics.model_a_kernels import jacobian_source
 
 @lru_cache(maxsize=None)
@@ -50,17 +50,6 @@ def jacobian_kernels(activation: str, scale: str):
     exec(compile(jacobian_source(activation, scale),
                  f"<rdyn model A jacobian [{activation}/{scale}/arb]>", "exec"), namespace)
     return namespace["prepare"], namespace["jacobian_positive"], namespace["jacobian_negative"]
-
-
-def _relative_radius(state) -> float:
-    worst = 0.0
-    for x in state:
-        r = float(x.rad())
-        if r == 0:
-            continue
-        m = abs(float(x.mid()))
-        worst = max(worst, r / m if m > 0 else float("inf"))
-    return worst
 
 
 def companion_path(path: str) -> str:
@@ -137,11 +126,11 @@ def certified_run(config, steps: int | None = None, thresholds=None, dps: int | 
             if tstar.step is None:
                 tstar.observe(t, k.attention(C2, C3, c) - level)
                 if tstar.step is not None:
-                    radius_at_tstar = _relative_radius(state)
+                    radius_at_tstar = relative_radius(state)
                     if steps is None:
                         end = max(2 * t, 1000)
             if t >= next_sample:
-                growth.append((t, _relative_radius(state)))
+                growth.append((t, relative_radius(state)))
                 next_sample *= 2
             if t >= end:
                 break
@@ -168,7 +157,7 @@ def certified_run(config, steps: int | None = None, thresholds=None, dps: int | 
         if bar is not None:
             bar.close()
         return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=prec,
-                               radius_final=_relative_radius(state),
+                               radius_final=relative_radius(state),
                                radius_at_T_star=radius_at_tstar, radius_growth=growth,
                                stopped=stopped)
     finally:

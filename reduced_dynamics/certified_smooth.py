@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from rdyn.reduced_dynamics.certificate import CertifiedResult, EventCertificate
+from rdyn.reduced_dynamics.certificate import CertifiedResult, EventCertificate, relative_radius
 
 MAX_PREC = 8192          # bits: the cap of the adaptive working precision
 MAX_ATTEMPTS = 4
@@ -81,17 +81,6 @@ def certifiable(name: str) -> bool:
     from rdyn.derivations.activations import CLOSED_MOMENTS
 
     return name in CLOSED_MOMENTS
-
-
-def _relative_radius(state) -> float:
-    worst = 0.0
-    for v in state:
-        rad = float(v.rad())
-        if rad == 0:
-            continue
-        mid = abs(float(v.mid()))
-        worst = max(worst, rad / mid if mid > 0 else math.inf)
-    return worst
 
 
 class _TooWide(Exception):
@@ -179,13 +168,13 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
                 if tstar.step is None:
                     tstar.observe(t, p - level)
                     if tstar.step is not None:
-                        radius_at_tstar = _relative_radius(state)
+                        radius_at_tstar = relative_radius(state)
                         if steps is None:
                             end = max(2 * t, min_default_steps)
                 if t >= 1 and t1.step is None:
                     t1.observe(t, -m2_alone(C1 / fraction, *geo))
                 if t >= next_sample:
-                    growth.append((t, _relative_radius(state)))
+                    growth.append((t, relative_radius(state)))
                     next_sample *= 2
                 if t >= end:
                     break
@@ -207,10 +196,10 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
             if not all(v.is_finite() for v in state):
                 stopped = f"enclosure not finite at step {t}"
                 break
-            radius = _relative_radius(state)
+            radius = relative_radius(state)
             if radius_limit is not None and radius > radius_limit:
                 raise _TooWide(t, radius)
         return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=prec,
-                               radius_final=_relative_radius(state),
+                               radius_final=relative_radius(state),
                                radius_at_T_star=radius_at_tstar, radius_growth=growth,
                                stopped=stopped)
