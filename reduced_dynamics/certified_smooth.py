@@ -42,8 +42,8 @@ through ``e`` with a factor O(eta/scale^2), so their dependency effect is small 
 geometric (measured: 0.1 to 0.3 bits per step, e.g. 140-bit balls lose 30 digits in about
 130 steps of erf at D = 6, K = 2, ||V*||^2 = 2 near T*; none at the 400-step examples). That
 remainder is paid by precision: iterate at ``ceil(dps log2 10) + 40`` bits; when the relative
-radius exceeds ``10^-dps`` (the digits the run must certify) at step t, measure the growth ``g``
-(bits per step so far) and restart at ``max(2 prec, ceil(dps log2 10) + 1.25 g end + 64)`` bits
+radius exceeds ``10^-dps`` (the digits the run must certify) at step t, restart at the
+precision :func:`next_precision` predicts from the bits lost so far and the recent loss rate
 (at most :data:`MAX_PREC`; at the cap the run goes on to the end and reports whatever it
 certifies). The precision sequence is a function of the inputs only, so the certificate is
 too. (A full mean-value form would also need the e-derivatives of GELU's large closed forms;
@@ -84,9 +84,28 @@ def certifiable(name: str) -> bool:
 
 
 class _TooWide(Exception):
-    def __init__(self, step: int, radius: float):
+    """The relative radius passed the limit at ``step`` (``growth``: the (t, radius) samples
+    of the pass so far)."""
+
+    def __init__(self, step: int, radius: float, growth: list):
         super().__init__(step, radius)
-        self.step, self.radius = step, radius
+        self.step, self.radius, self.growth = step, radius, growth
+
+
+def next_precision(prec: int, target_bits: int, wide: _TooWide, end: int) -> int:
+    """The restart precision after a pass at ``prec`` bits outgrew the target at step t:
+    target + the bits lost by t + 1.25 x (the loss rate since the last sample at or before
+    t/2) x (the steps left) + 64, and at least ``prec + 64``. The rate is the recent one
+    because the loss accelerates after T* (measured)."""
+    lost = math.log2(wide.radius) + prec
+    past = [(s, r) for s, r in wide.growth if r > 0 and s <= wide.step // 2]
+    if past:
+        s, r = past[-1]
+        rate = max(lost - (math.log2(r) + prec), 0.0) / (wide.step - s)
+    else:
+        rate = lost / max(wide.step, 1)
+    need = target_bits + lost + 1.25 * rate * max(end - wide.step, 0) + 64
+    return max(prec + 64, math.ceil(need))
 
 
 def certified_smooth_run(config, eta: float, steps: int | None = None, thresholds=None,
@@ -117,9 +136,7 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
                             prec, None if last else limit)
         except _TooWide as wide:
             end = steps if steps is not None else max(2 * wide.step, min_default_steps)
-            growth = (math.log2(wide.radius) + prec) / max(wide.step, 1)
-            prec = min(MAX_PREC, max(2 * prec,
-                                     target_bits + math.ceil(1.25 * growth * end) + 64))
+            prec = min(MAX_PREC, next_precision(prec, target_bits, wide, end))
     return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None)
 
 
@@ -198,7 +215,7 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
                 break
             radius = relative_radius(state)
             if radius_limit is not None and radius > radius_limit:
-                raise _TooWide(t, radius)
+                raise _TooWide(t, radius, growth)
         return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=prec,
                                radius_final=relative_radius(state),
                                radius_at_T_star=radius_at_tstar, radius_growth=growth,
