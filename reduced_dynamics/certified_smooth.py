@@ -83,13 +83,29 @@ def certifiable(name: str) -> bool:
     return name in CLOSED_MOMENTS
 
 
-class _TooWide(Exception):
-    """The relative radius passed the limit at ``step`` (``growth``: the (t, radius) samples
-    of the pass so far)."""
+def log2_relative_radius(state) -> float:
+    """log2 of the largest relative radius of a box of arb balls, in arb (no float underflow
+    at any precision): -inf for exact components only, +inf for a ball centred at 0."""
+    from flint import arb
 
-    def __init__(self, step: int, radius: float, growth: list):
-        super().__init__(step, radius)
-        self.step, self.radius, self.growth = step, radius, growth
+    worst = -math.inf
+    for v in state:
+        if v.rad() == 0:
+            continue
+        if v.mid() == 0:
+            return math.inf
+        ratio = arb(v.rad()) / abs(arb(v.mid()))
+        worst = max(worst, float((ratio.log() / arb(2).log()).mid()))
+    return worst
+
+
+class _TooWide(Exception):
+    """The relative radius passed the limit at ``step`` (``growth``: the (t, log2 radius)
+    samples of the pass so far)."""
+
+    def __init__(self, step: int, log2_radius: float, growth: list):
+        super().__init__(step, log2_radius)
+        self.step, self.log2_radius, self.growth = step, log2_radius, growth
 
 
 def next_precision(prec: int, target_bits: int, wide: _TooWide, end: int) -> int:
@@ -97,11 +113,11 @@ def next_precision(prec: int, target_bits: int, wide: _TooWide, end: int) -> int
     target + the bits lost by t + 1.25 x (the loss rate since the last sample at or before
     t/2) x (the steps left) + 64, and at least ``prec + 64``. The rate is the recent one
     because the loss accelerates after T* (measured)."""
-    lost = math.log2(wide.radius) + prec
-    past = [(s, r) for s, r in wide.growth if r > 0 and s <= wide.step // 2]
+    lost = wide.log2_radius + prec
+    past = [(s, r) for s, r in wide.growth if math.isfinite(r) and s <= wide.step // 2]
     if past:
         s, r = past[-1]
-        rate = max(lost - (math.log2(r) + prec), 0.0) / (wide.step - s)
+        rate = max(lost - (r + prec), 0.0) / (wide.step - s)
     else:
         rate = lost / max(wide.step, 1)
     need = target_bits + lost + 1.25 * rate * max(end - wide.step, 0) + 64
@@ -125,7 +141,7 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
     thresholds = thresholds or Thresholds()
     digits = 30 if dps is None else int(dps)
     target_bits = math.ceil(digits * math.log2(10))
-    limit = 10.0 ** (-digits)
+    limit = -digits * math.log2(10)          # log2 of the relative radius to certify
     if prec is not None:
         return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None)
     prec = target_bits + 40
@@ -142,7 +158,7 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
 
 def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec,
              radius_limit) -> CertifiedResult:
-    """One pass at ``prec`` bits; raises _TooWide when the relative radius exceeds
+    """One pass at ``prec`` bits; raises _TooWide when log2 of the relative radius exceeds
     ``radius_limit`` (None: never)."""
     import flint
     from flint import arb
@@ -176,7 +192,7 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
         t1, tstar = EventCertificate("t1"), EventCertificate("T_star")
         end = steps if steps is not None else MAX_STEPS
         state = (arb(0), arb(0), arb(0))
-        stopped, radius_at_tstar, growth, next_sample = None, None, [], 1
+        stopped, radius_at_tstar, growth, log2_growth, next_sample = None, None, [], [], 1
         t = 0
         while True:
             C1, C2, C3 = state
@@ -192,6 +208,7 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
                     t1.observe(t, -m2_alone(C1 / fraction, *geo))
                 if t >= next_sample:
                     growth.append((t, relative_radius(state)))
+                    log2_growth.append((t, log2_relative_radius(state)))
                     next_sample *= 2
                 if t >= end:
                     break
@@ -213,9 +230,10 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
             if not all(v.is_finite() for v in state):
                 stopped = f"enclosure not finite at step {t}"
                 break
-            radius = relative_radius(state)
-            if radius_limit is not None and radius > radius_limit:
-                raise _TooWide(t, radius, growth)
+            if radius_limit is not None:
+                log2_radius = log2_relative_radius(state)
+                if log2_radius > radius_limit:
+                    raise _TooWide(t, log2_radius, log2_growth)
         return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=prec,
                                radius_final=relative_radius(state),
                                radius_at_T_star=radius_at_tstar, radius_growth=growth,
