@@ -114,6 +114,15 @@ def _certain_digits(v) -> str:
 
 
 def arb_to_mpf(x):
+    """The exact value of an exact arb (a midpoint or a radius) as an mpf, whatever mpmath's
+    working precision (created at the bits of its mantissa); nan / inf for a non-finite one;
+    anything else unchanged."""
     import mpmath
 
-    return mpmath.mpf(x.str(40, radius=False)) if hasattr(x, "str") else x
+    if not hasattr(x, "man_exp"):
+        return x
+    if not x.is_finite():
+        return mpmath.mpf(float(x.mid()))          # nan, inf or -inf
+    man, exp = x.man_exp()
+    with mpmath.workprec(max(53, int(man).bit_length())):
+        return mpmath.ldexp(mpmath.mpf(int(man)), int(exp))

@@ -177,3 +177,18 @@ def test_certify_refused_without_closed_forms(name, capsys):
     assert "no closed form" in err and "no rigorous error bound" in err
     assert cli.main(["teacher", "--activation-expr", "x*tanh(x) + x", "--certify"]) == 2
     assert "no closed form" in capsys.readouterr().err
+
+
+def test_cli_certify_dps_json_carries_every_digit(capsys):
+    """With --dps 30 the enclosure's midpoint is printed with 30 correct digits (the arb
+    midpoint converted exactly, not through mpmath's default 53 bits), equal to the
+    30-digit quadrature run's final state."""
+    argv = ["teacher", "--activation", "gelu", "--D", "8", "--K", "2", "--M", "2", "--eta", "0.2",
+            "--steps", "30", "--dps", "30", "--certify", "--quiet", "--json"]
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    with mpmath.workdps(40):
+        for key in ("C1", "C2", "C3"):
+            mid = mpmath.mpf(out["certificate"]["final_enclosure"][key]["mid"])
+            final = mpmath.mpf(out["final"][key])
+            assert abs(mid - final) <= mpmath.mpf(10) ** -28 * abs(final), key
