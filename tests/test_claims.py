@@ -267,6 +267,11 @@ def test_fit_rule_pass_discrepancy_inconclusive():
     # three noisy points: wide interval -> inconclusive, not discrepancy
     wide = fit_rule.decide(2.0, [8, 11, 16], [8**3 * 1.01, 11**3 * 0.99, 16**3 * 1.01])
     assert wide.verdict == "inconclusive" and wide.interval_width > fit_rule.MAX_WIDTH
+    # several fits of one claim: any discrepancy decides; all pass -> pass; else verify's info
+    assert fit_rule.verify_status(["pass", "inconclusive", "discrepancy"]) == "discrepancy"
+    assert fit_rule.verify_status(["pass", "pass"]) == "pass"
+    assert fit_rule.verify_status(["pass", "inconclusive"]) == "info"
+    assert fit_rule.verify_status([]) == "info"
 
 
 def test_fit_decision_overrides_status_and_evidence_keeps_full_arrays():

@@ -148,12 +148,7 @@ def _exponent(x, y, claimed: float) -> dict:
 
 
 def _status_of_fits(results) -> str:
-    """``rdyn verify`` status of several fits of one claim by the one rule (:mod:`fit_rule`):
-    discrepancy if any fit is one, pass if all pass, else info (inconclusive)."""
-    verdicts = [r["fit_decision"]["verdict"] for r in results]
-    if "discrepancy" in verdicts:
-        return "discrepancy"
-    return "pass" if all(v == "pass" for v in verdicts) else fit_rule.VERIFY_STATUS["inconclusive"]
+    return fit_rule.verify_status(r["fit_decision"]["verdict"] for r in results)
 
 
 def _phase3(tr: Trajectory, start: float = 4.0):

@@ -43,6 +43,15 @@ MIN_GAP = 0.01          # smallest |printed - fitted| exponent gap a fit may cal
 REACH_EFOLDS = 10.0     # e-folds of x beyond the window within which a drift may reach the printed value
 
 
+def verify_status(verdicts: Sequence[str]) -> str:
+    """``rdyn verify``'s status of one claim decided by one or more fits (verdicts of :func:`decide`):
+    ``discrepancy`` if any fit is one, ``pass`` if all pass, else the status of ``inconclusive``."""
+    verdicts = list(verdicts)
+    if "discrepancy" in verdicts:
+        return "discrepancy"
+    return "pass" if verdicts and all(v == "pass" for v in verdicts) else VERIFY_STATUS["inconclusive"]
+
+
 @dataclass(frozen=True)
 class FitDecision:
     verdict: str                 # pass / discrepancy / inconclusive
