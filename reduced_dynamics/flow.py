@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -87,51 +88,92 @@ def first_map_step(config: TeacherConfig) -> tuple[float, float]:
     return C1, C2 + C3
 
 
-def integrate_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
-                   order: int = 0, rtol: float = 1e-11) -> tuple[float, float, float, float]:
-    """(tau1, tau_star, s1, s_star) of the float64 flow (order 0) or of the modified
-    equation at the configured eta (order 1; starts from the map's state at t = 1)."""
-    from scipy.integrate import solve_ivp
+@dataclass(frozen=True)
+class PlaneFlow:
+    """A flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)`` (float64 callables) with what the
+    event machinery of this module needs; one per model family (ReLU-type: :func:`homogeneous_flow`;
+    smooth activations: :mod:`rdyn.reduced_dynamics.smooth_flow`).
 
+    ``rate(C1, s) -> (F_C1, F_s)``; ``jacobian(C1, s) -> [[F_C1,C1, F_C1,s], [F_s,C1, F_s,s]]``;
+    ``correction(C1, s) -> F_1 = -1/2 (DF) F`` (the first-order modified equation's term);
+    ``c1_star(s)``: the zero of F_C1 at fixed s; ``first_step()``: the map's (C1, s) at t = 1;
+    ``s_cross``: s at the T* attention level; ``eta``: the configured step size."""
+
+    rate: Callable
+    jacobian: Callable
+    correction: Callable
+    c1_star: Callable
+    first_step: Callable
+    scale: float
+    s_cross: float
+    eta: float
+    horizon: float
+
+
+def homogeneous_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds()) -> PlaneFlow:
+    """The derived flow of identity, ReLU, Leaky ReLU (:mod:`rdyn.derivations.gradient_flow`)."""
     from rdyn.derivations.gradient_flow import flow_functions
 
     rhs, corr, jac, star = flow_functions(config.activation, config.logit_scale, "numpy")
     params = _params(config)
     scale = _scale(config)
-    eta = config.step_size
     s_cross = attention_crossing(config, thresholds.attention(config.K))
-    if not math.isfinite(s_cross):
+    # after T* the flow is not needed; bound the horizon generously (T* ~ K D^3 at most)
+    horizon = 1e6 * (config.D ** 3 + 1) / max(config.vstar_norm2, 1e-300)
+    return PlaneFlow(
+        rate=lambda c1, s: rhs(c1, math.exp(-s / scale), *params),
+        jacobian=lambda c1, s: jac(c1, math.exp(-s / scale), *params),
+        correction=lambda c1, s: corr(c1, math.exp(-s / scale), *params),
+        c1_star=lambda s: star(math.exp(-s / scale), *params),
+        first_step=lambda: first_map_step(config),
+        scale=scale, s_cross=s_cross, eta=config.step_size, horizon=horizon)
+
+
+def integrate_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
+                   order: int = 0, rtol: float = 1e-11) -> tuple[float, float, float, float]:
+    """(tau1, tau_star, s1, s_star) of the float64 flow (order 0) or of the modified
+    equation at the configured eta (order 1; starts from the map's state at t = 1)."""
+    return integrate_plane_flow(homogeneous_flow(config, thresholds), thresholds.t1_fraction,
+                                order, rtol)
+
+
+def integrate_plane_flow(flow: PlaneFlow, t1_fraction: float, order: int = 0,
+                         rtol: float = 1e-11) -> tuple[float, float, float, float]:
+    """(tau1, tau_star, s1, s_star) of ``flow`` (order 0) or of its modified equation
+    ``F + eta F_1`` at ``flow.eta`` (order 1; from the map's state at t = 1): Radau with the
+    flow's Jacobian (order 1: finite differences, scipy's), events ``C1 - t1_fraction C1*(s)``
+    (upward, tau > 0) and ``s - s_cross`` (terminal)."""
+    from scipy.integrate import solve_ivp
+
+    if not math.isfinite(flow.s_cross):
         raise ValueError("T* is never reached when the attention threshold is >= 1/K")
-    frac = thresholds.t1_fraction
+    eta, scale = flow.eta, flow.scale
 
     def field(tau, y):
-        ee = math.exp(-y[1] / scale)
-        f = rhs(y[0], ee, *params)
+        f = flow.rate(y[0], y[1])
         if order == 1:
-            g = corr(y[0], ee, *params)
+            g = flow.correction(y[0], y[1])
             return [f[0] + eta * g[0], f[1] + eta * g[1]]
         return f
 
     def jacobian(tau, y):  # order 1 uses the order-0 Jacobian (Newton matrix only)
-        return np.array(jac(y[0], math.exp(-y[1] / scale), *params), dtype=float)
+        return np.array(flow.jacobian(y[0], y[1]), dtype=float)
 
     def t1_event(tau, y):
-        return y[0] - frac * star(math.exp(-y[1] / scale), *params)
+        return y[0] - t1_fraction * flow.c1_star(y[1])
 
     def tstar_event(tau, y):
-        return y[1] - s_cross
+        return y[1] - flow.s_cross
 
     t1_event.direction = 1
     tstar_event.direction = 1
     tstar_event.terminal = True
     if order == 1:
-        tau0, y0 = eta, list(first_map_step(config))
+        tau0, y0 = eta, list(flow.first_step())
     else:
         tau0, y0 = 0.0, [0.0, 0.0]
-    # after T* the flow is not needed; bound the horizon generously (T* ~ K D^3 at most)
-    horizon = 1e6 * (config.D ** 3 + 1) / max(config.vstar_norm2, 1e-300)
     # order 1: finite-difference Jacobian (the order-0 one slows Newton down at large eta)
-    sol = solve_ivp(field, (tau0, horizon), y0, method="Radau",
+    sol = solve_ivp(field, (tau0, flow.horizon), y0, method="Radau",
                     jac=jacobian if order == 0 else None,
                     events=(t1_event, tstar_event), rtol=rtol, atol=[1e-14, 1e-14 * scale],
                     first_step=1e-6)
@@ -218,23 +260,21 @@ def taylor_phase_one(config: TeacherConfig, thresholds: Thresholds):
 def float_phase_one(config: TeacherConfig, thresholds: Thresholds):
     """float64 (DOP853, rtol 1e-13) integration of the flow from zero to tau1 (non-stiff
     there: the C1 rate is about 1/2 while p is near 1/D). Returns (tau1, C1(tau1), s1)."""
+    return plane_phase_one(homogeneous_flow(config, thresholds), thresholds.t1_fraction)
+
+
+def plane_phase_one(flow: PlaneFlow, t1_fraction: float):
+    """:func:`float_phase_one` for any :class:`PlaneFlow`: (tau1, C1(tau1), s1)."""
     from scipy.integrate import solve_ivp
 
-    from rdyn.derivations.gradient_flow import flow_functions
-
-    rhs, _, _, star = flow_functions(config.activation, config.logit_scale, "numpy")
-    params = _params(config)
-    scale = _scale(config)
-    frac = thresholds.t1_fraction
-
     def t1_event(tau, y):
-        return y[0] - frac * star(math.exp(-y[1] / scale), *params)
+        return y[0] - t1_fraction * flow.c1_star(y[1])
 
     t1_event.direction = 1
     t1_event.terminal = True
-    sol = solve_ivp(lambda tau, y: rhs(y[0], math.exp(-y[1] / scale), *params), (0, 1e7),
+    sol = solve_ivp(lambda tau, y: flow.rate(y[0], y[1]), (0, 1e7),
                     [0.0, 0.0], method="DOP853", events=t1_event, rtol=1e-13,
-                    atol=[1e-15, 1e-15 * scale], dense_output=False)
+                    atol=[1e-15, 1e-15 * flow.scale], dense_output=False)
     if not sol.success or len(sol.t_events[0]) == 0:
         raise RuntimeError(f"phase-one integration failed: {sol.message}")
     c1, s1 = sol.y_events[0][0]
