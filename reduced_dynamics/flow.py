@@ -142,7 +142,7 @@ def integrate_plane_flow(flow: PlaneFlow, t1_fraction: float, order: int = 0,
     """(tau1, tau_star, s1, s_star) of ``flow`` (order 0) or of its modified equation
     ``F + eta F_1`` at ``flow.eta`` (order 1; from the map's state at t = 1): Radau with the
     flow's Jacobian (order 1: finite differences, scipy's), events ``C1 - t1_fraction C1*(s)``
-    (upward, tau > 0) and ``s - s_cross`` (terminal)."""
+    (upward) and ``s - s_cross``; tau1 is NaN when T* comes first."""
     from scipy.integrate import solve_ivp
 
     if not math.isfinite(flow.s_cross):
@@ -166,6 +166,7 @@ def integrate_plane_flow(flow: PlaneFlow, t1_fraction: float, order: int = 0,
         return y[1] - flow.s_cross
 
     t1_event.direction = 1
+    t1_event.terminal = True
     tstar_event.direction = 1
     tstar_event.terminal = True
     if order == 1:
@@ -173,16 +174,25 @@ def integrate_plane_flow(flow: PlaneFlow, t1_fraction: float, order: int = 0,
     else:
         tau0, y0 = 0.0, [0.0, 0.0]
     # order 1: finite-difference Jacobian (the order-0 one slows Newton down at large eta)
-    sol = solve_ivp(field, (tau0, flow.horizon), y0, method="Radau",
-                    jac=jacobian if order == 0 else None,
-                    events=(t1_event, tstar_event), rtol=rtol, atol=[1e-14, 1e-14 * scale],
-                    first_step=1e-6)
-    if not sol.success or len(sol.t_events[1]) == 0:
+    options = dict(method="Radau", jac=jacobian if order == 0 else None, rtol=rtol,
+                   atol=[1e-14, 1e-14 * scale], first_step=1e-6)
+    # two legs: to t1 (both events), then to T* (no t1 event: C1* is not solved after t1)
+    sol = solve_ivp(field, (tau0, flow.horizon), y0, events=(t1_event, tstar_event), **options)
+    if not sol.success:
         raise RuntimeError(f"flow integration failed: {sol.message}")
-    t1_hits = [t for t in sol.t_events[0] if t > 0]
-    tau1 = t1_hits[0] if t1_hits else math.nan
-    s1 = sol.y_events[0][0][1] if t1_hits else math.nan
-    return float(tau1), float(sol.t_events[1][0]), float(s1), float(sol.y_events[1][0][1])
+    tau1 = s1 = math.nan
+    if len(sol.t_events[0]) and len(sol.t_events[1]) == 0:
+        tau1, s1 = float(sol.t_events[0][0]), float(sol.y_events[0][0][1])
+        sol = solve_ivp(field, (sol.t[-1], flow.horizon), sol.y[:, -1], events=(tstar_event,),
+                        **options)
+        if not sol.success:
+            raise RuntimeError(f"flow integration failed: {sol.message}")
+        events, states = sol.t_events[0], sol.y_events[0]
+    else:
+        events, states = sol.t_events[1], sol.y_events[1]
+    if len(events) == 0:
+        raise RuntimeError("flow integration failed: T* not reached")
+    return tau1, float(events[0]), s1, float(states[0][1])
 
 
 # --------------------------------------------------------------------------------------------
@@ -346,6 +356,47 @@ def slow_integral(config: TeacherConfig, s_from, s_to, lag: bool = True,
     return value, err
 
 
+def plane_slow_rate(flow: PlaneFlow, s: float, lag: bool = True) -> float:
+    """``G(s) = G0 + G1`` from a :class:`PlaneFlow`'s numbers (the reduction of
+    :mod:`rdyn.derivations.gradient_flow_general`, step 3): ``G0 = F_s(C1*, s)``,
+    ``lambda = -F_C1,C1``, ``dC1*/ds = -F_C1,s / F_C1,C1``, ``lag = -(dC1*/ds) G0/lambda``,
+    ``G1 = F_s,C1 lag``, every partial at ``C1 = C1*(s)``."""
+    star = flow.c1_star(s)
+    g0 = flow.rate(star, s)[1]
+    if not lag:
+        return g0
+    (f_cc, f_cs), (f_sc, _) = flow.jacobian(star, s)
+    slope = -f_cs / f_cc
+    return g0 + f_sc * (-slope * g0 / -f_cc)
+
+
+def plane_slow_limits(flow: PlaneFlow, t1_fraction: float, lag: bool = True) -> PhaseLimits:
+    """:func:`slow_limits` in float64 for any :class:`PlaneFlow`: tau1 by :func:`plane_phase_one`,
+    then ``tau_star = tau1 + int_{s1 + shift}^{s_cross} ds / G`` (``G`` by
+    :func:`plane_slow_rate`, ``scipy.integrate.quad`` in ``u = -s/scale`` at relative
+    tolerance 1e-10; ``shift = F_s,C1 (C1 - C1* - lag)/lambda`` at s1, as
+    :func:`transient_shift`)."""
+    from scipy.integrate import quad
+
+    if not math.isfinite(flow.s_cross):
+        raise ValueError("T* is never reached when the attention threshold is >= 1/K")
+    tau1, c1, s1 = plane_phase_one(flow, t1_fraction)
+    star = flow.c1_star(s1)
+    g0 = flow.rate(star, s1)[1]
+    (f_cc, f_cs), (f_sc, _) = flow.jacobian(star, s1)
+    rate = -f_cc
+    lag_1 = (f_cs / f_cc) * g0 / rate if lag else 0.0
+    shift = f_sc * (c1 - (star + lag_1)) / rate
+    if s1 + shift >= flow.s_cross:  # T* inside the transient
+        raise ValueError("T* is reached before C1 is slaved; use method 'flow'")
+    scale = flow.scale
+    integral, error = quad(lambda u: scale / plane_slow_rate(flow, -u * scale, lag),
+                           -flow.s_cross / scale, -(s1 + shift) / scale, epsabs=0,
+                           epsrel=1e-10, limit=200)
+    return PhaseLimits("slow", tau1, tau1 + integral, flow.eta, s1, flow.s_cross,
+                       detail={"s_shift": shift, "quadrature_error": error})
+
+
 def slow_limits(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
                 dps: int | None = None, lag: bool = True) -> PhaseLimits:
     """tau1 from the flow (mpmath Taylor at ``dps``; float64 DOP853 when ``dps`` is None),
@@ -375,9 +426,24 @@ def slow_limits(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
 
 
 def flow_limits(config: TeacherConfig, thresholds: Thresholds = Thresholds()) -> PhaseLimits:
-    tau1, tau_star, s1, s_star = integrate_flow(config, thresholds, order=0)
-    tau1_m, tau_star_m, _, _ = integrate_flow(config, thresholds, order=1)
-    return PhaseLimits("flow", tau1, tau_star, config.step_size, s1, s_star, tau1_m, tau_star_m)
+    return plane_flow_limits(homogeneous_flow(config, thresholds), thresholds.t1_fraction)
+
+
+def plane_flow_limits(flow: PlaneFlow, t1_fraction: float) -> PhaseLimits:
+    """The flow (order 0) and its first-order modified equation (order 1) of any
+    :class:`PlaneFlow`."""
+    tau1, tau_star, s1, s_star = integrate_plane_flow(flow, t1_fraction, order=0)
+    tau1_m, tau_star_m, _, _ = integrate_plane_flow(flow, t1_fraction, order=1)
+    return PhaseLimits("flow", tau1, tau_star, flow.eta, s1, s_star, tau1_m, tau_star_m)
+
+
+def check_thresholds(D: int, K: int, thresholds: Thresholds) -> None:
+    """ValueError (one line) when the flow's events cannot happen."""
+    if not thresholds.t1_fraction < 1:
+        raise ValueError("the flow's C1 stays below C1*: t1 is never reached with "
+                         "--t1-fraction >= 1 (use --method map)")
+    if not thresholds.attention(K) > 1 / D:
+        raise ValueError("--tstar-attention <= 1/D: T* = 0 (p(0) = 1/D); use --method map")
 
 
 def phase_limits(config: TeacherConfig, method: str = "slow",
@@ -385,11 +451,7 @@ def phase_limits(config: TeacherConfig, method: str = "slow",
     """tau1 = lim eta t1 and tau_star = lim eta T* (and t1, T_star = tau/eta) by ``method``:
     ``flow`` (float64 gradient flow and its first-order modified equation) or ``slow`` (mpmath
     at ``dps`` digits, default 30: Taylor flow through t1, slow-manifold quadrature)."""
-    if not thresholds.t1_fraction < 1:
-        raise ValueError("the flow's C1 stays below C1*: t1 is never reached with "
-                         "--t1-fraction >= 1 (use --method map)")
-    if not thresholds.attention(config.K) > 1 / config.D:
-        raise ValueError("--tstar-attention <= 1/D: T* = 0 (p(0) = 1/D); use --method map")
+    check_thresholds(config.D, config.K, thresholds)
     if method == "flow":
         return flow_limits(config, thresholds)
     if method == "slow":
