@@ -22,53 +22,70 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 from rdyn.derivations.gradient_flow_general import rate_function
 from rdyn.reduced_dynamics.flow import (PhaseLimits, PlaneFlow, check_thresholds,
                                         plane_flow_limits, plane_slow_limits)
 from rdyn.reduced_dynamics.gauss_hermite import float64_rule
 from rdyn.reduced_dynamics.model_a import Thresholds, attention_crossing
-from rdyn.reduced_dynamics.model_a_smooth import (Expectations, Numbers, SmoothConfig, choose_rule,
-                                                  default_probes, eta_limit)
+from rdyn.reduced_dynamics.model_a_smooth import (COMPILED, Expectations, Numbers, SmoothConfig,
+                                                  choose_rule, default_probes, eta_limit)
 
 FD_STEP = 6e-6  # relative central-difference step of the Jacobian entries without closed form
 
 
 @dataclass(frozen=True)
 class SmoothField:
-    """The derived vector field of one smooth configuration on its Gauss-Hermite rule
-    (``nodes``, ``quadrature_error``: as the float64 map run chooses them)."""
+    """The derived vector field of one smooth configuration, its moments evaluated as the float64
+    map evaluates them: erf and GELU by their compiled closed forms (``closed_form``: the numba
+    function of :mod:`rdyn.reduced_dynamics.model_a_compiled`), the others on the Gauss-Hermite
+    rule (``nodes``, ``quadrature_error``: as the float64 map run chooses them)."""
 
     config: SmoothConfig
     expectations: Expectations
     nodes: int
     quadrature_error: float
+    closed_form: Callable | None = None
 
     @property
     def scale(self) -> float:
         return self.config.scale
 
+    def _level(self, e: float):
+        """What the moments at ``e`` share across C1 (the quadrature's teacher averages)."""
+        return None if self.closed_form is not None else self.expectations.level(e)
+
+    def _moments(self, c1: float, e: float, lvl, derivative: bool = False):
+        """(m1, m2, dm2/dC1 or None) at (C1, e)."""
+        if self.closed_form is not None:
+            c = self.config
+            _, m1, m2, dm2, _, _ = self.closed_form(c1, e, float(c.D), float(c.K), c.row_norm)
+            return m1, m2, dm2
+        m1, m2, dm2, _ = self.expectations.moments(c1, lvl, derivative=derivative)
+        return float(m1), float(m2), None if dm2 is None else float(dm2)
+
     def rate(self, c1: float, s: float) -> list[float]:
         """``(dC1/dtau, ds/dtau)`` at (C1, s)."""
         e = math.exp(-s / self.scale)
-        return self._rate_at(c1, e, self.expectations.level(e))
+        return self._rate_at(c1, e, self._level(e))
 
     def _rate_at(self, c1, e, lvl):
         c = self.config
-        m1, m2, _, _ = self.expectations.moments(c1, lvl, derivative=False)
-        return rate_function(c.logit_scale)(c1, e, c.D, c.K, c.vstar_norm2, float(m1), float(m2))
+        m1, m2, _ = self._moments(c1, e, lvl)
+        return rate_function(c.logit_scale)(c1, e, c.D, c.K, c.vstar_norm2, m1, m2)
 
     def jacobian(self, c1: float, s: float) -> list[list[float]]:
         """``[[F_C1,C1, F_C1,s], [F_s,C1, F_s,s]]``: F_C1,C1 derived, the rest central
         differences (module docstring)."""
         e = math.exp(-s / self.scale)
-        lvl = self.expectations.level(e)
-        _, _, dm2, _ = self.expectations.moments(c1, lvl)
+        lvl = self._level(e)
+        _, _, dm2 = self._moments(c1, e, lvl, derivative=True)
         hc = FD_STEP * max(1.0, abs(c1))
         up, down = self._rate_at(c1 + hc, e, lvl), self._rate_at(c1 - hc, e, lvl)
         hs = FD_STEP * self.scale
         ahead, behind = self.rate(c1, s + hs), self.rate(c1, s - hs)
-        return [[self.config.D * float(dm2), (ahead[0] - behind[0]) / (2 * hs)],
+        return [[self.config.D * dm2, (ahead[0] - behind[0]) / (2 * hs)],
                 [(up[1] - down[1]) / (2 * hc), (ahead[1] - behind[1]) / (2 * hs)]]
 
     def correction(self, c1: float, s: float) -> list[float]:
@@ -88,11 +105,11 @@ class SmoothField:
         from [0, 1], to float64 resolution; inf if m2 > 0 up to C1 = 1e12, 0 if m2(0) <= 0)."""
         from scipy.optimize import brentq
 
-        ex = self.expectations
-        lvl = ex.level(math.exp(-s / self.scale))
+        e = math.exp(-s / self.scale)
+        lvl = self._level(e)
 
         def m2(c):
-            return float(ex.m2_only(c, lvl))
+            return self._moments(c, e, lvl)[1]
 
         if m2(0.0) <= 0:
             return 0.0
@@ -114,7 +131,13 @@ def smooth_field(config: SmoothConfig, thresholds: Thresholds = Thresholds()) ->
     level = thresholds.attention(config.K)
     n, error = choose_rule(config, None, default_probes(config, None, level))
     ex = Expectations(config, Numbers(config.activation, None), float64_rule(n))
-    return SmoothField(config, ex, n, error)
+    closed = None
+    if config.activation.name in COMPILED:
+        from rdyn.reduced_dynamics import model_a_compiled as mc
+
+        compiled = mc.compiled_iterate if config.activation.name == "erf" else mc.compiled_gelu_iterate
+        closed = compiled()[1]
+    return SmoothField(config, ex, n, error, closed)
 
 
 def smooth_plane_flow(field: SmoothField, thresholds: Thresholds = Thresholds()) -> PlaneFlow:
