@@ -23,6 +23,11 @@ eta -> 0, the flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)``, ``s = C2 + C
   then ``tau_star - tau1 = int_{s1 + shift}^{s_star} ds / G(s)`` along the slow manifold (C1
   slaved to C1* plus its first-order lag; ``shift`` the asymptotic phase of the remaining C1
   transient), one :func:`mpmath.quad` in ``u = log e``.
+
+The float64 machinery (Radau with the events, DOP853 to t1, the slow-manifold quadrature) is
+written once over a :class:`PlaneFlow` (the vector field as numbers): :func:`homogeneous_flow`
+for identity, ReLU, Leaky ReLU, :mod:`rdyn.reduced_dynamics.smooth_flow` for the smooth
+activations.
 """
 from __future__ import annotations
 

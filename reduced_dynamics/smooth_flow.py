@@ -5,18 +5,20 @@ The map is ``x' = x + eta F(x)`` with F free of eta in the state ``x = (C1, s)``
 (derived for every activation in :mod:`rdyn.derivations.gradient_flow_general`):
 ``dC1/dtau = D m2(C1, e)``, ``ds/dtau = C1 ||V*||^2 (m1 - m2) / ((D-K)(K + (D-K) e))`` (logit
 scale D; times sqrt(D) for the sqrt(D) scale), ``e = exp(-s/scale)``. This module evaluates that
-derived F on the map's own Gauss-Hermite rule (:func:`rdyn.reduced_dynamics.model_a_smooth.
-choose_rule`, the node count of the float64 run) and hands it, as a
-:class:`rdyn.reduced_dynamics.flow.PlaneFlow`, to the event and integration machinery of
-:mod:`rdyn.reduced_dynamics.flow` (the same events: ``tau1`` the first upward zero of
-``C1 - t1_fraction C1*(s)``, ``C1*`` solved numerically per s; ``tau_star`` the zero of
-``s - s_cross``).
+derived F on the moments the float64 map uses (erf, GELU: the compiled closed forms of
+:mod:`rdyn.reduced_dynamics.model_a_compiled`; the others: the map's Gauss-Hermite rule with the
+node count :func:`rdyn.reduced_dynamics.model_a_smooth.choose_rule` picks for the float64 run)
+and hands it, as a :class:`rdyn.reduced_dynamics.flow.PlaneFlow`, to the event and integration
+machinery of :mod:`rdyn.reduced_dynamics.flow` (the same events: ``tau1`` the first upward zero
+of ``C1 - t1_fraction C1*(s)``, ``C1*`` solved numerically per s by Brent's method;
+``tau_star`` the zero of ``s - s_cross``).
 
-Derivatives (Radau's Newton matrix, the modified equation ``F_1 = -1/2 (DF) F``, the slow
-manifold's ``lambda``, ``dC1*/ds`` and ``F_s,C1``): ``F_C1,C1 = D dm2/dC1`` from the derived
-derivative (``E[... sigma'']`` on the same rule, exact for the rule); the other three entries
-by central differences with the stated steps ``h_C1 = 6e-6 max(1, |C1|)`` and
-``h_s = 6e-6 scale`` (about eps^(1/3): truncation and rounding both ~1e-11 relative).
+Derivatives (Radau's Newton matrix, the slow manifold's ``lambda``, ``dC1*/ds`` and
+``F_s,C1``): ``F_C1,C1 = D dm2/dC1`` from the derived derivative (closed form, or ``E[...
+sigma'']`` on the rule); the other three entries by central differences with the stated steps
+``h_C1 = 6e-6 max(1, |C1|)`` and ``h_s = 6e-6 scale`` (about eps^(1/3): truncation and
+rounding both ~1e-11 relative). The modified equation's ``F_1 = -1/2 (DF) F`` is a central
+directional difference along F (step 6e-6 in the units (1, scale) of (C1, s)).
 """
 from __future__ import annotations
 
