@@ -33,6 +33,7 @@ from functools import lru_cache
 import sympy as sp
 
 from rdyn.derivations import model_a as ma
+from rdyn.derivations.gradient_flow import VectorField
 from rdyn.derivations.model_a_general import general_update
 from rdyn.derivations.reproducible import seeded
 
@@ -44,22 +45,13 @@ m2 = sp.Function("m2")(C1, e)  # E[h Y2] / r at (C1, e)
 m1_value, m2_value = sp.symbols("m1_value m2_value", real=True)
 
 
-@dataclass(frozen=True)
-class GeneralVectorField:
-    """``dC1/dtau``, ``dC2/dtau``, ``ds/dtau`` (s = C2 + C3) in C1, e and the moment functions
-    ``m1(C1, e)``, ``m2(C1, e)`` (public form, in D and K)."""
-
-    scale: str
-    C1_rate: sp.Expr
-    C2_rate: sp.Expr
-    s_rate: sp.Expr
-
-
 @lru_cache(maxsize=None)
 @seeded
-def general_vector_field(scale: str = "D") -> GeneralVectorField:
+def general_vector_field(scale: str = "D") -> VectorField:
     """``F = (map - identity)/eta`` of the smooth collapsed map, asserted free of eta, and
-    ``ds/dtau = F_C2 + F_C3 = D F_C2/(D-K)`` (``F_C3 = K F_C2/(D-K)`` asserted)."""
+    ``ds/dtau = F_C2 + F_C3 = D F_C2/(D-K)`` (``F_C3 = K F_C2/(D-K)`` asserted); a
+    :class:`~rdyn.derivations.gradient_flow.VectorField` with activation ``"any"``, in C1, e and
+    the moment functions ``m1(C1, e)``, ``m2(C1, e)``."""
     update = general_update()
     M, r = sp.symbols("M r", positive=True)
     back = {r: sp.sqrt(ma.vstar_norm2 / M)}   # r^2 M = vstar_norm2
@@ -81,7 +73,7 @@ def general_vector_field(scale: str = "D") -> GeneralVectorField:
     F1, F2, F3 = rates
     assert sp.simplify(F3 - K * F2 / N) == 0, "C3 rate is not K/(D-K) times the C2 rate"
     s_rate = sp.factor(sp.simplify(F2 * (K + N) / N))
-    return GeneralVectorField(scale, ma.to_public(F1), ma.to_public(F2), ma.to_public(s_rate))
+    return VectorField("any", scale, ma.to_public(F1), ma.to_public(F2), ma.to_public(s_rate))
 
 
 def d_ds(expr: sp.Expr, scale: str) -> sp.Expr:
