@@ -45,13 +45,16 @@ def test_derived_field_shape():
     assert not gg.manifold_rate("D").G0.has(gg.m2_value)
 
 
-@pytest.mark.parametrize("name", ["erf", "tanh"])
-def test_field_is_the_map_increment(name):
+@pytest.mark.parametrize("name,scale", [("erf", "D"), ("tanh", "D"), ("tanh", "sqrtD"),
+                                        ("softplus", "D")])
+def test_field_is_the_map_increment(name, scale):
     """F(x) = (map(x) - x)/eta of the smooth map at two step sizes (F free of eta), and the
     C3 increment is K/(D-K) times the C2 increment (the state (C1, s) is closed)."""
     from rdyn.reduced_dynamics.smooth_flow import smooth_field
 
-    config = _config(name, D=12, K=3)
+    from dataclasses import replace
+
+    config = replace(_config(name, D=12, K=3), logit_scale=scale)
     field = smooth_field(config)
     ex = field.expectations
     for C1, C2 in ((0.4, 0.7), (1.3, 5.0)):
