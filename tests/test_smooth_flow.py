@@ -180,3 +180,18 @@ def test_cli_json_and_refusals(capsys):
                            (["--method", "flow", "--steps", "10"], "--steps applies to --method map only")):
         assert main(["teacher", "--activation", "tanh", "--D", "8", "--K", "2"] + extra) == 2
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_paper_size_erf_flow_predicts_the_map_events():
+    """D = 36, K = 4, M = 4 at the default eta: the modified equation's T* (a real) rounds up
+    to the map's integer T* (measured 1603728.14 vs 1603729), and the flow's tau_star/eta is
+    within 1e-6 relative of it."""
+    from rdyn.reduced_dynamics.model_a_smooth import run
+    from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits
+
+    config = _config("erf", D=36, K=4, M=4)
+    limits = smooth_phase_limits(config, "flow")
+    result = run(config, None)
+    assert math.ceil(limits.tau_star_mod / limits.eta) == result.T_star
+    assert limits.T_star == pytest.approx(result.T_star, rel=1e-6)
