@@ -298,7 +298,9 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "gradient-flow limit eta -> 0 (float64, scipy Radau; also its first-order modified "
            "equation at --eta); slow: flow through t1, then slow-manifold quadrature (any D; "
            "--dps for mpmath). flow/slow report tau1, tau_star and t1, T_star = tau/eta as reals "
-           "(limits, not step counts)", choices=("map", "flow", "slow")),
+           "(limits, not step counts). Smooth activations: both, float64 only, C1* solved "
+           "numerically per s, derivatives without closed form by central differences "
+           "(docs/any_activation.md)", choices=("map", "flow", "slow")),
     Option("precision", "choice", None, "arithmetic: float64 (default without --dps), arb "
            "(python-flint, --dps digits; default with --dps) or dd: compiled double-double, 106 "
            "bits (~31 digits), about 17x the arb speed, for long runs; reported with --dps "

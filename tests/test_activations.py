@@ -162,7 +162,7 @@ def test_expression_validation():
     (["teacher", "--M", "3"], "--M applies to the smooth activations only"),
     (["teacher", "--activation-expr", "x*tanh(x)", "--D", "8", "--K", "2"], "sigma'(0) = 0"),
     (["teacher", "--activation", "expr"], "--activation expr needs --activation-expr"),
-    (["teacher", "--activation", "gelu", "--method", "flow"], "--method is not available"),
+    (["teacher", "--activation", "gelu", "--method", "slow", "--dps", "20"], "--dps is not available"),
     (["crosscheck", "--vstar-row-norms", "1,1,1,1"], "--vstar-row-norms applies to the smooth"),
 ])
 def test_refusals_are_one_line(argv, words, capsys):
