@@ -346,9 +346,12 @@ def choose_rule(config: SmoothConfig, dps: int | None, probes: list, start: int 
                 return n_next, error
             previous = current
     digits = "float64" if dps is None else f"{dps} digits"
+    remedy = "lower --dps" if dps is not None else (
+        f"a smaller row norm sqrt(vstar_norm2 / M) = {config.row_norm:.3g} (lower --vstar-norm2 "
+        "or raise --M) makes sigma(r Y) smoother")
     raise ValueError(f"--activation {config.activation.label}: the Gauss-Hermite rule does not "
                      f"reach {digits} with {ladder[-1]} nodes (estimated error {error:.1e}); "
-                     "lower --dps")
+                     f"{remedy}")
 
 
 # --------------------------------------------------------------------------------------------
