@@ -501,7 +501,7 @@ FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs
            lo=2, hi=10**6),
     Option("quick", "flag", False, "small sizes (A: D=12; B: d=4), few steps"),
     Option("vstar_norm2", "float", None, "||V*||_F^2 (A only; default 256, with a smooth "
-           "--activation 4)", lo=0,
+           "--activation 2)", lo=0,
            lo_open=True, hi=VSTAR_NORM2_MAX, applies=_paper_a, refusal="--vstar-norm2 applies only to --paper A"),
     Option("batch", "int", None, "SGD batch size N (A only; default 100)", lo=1,
            applies=_paper_a, refusal="--batch applies only to --paper A"),

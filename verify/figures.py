@@ -173,7 +173,7 @@ def run_experiment(task: str, activation, steps: int, D: int, K: int,
 
 def _activation_title(experiments) -> str:
     """The activations of the figures, for the titles: "ReLU / Leaky ReLU" or e.g. "sigma = erf"."""
-    names = sorted({activation_label(e.activation) for e in experiments})
+    names = list(dict.fromkeys(activation_label(e.activation) for e in experiments))
     if all(isinstance(e.activation, str) for e in experiments):
         return " / ".join(names)
     return "sigma = " + ", ".join(names) + " (beyond the paper)"
