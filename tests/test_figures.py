@@ -19,6 +19,13 @@ def test_fitted_slope_recovers_power_law():
     assert fitted_slope(t, -y, 10) is None  # no positive points
 
 
+def gcn12_in_group(S):
+    """The attention on the in-group keys (j = i - 1, i, i + 1 mod 12), averaged over queries."""
+    in_group = np.array([[1.0 if j in ((i - 1) % 12, i, (i + 1) % 12) else 0.0 for i in range(12)]
+                         for j in range(12)])
+    return np.sum(S * in_group) / 12
+
+
 def test_sgd_follows_collapsed_prediction():
     """Online SGD (N = 100) of the full model tracks the collapsed population loss within 10%
     at the end, aligns W_V with V*, and puts ~1/K attention on every in-group key."""
@@ -26,11 +33,8 @@ def test_sgd_follows_collapsed_prediction():
     assert e.train[-1] == pytest.approx(e.collapsed_train[-1], rel=0.1)
     assert e.train[-1] < 0.2 * e.train[1]  # it has learned
     assert e.cosine[-1] > 0.99
-    in_group = np.array([[1.0 if j in ((i - 1) % 12, i, (i + 1) % 12) else 0.0 for i in range(12)]
-                         for j in range(12)])
-    assert np.sum(e.attention * in_group) / 12 == pytest.approx(
-        np.sum(e.collapsed_attention * in_group) / 12, abs=0.05)
-    assert np.sum(e.collapsed_attention * in_group) / 12 > 0.5
+    assert gcn12_in_group(e.attention) == pytest.approx(gcn12_in_group(e.collapsed_attention), abs=0.05)
+    assert gcn12_in_group(e.collapsed_attention) > 0.5
 
 
 def test_make_figures_writes_pngs(tmp_path):
@@ -75,10 +79,7 @@ def test_smooth_sgd_follows_the_smooth_collapsed_prediction():
     assert np.max(np.abs(e.train[5:] / e.collapsed_train[5:] - 1)) < 0.06
     assert e.train[-1] < 0.95 * e.train[1]   # it has learned
     assert e.cosine[-1] > 0.95
-    in_group = np.array([[1.0 if j in ((i - 1) % 12, i, (i + 1) % 12) else 0.0 for i in range(12)]
-                         for j in range(12)])
-    assert np.sum(e.attention * in_group) / 12 == pytest.approx(
-        np.sum(e.collapsed_attention * in_group) / 12, abs=0.05)
+    assert gcn12_in_group(e.attention) == pytest.approx(gcn12_in_group(e.collapsed_attention), abs=0.05)
 
 
 def test_cli_activation_json_text_titles_and_refusals(tmp_path, capsys, monkeypatch):

@@ -51,7 +51,12 @@ def test_population_gradient_matches_finite_differences(activation):
 def test_population_matches_monte_carlo(activation):
     """Exact loss and gradient vs the mean of sampled (noise-free) batch losses/gradients:
     every entry within 5 standard errors (200k samples), and the loss within 5 SE."""
-    model = _model(activation, D=6)
+    assert_population_matches_batches(_model(activation, D=6))
+
+
+def assert_population_matches_batches(model):
+    """Exact loss and gradient at a generic point vs the mean of 100 sampled noise-free
+    batches of 2000: every entry within 5 standard errors."""
     W_V, W_KQ = _random_point(model, logit_size=1.0)
     exact = fm.population(model, W_V, W_KQ)
     rng = np.random.default_rng(2)
@@ -192,19 +197,7 @@ def test_smooth_model_has_equal_rows_and_gradient_matches_finite_differences(nam
 def test_smooth_population_matches_sampled_batches(name):
     """The sampled-batch loss and gradient of a smooth model (sigma, sigma' from sympy) average
     to the population ones: every entry within 5 standard errors (100 x 2000 samples)."""
-    model = _smooth_model(name)
-    W_V, W_KQ = _random_point(model, logit_size=1.0)
-    exact = fm.population(model, W_V, W_KQ)
-    rng = np.random.default_rng(2)
-    losses, gv, gk = [], [], []
-    for _ in range(100):
-        X, Y, clean = fm.sample_batch(model, rng, 2000, 0.0)
-        b = fm.batch(model, W_V, W_KQ, X, Y, clean)
-        losses.append(b.loss), gv.append(b.grad_WV), gk.append(b.grad_WKQ)
-    for est, value in ((np.array(losses), exact.loss), (np.array(gv), exact.grad_WV),
-                       (np.array(gk), exact.grad_WKQ)):
-        mean, se = est.mean(axis=0), est.std(axis=0, ddof=1) / math.sqrt(len(est))
-        assert np.max(np.abs(mean - value) / np.maximum(se, 1e-12)) < 5.0
+    assert_population_matches_batches(_smooth_model(name))
 
 
 def test_smooth_population_gd_equals_the_independent_route_and_the_collapsed_map():
