@@ -112,19 +112,18 @@ def run_smooth(v: dict, config, thresholds):
             ("--certify", v["certify"], "no certified iteration for smooth activations (erf "
              "and gelu have closed forms in elementary functions, not yet run on arb balls; the "
              "others need a rigorous quadrature error bound)"),
-            ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N"),
-            ("--checkpoint", v["checkpoint"], "not implemented for smooth activations"),
-            ("--resume", v["resume"], "not implemented for smooth activations")):
+            ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N")):
         require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
     require(v["precision"] != "arb" or v["dps"] is not None, "--precision arb needs --dps N")
     record = parse_steps_list(v["record"], "--record", v["steps"])
     if v["steps"] is None:
         require(thresholds.attention(config.K) < 1 / config.K,
                 "T* is never reached when --tstar-attention >= 1/K; give --steps")
-    with usage_errors():
+    with usage_errors():   # also a CheckpointError (a ValueError): one line, exit 2
         result = run_smooth_dynamics(config, v["steps"], record, thresholds.t1_fraction,
                                      thresholds.tstar_attention, v["dps"],
-                                     progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS)
+                                     progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS,
+                                     **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     dps = v["dps"]
