@@ -143,6 +143,9 @@ GROUPS: tuple[CheckGroup, ...] = (
                quick_kwargs={"names": ("erf", "gelu")}),
     CheckGroup("A.act.certified", "A", _ACT, "certified_checks", ("A.act.certified.*",),
                quick_kwargs={"names": ("erf",)}),
+    CheckGroup("A.flow.smooth", "A", "rdyn.verification.checks_flow", "smooth_checks",
+               ("A.flow.smooth.*",), kwargs={"names": ("erf", "tanh")},
+               quick_kwargs={"names": ("tanh",)}),
 )
 
 
