@@ -220,6 +220,11 @@ def run(v: dict):
         companion = companion_path(os.fspath(v["checkpoint"]))  # the interval64 pass's file
         check_output_path("--checkpoint", companion)
         check_output_path("--checkpoint", companion + ".tmp")
+    if backend == "arb" and v["resume"] is None and not v["quiet"]:
+        from rdyn.run_time import announce, teacher_estimate
+
+        announce(teacher_estimate(config, v["steps"], dps, v["certify"], thresholds,
+                                  MIN_DEFAULT_STEPS), v["quiet"])
     with checkpoint_errors():
         result = run_dynamics(config, steps=v["steps"], record=record, thresholds=thresholds,
                               backend=backend, dps=dps, progress=not v["quiet"],
