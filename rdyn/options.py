@@ -715,15 +715,29 @@ def probe_file(flag: str, path: str) -> None:
 
 
 def probe_folder(flag: str, path: str) -> None:
-    """Create the folder ``path`` (with its parents) and a probe file in it (removed again)."""
+    """Create the folder ``path`` (with its parents) and a probe file in it, then remove the
+    probe and every folder the probe created: validation leaves nothing behind, so a check
+    that refuses later leaves no folder (the job creates the folder when it writes, after
+    every check has passed)."""
     import tempfile
 
+    created = []   # the folders the probe creates, deepest first
+    missing = path
+    while not os.path.exists(missing):
+        created.append(missing)
+        missing = os.path.dirname(missing)
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".rdyn-probe-"):
             pass
     except OSError as exc:
         raise UsageError(f"{flag}: cannot write in {path}: {exc.strerror or exc}") from None
+    finally:
+        for folder in created:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
 
 
 def check_input_file(flag: str, path) -> None:
