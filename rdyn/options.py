@@ -46,6 +46,9 @@ SEED_MAX = 2**63 - 1
 VSTAR_NORM2_MAX = 1e100
 # Model B's alpha0, beta0: |alpha0 beta0| = |gamma0| <= 1e100, the float64-safe range
 INITIAL_MAX = 1e50
+# label noise of online SGD (crosscheck --mode sgd, figures): the loss holds noise_std^2, so
+# above 1e50 it leaves the float64-safe range (1e100) before the first step
+NOISE_STD_MAX = 1e50
 
 
 @dataclass(frozen=True)
@@ -332,7 +335,7 @@ CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) 
     Option("batch", "int", None, "SGD batch size N (sgd only; default 100)", lo=1,
            applies=lambda v: v["mode"] == "sgd", refusal="--batch applies to --mode sgd only"),
     Option("noise_std", "float", None, "label noise standard deviation (sgd only; default 1)",
-           lo=0, applies=lambda v: v["mode"] == "sgd",
+           lo=0, hi=NOISE_STD_MAX, applies=lambda v: v["mode"] == "sgd",
            refusal="--noise-std applies to --mode sgd only"),
     Option("seed", "int", 0, "seed of V*, P and batches (default 0)", lo=0, hi=SEED_MAX),
     Option("P", "choice", "identity", "positional matrix: identity (default) or Haar-random "
@@ -503,7 +506,7 @@ FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs
     Option("batch", "int", None, "SGD batch size N (A only; default 100)", lo=1,
            applies=_paper_a, refusal="--batch applies only to --paper A"),
     Option("noise_std", "float", None, "label noise standard deviation (A only; default 1)",
-           lo=0, applies=_paper_a, refusal="--noise-std applies only to --paper A"),
+           lo=0, hi=NOISE_STD_MAX, applies=_paper_a, refusal="--noise-std applies only to --paper A"),
     Option("seed", "int", 0, "seed (default 0)", lo=0, hi=SEED_MAX),
 ))
 
