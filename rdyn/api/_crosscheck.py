@@ -61,7 +61,7 @@ def run(v: dict):
     initial_out_of_range(result.diverged_at_step, v)
     summary = {"max_rel_dev": result.max_rel_dev, "structure_residual": result.structure_residual,
                "steps": result.steps, "mode": result.mode}
-    if result.expected_rel_dev is not None:
+    if result.mode == "sgd":   # null for a diverged run (no agreement figures)
         summary["expected_rel_dev"] = result.expected_rel_dev
     summary["diverged_at_step"] = result.diverged_at_step
     summary["divergence_reason"] = None if result.diverged_at_step is None else reason(
