@@ -19,28 +19,11 @@ import numpy as np
 import pytest
 
 import rdyn
-from rdyn import cli
+from cli_runs import assert_refused, run_main
 from rdyn.options import COMMANDS, integral
 from signal_runs import signal_when_checkpointed
 
 NOT_WRITABLE = "/proc/rdyn-hostile/x"   # /proc refuses new files, even for root
-
-
-def run_main(capsys, argv):
-    """(exit status, stdout, stderr) of ``rdyn ARGV`` in-process (argparse errors exit)."""
-    try:
-        rc = cli.main(argv)
-    except SystemExit as exc:
-        rc = exc.code
-    captured = capsys.readouterr()
-    return rc, captured.out, captured.err
-
-
-def assert_refused(rc, out, err, needle=""):
-    assert rc == 2, err
-    assert out == "" and "Traceback" not in err
-    assert err.count("\n") == 1, err
-    assert needle in err, err
 
 
 REFUSED = [

@@ -10,21 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rdyn import cli
-
-
-def run_main(capsys, argv):
-    try:
-        rc = cli.main(argv)
-    except SystemExit as exc:
-        rc = exc.code
-    captured = capsys.readouterr()
-    return rc, captured.out, captured.err
-
-
-def assert_refused(rc, out, err, needle=""):
-    assert rc == 2 and out == "" and "Traceback" not in err, err
-    assert err.count("\n") == 1 and needle in err, err
+from cli_runs import assert_refused, run_main
 
 
 SPECTRUM = ["--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"]

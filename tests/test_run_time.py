@@ -5,17 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rdyn import cli
+from cli_runs import run_main
 from rdyn import run_time as rt
-
-
-def run_main(capsys, argv):
-    try:
-        rc = cli.main(argv)
-    except SystemExit as exc:
-        rc = exc.code
-    captured = capsys.readouterr()
-    return rc, captured.out, captured.err
 
 
 def test_model_values():

@@ -9,22 +9,13 @@ import shutil
 import numpy as np
 import pytest
 
-from rdyn import cli
+from cli_runs import run_main
 from rdyn.reduced_dynamics import checkpoint as ck
 from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted
 
 GRID = "D=20;K=4;eta=5,0.1"     # eta = 5 diverges at step 11165 (tests/test_hostile_inputs.py)
 STEPS = 30000
 ARGV = ["sweep", "--grid", GRID, "--steps", str(STEPS), "--json", "--quiet"]
-
-
-def run_main(capsys, argv):
-    try:
-        rc = cli.main(argv)
-    except SystemExit as exc:
-        rc = exc.code
-    captured = capsys.readouterr()
-    return rc, captured.out, captured.err
 
 
 def _configs():
