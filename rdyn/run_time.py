@@ -1,6 +1,7 @@
 """Time estimates before long runs (issue 20, docs/input_rules.md "Time estimates"): shared by the
 CLI and the API, printed on stderr before a run predicted to take more than
-:data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it).
+:data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it). ``rdyn teacher --dps N`` and the
+smooth-activation ``rdyn crosscheck`` (:func:`crosscheck_smooth_estimate`) are estimated.
 
 ``rdyn teacher --dps N`` (the collapsed map on arb balls at N digits, identity/relu/leaky):
 the cost per GD step is modelled as
@@ -32,24 +33,27 @@ TEACHER_A_S = 6.1e-9
 TEACHER_B = 1.5
 CERTIFY_FACTOR = 2.5
 PRE_RUN_STEPS = 10**7
+# smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
+# verify/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
+# sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
+SMOOTH_ENTRY_S = 1.5e-3
 
 
 @dataclass(frozen=True)
 class RunTimeEstimate:
-    """A predicted run time: ``seconds`` for ``steps`` GD steps at ``dps`` digits;
-    ``lower_bound``: the steps (hence the time) are at least these."""
+    """A predicted run time: ``seconds`` for the ``work`` described (e.g. "40000 steps at
+    --dps 4000"); ``lower_bound``: the work (hence the time) is at least this."""
 
     command: str
     seconds: float
-    steps: int
-    dps: int
+    work: str
     lower_bound: bool = False
 
     def line(self) -> str:
         """The stderr line, e.g. ``rdyn teacher: about 65 s (40000 steps at --dps 4000)``."""
         about = "more than" if self.lower_bound else "about"
         return (f"rdyn {self.command}: {about} {_duration(self.seconds)} "
-                f"({'at least ' if self.lower_bound else ''}{self.steps} steps at --dps {self.dps})")
+                f"({'at least ' if self.lower_bound else ''}{self.work})")
 
 
 def _duration(seconds: float) -> str:
@@ -92,7 +96,17 @@ def teacher_estimate(config, steps: int | None, dps: int | None, certify: bool, 
     if steps is None:
         steps, lower = default_teacher_steps(config, thresholds, min_steps)
     per_step = teacher_step_seconds(dps) * (1 + (CERTIFY_FACTOR if certify else 0))
-    return RunTimeEstimate("teacher", steps * per_step, steps, dps, lower)
+    return RunTimeEstimate("teacher", steps * per_step, f"{steps} steps at --dps {dps}", lower)
+
+
+def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:
+    """The estimate of ``rdyn crosscheck --activation erf|tanh|gelu|softplus|sigmoid|expr``:
+    full-matrix population GD evaluates one Gaussian expectation (and its two derivatives) per
+    entry of the M x D output per step, (steps + 1) M D in all, at
+    :data:`SMOOTH_ENTRY_S` seconds each."""
+    entries = (steps + 1) * M * D
+    return RunTimeEstimate("crosscheck", entries * SMOOTH_ENTRY_S,
+                           f"{steps} steps of {M} x {D} Gaussian expectations")
 
 
 def announce(estimate: RunTimeEstimate | None, quiet: bool, file=None) -> bool:

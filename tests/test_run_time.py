@@ -18,13 +18,13 @@ def test_model_values():
 
 
 def test_line_and_threshold(capsys):
-    long = rt.RunTimeEstimate("teacher", 65.2, 40000, 4000)
+    long = rt.RunTimeEstimate("teacher", 65.2, "40000 steps at --dps 4000")
     assert long.line() == "rdyn teacher: about 65 s (40000 steps at --dps 4000)"
-    assert rt.RunTimeEstimate("teacher", 7200 * 3, 10**7, 30, True).line() == \
+    assert rt.RunTimeEstimate("teacher", 7200 * 3, "10000000 steps at --dps 30", True).line() == \
         "rdyn teacher: more than 6.0 h (at least 10000000 steps at --dps 30)"
     assert rt.announce(long, quiet=False) and capsys.readouterr().err == long.line() + "\n"
     assert not rt.announce(long, quiet=True)
-    assert not rt.announce(rt.RunTimeEstimate("teacher", 9.9, 10, 30), quiet=False)
+    assert not rt.announce(rt.RunTimeEstimate("teacher", 9.9, "10 steps at --dps 30"), quiet=False)
     assert capsys.readouterr().err == ""
     assert rt.teacher_estimate(None, 10, None, False, None, 1000) is None   # float64: none
 
@@ -59,3 +59,22 @@ def test_cli_prints_the_estimate_unless_quiet(capsys, monkeypatch):
     monkeypatch.undo()
     rc, _, err = run_main(capsys, argv)   # the real model: 3 steps take well under 10 s
     assert rc == 0 and "rdyn teacher: about" not in err
+
+
+def test_smooth_crosscheck_estimate(capsys):
+    """(steps + 1) M D entries at 1.5 ms: M = 1000, D = 8, 2 steps -> 24000 entries, 36 s
+    (measured 30 s for tanh); printed by rdyn crosscheck before the work, not with --quiet."""
+    estimate = rt.crosscheck_smooth_estimate(1000, 8, 2)
+    assert estimate.seconds == pytest.approx(36.0)
+    assert estimate.line() == "rdyn crosscheck: about 36 s (2 steps of 1000 x 8 Gaussian expectations)"
+    argv = ["crosscheck", "--activation", "tanh", "--D", "4", "--K", "2", "--M", "2", "--steps",
+            "1", "--json"]
+    real = rt.SMOOTH_ENTRY_S
+    try:
+        rt.SMOOTH_ENTRY_S = 10.0    # every run "long": the line shows, then the run
+        rc, out, err = run_main(capsys, argv)
+        assert rc == 0 and err.startswith("rdyn crosscheck: about 3 min (1 steps of 2 x 4 ")
+        rc, quiet_out, err = run_main(capsys, argv + ["--quiet"])
+        assert rc == 0 and "about" not in err and quiet_out == out
+    finally:
+        rt.SMOOTH_ENTRY_S = real

@@ -100,6 +100,10 @@ def run_smooth(v: dict, config, groups, steps: int, row_norms):
             "(population GD only)")
     require(v["record"] is None, "--record is not available for the smooth activations")
     config = replace(config, M=v["M"])
+    if not v["quiet"]:
+        from rdyn.run_time import announce, crosscheck_smooth_estimate
+
+        announce(crosscheck_smooth_estimate(config.M, config.D, steps), v["quiet"])
     out = crosscheck_smooth(config, groups, d=v["d"], steps=steps, seed=v["seed"],
                             positional=v["P"], row_norms=row_norms)
     from rdyn.reduced_dynamics.divergence import reason
