@@ -435,8 +435,8 @@ def test_second_battery_groups_with_a_repeated_index(tmp_path, capsys):
 
 
 DIVERGING_2 = [  # (argv, command, the step it diverges at)
-    (["ln", "--model", "noln", "--target", "unnormalized", "--eta", "1e300", "--steps", "5"],
-     "ln", 1),
+    (["ln", "--model", "noln", "--target", "unnormalized", "--eta", "1e300", "--steps", "5",
+      "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"], "ln", 1),
     (["teacher", "--logit-scale", "sqrtD", "--eta", "1e300", "--steps", "5"], "teacher", 1),
     (["teacher", "--activation", "tanh", "--eta", "1e300", "--D", "8", "--K", "2", "--steps",
       "10"], "teacher", 1),
