@@ -57,15 +57,19 @@ def compiled_rate(name: str, steps: int) -> float:
     """Steps/s of the compiled float64 loop (erf, gelu: closed forms)."""
     import numpy as np
 
-    from rdyn.reduced_dynamics.gauss_hermite import float64_rule
-    from rdyn.reduced_dynamics.model_a_compiled import run_compiled
+    from rdyn.reduced_dynamics.model_a_compiled import advance_compiled, start_counters
 
     cfg = SmoothConfig(D=D, K=K, activation=Activation(name), eta=ETA, M=M)
-    rule = float64_rule(choose_rule(cfg, None, default_probes(cfg, None, 1 / (2 * K)))[0])
     capture = np.array([0, steps], dtype=np.int64)
-    run_compiled(cfg, 1000, ETA, 0.95, 1 / (2 * K), False, 1000, capture, rule)   # compile
+
+    def one_run(n):
+        out = np.full((2, 3), np.nan)
+        advance_compiled(cfg, np.zeros(3), start_counters(n), n + 1, ETA, 0.95, 1 / (2 * K),
+                         False, 1000, n, capture, out)
+
+    one_run(1000)   # compile
     start = time.perf_counter()
-    run_compiled(cfg, steps, ETA, 0.95, 1 / (2 * K), False, 1000, capture, rule)
+    one_run(steps)
     return steps / (time.perf_counter() - start)
 
 

@@ -23,6 +23,8 @@ All quantities are dimensionless; steps are GD iterations.
 """
 from __future__ import annotations
 
+import math
+
 from rdyn.output import format_real
 
 NAME = "crosscheck"
@@ -36,8 +38,7 @@ def run(values: dict, args) -> int:
     from rdyn.cmd_teacher import DIVERGED_EXIT
 
     res = api_run(values)
-    result = res.detail["crosscheck"]
-    smooth = isinstance(result, dict)   # a smooth activation (population GD)
+    smooth = isinstance(res.detail["crosscheck"], dict)   # a smooth activation (population GD)
     diverged = res.diverged_at_step is not None
     if diverged:
         print(f"rdyn crosscheck: diverged at step {res.diverged_at_step}: "
@@ -46,42 +47,28 @@ def run(values: dict, args) -> int:
     if values["json"]:
         print(res.to_json())
         return DIVERGED_EXIT if diverged else 0
-    c, batch_size = res.detail["config"], res.detail["batch"]
-    if smooth:
-        print(f"Model A crosscheck (population): D={c.D}, K={c.K}, M={values['M']}, "
-              f"d={values['d']}, {c.activation.label}, P={values['P']}, "
-              f"eta={format_real(result['eta'])}, steps={res.steps}")
-        if diverged:
-            print(f"  DIVERGED at step {res.diverged_at_step}: max_rel_dev and structure_residual "
-                  "not reported")
-            return DIVERGED_EXIT
-        print(f"  max_rel_dev = {res.max_rel_dev:.3e}   structure_residual = "
-              f"{res.structure_residual:.3e}\n"
-              f"  final excess loss: full {res.final_loss['full']:.10g}, collapsed "
-              f"{res.final_loss['collapsed']:.10g}")
-        if not res.row_norms_equal:
-            print("  rows of V* have unequal norms: the ansatz W_V = C1 V* does not close "
-                  "(the collapsed map assumes --M rows of equal norm)")
-            print(f"  one C1 per class of equal row norms ({res.class_map['classes']} classes) "
-                  f"closes: max_rel_dev = {res.class_map['max_rel_dev']:.3e}")
-        return 0
-    M, d, P, steps = values["M"], values["d"], values["P"], result.steps
-    lines = [f"Model A crosscheck ({result.mode}): D={c.D}, K={c.K}, M={M}, d={d}, "
-             f"{c.activation}, P={P}, eta={format_real(result.eta)}, steps={steps}"]
+    c, batch_size, model = res.detail["config"], res.detail["batch"], res.model
+    activation = c.activation.label if smooth else c.activation
+    lines = [f"Model A crosscheck ({res.mode}): D={c.D}, K={c.K}, M={model['M']}, d={model['d']}, "
+             f"{activation}, P={model['P']}, eta={format_real(res.eta)}, steps={res.steps}"]
     if diverged:
-        lines.append(f"  DIVERGED at step {result.diverged_at_step}: compared up to step "
-                     f"{steps}; max_rel_dev and structure_residual not reported")
+        lines.append(f"  DIVERGED at step {res.diverged_at_step}: compared up to step "
+                     f"{res.steps}; max_rel_dev and structure_residual not reported")
     else:
-        lines.append(f"  max_rel_dev = {result.max_rel_dev:.3e}   structure_residual = "
-                     f"{result.structure_residual:.3e}")
-    if result.expected_rel_dev is not None:
-        lines.append(f"  expected_rel_dev (batch noise, N={batch_size}) = "
-                     f"{result.expected_rel_dev:.3e}")
-    if result.full_loss and result.collapsed_loss:
-        lines.append(f"  final excess loss: full {result.full_loss[-1]:.10g}, collapsed "
-                     f"{result.collapsed_loss[-1]:.10g}")
-    for t, v in sorted(result.record.items()):
-        f, k = v["full"], v["collapsed"]
+        lines.append(f"  max_rel_dev = {res.max_rel_dev:.3e}   structure_residual = "
+                     f"{res.structure_residual:.3e}")
+    if "expected_rel_dev" in res and res.expected_rel_dev is not None:
+        lines.append(f"  expected_rel_dev (batch noise, N={batch_size}) = {res.expected_rel_dev:.3e}")
+    final = res.final_loss
+    if all(v is not None and math.isfinite(v) for v in (final["full"], final["collapsed"])):
+        lines.append(f"  final excess loss: full {final['full']:.10g}, collapsed {final['collapsed']:.10g}")
+    if smooth and not diverged and not res.row_norms_equal:
+        lines.append("  rows of V* have unequal norms: the ansatz W_V = C1 V* does not close "
+                     "(the collapsed map assumes --M rows of equal norm)")
+        lines.append(f"  one C1 per class of equal row norms ({res.class_map['classes']} classes) "
+                     f"closes: max_rel_dev = {res.class_map['max_rel_dev']:.3e}")
+    for t in sorted(res.record.keys(), key=int):
+        f, k = res.record[t]["full"], res.record[t]["collapsed"]
         lines.append(f"  t={t}: full C1={f['C1']:.12g} C2={f['C2']:.12g} C3={f['C3']:.12g} | "
                      f"collapsed C1={k['C1']:.12g} C2={k['C2']:.12g} C3={k['C3']:.12g}")
     print("\n".join(lines))

@@ -23,6 +23,13 @@ prediction (bottom), one column per experiment.
 Sizes: paper's D, K (cnn 36/4, gcn 20/3, sts 20/4, gslp 20/1), M=4, d=8, ||V*||_F^2 =
 --vstar-norm2 (default 256: a larger teacher shortens the attention phase T* ~ 1/||V*||^2).
 --quick: D=12 (cnn K=3, gcn 3, sts 3, gslp 1), 1500 steps, for tests and notebooks.
+
+--activation erf|tanh|gelu|softplus|sigmoid (or --activation-expr EXPR), beyond the paper:
+the four teachers (CNN, GCN, STS, GSLP) with that sigma for teacher and student (V* rows of
+equal norm); dashed: the smooth collapsed map (rdyn teacher --activation: population loss,
+attention S, eta = half of its eta_limit; cosine 1; OOD loss of the collapsed matrices).
+Titles and slope lines name the activation; the paper's slopes are printed as context only
+("paper (ReLU/Leaky)").
 """
 from __future__ import annotations
 
@@ -52,8 +59,15 @@ def run(values: dict, args) -> int:
     paper = data["paper_slopes"]
     for v in data["figures"].values():
         print(f"wrote {v}")
-    print(f"fitted log-log slopes (paper: training {paper['train']}, OOD about "
-          f"{paper['ood']}), t >= 2 T* or the last decade:")
+    if data["activation"] == "paper":
+        print(f"fitted log-log slopes (paper: training {paper['train']}, OOD about "
+              f"{paper['ood']}), t >= 2 T* or the last decade:")
+    else:
+        name = data["activation"] if data["activation_expr"] is None \
+            else f"expr:{data['activation_expr']}"
+        print(f"fitted log-log slopes with sigma = {name}, t >= 2 T* or the last decade "
+              f"(paper (ReLU/Leaky): training {paper['train']}, OOD about {paper['ood']}; "
+              f"no claim for {name}):")
     for row in data["experiments"]:
         print(f"  {row['experiment']:16} D={row['D']:2d} K={row['K']}  T*={row['T_star']}  "
               f"fit t>={row['fit_from']}  "

@@ -129,7 +129,9 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
 
 def limits_text(limits, c, limit: str, dps: int | None = None) -> str:
     """The text form of ``--method flow|slow`` (``--dps N``: N significant digits)."""
-    lines = [f"Model A phase limits ({limit}): D={c.D}, K={c.K}, {c.activation}, "
+    activation = getattr(c.activation, "label", c.activation)
+    rows = f", M={c.M}, ||V*||_F^2={c.vstar_norm2}" if hasattr(c, "M") else ""
+    lines = [f"Model A phase limits ({limit}): D={c.D}, K={c.K}, {activation}{rows}, "
              f"logits/{c.logit_scale}, eta = {format_real(limits.eta, dps=dps)}",
              f"  tau1 = lim eta t1 = {format_real(limits.tau1, 15, dps=dps)}   "
              f"tau_star = lim eta T* = {format_real(limits.tau_star, 15, dps=dps)}",

@@ -184,7 +184,7 @@ def _never(_values) -> bool:
     return False
 
 
-def _checkpoint_options(folder_help: str = "") -> tuple[Option, ...]:
+def _checkpoint_options(folder_help: str = "", resume_help: str = "") -> tuple[Option, ...]:
     return (
         Option("checkpoint", "out", None, "write the complete loop state to FILE (.npz) every "
                "--checkpoint-every seconds, at the end and on Ctrl-C (then exit 130 and print "
@@ -196,7 +196,8 @@ def _checkpoint_options(folder_help: str = "") -> tuple[Option, ...]:
         Option("resume", "path", None, "continue from a checkpoint written with the same "
                "options (else exit 2 naming the differing option); the result is "
                "bit-identical to an uninterrupted run. --steps may be raised on resume "
-               "(the run is extended, bit-identical to one longer run)", metavar="FILE"),
+               "(the run is extended, bit-identical to one longer run)" + resume_help,
+               metavar="FILE"),
     )
 
 
@@ -301,7 +302,9 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "gradient-flow limit eta -> 0 (float64, scipy Radau; also its first-order modified "
            "equation at --eta); slow: flow through t1, then slow-manifold quadrature (any D; "
            "--dps for mpmath). flow/slow report tau1, tau_star and t1, T_star = tau/eta as reals "
-           "(limits, not step counts)", choices=("map", "flow", "slow")),
+           "(limits, not step counts). Smooth activations: both, float64 only, C1* solved "
+           "numerically per s, derivatives without closed form by central differences "
+           "(docs/any_activation.md)", choices=("map", "flow", "slow")),
     Option("precision", "choice", None, "arithmetic: float64 (default without --dps), arb "
            "(python-flint, --dps digits; default with --dps) or dd: compiled double-double, 106 "
            "bits (~31 digits), about 17x the arb speed, for long runs; reported with --dps "
@@ -313,7 +316,8 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "final step) and 'certified_backend' (interval64 | arb). With --checkpoint FILE the "
            "interval64 pass checkpoints to FILE's sibling NAME.certify.npz and --resume "
            "continues it (bit-identical certificate)"),
-    *_checkpoint_options(),
+    *_checkpoint_options(resume_help="; a smooth --activation (erf, tanh, ...: identity "
+                         "includes the activation, formula, node count and --dps) keeps --steps"),
 ))
 
 CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) vs the "
@@ -501,12 +505,25 @@ FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs
            "--quick 1500, at least 10; B: GD steps, default 2000, --quick 60, at most 100000)",
            lo=2, hi=10**6),
     Option("quick", "flag", False, "small sizes (A: D=12; B: d=4), few steps"),
-    Option("vstar_norm2", "float", None, "||V*||_F^2 (A only; default 256)", lo=0,
+    Option("vstar_norm2", "float", None, "||V*||_F^2 (A only; default 256, with a smooth "
+           "--activation 2)", lo=0,
            lo_open=True, hi=VSTAR_NORM2_MAX, applies=_paper_a, refusal="--vstar-norm2 applies only to --paper A"),
     Option("batch", "int", None, "SGD batch size N (A only; default 100)", lo=1,
            applies=_paper_a, refusal="--batch applies only to --paper A"),
     Option("noise_std", "float", None, "label noise standard deviation (A only; default 1)",
-           lo=0, hi=NOISE_STD_MAX, applies=_paper_a, refusal="--noise-std applies only to --paper A"),
+           lo=0, hi=NOISE_STD_MAX, applies=_paper_a,
+           refusal="--noise-std applies only to --paper A"),
+    Option("activation", "choice", None, "A only: sigma of teacher and student beyond the "
+           "paper: erf, tanh, gelu = x Phi(x), softplus, sigmoid, expr (--activation-expr); the "
+           "four teachers (CNN, GCN, STS, GSLP) with it, V* rows of equal norm, dashed = the "
+           "smooth collapsed map (default: the paper's six ReLU / Leaky ReLU experiments)",
+           choices=SMOOTH_ACTIVATIONS, applies=_paper_a,
+           refusal="--activation applies only to --paper A"),
+    Option("activation_expr", "str", None, "A only: sigma as a sympy expression in x (implies "
+           "--activation expr; checks as rdyn teacher --activation-expr)", metavar="EXPR",
+           applies=lambda v: _paper_a(v) and v["activation"] in (None, "expr"),
+           refusal="--activation-expr applies only to --paper A, with --activation expr (or "
+           "no --activation)", check_value=_check_activation_expr),
     Option("seed", "int", 0, "seed (default 0)", lo=0, hi=SEED_MAX),
 ))
 

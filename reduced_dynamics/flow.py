@@ -23,11 +23,17 @@ eta -> 0, the flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)``, ``s = C2 + C
   then ``tau_star - tau1 = int_{s1 + shift}^{s_star} ds / G(s)`` along the slow manifold (C1
   slaved to C1* plus its first-order lag; ``shift`` the asymptotic phase of the remaining C1
   transient), one :func:`mpmath.quad` in ``u = log e``.
+
+The float64 machinery (Radau with the events, DOP853 to t1, the slow-manifold quadrature) is
+written once over a :class:`PlaneFlow` (the vector field as numbers): :func:`homogeneous_flow`
+for identity, ReLU, Leaky ReLU, :mod:`rdyn.reduced_dynamics.smooth_flow` for the smooth
+activations.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -87,60 +93,111 @@ def first_map_step(config: TeacherConfig) -> tuple[float, float]:
     return C1, C2 + C3
 
 
-def integrate_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
-                   order: int = 0, rtol: float = 1e-11) -> tuple[float, float, float, float]:
-    """(tau1, tau_star, s1, s_star) of the float64 flow (order 0) or of the modified
-    equation at the configured eta (order 1; starts from the map's state at t = 1)."""
-    from scipy.integrate import solve_ivp
+@dataclass(frozen=True)
+class PlaneFlow:
+    """A flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)`` (float64 callables) with what the
+    event machinery of this module needs; one per model family (ReLU-type: :func:`homogeneous_flow`;
+    smooth activations: :mod:`rdyn.reduced_dynamics.smooth_flow`).
 
+    ``rate(C1, s) -> (F_C1, F_s)``; ``jacobian(C1, s) -> [[F_C1,C1, F_C1,s], [F_s,C1, F_s,s]]``;
+    ``correction(C1, s) -> F_1 = -1/2 (DF) F`` (the first-order modified equation's term);
+    ``c1_star(s)``: the zero of F_C1 at fixed s; ``first_step()``: the map's (C1, s) at t = 1;
+    ``s_cross``: s at the T* attention level; ``eta``: the configured step size."""
+
+    rate: Callable
+    jacobian: Callable
+    correction: Callable
+    c1_star: Callable
+    first_step: Callable
+    scale: float
+    s_cross: float
+    eta: float
+    horizon: float
+
+
+def homogeneous_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds()) -> PlaneFlow:
+    """The derived flow of identity, ReLU, Leaky ReLU (:mod:`rdyn.derivations.gradient_flow`)."""
     from rdyn.derivations.gradient_flow import flow_functions
 
     rhs, corr, jac, star = flow_functions(config.activation, config.logit_scale, "numpy")
     params = _params(config)
     scale = _scale(config)
-    eta = config.step_size
     s_cross = attention_crossing(config, thresholds.attention(config.K))
-    if not math.isfinite(s_cross):
+    # after T* the flow is not needed; bound the horizon generously (T* ~ K D^3 at most)
+    horizon = 1e6 * (config.D ** 3 + 1) / max(config.vstar_norm2, 1e-300)
+    return PlaneFlow(
+        rate=lambda c1, s: rhs(c1, math.exp(-s / scale), *params),
+        jacobian=lambda c1, s: jac(c1, math.exp(-s / scale), *params),
+        correction=lambda c1, s: corr(c1, math.exp(-s / scale), *params),
+        c1_star=lambda s: star(math.exp(-s / scale), *params),
+        first_step=lambda: first_map_step(config),
+        scale=scale, s_cross=s_cross, eta=config.step_size, horizon=horizon)
+
+
+def integrate_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
+                   order: int = 0, rtol: float = 1e-11) -> tuple[float, float, float, float]:
+    """(tau1, tau_star, s1, s_star) of the float64 flow (order 0) or of the modified
+    equation at the configured eta (order 1; starts from the map's state at t = 1)."""
+    return integrate_plane_flow(homogeneous_flow(config, thresholds), thresholds.t1_fraction,
+                                order, rtol)
+
+
+def integrate_plane_flow(flow: PlaneFlow, t1_fraction: float, order: int = 0,
+                         rtol: float = 1e-11) -> tuple[float, float, float, float]:
+    """(tau1, tau_star, s1, s_star) of ``flow`` (order 0) or of its modified equation
+    ``F + eta F_1`` at ``flow.eta`` (order 1; from the map's state at t = 1): Radau with the
+    flow's Jacobian (order 1: finite differences, scipy's), events ``C1 - t1_fraction C1*(s)``
+    (upward) and ``s - s_cross``; tau1 is NaN when T* comes first."""
+    from scipy.integrate import solve_ivp
+
+    if not math.isfinite(flow.s_cross):
         raise ValueError("T* is never reached when the attention threshold is >= 1/K")
-    frac = thresholds.t1_fraction
+    eta, scale = flow.eta, flow.scale
 
     def field(tau, y):
-        ee = math.exp(-y[1] / scale)
-        f = rhs(y[0], ee, *params)
+        f = flow.rate(y[0], y[1])
         if order == 1:
-            g = corr(y[0], ee, *params)
+            g = flow.correction(y[0], y[1])
             return [f[0] + eta * g[0], f[1] + eta * g[1]]
         return f
 
     def jacobian(tau, y):  # order 1 uses the order-0 Jacobian (Newton matrix only)
-        return np.array(jac(y[0], math.exp(-y[1] / scale), *params), dtype=float)
+        return np.array(flow.jacobian(y[0], y[1]), dtype=float)
 
     def t1_event(tau, y):
-        return y[0] - frac * star(math.exp(-y[1] / scale), *params)
+        return y[0] - t1_fraction * flow.c1_star(y[1])
 
     def tstar_event(tau, y):
-        return y[1] - s_cross
+        return y[1] - flow.s_cross
 
     t1_event.direction = 1
+    t1_event.terminal = True
     tstar_event.direction = 1
     tstar_event.terminal = True
     if order == 1:
-        tau0, y0 = eta, list(first_map_step(config))
+        tau0, y0 = eta, list(flow.first_step())
     else:
         tau0, y0 = 0.0, [0.0, 0.0]
-    # after T* the flow is not needed; bound the horizon generously (T* ~ K D^3 at most)
-    horizon = 1e6 * (config.D ** 3 + 1) / max(config.vstar_norm2, 1e-300)
     # order 1: finite-difference Jacobian (the order-0 one slows Newton down at large eta)
-    sol = solve_ivp(field, (tau0, horizon), y0, method="Radau",
-                    jac=jacobian if order == 0 else None,
-                    events=(t1_event, tstar_event), rtol=rtol, atol=[1e-14, 1e-14 * scale],
-                    first_step=1e-6)
-    if not sol.success or len(sol.t_events[1]) == 0:
+    options = dict(method="Radau", jac=jacobian if order == 0 else None, rtol=rtol,
+                   atol=[1e-14, 1e-14 * scale], first_step=1e-6)
+    # two legs: to t1 (both events), then to T* (no t1 event: C1* is not solved after t1)
+    sol = solve_ivp(field, (tau0, flow.horizon), y0, events=(t1_event, tstar_event), **options)
+    if not sol.success:
         raise RuntimeError(f"flow integration failed: {sol.message}")
-    t1_hits = [t for t in sol.t_events[0] if t > 0]
-    tau1 = t1_hits[0] if t1_hits else math.nan
-    s1 = sol.y_events[0][0][1] if t1_hits else math.nan
-    return float(tau1), float(sol.t_events[1][0]), float(s1), float(sol.y_events[1][0][1])
+    tau1 = s1 = math.nan
+    if len(sol.t_events[0]) and len(sol.t_events[1]) == 0:
+        tau1, s1 = float(sol.t_events[0][0]), float(sol.y_events[0][0][1])
+        sol = solve_ivp(field, (sol.t[-1], flow.horizon), sol.y[:, -1], events=(tstar_event,),
+                        **options)
+        if not sol.success:
+            raise RuntimeError(f"flow integration failed: {sol.message}")
+        events, states = sol.t_events[0], sol.y_events[0]
+    else:
+        events, states = sol.t_events[1], sol.y_events[1]
+    if len(events) == 0:
+        raise RuntimeError("flow integration failed: T* not reached")
+    return tau1, float(events[0]), s1, float(states[0][1])
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,23 +275,21 @@ def taylor_phase_one(config: TeacherConfig, thresholds: Thresholds):
 def float_phase_one(config: TeacherConfig, thresholds: Thresholds):
     """float64 (DOP853, rtol 1e-13) integration of the flow from zero to tau1 (non-stiff
     there: the C1 rate is about 1/2 while p is near 1/D). Returns (tau1, C1(tau1), s1)."""
+    return plane_phase_one(homogeneous_flow(config, thresholds), thresholds.t1_fraction)
+
+
+def plane_phase_one(flow: PlaneFlow, t1_fraction: float):
+    """:func:`float_phase_one` for any :class:`PlaneFlow`: (tau1, C1(tau1), s1)."""
     from scipy.integrate import solve_ivp
 
-    from rdyn.derivations.gradient_flow import flow_functions
-
-    rhs, _, _, star = flow_functions(config.activation, config.logit_scale, "numpy")
-    params = _params(config)
-    scale = _scale(config)
-    frac = thresholds.t1_fraction
-
     def t1_event(tau, y):
-        return y[0] - frac * star(math.exp(-y[1] / scale), *params)
+        return y[0] - t1_fraction * flow.c1_star(y[1])
 
     t1_event.direction = 1
     t1_event.terminal = True
-    sol = solve_ivp(lambda tau, y: rhs(y[0], math.exp(-y[1] / scale), *params), (0, 1e7),
+    sol = solve_ivp(lambda tau, y: flow.rate(y[0], y[1]), (0, 1e7),
                     [0.0, 0.0], method="DOP853", events=t1_event, rtol=1e-13,
-                    atol=[1e-15, 1e-15 * scale], dense_output=False)
+                    atol=[1e-15, 1e-15 * flow.scale], dense_output=False)
     if not sol.success or len(sol.t_events[0]) == 0:
         raise RuntimeError(f"phase-one integration failed: {sol.message}")
     c1, s1 = sol.y_events[0][0]
@@ -306,6 +361,47 @@ def slow_integral(config: TeacherConfig, s_from, s_to, lag: bool = True,
     return value, err
 
 
+def plane_slow_rate(flow: PlaneFlow, s: float, lag: bool = True) -> float:
+    """``G(s) = G0 + G1`` from a :class:`PlaneFlow`'s numbers (the reduction of
+    :mod:`rdyn.derivations.gradient_flow_general`, step 3): ``G0 = F_s(C1*, s)``,
+    ``lambda = -F_C1,C1``, ``dC1*/ds = -F_C1,s / F_C1,C1``, ``lag = -(dC1*/ds) G0/lambda``,
+    ``G1 = F_s,C1 lag``, every partial at ``C1 = C1*(s)``."""
+    star = flow.c1_star(s)
+    g0 = flow.rate(star, s)[1]
+    if not lag:
+        return g0
+    (f_cc, f_cs), (f_sc, _) = flow.jacobian(star, s)
+    slope = -f_cs / f_cc
+    return g0 + f_sc * (-slope * g0 / -f_cc)
+
+
+def plane_slow_limits(flow: PlaneFlow, t1_fraction: float, lag: bool = True) -> PhaseLimits:
+    """:func:`slow_limits` in float64 for any :class:`PlaneFlow`: tau1 by :func:`plane_phase_one`,
+    then ``tau_star = tau1 + int_{s1 + shift}^{s_cross} ds / G`` (``G`` by
+    :func:`plane_slow_rate`, ``scipy.integrate.quad`` in ``u = -s/scale`` at relative
+    tolerance 1e-10; ``shift = F_s,C1 (C1 - C1* - lag)/lambda`` at s1, as
+    :func:`transient_shift`)."""
+    from scipy.integrate import quad
+
+    if not math.isfinite(flow.s_cross):
+        raise ValueError("T* is never reached when the attention threshold is >= 1/K")
+    tau1, c1, s1 = plane_phase_one(flow, t1_fraction)
+    star = flow.c1_star(s1)
+    g0 = flow.rate(star, s1)[1]
+    (f_cc, f_cs), (f_sc, _) = flow.jacobian(star, s1)
+    rate = -f_cc
+    lag_1 = (f_cs / f_cc) * g0 / rate if lag else 0.0
+    shift = f_sc * (c1 - (star + lag_1)) / rate
+    if s1 + shift >= flow.s_cross:  # T* inside the transient
+        raise ValueError("T* is reached before C1 is slaved; use method 'flow'")
+    scale = flow.scale
+    integral, error = quad(lambda u: scale / plane_slow_rate(flow, -u * scale, lag),
+                           -flow.s_cross / scale, -(s1 + shift) / scale, epsabs=0,
+                           epsrel=1e-10, limit=200)
+    return PhaseLimits("slow", tau1, tau1 + integral, flow.eta, s1, flow.s_cross,
+                       detail={"s_shift": shift, "quadrature_error": error})
+
+
 def slow_limits(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
                 dps: int | None = None, lag: bool = True) -> PhaseLimits:
     """tau1 from the flow (mpmath Taylor at ``dps``; float64 DOP853 when ``dps`` is None),
@@ -335,9 +431,24 @@ def slow_limits(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
 
 
 def flow_limits(config: TeacherConfig, thresholds: Thresholds = Thresholds()) -> PhaseLimits:
-    tau1, tau_star, s1, s_star = integrate_flow(config, thresholds, order=0)
-    tau1_m, tau_star_m, _, _ = integrate_flow(config, thresholds, order=1)
-    return PhaseLimits("flow", tau1, tau_star, config.step_size, s1, s_star, tau1_m, tau_star_m)
+    return plane_flow_limits(homogeneous_flow(config, thresholds), thresholds.t1_fraction)
+
+
+def plane_flow_limits(flow: PlaneFlow, t1_fraction: float) -> PhaseLimits:
+    """The flow (order 0) and its first-order modified equation (order 1) of any
+    :class:`PlaneFlow`."""
+    tau1, tau_star, s1, s_star = integrate_plane_flow(flow, t1_fraction, order=0)
+    tau1_m, tau_star_m, _, _ = integrate_plane_flow(flow, t1_fraction, order=1)
+    return PhaseLimits("flow", tau1, tau_star, flow.eta, s1, s_star, tau1_m, tau_star_m)
+
+
+def check_thresholds(D: int, K: int, thresholds: Thresholds) -> None:
+    """ValueError (one line) when the flow's events cannot happen."""
+    if not thresholds.t1_fraction < 1:
+        raise ValueError("the flow's C1 stays below C1*: t1 is never reached with "
+                         "--t1-fraction >= 1 (use --method map)")
+    if not thresholds.attention(K) > 1 / D:
+        raise ValueError("--tstar-attention <= 1/D: T* = 0 (p(0) = 1/D); use --method map")
 
 
 def phase_limits(config: TeacherConfig, method: str = "slow",
@@ -345,11 +456,7 @@ def phase_limits(config: TeacherConfig, method: str = "slow",
     """tau1 = lim eta t1 and tau_star = lim eta T* (and t1, T_star = tau/eta) by ``method``:
     ``flow`` (float64 gradient flow and its first-order modified equation) or ``slow`` (mpmath
     at ``dps`` digits, default 30: Taylor flow through t1, slow-manifold quadrature)."""
-    if not thresholds.t1_fraction < 1:
-        raise ValueError("the flow's C1 stays below C1*: t1 is never reached with "
-                         "--t1-fraction >= 1 (use --method map)")
-    if not thresholds.attention(config.K) > 1 / config.D:
-        raise ValueError("--tstar-attention <= 1/D: T* = 0 (p(0) = 1/D); use --method map")
+    check_thresholds(config.D, config.K, thresholds)
     if method not in ("flow", "slow"):
         raise ValueError(f"unknown method {method!r}")
     try:

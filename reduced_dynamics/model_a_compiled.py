@@ -69,26 +69,45 @@ def compiled_geometry():
     return geometry
 
 
+# the int64 loop counters of the compiled event loop (one array, so a chunk can stop and a
+# later call, or a resumed run, continue bit-identically): step, t1, T*, lost_at_step, stop
+# step, capture cursor, first diverged step (-1: not yet)
+EV_T, EV_T1, EV_TSTAR, EV_LOST, EV_STOP, EV_CURSOR, EV_DIVERGED = range(7)
+
+
+def start_counters(end: int) -> np.ndarray:
+    """The counters of a run at step 0 (no event yet, stop at ``end``)."""
+    return np.array([0, -1, -1, -1, int(end), 0, -1], dtype=np.int64)
+
+
 def _make_iterate(moments, grad_in, grad_out):
     """The compiled event loop around ``moments(C1, e, D, K, r, z, w) -> (p, m1, m2, dm2, .., ..)``
-    (``z, w``: a Gauss-Hermite rule, unused by the closed form)."""
+    (``z, w``: a Gauss-Hermite rule, unused by the closed form).
+
+    ``state`` (C1, C2, C3) and ``ev`` (the counters, :data:`EV_T` ...) are advanced in place
+    until the run ends (returns True: stop step reached or diverged) or step ``chunk_end`` is
+    reached before it is processed (returns False); the next call continues from there, so a
+    run cut into chunks is bit-identical to one call."""
     import numba
 
     @numba.njit(cache=False)
-    def iterate(end, eta, D, K, M, V, scale, fraction, level, default_run, min_default,
-                capture_steps, capture_out, z, w, bound):
+    def iterate(state, ev, chunk_end, eta, D, K, M, V, scale, fraction, level, default_run,
+                min_default, end, capture_steps, capture_out, z, w, bound):
         r = math.sqrt(V / M)
-        C1 = 0.0
-        C2 = 0.0
-        C3 = 0.0
-        t = 0
-        t1 = -1
-        t_star = -1
-        lost = -1
-        stop = end
-        cursor = 0
-        diverged = -1
+        C1 = state[0]
+        C2 = state[1]
+        C3 = state[2]
+        t = ev[0]
+        t1 = ev[1]
+        t_star = ev[2]
+        lost = ev[3]
+        stop = ev[4]
+        cursor = ev[5]
+        diverged = ev[6]
+        finished = False
         while True:
+            if t >= chunk_end:
+                break
             e = math.exp(-(C2 + C3) / scale)
             p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w)
             if t_star < 0 and p >= level:
@@ -108,6 +127,7 @@ def _make_iterate(moments, grad_in, grad_out):
                 capture_out[cursor, 2] = C3
                 cursor += 1
             if t >= stop:
+                finished = True
                 break
             g_in = grad_in(C1, e, K, D - K, V, m1, m2)
             g_out = grad_out(C1, e, K, D - K, V, m1, m2)
@@ -115,10 +135,21 @@ def _make_iterate(moments, grad_in, grad_out):
             # the divergence rule (reduced_dynamics/divergence.py, STATE_BOUND): stop before it
             if not (abs(C1n) <= bound and abs(C2n) <= bound and abs(C3n) <= bound):
                 diverged = t + 1
+                finished = True
                 break
             C1, C2, C3 = C1n, C2n, C3n
             t += 1
-        return t, t1, t_star, lost, C1, C2, C3, diverged
+        state[0] = C1
+        state[1] = C2
+        state[2] = C3
+        ev[0] = t
+        ev[1] = t1
+        ev[2] = t_star
+        ev[3] = lost
+        ev[4] = stop
+        ev[5] = cursor
+        ev[6] = diverged
+        return finished
 
     return iterate
 
@@ -194,21 +225,22 @@ def excess_loss(C1: float, C2: float, C3: float, config) -> float:
     return config.M * config.D / 2 * (J(a, a) - 2 * J(alpha, beta) + J(beta, beta))
 
 
-def run_compiled(config, end: int, eta: float, fraction: float, level: float, default_run: bool,
-                 min_default: int, capture_steps: np.ndarray, rule=None):
-    """The compiled loop of erf's or GELU's closed form: (t, t1, T*, lost, final state,
-    captured states, first diverged step or None; the loop stops at the last finite state). ``rule`` is not used (kept for the callers' uniform signature)."""
-    iterate, _ = compiled_iterate() if config.activation.name == "erf" else compiled_gelu_iterate()
-    z = w = np.zeros(1)
-    capture_out = np.full((capture_steps.shape[0], 3), np.nan)
+def compiled_loop(name: str):
+    """The compiled event loop of erf's (``name == "erf"``) or GELU's closed form."""
+    return (compiled_iterate() if name == "erf" else compiled_gelu_iterate())[0]
+
+
+def advance_compiled(config, state: np.ndarray, ev: np.ndarray, chunk_end: int, eta: float,
+                     fraction: float, level: float, default_run: bool, min_default: int,
+                     end: int, capture_steps: np.ndarray, capture_out: np.ndarray) -> bool:
+    """Advance ``state`` and the counters ``ev`` of erf's or GELU's compiled loop in place up
+    to step ``chunk_end`` or the end of the run (returns True when the run has ended: stop
+    step reached or the next state diverged; the state is then the last finite one)."""
     from rdyn.reduced_dynamics.divergence import STATE_BOUND
 
-    t, t1, t_star, lost, C1, C2, C3, diverged = iterate(
-        int(end), float(eta), float(config.D), float(config.K), float(config.M),
-        float(config.vstar_norm2), float(config.scale), float(fraction), float(level),
-        bool(default_run), int(min_default), capture_steps.astype(np.int64), capture_out, z, w,
-        float(STATE_BOUND))
-    captured = {int(s): tuple(capture_out[i]) for i, s in enumerate(capture_steps) if s <= t}
-    return (int(t), None if t1 < 0 else int(t1), None if t_star < 0 else int(t_star),
-            None if lost < 0 else int(lost), (C1, C2, C3), captured,
-            None if diverged < 0 else int(diverged))
+    z = w = np.zeros(1)
+    return bool(compiled_loop(config.activation.name)(
+        state, ev, int(chunk_end), float(eta), float(config.D), float(config.K),
+        float(config.M), float(config.vstar_norm2), float(config.scale), float(fraction),
+        float(level), bool(default_run), int(min_default), int(end), capture_steps, capture_out,
+        z, w, float(STATE_BOUND)))

@@ -346,9 +346,12 @@ def choose_rule(config: SmoothConfig, dps: int | None, probes: list, start: int 
                 return n_next, error
             previous = current
     digits = "float64" if dps is None else f"{dps} digits"
+    remedy = "lower --dps" if dps is not None else (
+        f"a smaller row norm sqrt(vstar_norm2 / M) = {config.row_norm:.3g} (lower --vstar-norm2 "
+        "or raise --M) makes sigma(r Y) smoother")
     raise ValueError(f"--activation {config.activation.label}: the Gauss-Hermite rule does not "
                      f"reach {digits} with {ladder[-1]} nodes (estimated error {error:.1e}); "
-                     "lower --dps")
+                     f"{remedy}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -388,18 +391,40 @@ def eta_limit(config: SmoothConfig, points: int = 17) -> float:
 
 def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_fraction: float = 0.95,
         tstar_attention: float | None = None, dps: int | None = None, progress: bool = False,
-        max_default_steps: int = 10**7, min_default_steps: int = 1000) -> SmoothRun:
+        max_default_steps: int = 10**7, min_default_steps: int = 1000,
+        checkpoint: str | None = None, checkpoint_every: float = 60.0,
+        resume: str | None = None) -> SmoothRun:
     """Iterate from C1 = C2 = C3 = 0. ``steps = None``: to T*, then as many again (at least
     ``min_default_steps``, at most ``max_default_steps``). At ``dps`` the node count chosen at
     the start is checked a posteriori at the final state against the next order; if they
-    disagree, the run is repeated with the rule that agrees there."""
+    disagree, the run is repeated with the rule that agrees there.
+
+    ``checkpoint``: file receiving the loop state (:mod:`rdyn.reduced_dynamics.
+    smooth_checkpoint`) between chunks, at most every ``checkpoint_every`` seconds, at the end
+    and on KeyboardInterrupt (then :class:`rdyn.reduced_dynamics.checkpoint.Interrupted`).
+    ``resume``: continue from such a file (CheckpointError if written for another run; a
+    checkpoint of a repeated ``dps`` run resumes that repetition); the result is bit-identical
+    to an uninterrupted run."""
+    from rdyn.reduced_dynamics.smooth_checkpoint import run_identity, saved_rule
 
     level = 1.0 / (2 * config.K) if tstar_attention is None else tstar_attention
     probes = default_probes(config, dps, level)
     n, qerr = choose_rule(config, dps, probes)
+    backend = "float64" if dps is None else Numbers(config.activation, dps).kind
+
+    def identity(nodes):
+        return run_identity(config, steps, record, t1_fraction, tstar_attention, dps, backend,
+                            nodes, min_default_steps, max_default_steps)
+
+    if resume is not None and dps is not None:   # a checkpoint of a repeated run (larger n)
+        saved_n, saved_err = saved_rule(resume, identity(n))
+        if saved_n in PRECISE_LADDER and PRECISE_LADDER.index(saved_n) > PRECISE_LADDER.index(n):
+            n, qerr = saved_n, saved_err
+    store = None if checkpoint is None else (checkpoint, checkpoint_every)
     for _ in range(4):
         result = _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
-                      min_default_steps, n, qerr)
+                      min_default_steps, n, qerr, store, resume, identity(n))
+        resume = None
         if dps is None:
             return result
         # a posteriori: at the final state, the rule used (n) against the previous order
@@ -413,9 +438,15 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     return result
 
 
+# steps per chunk between checkpoint / interrupt points: the compiled loop, the float64
+# quadrature loop, the quadrature loop at --dps
+CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16}
+
+
 def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
-         min_default_steps, n, qerr) -> SmoothRun:
+         min_default_steps, n, qerr, store=None, resume=None, identity=None) -> SmoothRun:
     from rdyn.reduced_dynamics.model_a import StateReport, late_slope, log_grid
+    from rdyn.reduced_dynamics.smooth_checkpoint import SmoothLoop, load_loop, save_loop
 
     limit = eta_limit(config)
     eta_f = config.eta if config.eta is not None else limit / 2
@@ -424,17 +455,33 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     grid = set(int(s) for s in log_grid(end)) | set(int(s) for s in record)
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
-        if num.kind == "float64" and config.activation.name in COMPILED:   # numba loops
-            from rdyn.reduced_dynamics.model_a_compiled import run_compiled
-
-            t, t1, T_star, lost, last, captured, diverged = run_compiled(
-                config, end, eta_f, t1_fraction, level, steps is None, min_default_steps,
-                np.array(sorted(grid), dtype=np.int64), ex.rule)
-            captured[t] = last
+        compiled = num.kind == "float64" and config.activation.name in COMPILED   # numba loops
+        if compiled:
+            advance = _compiled_advance(config, eta_f, t1_fraction, level, steps is None,
+                                        min_default_steps, end, grid)
+            chunk = CHUNK["compiled"]
         else:
-            t, t1, T_star, lost, captured, diverged = _iterate(
-                ex, num, config, steps, end, grid, eta_f, t1_fraction, level, progress,
-                min_default_steps, max_default_steps)
+            advance = _quadrature_advance(ex, num, config, steps is None, grid, eta_f,
+                                          t1_fraction, level, min_default_steps,
+                                          max_default_steps)
+            chunk = CHUNK["float64" if dps is None else "precise"]
+        zero = num.make(0.0)
+        loop = SmoothLoop(0, [zero, zero, zero], stop_at=end)
+        if resume is not None:
+            loop = load_loop(resume, identity, num.kind)
+        save = None
+        if store is not None:
+            save = (lambda snapshot: save_loop(store[0], identity, snapshot, qerr), store[0],
+                    store[1])
+        bar = None
+        if progress and (steps is None or steps > 20000):
+            from tqdm import tqdm
+
+            bar = tqdm(total=steps, initial=loop.t, mininterval=1.0, leave=False)
+        loop = _drive(advance, loop, chunk, save, bar)
+        t, t1, T_star, lost, diverged = loop.t, loop.t1, loop.T_star, loop.lost, loop.diverged
+        captured = loop.captured
+        captured[t] = tuple(loop.state)
         if diverged is not None:   # divergence.py: nothing computed from a diverged run
             t1 = T_star = None
 
@@ -459,48 +506,114 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
                      diverged_at_step=diverged)
 
 
-def _iterate(ex: Expectations, num: Numbers, config: SmoothConfig, steps, end, grid, eta_f,
-             t1_fraction, level, progress, min_default_steps, max_default_steps):
-    """The step loop on the quadrature (any backend): (t, t1, T*, lost, captured states)."""
-    eta = num.make(repr(eta_f)) if num.kind != "float64" else eta_f
-    fraction = num.make(repr(t1_fraction)) if num.kind != "float64" else t1_fraction
-    zero = num.make(0.0)
-    C1, C2, C3 = zero, zero, zero
-    t1 = T_star = lost = None
-    captured: dict = {}
-    stop_at = end
-    t = 0
-    diverged = None
-    bar = None
-    if progress and (steps is None or steps > 20000):
-        from tqdm import tqdm
+def _drive(advance, loop, chunk: int, save, bar):
+    """Advance ``loop`` chunk by chunk until the run ends. ``save`` = (write(loop), path,
+    seconds) or None: the loop is written at most every ``seconds`` between chunks, at the end,
+    and on KeyboardInterrupt (the last complete chunk boundary; then
+    :class:`~rdyn.reduced_dynamics.checkpoint.Interrupted` is raised)."""
+    import time
 
-        bar = tqdm(total=steps, mininterval=1.0, leave=False)
-    while True:
-        C1n, C2n, C3n, (_, _, dm2, _, lvl) = ex.step(C1, C2, C3, eta)
-        if T_star is None and num.to_float(lvl.p) >= level:
-            T_star = t
-            if steps is None:
-                stop_at = min(max(2 * t, min_default_steps), max_default_steps)
-        if t1 is None and t >= 1 and num.to_float(ex.m2_only(C1 / fraction, lvl)) <= 0:
-            t1 = t
-        if lost is None and t < stop_at and not (-1 < 1 + eta_f * config.D * num.to_float(dm2) < 1):
-            lost = t
-        if t in grid or t == stop_at:
-            captured[t] = (C1, C2, C3)
-        if t >= stop_at:
-            break
-        if is_diverged((C1n, C2n, C3n)):   # divergence.py: stop at the last finite state
-            diverged = t + 1
-            captured[t] = (C1, C2, C3)
-            break
-        C1, C2, C3 = (num.strip(v) for v in (C1n, C2n, C3n))
-        t += 1
+    from rdyn.reduced_dynamics.checkpoint import Interrupted, save_or_warn
+
+    last_save = time.monotonic()
+    boundary = None   # a copy of the loop at the start of the chunk in progress
+    try:
+        while not loop.done:
+            boundary = None
+            boundary = loop.copy()
+            shown = loop.t
+            advance(loop, loop.t + chunk)
+            boundary = None
+            if bar is not None:
+                bar.update(loop.t - shown)
+            if save is not None and not loop.done and time.monotonic() - last_save >= save[2]:
+                save_or_warn(lambda: save[0](loop))
+                last_save = time.monotonic()
+        if save is not None:
+            save_or_warn(lambda: save[0](loop))
+    except KeyboardInterrupt as exc:
         if bar is not None:
-            bar.update(1)
+            bar.close()
+        if save is None:
+            raise
+        consistent = boundary if boundary is not None else loop
+        save[0](consistent)
+        raise Interrupted(int(consistent.t), save[1]) from exc
     if bar is not None:
         bar.close()
-    return t, t1, T_star, lost, captured, diverged
+    return loop
+
+
+def _compiled_advance(config, eta_f, t1_fraction, level, default_run, min_default_steps, end,
+                      grid):
+    """``advance(loop, chunk_end)`` on erf's or GELU's compiled float64 loop
+    (:mod:`rdyn.reduced_dynamics.model_a_compiled`)."""
+    from rdyn.reduced_dynamics import model_a_compiled as mc
+
+    capture_steps = np.array(sorted(grid), dtype=np.int64)
+
+    def advance(loop, chunk_end):
+        state = np.array([float(v) for v in loop.state])
+        ev = np.array([loop.t, -1 if loop.t1 is None else loop.t1,
+                       -1 if loop.T_star is None else loop.T_star,
+                       -1 if loop.lost is None else loop.lost, loop.stop_at, 0, -1],
+                      dtype=np.int64)
+        ev[mc.EV_CURSOR] = np.searchsorted(capture_steps, loop.t, side="left")
+        out = np.full((capture_steps.shape[0], 3), np.nan)
+        done = mc.advance_compiled(config, state, ev, chunk_end, eta_f, t1_fraction, level,
+                                   default_run, min_default_steps, end, capture_steps, out)
+        captured = dict(loop.captured)
+        for i in range(int(np.searchsorted(capture_steps, loop.t, side="left")),
+                       int(ev[mc.EV_CURSOR])):
+            captured[int(capture_steps[i])] = tuple(float(v) for v in out[i])
+        event = lambda k: None if ev[k] < 0 else int(ev[k])  # noqa: E731
+        loop.state = [float(v) for v in state]
+        loop.t, loop.t1, loop.T_star, loop.lost = (int(ev[mc.EV_T]), event(mc.EV_T1),
+                                                   event(mc.EV_TSTAR), event(mc.EV_LOST))
+        loop.stop_at, loop.captured, loop.diverged = (int(ev[mc.EV_STOP]), captured,
+                                                      event(mc.EV_DIVERGED))
+        loop.done = done
+
+    return advance
+
+
+def _quadrature_advance(ex: Expectations, num: Numbers, config: SmoothConfig, default_run: bool,
+                        grid, eta_f, t1_fraction, level, min_default_steps, max_default_steps):
+    """``advance(loop, chunk_end)`` on the quadrature (any backend): the step loop with the
+    events t1, T*, lost_at_step and the captured states."""
+    eta = num.make(repr(eta_f)) if num.kind != "float64" else eta_f
+    fraction = num.make(repr(t1_fraction)) if num.kind != "float64" else t1_fraction
+
+    def advance(loop, chunk_end):
+        C1, C2, C3 = loop.state
+        t, t1, T_star, lost, stop_at = loop.t, loop.t1, loop.T_star, loop.lost, loop.stop_at
+        captured = dict(loop.captured)
+        diverged, done = None, False
+        while t < chunk_end:
+            C1n, C2n, C3n, (_, _, dm2, _, lvl) = ex.step(C1, C2, C3, eta)
+            if T_star is None and num.to_float(lvl.p) >= level:
+                T_star = t
+                if default_run:
+                    stop_at = min(max(2 * t, min_default_steps), max_default_steps)
+            if t1 is None and t >= 1 and num.to_float(ex.m2_only(C1 / fraction, lvl)) <= 0:
+                t1 = t
+            if lost is None and t < stop_at and not (-1 < 1 + eta_f * config.D * num.to_float(dm2) < 1):
+                lost = t
+            if t in grid or t == stop_at:
+                captured[t] = (C1, C2, C3)
+            if t >= stop_at:
+                done = True
+                break
+            if is_diverged((C1n, C2n, C3n)):   # divergence.py: stop at the last finite state
+                diverged, done = t + 1, True
+                captured[t] = (C1, C2, C3)
+                break
+            C1, C2, C3 = (num.strip(v) for v in (C1n, C2n, C3n))
+            t += 1
+        loop.state, loop.t, loop.t1, loop.T_star, loop.lost = [C1, C2, C3], t, t1, T_star, lost
+        loop.stop_at, loop.captured, loop.diverged, loop.done = stop_at, captured, diverged, done
+
+    return advance
 
 
 # --------------------------------------------------------------------------------------------

@@ -162,7 +162,7 @@ def test_expression_validation():
     (["teacher", "--M", "3"], "--M applies to the smooth activations only"),
     (["teacher", "--activation-expr", "x*tanh(x)", "--D", "8", "--K", "2"], "sigma'(0) = 0"),
     (["teacher", "--activation", "expr"], "--activation expr needs --activation-expr"),
-    (["teacher", "--activation", "gelu", "--method", "flow"], "--method is not available"),
+    (["teacher", "--activation", "gelu", "--method", "slow", "--dps", "20"], "--dps is not available"),
     (["crosscheck", "--vstar-row-norms", "1,1,1,1"], "--vstar-row-norms applies to the smooth"),
 ])
 def test_refusals_are_one_line(argv, words, capsys):
@@ -196,6 +196,19 @@ def test_stability_limit_is_where_the_multiplier_reaches_minus_one():
     assert math.isfinite(limit) and limit > 0
 
 
+def quadrature_loop(ex, num, c, steps, eta):
+    """The Gauss-Hermite step loop (the route of the non-compiled activations) for ``steps``
+    steps in one chunk: (t, t1, T*, lost, captured {steps: state}, diverged)."""
+    from rdyn.reduced_dynamics.smooth_checkpoint import SmoothLoop
+
+    advance = ms._quadrature_advance(ex, num, c, False, {steps}, eta, 0.95, 1 / (2 * c.K), 1000,
+                                     10**7)
+    loop = SmoothLoop(0, [0.0, 0.0, 0.0], stop_at=steps)
+    advance(loop, steps + 1)
+    assert loop.done
+    return loop.t, loop.t1, loop.T_star, loop.lost, loop.captured, loop.diverged
+
+
 def test_compiled_erf_closed_form_equals_the_quadrature_loop():
     """erf in float64 runs the compiled closed form (reduced_dynamics/model_a_compiled.py); the
     Gauss-Hermite loop (the route of the other activations) gives the same trajectory."""
@@ -211,8 +224,7 @@ def test_compiled_erf_closed_form_equals_the_quadrature_loop():
         assert excess_loss(C1, 0.0, -c.D * math.log(e), c) == pytest.approx(loss, rel=1e-13)
     compiled = ms.run(c, 300)
     num = ms.Numbers(c.activation, None)
-    t, t1, t_star, lost, captured, diverged = ms._iterate(ex, num, c, 300, 300, {300}, 0.2, 0.95,
-                                                          0.25, False, 1000, 10**7)
+    t, t1, t_star, lost, captured, diverged = quadrature_loop(ex, num, c, 300, 0.2)
     assert diverged is None
     assert (t, t1, t_star, lost) == (300, compiled.t1, compiled.T_star, compiled.lost_at_step)
     for value, key in zip(captured[300], ("C1", "C2", "C3")):
@@ -243,8 +255,8 @@ def test_compiled_gelu_loop_equals_the_numpy_loop():
     c = _config("gelu")
     compiled = ms.run(c, 300)
     ex = ms.Expectations(c, ms.Numbers(c.activation, None), float64_rule(compiled.nodes))
-    t, t1, t_star, lost, captured, diverged = ms._iterate(ex, ms.Numbers(c.activation, None), c, 300,
-                                                          300, {300}, 0.2, 0.95, 0.25, False, 1000, 10**7)
+    t, t1, t_star, lost, captured, diverged = quadrature_loop(ex, ms.Numbers(c.activation, None), c,
+                                                              300, 0.2)
     assert diverged is None
     assert (t1, t_star, lost) == (compiled.t1, compiled.T_star, compiled.lost_at_step)
     for value, key in zip(captured[300], ("C1", "C2", "C3")):

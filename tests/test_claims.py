@@ -267,6 +267,21 @@ def test_fit_rule_pass_discrepancy_inconclusive():
     # three noisy points: wide interval -> inconclusive, not discrepancy
     wide = fit_rule.decide(2.0, [8, 11, 16], [8**3 * 1.01, 11**3 * 0.99, 16**3 * 1.01])
     assert wide.verdict == "inconclusive" and wide.interval_width > fit_rule.MAX_WIDTH
+    # x ordered towards the asymptotic regime: for t1 ~ 1/eta that is eta -> 0 (decreasing). The
+    # full-size t1(eta) line of the ledger: the small-eta end gives -1.0017 [-1.0038, -0.9995]
+    # (pass); the large-eta end, where ceil effects bend the line, excludes -1 (-1.018
+    # [-1.034, -1.002]) and was once taken as the window by an ascending sort
+    eta, t1 = [0.125 / 2**k for k in range(7)], [23, 47, 95, 191, 383, 766, 1534]
+    small_end = fit_rule.decide(-1.0, eta, t1)
+    assert small_end.verdict == "pass" and small_end.window_x == (0.015625, 0.001953125)
+    assert fit_rule.decide(-1.0, eta[::-1], t1[::-1]).verdict == "discrepancy"
+    with pytest.raises(ValueError):
+        fit_rule.decide(-1.0, [1, 3, 2, 4], [1, 3, 2, 4])
+    # several fits of one claim: any discrepancy decides; all pass -> pass; else verify's info
+    assert fit_rule.verify_status(["pass", "inconclusive", "discrepancy"]) == "discrepancy"
+    assert fit_rule.verify_status(["pass", "pass"]) == "pass"
+    assert fit_rule.verify_status(["pass", "inconclusive"]) == "info"
+    assert fit_rule.verify_status([]) == "info"
 
 
 def test_fit_decision_overrides_status_and_evidence_keeps_full_arrays():

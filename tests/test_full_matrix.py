@@ -51,7 +51,12 @@ def test_population_gradient_matches_finite_differences(activation):
 def test_population_matches_monte_carlo(activation):
     """Exact loss and gradient vs the mean of sampled (noise-free) batch losses/gradients:
     every entry within 5 standard errors (200k samples), and the loss within 5 SE."""
-    model = _model(activation, D=6)
+    assert_population_matches_batches(_model(activation, D=6))
+
+
+def assert_population_matches_batches(model):
+    """Exact loss and gradient at a generic point vs the mean of 100 sampled noise-free
+    batches of 2000: every entry within 5 standard errors."""
     W_V, W_KQ = _random_point(model, logit_size=1.0)
     exact = fm.population(model, W_V, W_KQ)
     rng = np.random.default_rng(2)
@@ -152,3 +157,77 @@ def test_collapsed_manifold_attracts_and_needs_equal_groups():
     assert unequal.residual_WKQ > 0.05 and unequal.residual_WV < 1e-13
     equal = manifold.unequal_groups_residual(preset_groups("sts", 8, 2), steps=100)
     assert equal.residual_WKQ < 1e-10 and equal.residual_WV < 1e-13
+
+
+# ------------------------------------------------------------- smooth activations (issue 22)
+
+SMOOTH = ("erf", "tanh", "softplus")
+
+
+def _smooth_model(name, D=6, seed=3, formula=None):
+    return fm.make_model(preset_groups("gcn", D, 3), M=3, d=4, vstar_norm2=2.0,
+                         activation=name, positional="random", seed=seed, formula=formula)
+
+
+@pytest.mark.parametrize("name", SMOOTH)
+def test_smooth_model_has_equal_rows_and_gradient_matches_finite_differences(name):
+    """A smooth sigma: V* rows of equal norm (||V*||_F^2 kept), and the Gauss-Hermite
+    population loss's gradient (Price's theorem through the same chain rule) equals central
+    differences of that loss at a generic off-structure point."""
+    model = _smooth_model(name)
+    norms = np.linalg.norm(model.vstar, axis=1)
+    assert np.ptp(norms) <= 1e-15 * norms[0] and np.sum(model.vstar**2) == pytest.approx(2.0, rel=1e-15)
+    W_V, W_KQ = _random_point(model, logit_size=1.0)
+    res = fm.population(model, 0.5 * W_V, W_KQ)
+    rng = np.random.default_rng(11)
+    h = 1e-5
+    for which in ("V", "K"):
+        direction = rng.standard_normal(W_V.shape if which == "V" else W_KQ.shape)
+
+        def loss(s):
+            if which == "V":
+                return fm.population(model, 0.5 * W_V + s * direction, W_KQ, need_gradient=False).loss
+            return fm.population(model, 0.5 * W_V, W_KQ + s * direction, need_gradient=False).loss
+        fd = (loss(h) - loss(-h)) / (2 * h)
+        exact = float(np.sum((res.grad_WV if which == "V" else res.grad_WKQ) * direction))
+        assert abs(fd - exact) <= 1e-7 * max(1.0, abs(exact)), (which, fd, exact)
+
+
+@pytest.mark.parametrize("name", ("tanh", "gelu"))
+def test_smooth_population_matches_sampled_batches(name):
+    """The sampled-batch loss and gradient of a smooth model (sigma, sigma' from sympy) average
+    to the population ones: every entry within 5 standard errors (100 x 2000 samples)."""
+    assert_population_matches_batches(_smooth_model(name))
+
+
+def test_smooth_population_gd_equals_the_independent_route_and_the_collapsed_map():
+    """Population GD of full_matrix with sigma = tanh equals full_matrix_smooth.population_gd
+    (its own chain rule) to 1e-13 and, from zero, the smooth collapsed map (model_a_smooth)
+    to 1e-10 over 40 steps, the loss included."""
+    from rdyn.derivations.activations import Activation
+    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig, run as run_smooth
+    from rdyn.verification import full_matrix_smooth as fms
+
+    model = _smooth_model("tanh", D=8)
+    act = Activation("tanh")
+    collapsed = run_smooth(SmoothConfig(D=8, K=3, activation=act, vstar_norm2=2.0, M=3), 40,
+                           record=range(41))
+    full = fm.gradient_descent(model, collapsed.eta, 40)
+    states, _, losses = fms.population_gd(model.vstar, model.groups, act, collapsed.eta, 40,
+                                          "D", model.P)
+    for t, pr in zip(full.steps, full.projections):
+        ref = collapsed.record[t]
+        for got, other, want in zip((pr.C1, pr.C2, pr.C3), states[t], (ref.C1, ref.C2, ref.C3)):
+            assert got == pytest.approx(other, rel=1e-13, abs=1e-15)
+            assert got == pytest.approx(float(want), rel=1e-10, abs=1e-14)
+        assert full.loss[t] == pytest.approx(losses[t], rel=1e-13)
+        assert full.loss[t] == pytest.approx(float(ref.loss), rel=1e-10)
+    assert collapsed.record[40].C2 > 0
+
+
+def test_unknown_or_misplaced_activation_is_refused():
+    with pytest.raises(ValueError, match="unknown smooth activation"):
+        _smooth_model("swish")
+    with pytest.raises(ValueError, match="formula goes with"):
+        _smooth_model("relu", formula="x")
+    assert _smooth_model("expr", formula="x + tanh(x)").smooth.label == "expr:x + tanh(x)"

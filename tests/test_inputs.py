@@ -43,6 +43,7 @@ BAD_STRINGS = {
     ("teacher", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3", "log(x)", "sqrt(x)"],
     ("crosscheck", "activation_expr"): ["y*x", "1/x", "x+", "2"],
     ("sweep", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3", "x**2"],
+    ("figures", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3", "x**2"],
     ("crosscheck", "vstar_row_norms"): ["a,b", "1,-2,3,4", "nan,1,1,1", "1,2", "0,1,1,1"],
 }
 HAS_DASK = importlib.util.find_spec("distributed") is not None

@@ -73,6 +73,18 @@ def _as_checks(records: dict):
     return [Check(**{k: v for k, v in r.items()}) for r in records.values()]
 
 
+def _non_finite(value, path=""):
+    """Paths of non-finite floats in a record (JSON would print them as null: a check that
+    overflows must say so in words, not leave a null)."""
+    if isinstance(value, float):
+        return [] if value == value and abs(value) != float("inf") else [path]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _non_finite(v, f"{path}.{k}")]
+    if isinstance(value, (list, tuple)):
+        return [p for i, v in enumerate(value) for p in _non_finite(v, f"{path}[{i}]")]
+    return []
+
+
 def test_quick_verify_is_reproducible_and_has_no_failures():
     names = _group_names(quick=True)
     shuffled = names[:]
@@ -83,6 +95,7 @@ def test_quick_verify_is_reproducible_and_has_no_failures():
     _compare(reference, other)
     failing = sorted(k for k, r in reference.items() if r["status"] == "fail")
     assert not failing, failing
+    assert not _non_finite(reference)
     status = {k: r["status"] for k, r in reference.items()}
     # verdicts that could come out otherwise: the printed forms the derivation contradicts ...
     for k in ("A.A_of_t.relu", "A.A_of_t.leaky", "A.gradWKQ.identity", "B.noln.eta_max"):
@@ -108,6 +121,7 @@ def test_full_verify_is_reproducible_under_many_hash_seeds():
         runs.append(_collect(_start(order, False, seed)))
     _compare(runs[0], runs[1])
     assert not [k for k, r in runs[0].items() if r["status"] == "fail"]
+    assert not _non_finite(runs[0])
     # the historically flaky group, alone, under more hash seeds
     processes = [_start(["A.bivariate_quadrature"], True, seed) for seed in (3, 4, 6, 9)]
     for p in processes:

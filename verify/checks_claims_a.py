@@ -148,12 +148,7 @@ def _exponent(x, y, claimed: float) -> dict:
 
 
 def _status_of_fits(results) -> str:
-    """``rdyn verify`` status of several fits of one claim by the one rule (:mod:`fit_rule`):
-    discrepancy if any fit is one, pass if all pass, else info (inconclusive)."""
-    verdicts = [r["fit_decision"]["verdict"] for r in results]
-    if "discrepancy" in verdicts:
-        return "discrepancy"
-    return "pass" if all(v == "pass" for v in verdicts) else fit_rule.VERIFY_STATUS["inconclusive"]
+    return fit_rule.verify_status(r["fit_decision"]["verdict"] for r in results)
 
 
 def _phase3(tr: Trajectory, start: float = 4.0):
@@ -340,9 +335,12 @@ def lemma_d5_check(quick: bool) -> Check:
 
 def lemma_d7_alpha_check(quick: bool) -> Check:
     """Lemma D.7's general form ``C1(t) = (1 + alpha A/(A+B) (1-Kp)/(Kp(Dp-1))) C1*(t)``: the alpha
-    each step of the derived trajectories implies (t >= 1, Dp > 1). The printed range of alpha is not
-    in the extraction of seed 000, so this is a measurement (info); Lemma D.5 (``alpha <= 4/5``) is
-    decided by ``A.claim.D5.upper``."""
+    each step of the derived trajectories implies (t >= 1, Dp > 1). The form is a parametrisation,
+    not a claim: wherever ``1/D < p < 1/K`` every C1 is of this form for exactly one alpha (the
+    factor ``A/(A+B) (1-Kp)/(Kp(Dp-1))`` is positive there), so there is nothing to decide until a
+    range of alpha is given; the printed range is not in the extraction of seed 000, and the range
+    the proof uses (``alpha <= 4/5``, Lemma D.5) is decided by ``A.claim.D5.upper``. This check is a
+    measurement (info)."""
     per_config, lo, hi = {}, (math.inf, None), (-math.inf, None)
     for tr in _trajectories(quick):
         idx = np.nonzero((tr.t >= 1) & (tr.p * tr.D > 1 + 1e-12))[0]
@@ -355,8 +353,9 @@ def lemma_d7_alpha_check(quick: bool) -> Check:
             hi = (float(alpha[k]), tr.where(int(idx[k])))
     return Check("A.claim.D7.alpha", f"{PAPER}, Lemma D.7 (general form)",
                  f"C1(t) = (1 + alpha A/(A+B) (1-Kp)/(Kp(Dp-1))) C1*(t): alpha implied by the derived trajectories "
-                 f"(t >= 1, Dp > 1) lies in [{lo[0]:.3g}, {hi[0]:.3g}] (inside Lemma D.5's alpha <= 4/5; the printed "
-                 f"range of alpha is not in the extraction)",
+                 f"(t >= 1, Dp > 1) lies in [{lo[0]:.3g}, {hi[0]:.3g}] (inside Lemma D.5's alpha <= 4/5). The form "
+                 f"is a parametrisation (one alpha for every C1 where 1/D < p < 1/K), so without a printed range "
+                 f"of alpha (not in the extraction) there is nothing to decide",
                  "info", None, None,
                  {"alpha_min": lo[0], "alpha_max": hi[0], "where_min": lo[1], "where_max": hi[1],
                   "per_config": per_config, "lemma_d5_alpha_bound": 0.8,

@@ -183,13 +183,18 @@ def theorem_42_checks(quick: bool) -> list[Check]:
                 if r > worst:
                     worst, where = r, {"target": target, "eta": eta, "t": int(np.nonzero(sel)[0][np.argmax(ratio)])}
                 worst_s = max(worst_s, float(np.max(S[0] / S)))
-            else:
-                outside[f"{target} eta={eta}"] = r
+            else:  # context: outside eta_max the loss may rise, where no ratio exists (would be inf)
+                rising = np.nonzero(diff >= 0)[0]
+                falling = ratio[np.isfinite(ratio)]
+                outside[f"{target} eta={eta}"] = {
+                    "steps_loss_not_decreasing": int(rising.size),
+                    "first_step_loss_not_decreasing": int(rising[0]) if rising.size else None,
+                    "worst_ratio_where_decreasing": float(np.max(falling)) if falling.size else None}
     out.append(Check("B.claim.B3.descent", f"{SRC}, Theorem B.3 (Part 1 / Part 3)",
                      f"L(gamma_(t+1)) - L(gamma_t) <= -(1/2) eta d S_t F_t^2 for eta <= eta_max (derived), "
                      f"both targets; worst ratio (needed decrease / actual) = {worst:.4g}",
                      "pass" if worst <= 1 + 1e-9 else "discrepancy", None, None,
-                     {"worst_ratio": worst, "where": where, "outside_eta_max_worst_ratio": outside,
+                     {"worst_ratio": worst, "where": where, "outside_eta_max": outside,
                       "printed": "L(g_{t+1}) - L(g_t) <= -(1/2) eta d S_t F(g_t)^2"}))
     out.append(Check("B.claim.B3.S_lower", f"{SRC}, Theorem B.3 (Part 2)",
                      f"S_t = alpha_t^2 + beta_t^2 stays bounded below by S_0 = beta_0^2 for eta <= eta_max; "

@@ -108,3 +108,50 @@ def derived_exponent_checks() -> tuple[Check, ...]:
              "derived_vstar_exponent": int(v_exponent), "printed_vstar_exponent": -1,
              "logit_scale_relation_holds": bool(scale_ok)}))
     return tuple(out)
+
+
+SMOOTH_SOURCE = "issue 22 item 3: flow limit of the smooth collapsed map; rdyn derivation"
+
+
+def smooth_checks(names: tuple[str, ...] = ("tanh",)) -> tuple[Check, ...]:
+    """``A.flow.smooth.*`` (issue 22, item 3), per activation in ``names`` (D = 6, K = 2, M = 2,
+    ||V*||^2 = 1, eta = 0.1):
+
+    * ``field.NAME``: the derived F (``rdyn.derivations.gradient_flow_general``) equals
+      ``(map(x) - x)/eta`` of the smooth map's step at two states and two step sizes (F is free
+      of eta), relative;
+    * ``slow_vs_map.NAME``: the slow-manifold T* = tau_star/eta against the map's T* crossing
+      interpolated between steps (relative; the flow's O(eta) error: tolerance 2e-4 eta = 2e-5,
+      measured 7.1e-6 for tanh).
+    """
+    from rdyn.derivations.activations import Activation
+    from rdyn.reduced_dynamics.model_a import Thresholds
+    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig
+    from rdyn.reduced_dynamics.smooth_flow import smooth_field, smooth_phase_limits
+    from rdyn.verification.flow_accuracy import map_crossings
+
+    out: list[Check] = []
+    for name in names:
+        config = SmoothConfig(D=6, K=2, activation=Activation(name), eta=0.1, M=2)
+        field = smooth_field(config)
+        worst = 0.0
+        for C1, C2 in ((0.4, 0.7), (1.3, 3.0)):
+            C3 = config.K * C2 / (config.D - config.K)
+            rate = field.rate(C1, C2 + C3)
+            for eta in (0.3, 0.01):
+                n1, n2, n3, _ = field.expectations.step(C1, C2, C3, eta)
+                worst = max(worst, abs((n1 - C1) / eta / rate[0] - 1),
+                            abs((n2 + n3 - C2 - C3) / eta / rate[1] - 1))
+        out.append(numeric_check(
+            f"A.flow.smooth.field.{name}", SMOOTH_SOURCE,
+            f"derived flow F = (map - identity)/eta of the {name} map, free of eta (two states, "
+            "eta = 0.3, 0.01)", worst, 1e-9, D=config.D, K=config.K, M=config.M))
+        slow = smooth_phase_limits(config, "slow")
+        events = map_crossings(config, Thresholds())
+        error = slow.T_star / events["T_star_interp"] - 1
+        out.append(numeric_check(
+            f"A.flow.smooth.slow_vs_map.{name}", SMOOTH_SOURCE,
+            f"slow-manifold T* = tau_star/eta vs the {name} map's interpolated T* (eta = 0.1)",
+            abs(error), 2e-4 * config.eta, tau_star=slow.tau_star, map_T_star=events["T_star"],
+            map_T_star_interp=events["T_star_interp"], eta=config.eta))
+    return tuple(out)

@@ -20,6 +20,15 @@ prediction (bottom), one column per experiment.
 Sizes: paper's D, K (cnn 36/4, gcn 20/3, sts 20/4, gslp 20/1), M=4, d=8, ||V*||_F^2 =
 --vstar-norm2 (default 256: a larger teacher shortens the attention phase T* ~ 1/||V*||^2).
 --quick: D=12 (cnn K=3, gcn 3, sts 3, gslp 1), 1500 steps, for tests and notebooks.
+
+Beyond the paper (``activation``, ``rdyn figures --activation erf|tanh|gelu|softplus|sigmoid``
+or ``--activation-expr``): the four teachers (CNN, GCN, STS, GSLP; the paper's ReLU / Leaky
+pairs become one experiment each) with that sigma for teacher and student, V* with rows of
+equal norm; the SGD is the same full model (:mod:`rdyn.verification.full_matrix` with that
+sigma) and the dashed prediction the smooth collapsed map
+(:func:`rdyn.reduced_dynamics.model_a_smooth.run`: its population loss, attention and
+eta = half of its eta_limit; cosine 1; OOD loss of the collapsed matrices). The paper's slopes
+are context only (they are claims for ReLU / Leaky ReLU).
 """
 from __future__ import annotations
 
@@ -35,15 +44,30 @@ from rdyn.verification.figure_layout import output_folder, save_figure
 
 EXPERIMENTS = (("cnn", "relu"), ("cnn", "leaky"), ("gcn", "relu"), ("gcn", "leaky"),
                ("sts", "relu"), ("gslp", "relu"))
+TASKS = ("cnn", "gcn", "sts", "gslp")
 PAPER_SIZES = {"cnn": (36, 4), "gcn": (20, 3), "sts": (20, 4), "gslp": (20, 1)}
 QUICK_SIZES = {"cnn": (12, 3), "gcn": (12, 3), "sts": (12, 3), "gslp": (12, 1)}
 PAPER_SLOPES = {"train": -1.0, "ood": -0.5}
 
 
+def experiments_with(activation) -> tuple:
+    """The experiments of the figures: the paper's six (``activation`` None), or each of the
+    paper's teachers once with the smooth ``activation`` (an
+    :class:`~rdyn.derivations.activations.Activation`)."""
+    return EXPERIMENTS if activation is None else tuple((task, activation) for task in TASKS)
+
+
+def activation_label(activation) -> str:
+    """"ReLU", "Leaky ReLU", or a smooth activation's label (erf, ..., expr:FORMULA)."""
+    if isinstance(activation, str):
+        return "Leaky ReLU" if activation == "leaky" else "ReLU"
+    return activation.label
+
+
 @dataclass
 class Experiment:
     task: str
-    activation: str
+    activation: object  # "relu" | "leaky" | a smooth Activation
     D: int
     K: int
     T_star: int | None
@@ -62,7 +86,7 @@ class Experiment:
 
     @property
     def label(self) -> str:
-        return f"{self.task.upper()} {'Leaky ReLU' if self.activation == 'leaky' else 'ReLU'}"
+        return f"{self.task.upper()} {activation_label(self.activation)}"
 
 
 def record_grid(steps: int, per_decade: int = 25) -> np.ndarray:
@@ -78,17 +102,38 @@ def fitted_slope(t: np.ndarray, y: np.ndarray, start: int) -> float | None:
     return float(np.polyfit(np.log(t[mask]), np.log(y[mask]), 1)[0])
 
 
-def run_experiment(task: str, activation: str, steps: int, D: int, K: int,
+def collapsed_prediction(activation, D: int, K: int, vstar_norm2: float, M: int, steps: int,
+                         record, kappa: float = 0.1):
+    """(eta, collapsed run) of the prediction: the paper's (C1, C2, C3) map for relu / leaky
+    (:mod:`rdyn.reduced_dynamics.model_a`), the smooth map of an Activation
+    (:mod:`rdyn.reduced_dynamics.model_a_smooth`, M rows of equal norm); eta = half of the
+    map's eta_limit."""
+    if isinstance(activation, str):
+        from rdyn.reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
+
+        config = TeacherConfig(D=D, K=K, activation=activation, kappa=kappa,
+                               vstar_norm2=vstar_norm2)
+        return config.step_size, run_collapsed(config, steps=steps, record=record)
+    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig, run as run_smooth
+
+    result = run_smooth(SmoothConfig(D=D, K=K, activation=activation, vstar_norm2=vstar_norm2,
+                                     M=M), steps, record=record)
+    return result.eta, result
+
+
+def run_experiment(task: str, activation, steps: int, D: int, K: int,
                    vstar_norm2: float = 256.0, batch_size: int = 100, noise_std: float = 1.0,
                    M: int = 4, d: int = 8, seed: int = 0, kappa: float = 0.1) -> Experiment:
-    """One SGD run of the full model next to the collapsed prediction (Section 4.1 setup)."""
+    """One SGD run of the full model next to the collapsed prediction (Section 4.1 setup);
+    ``activation``: "relu", "leaky" or a smooth :class:`~rdyn.derivations.activations.Activation`."""
     from rdyn.reduced_dynamics.presets import preset_groups
-    from rdyn.reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
     from rdyn.verification import full_matrix as fm
 
     groups = preset_groups(task, D, K)
-    config = TeacherConfig(D=D, K=K, activation=activation, kappa=kappa, vstar_norm2=vstar_norm2)
-    model = fm.make_model(groups, M=M, d=d, vstar_norm2=vstar_norm2, activation=activation,
+    smooth = not isinstance(activation, str)
+    model = fm.make_model(groups, M=M, d=d, vstar_norm2=vstar_norm2,
+                          activation=activation.name if smooth else activation,
+                          formula=activation.formula if smooth else None,
                           kappa=kappa, positional="random", seed=seed)
     grid = record_grid(steps)
     wanted = set(int(s) for s in grid)
@@ -98,10 +143,11 @@ def run_experiment(task: str, activation: str, steps: int, D: int, K: int,
         if t in wanted:
             population[t] = fm.population(model, W_V, W_KQ, need_gradient=False).loss
 
-    traj = fm.gradient_descent(model, config.step_size, steps, mode="sgd", record=grid,
+    eta, collapsed = collapsed_prediction(activation, D, K, vstar_norm2, M, steps,
+                                          [int(s) for s in grid], kappa)
+    traj = fm.gradient_descent(model, eta, steps, mode="sgd", record=grid,
                                batch_size=batch_size, noise_std=noise_std, seed=seed,
                                callback=on_step)
-    collapsed = run_collapsed(config, steps=steps, record=[int(s) for s in grid])
     a_in, a_out = fm.structure_matrices(groups)
     ood_rng = np.random.default_rng(seed + 31337)
     X, Y, clean = fm.sample_batch(model, ood_rng, 20000, 0.0, "exponential")
@@ -123,6 +169,14 @@ def run_experiment(task: str, activation: str, steps: int, D: int, K: int,
                       np.asarray(traj.cosine), np.asarray(c_train), np.asarray(c_ood), S_sgd,
                       S_collapsed, fitted_slope(t, train, start), fitted_slope(t, np.asarray(traj.ood_loss), start),
                       fitted_slope(t, np.asarray(c_train), start), int(start))
+
+
+def _activation_title(experiments) -> str:
+    """The activations of the figures, for the titles: "ReLU / Leaky ReLU" or e.g. "sigma = erf"."""
+    names = list(dict.fromkeys(activation_label(e.activation) for e in experiments))
+    if all(isinstance(e.activation, str) for e in experiments):
+        return " / ".join(names)
+    return "sigma = " + ", ".join(names) + " (beyond the paper)"
 
 
 def plot_figure2(experiments, path: Path) -> None:
@@ -150,8 +204,8 @@ def plot_figure2(experiments, path: Path) -> None:
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("iteration t")
         ax.legend(fontsize=7)
-    fig.suptitle("Figure 2 (seed 000, Sec. 4.1): solid = online SGD of the full model, "
-                 "dashed = collapsed (C1, C2, C3) prediction", fontsize=10)
+    fig.suptitle(f"Figure 2 (seed 000, Sec. 4.1), {_activation_title(experiments)}: solid = online "
+                 "SGD of the full model, dashed = collapsed (C1, C2, C3) prediction", fontsize=10)
     save_figure(fig, path, dpi=110)
     plt.close(fig)
 
@@ -173,8 +227,9 @@ def plot_figure3(experiments, path: Path) -> None:
             ax.set_xlabel("query i", fontsize=7)
             ax.set_ylabel("key j", fontsize=7)
             ax.tick_params(labelsize=6)
-    fig.suptitle(f"Figure 3 (seed 000): attention softmax(P^T W_KQ P / D) at t = "
-                 f"{experiments[0].steps[-1]} (colour scale 0..1/K)", fontsize=10)
+    fig.suptitle(f"Figure 3 (seed 000), {_activation_title(experiments)}: attention "
+                 f"softmax(P^T W_KQ P / D) at t = {experiments[0].steps[-1]} (colour scale 0..1/K)",
+                 fontsize=10)
     save_figure(fig, path, dpi=110)
     plt.close(fig)
 
@@ -185,12 +240,14 @@ def _fmt(x) -> str:
 
 def make_figures(out: Path, steps: int, quick: bool, vstar_norm2: float, batch_size: int,
                  noise_std: float, seed: int, experiments=EXPERIMENTS, progress=True):
-    """Run the experiments and write figure2_loss.png, figure3_attention.png into ``out``."""
+    """Run the experiments ((task, activation) pairs, :func:`experiments_with`) and write
+    figure2_loss.png, figure3_attention.png into ``out``."""
     sizes = QUICK_SIZES if quick else PAPER_SIZES
     results = []
     for task, activation in experiments:
         if progress:
-            print(f"rdyn figures: {task} {activation}, {steps} SGD steps ...", file=sys.stderr)
+            print(f"rdyn figures: {task} {activation_label(activation)}, {steps} SGD steps ...",
+                  file=sys.stderr)
         D, K = sizes[task]
         results.append(run_experiment(task, activation, steps, D, K, vstar_norm2=vstar_norm2,
                                       batch_size=batch_size, noise_std=noise_std, seed=seed))

@@ -4,8 +4,10 @@ Where a rate can be derived (late-phase law, slow manifold, Model B's gamma^3 an
 increments) the ledger decides by the derivation and shows fits as evidence only. Where only
 a fit exists, every entry is decided by :func:`decide`:
 
-1. **Stabilised window.** (``x`` grows towards the asymptotic regime: T, t, D.) The local slopes ``s_i = dlog y/dlog x`` between consecutive
-   points are computed; the window is the last ``max(3, ceil(n/2))`` points. The slope has
+1. **Stabilised window.** The points are ordered towards the asymptotic regime (``x``
+   increasing for T, t, D; decreasing for a step size, eta -> 0). The local slopes
+   ``s_i = dlog y/dlog x`` between consecutive points are computed; the window is the last
+   ``max(3, ceil(n/2))`` points of that order (the asymptotic end). The slope has
    stabilised when the local slopes inside the window span at most
    :data:`STABLE_SPREAD` (absolute). The fit (least squares in log-log, 95% t-interval) uses
    the window only.
@@ -43,6 +45,15 @@ MIN_GAP = 0.01          # smallest |printed - fitted| exponent gap a fit may cal
 REACH_EFOLDS = 10.0     # e-folds of x beyond the window within which a drift may reach the printed value
 
 
+def verify_status(verdicts: Sequence[str]) -> str:
+    """``rdyn verify``'s status of one claim decided by one or more fits (verdicts of :func:`decide`):
+    ``discrepancy`` if any fit is one, ``pass`` if all pass, else the status of ``inconclusive``."""
+    verdicts = list(verdicts)
+    if "discrepancy" in verdicts:
+        return "discrepancy"
+    return "pass" if verdicts and all(v == "pass" for v in verdicts) else VERIFY_STATUS["inconclusive"]
+
+
 @dataclass(frozen=True)
 class FitDecision:
     verdict: str                 # pass / discrepancy / inconclusive
@@ -76,10 +87,15 @@ def local_slopes(x: Sequence[float], y: Sequence[float]) -> list[float]:
 
 
 def decide(claimed: float, x: Sequence[float], y: Sequence[float]) -> FitDecision:
-    """The rule of the module docstring for ``y ~ C x^claimed`` (``x``, ``y`` positive)."""
+    """The rule of the module docstring for ``y ~ C x^claimed`` (``x``, ``y`` positive; ``x``
+    strictly monotone and ordered towards the asymptotic regime: increasing for T, t, D,
+    decreasing for a step size eta -> 0). The window is the *last* points of that order."""
     from rdyn.verification.scaling import fit_power_law
 
-    pts = sorted((float(a), float(b)) for a, b in zip(x, y) if a > 0 and b > 0)
+    pts = [(float(a), float(b)) for a, b in zip(x, y) if a > 0 and b > 0]
+    steps = [b[0] - a[0] for a, b in zip(pts, pts[1:])]
+    if not (all(s > 0 for s in steps) or all(s < 0 for s in steps)):
+        raise ValueError("fit_rule.decide: x must be strictly monotone, ordered towards the asymptotic regime")
     n = len(pts)
     if n < 3:
         return FitDecision("inconclusive", claimed, math.nan, (-math.inf, math.inf), (math.nan, math.nan),
@@ -94,7 +110,7 @@ def decide(claimed: float, x: Sequence[float], y: Sequence[float]) -> FitDecisio
     width = hi - lo
     inside = lo - 1e-9 <= claimed <= hi + 1e-9
     approach = abs(slopes[0] - claimed) - abs(slopes[-1] - claimed)
-    efolds_needed = (abs(slopes[-1] - claimed) * math.log(xs[-1] / xs[0]) / approach
+    efolds_needed = (abs(slopes[-1] - claimed) * abs(math.log(xs[-1] / xs[0])) / approach
                      if approach > 0 else math.inf)
     towards = approach > TREND_TOLERANCE and efolds_needed <= REACH_EFOLDS
     gap = abs(claimed - float(fit.exponents[0]))

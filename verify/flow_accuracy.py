@@ -1,4 +1,5 @@
-"""How close the eta -> 0 phase limits are to the exact map (rdyn.reduced_dynamics.flow vs .model_a).
+"""How close the eta -> 0 phase limits are to the exact map (rdyn.reduced_dynamics.flow vs .model_a;
+for a smooth activation rdyn.reduced_dynamics.smooth_flow vs .model_a_smooth).
 
 For one configuration :func:`compare` iterates the exact map (numba float64) and evaluates the
 flow (order 0 and the first-order modified equation) and the slow-manifold quadrature, and
@@ -16,6 +17,23 @@ from dataclasses import replace
 
 from rdyn.reduced_dynamics.flow import flow_limits, slow_limits
 from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds, run
+from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig, run as run_smooth
+from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits, step_size
+
+
+def _run_map(config, thresholds: Thresholds, steps=None, record=()):
+    """The exact map's run: float64 numba (identity, ReLU, leaky) or the smooth map's float64
+    run (a :class:`SmoothConfig`)."""
+    if isinstance(config, SmoothConfig):
+        return run_smooth(config, steps, record, thresholds.t1_fraction,
+                          thresholds.tstar_attention)
+    return run(config, steps=steps, record=record, thresholds=thresholds)
+
+
+def _limits(config, method: str, thresholds: Thresholds):
+    if isinstance(config, SmoothConfig):
+        return smooth_phase_limits(config, method, thresholds)
+    return (flow_limits if method == "flow" else slow_limits)(config, thresholds)
 
 
 def map_crossings(config: TeacherConfig, thresholds: Thresholds = Thresholds()) -> dict:
@@ -25,10 +43,10 @@ def map_crossings(config: TeacherConfig, thresholds: Thresholds = Thresholds()) 
     free of the one-step rounding of the integer events."""
     from rdyn.reduced_dynamics.model_a import attention_crossing
 
-    first = run(config, thresholds=thresholds)
+    first = _run_map(config, thresholds)
     t1, T = first.t1, first.T_star
     marks = sorted({t1 - 1, t1, T - 1, T} - {-1})
-    second = run(config, steps=T, record=marks, thresholds=thresholds)
+    second = _run_map(config, thresholds, steps=T, record=marks)
     assert (second.t1, second.T_star) == (t1, T)
     r = second.record
     frac = thresholds.t1_fraction
@@ -50,21 +68,23 @@ def compare(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
     """Map event times and the relative errors of every limit (``err_*``: (prediction - map) /
     map, predictions as reals tau/eta, against the map's interpolated crossing times)."""
     events = map_crossings(config, thresholds)
-    eta = config.step_size
-    out = {"D": config.D, "K": config.K, "activation": config.activation,
+    smooth = isinstance(config, SmoothConfig)
+    eta = step_size(config) if smooth else config.step_size
+    out = {"D": config.D, "K": config.K,
+           "activation": config.activation.label if smooth else config.activation,
            "logit_scale": config.logit_scale, "eta": eta, **events}
 
     class result:  # interpolated crossings
         t1 = events["t1_interp"]
         T_star = events["T_star_interp"]
     if "flow" in methods:
-        f = flow_limits(config, thresholds)
+        f = _limits(config, "flow", thresholds)
         out.update(tau1_flow=f.tau1, tau_star_flow=f.tau_star,
                    err_t1_flow=f.t1 / result.t1 - 1, err_T_flow=f.T_star / result.T_star - 1,
                    err_t1_modified=f.tau1_mod / eta / result.t1 - 1,
                    err_T_modified=f.tau_star_mod / eta / result.T_star - 1)
     if "slow" in methods:
-        s = slow_limits(config, thresholds)
+        s = _limits(config, "slow", thresholds)
         out.update(tau_star_slow=s.tau_star, err_T_slow=s.T_star / result.T_star - 1)
         if "flow" in methods:
             out["slow_vs_flow"] = s.tau_star / out["tau_star_flow"] - 1

@@ -21,6 +21,14 @@ without the collapse ansatz, so that the collapsed (C1, C2, C3) map can be check
   Degenerate case ``w_m = 0`` (e.g. t = 0): the student pre-activation is identically 0, so
   ``sigma(0) = 0``, ``sigma'(0) = s0`` and ``E[sigma'(z*) sigma'(z)] = s0 E[sigma'(g)]``; the
   ``b`` term multiplies ``w_m = 0`` and the W_KQ gradient vanishes.
+* Smooth activations (erf, tanh, gelu, softplus, sigmoid, a formula; ``activation`` names
+  one of :data:`rdyn.derivations.activations.SMOOTH_ACTIVATIONS`, ``formula`` the ``expr``
+  text): V* has rows of equal norm (the collapsed ansatz closes only then, docs/any_activation.md),
+  the same bivariate laws (a, b, c) give the entry expectations
+  ``F = E[(sigma(z*) - sigma(z))^2]``, ``dF/db``, ``dF/dc`` by Gauss-Hermite with Price's theorem
+  (:func:`rdyn.verification.full_matrix_smooth.entry_expectations`; no homogeneity), and
+  ``L = 1/2 sum F``, ``dL/db = dF/db / 2``, ``dL/dc = dF/dc / 2`` enter the same chain rule.
+  ``sigma``, ``sigma'`` of the batches are the sympy-derived numpy functions.
 * ``sgd`` mode: a fresh batch of ``N`` Gaussian inputs with labels ``f*(X) + noise_std E``
   each step (paper: N = 100), gradient of ``1/(2N) sum_n ||Y_n - TF(X_n)||_F^2`` by hand;
   the excess OOD loss uses a batch with iid Exp(1) input entries (Section 4.1:
@@ -50,7 +58,9 @@ NEGATIVE_SLOPE = {"identity": lambda kappa: 1.0, "relu": lambda kappa: 0.0,
 @dataclass(frozen=True, eq=False)
 class FullModel:
     """Teacher and student architecture of Model A (SPEC.md). ``groups[i]`` is G^i (sizes may
-    differ only for the beyond-the-paper study); ``P`` is the orthogonal positional matrix."""
+    differ only for the beyond-the-paper study); ``P`` is the orthogonal positional matrix;
+    ``activation`` identity, relu, leaky (``kappa``, ``sigma_prime_zero``) or a smooth one
+    (``formula`` for ``expr``)."""
 
     vstar: np.ndarray  # V*, M x d
     groups: tuple  # tuple of tuples of key indices, one per query column
@@ -59,10 +69,13 @@ class FullModel:
     kappa: float = 0.1
     sigma_prime_zero: float = 1.0
     logit_scale: str = "D"
+    formula: str | None = None
 
     def __post_init__(self):
         if self.activation not in NEGATIVE_SLOPE:
-            raise ValueError(f"unknown activation {self.activation!r}")
+            _ = self.smooth   # a smooth activation (ValueError if it is none)
+        elif self.formula is not None:
+            raise ValueError("a formula goes with activation 'expr' only")
         if self.P.shape != (self.D, self.D):
             raise ValueError("P must be D x D")
 
@@ -83,17 +96,30 @@ class FullModel:
         return float(NEGATIVE_SLOPE[self.activation](self.kappa))
 
     @property
+    def smooth(self):
+        """The :class:`~rdyn.derivations.activations.Activation` of a smooth sigma, else None."""
+        if self.activation in NEGATIVE_SLOPE:
+            return None
+        from rdyn.derivations.activations import Activation
+
+        return Activation(self.activation, self.formula)
+
+    @property
     def scale(self) -> float:
         return float(self.D) if self.logit_scale == "D" else math.sqrt(self.D)
 
 
 def make_model(groups: Sequence[Sequence[int]], M: int = 4, d: int = 8, vstar_norm2: float = 1.0,
                activation: str = "relu", kappa: float = 0.1, sigma_prime_zero: float = 1.0,
-               logit_scale: str = "D", positional: str = "identity", seed: int = 0) -> FullModel:
-    """A model with Gaussian V* rescaled to ||V*||_F^2 = vstar_norm2 and P = I or a Haar-random
-    orthogonal matrix (QR of a Gaussian matrix with sign-corrected diagonal)."""
+               logit_scale: str = "D", positional: str = "identity", seed: int = 0,
+               formula: str | None = None) -> FullModel:
+    """A model with Gaussian V* rescaled to ||V*||_F^2 = vstar_norm2 (a smooth activation:
+    every row first scaled to the same norm, the convention of its collapsed map) and P = I or
+    a Haar-random orthogonal matrix (QR of a Gaussian matrix with sign-corrected diagonal)."""
     rng = np.random.default_rng(seed)
     vstar = rng.standard_normal((M, d))
+    if activation not in NEGATIVE_SLOPE:   # smooth: rows of equal norm
+        vstar /= np.linalg.norm(vstar, axis=1, keepdims=True)
     vstar *= math.sqrt(vstar_norm2) / np.linalg.norm(vstar)
     D = len(groups)
     if positional == "identity":
@@ -104,7 +130,7 @@ def make_model(groups: Sequence[Sequence[int]], M: int = 4, d: int = 8, vstar_no
     else:
         raise ValueError(f"unknown positional matrix {positional!r}")
     return FullModel(vstar, tuple(tuple(int(j) for j in g) for g in groups), P, activation,
-                     kappa, sigma_prime_zero, logit_scale)
+                     kappa, sigma_prime_zero, logit_scale, formula)
 
 
 def structure_matrices(groups) -> tuple[np.ndarray, np.ndarray]:
@@ -145,6 +171,27 @@ def sigma(x: np.ndarray, negative_slope: float) -> np.ndarray:
 def sigma_prime(x: np.ndarray, negative_slope: float, at_zero: float) -> np.ndarray:
     """sigma'(x) with SPEC's convention sigma'(0) = at_zero (a parameter, default 1)."""
     return np.where(x > 0, 1.0, np.where(x < 0, negative_slope, at_zero))
+
+
+def model_sigma(model: FullModel, x: np.ndarray) -> np.ndarray:
+    """The model's sigma elementwise (piecewise linear, or the smooth activation's)."""
+    act = model.smooth
+    if act is None:
+        return sigma(x, model.negative_slope)
+    from rdyn.derivations.activations import numeric_functions
+
+    return numeric_functions(act, "numpy")[0](x)
+
+
+def model_sigma_prime(model: FullModel, x: np.ndarray) -> np.ndarray:
+    """The model's sigma' elementwise (sigma'(0) = sigma_prime_zero for the piecewise-linear
+    ones; a smooth activation's own derivative)."""
+    act = model.smooth
+    if act is None:
+        return sigma_prime(x, model.negative_slope, model.sigma_prime_zero)
+    from rdyn.derivations.activations import numeric_functions
+
+    return numeric_functions(act, "numpy")[1](x)
 
 
 def zero_state(model: FullModel) -> tuple[np.ndarray, np.ndarray]:
@@ -203,7 +250,6 @@ def population(model: FullModel, W_V: np.ndarray, W_KQ: np.ndarray,
                need_gradient: bool = True) -> PopulationResult:
     """Exact excess population loss and its gradient for arbitrary W_V, W_KQ (Section 2's
     population loss; see the module docstring for the derivation)."""
-    forms = angular_forms(model.activation, model.kappa)
     S = attention(model, W_KQ)
     S_star = teacher_attention(model.groups)
     vv, ww, vw, row_perp = _parallel_split(model.vstar, W_V)  # over rows m
@@ -211,6 +257,16 @@ def population(model: FullModel, W_V: np.ndarray, W_KQ: np.ndarray,
     a = np.outer(vv, tt)
     b = np.outer(ww, ss)
     c = np.outer(vw, ts)
+    if model.smooth is not None:   # entry expectations by quadrature (module docstring)
+        from rdyn.verification.full_matrix_smooth import entry_expectations
+
+        F, dF_db, dF_dc = entry_expectations(model.smooth, a, b, c)
+        loss = 0.5 * float(np.sum(F))
+        if not need_gradient:
+            return PopulationResult(loss, None, None)
+        return _population_gradient(model, W_V, S, S_star, ww, vw, ss, ts, 0.5 * dF_db,
+                                    0.5 * dF_dc, loss)
+    forms = angular_forms(model.activation, model.kappa)
     # ab - c^2 = (|v|^2|w|^2)(|s*|^2|s|^2) - (v.w)^2 (s*.s)^2 as non-negative terms
     det = np.outer(row_perp, tt * ss) + np.outer(vw**2, col_perp)
     live = np.broadcast_to((ww > 0)[:, None], a.shape)  # student row not identically zero
@@ -227,6 +283,12 @@ def population(model: FullModel, W_V: np.ndarray, W_KQ: np.ndarray,
     with np.errstate(divide="ignore", invalid="ignore"):
         dL_db = np.where(live, m2 / 2 - sd1 * (f - np.cos(theta) * g) / (2 * np.where(live, sd2, 1)),
                          0.0)
+    return _population_gradient(model, W_V, S, S_star, ww, vw, ss, ts, dL_db, dL_dc, loss)
+
+
+def _population_gradient(model, W_V, S, S_star, ww, vw, ss, ts, dL_db, dL_dc, loss):
+    """The chain rule from the per-entry dL/db, dL/dc (b = |w_m|^2 |s_i|^2,
+    c = <v*_m, w_m> <s*_i, s_i>) to dL/dW_V and dL/dW_KQ."""
     grad_w = (2 * (dL_db @ ss))[:, None] * W_V + (dL_dc @ ts)[:, None] * model.vstar
     grad_s = (2 * (ww @ dL_db))[None, :] * S + (vw @ dL_dc)[None, :] * S_star  # columns i
     return PopulationResult(loss, grad_w, _logit_backprop(model, S, grad_s))
@@ -243,7 +305,7 @@ def _logit_backprop(model: FullModel, S: np.ndarray, grad_S: np.ndarray) -> np.n
 # --------------------------------------------------------------------------------------------
 
 def teacher_output(model: FullModel, X: np.ndarray) -> np.ndarray:
-    return sigma(model.vstar @ (X @ teacher_attention(model.groups)), model.negative_slope)
+    return model_sigma(model, model.vstar @ (X @ teacher_attention(model.groups)))
 
 
 def sample_batch(model: FullModel, rng: np.random.Generator, size: int, noise_std: float,
@@ -270,12 +332,12 @@ def batch(model: FullModel, W_V, W_KQ, X, Y, clean, need_gradient: bool = True) 
     S = attention(model, W_KQ)
     H = X @ S  # X S, shape (N, d, D)
     Z = W_V @ H  # (N, M, D)
-    R = Y - sigma(Z, model.negative_slope)
+    R = Y - model_sigma(model, Z)
     loss = 0.5 * float(np.sum(R * R)) / N
     excess = loss - 0.5 * float(np.sum((Y - clean) ** 2)) / N
     if not need_gradient:
         return BatchResult(loss, excess, None, None)
-    dZ = -R * sigma_prime(Z, model.negative_slope, model.sigma_prime_zero) / N
+    dZ = -R * model_sigma_prime(model, Z) / N
     grad_w = np.tensordot(dZ, H, axes=([0, 2], [0, 2]))
     D = S.shape[0]
     grad_s = np.einsum("ak,ai->ki", X.reshape(-1, D), (W_V.T @ dZ).reshape(-1, D))  # sum X_n^T W_V^T dZ_n

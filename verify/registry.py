@@ -141,6 +141,9 @@ GROUPS: tuple[CheckGroup, ...] = (
     CheckGroup("A.act.full_matrix", "A", _ACT, "full_matrix_checks", ("A.act.full_matrix.*",)),
     CheckGroup("A.act.precision", "A", _ACT, "precision_checks", ("A.act.dps.*",),
                quick_kwargs={"names": ("erf", "gelu")}),
+    CheckGroup("A.flow.smooth", "A", "rdyn.verification.checks_flow", "smooth_checks",
+               ("A.flow.smooth.*",), kwargs={"names": ("erf", "tanh")},
+               quick_kwargs={"names": ("tanh",)}),
 )
 
 

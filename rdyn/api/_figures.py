@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rdyn.api._common import options
+from rdyn.api._common import options, usage_errors
 from rdyn.api._signature import api_function
 
 
@@ -19,7 +19,10 @@ def figures(**kwargs):
     rdyn.result.Result
         The keys of ``rdyn figures --json`` (paper A): ``figures`` (the PNG paths),
         ``experiments`` (per experiment: fitted log-log slopes of the training, OOD and
-        collapsed losses, T*, final cosine of W_V and V*), ``paper_slopes``, ``steps``.
+        collapsed losses, T*, final cosine of W_V and V*), ``paper_slopes`` (the paper's
+        claims, for ReLU / Leaky ReLU), ``steps``, ``activation`` ("paper": the paper's six
+        ReLU / Leaky experiments; else the smooth activation of ``activation=`` /
+        ``activation_expr=``), ``activation_expr``.
     """
     return run(options("figures", kwargs))
 
@@ -30,7 +33,7 @@ def run(v: dict, progress: bool = False):
 
     if v["paper"] == "B":
         return _run_paper_b(v, progress)
-    from rdyn.verification.figures import PAPER_SLOPES, make_figures
+    from rdyn.verification.figures import PAPER_SLOPES, experiments_with, make_figures
 
     from rdyn.options import check_memory
     from rdyn.verification.crosscheck import memory_driver, memory_estimate
@@ -42,18 +45,48 @@ def run(v: dict, progress: bool = False):
     sizes = (12 if v["quick"] else 36, 4, 8, steps, 100 if v["batch"] is None else v["batch"],
              "sgd")
     check_memory(memory_driver(*sizes), memory_estimate(*sizes))
-    results, paths = make_figures(Path(v["out"]), steps, v["quick"],
-                                  256.0 if v["vstar_norm2"] is None else v["vstar_norm2"],
-                                  100 if v["batch"] is None else v["batch"],
-                                  1.0 if v["noise_std"] is None else v["noise_std"], v["seed"])
+    activation = smooth_activation(v)
+    with usage_errors():   # e.g. a quadrature rule that cannot reach float64 for this teacher
+        results, paths = make_figures(Path(v["out"]), steps, v["quick"],
+                                      default_vstar_norm2(activation) if v["vstar_norm2"] is None
+                                      else v["vstar_norm2"],
+                                      100 if v["batch"] is None else v["batch"],
+                                      1.0 if v["noise_std"] is None else v["noise_std"],
+                                      v["seed"], experiments=experiments_with(activation))
     table = [{"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star,
               "fit_from": e.fit_from, "slope_train": e.slope_train, "slope_ood": e.slope_ood,
               "slope_collapsed": e.slope_collapsed, "final_cosine": float(e.cosine[-1]),
               "final_train": float(e.train[-1]), "final_collapsed": float(e.collapsed_train[-1])}
              for e in results]
     summary = {"figures": {k: str(p) for k, p in paths.items()}, "experiments": table,
-               "paper_slopes": PAPER_SLOPES, "steps": steps}
+               "paper_slopes": PAPER_SLOPES, "steps": steps,
+               "activation": "paper" if activation is None else activation.name,
+               "activation_expr": None if activation is None else activation.formula}
     return Result(summary, None, detail={"experiments": results})
+
+
+def default_vstar_norm2(activation) -> float:
+    """||V*||_F^2 when --vstar-norm2 is not given: the paper's 256 for relu / leaky (a large
+    teacher shortens T* ~ 1/||V*||^2); 2 (rows of norm 1/sqrt(2) for M = 4) for a smooth
+    activation, whose saturation at rows of norm 8 no float64 Gauss-Hermite rule of the
+    collapsed map resolves (tanh with K = 1 fails from ||V*||_F^2 = 4; every activation and
+    teacher of the figures passes at 3)."""
+    return 256.0 if activation is None else 2.0
+
+
+def smooth_activation(v: dict):
+    """The smooth :class:`~rdyn.derivations.activations.Activation` of ``--activation`` /
+    ``--activation-expr`` (validated by rdyn/options.py), or None for the paper's experiments."""
+    from rdyn.derivations.activations import Activation
+
+    formula = v["activation_expr"]
+    name = "expr" if formula is not None else v["activation"]
+    if name is None:
+        return None
+    from rdyn.output import require
+
+    require(name != "expr" or formula is not None, "--activation expr needs --activation-expr EXPR")
+    return Activation(name, formula)
 
 
 def _run_paper_b(v: dict, progress: bool):

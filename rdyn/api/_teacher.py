@@ -107,25 +107,24 @@ def run_smooth(v: dict, config, thresholds):
     from rdyn.reduced_dynamics.model_a_smooth import run as run_smooth_dynamics
     from rdyn.result import Result
 
+    if v["method"] != "map":
+        return run_limits(v, config, thresholds)
     for flag, given, why in (
             ("--certify", v["certify"], "no certified iteration for smooth activations (erf "
              "and gelu have closed forms in elementary functions, not yet run on arb balls; the "
              "others need a rigorous quadrature error bound)"),
-            ("--method", v["method"] != "map", "the gradient-flow limits are derived for "
-             "identity, relu and leaky only"),
-            ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N"),
-            ("--checkpoint", v["checkpoint"], "not implemented for smooth activations"),
-            ("--resume", v["resume"], "not implemented for smooth activations")):
+            ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N")):
         require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
     require(v["precision"] != "arb" or v["dps"] is not None, "--precision arb needs --dps N")
     record = parse_steps_list(v["record"], "--record", v["steps"])
     if v["steps"] is None:
         require(thresholds.attention(config.K) < 1 / config.K,
                 "T* is never reached when --tstar-attention >= 1/K; give --steps")
-    with usage_errors():
+    with usage_errors():   # also a CheckpointError (a ValueError): one line, exit 2
         result = run_smooth_dynamics(config, v["steps"], record, thresholds.t1_fraction,
                                      thresholds.tstar_attention, v["dps"],
-                                     progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS)
+                                     progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS,
+                                     **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     dps = v["dps"]
@@ -309,13 +308,15 @@ def result_summary(result, dps=None) -> dict:
 
 
 def run_limits(v: dict, config, thresholds):
-    """``method="flow"|"slow"``: the eta -> 0 phase limits (rdyn.reduced_dynamics.flow): JSON keys
+    """``method="flow"|"slow"``: the eta -> 0 phase limits (rdyn.reduced_dynamics.flow; for a
+    smooth activation rdyn.reduced_dynamics.smooth_flow): JSON keys
     ``limit``, ``method``, ``tau1``, ``tau_star``, and ``t1``, ``T_star`` = tau/eta as reals
     (limits, never step counts); flow adds ``modified`` (the first-order modified equation at
     this eta), slow ``s_shift`` and ``quadrature_error``."""
     from rdyn.reduced_dynamics.flow import limits_summary, phase_limits
     from rdyn.result import Result
 
+    smooth = not hasattr(config, "sigma_prime_zero")
     for flag, given in (("--record", v["record"]), ("--steps", v["steps"]),
                         ("--certify", v["certify"]), ("--checkpoint", v["checkpoint"]),
                         ("--resume", v["resume"]), ("--precision", v["precision"])):
@@ -325,10 +326,18 @@ def run_limits(v: dict, config, thresholds):
     require(v["dps"] is None or v["dps"] <= SLOW_DPS_MAX,
             f"--dps must be at most {SLOW_DPS_MAX} with --method slow (its quadratures at N "
             f"digits: measured 3.6 s at --dps 30, 43 s at 100, over 120 s at 200), got {v['dps']}")
+    require(not smooth or v["dps"] is None,
+            f"--method slow with --activation {getattr(config.activation, 'label', '')} is "
+            "float64 (its moments are float64 Gauss-Hermite sums): --dps is not available")
     require(thresholds.attention(config.K) < 1 / config.K,
             "T* is never reached when --tstar-attention >= 1/K")
-    require(config.sigma_prime_zero != 0,
+    require(smooth or config.sigma_prime_zero != 0,
             "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached)")
     with usage_errors():
-        limits = phase_limits(config, v["method"], thresholds, v["dps"])
+        if smooth:
+            from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits
+
+            limits = smooth_phase_limits(config, v["method"], thresholds)
+        else:
+            limits = phase_limits(config, v["method"], thresholds, v["dps"])
     return Result(limits_summary(limits), v["dps"], detail={"limits": limits, "config": config})

@@ -1,0 +1,155 @@
+"""Checkpoint and resume of ``rdyn teacher`` with a smooth activation (issue 22): bit-identical
+resume after a real SIGTERM (compiled erf and quadrature tanh, float64 and --dps 30), after a
+simulated Ctrl-C mid-chunk, and one-line refusals of foreign checkpoints (ReLU, another
+activation, formula, dps or node count)."""
+import json
+import signal
+
+import numpy as np
+import pytest
+
+from rdyn import cli
+from rdyn.reduced_dynamics import checkpoint as ck
+from rdyn.reduced_dynamics import model_a_smooth as ms
+from signal_runs import signal_when_checkpointed
+
+BASE = ["teacher", "--D", "8", "--K", "2", "--M", "2", "--eta", "0.2", "--json", "--quiet"]
+
+
+def cli_run(capsys, argv):
+    rc = cli.main(argv)
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def assert_one_line_refusal(rc, out, err, needle):
+    assert rc == 2, err
+    assert out == "" and "Traceback" not in err and err.count("\n") == 1, err
+    assert needle in err, err
+
+
+# (activation options, steps): each run lasts about a second after start-up (the first
+# checkpoint comes after one chunk, well before), so the signal lands mid-run; erf float64 is the compiled loop, the others the quadrature loop
+SIGNAL_CASES = [
+    # slow: the subprocess compiles erf's closed form with numba (about 20 s on 2 busy cores)
+    pytest.param(["--activation", "erf"], 1_000_000, id="erf-float64-compiled",
+                 marks=pytest.mark.slow),
+    pytest.param(["--activation", "tanh"], 8_000, id="tanh-float64-quadrature"),
+    pytest.param(["--activation", "erf", "--dps", "30"], 120, id="erf-dps30",
+                 marks=pytest.mark.slow),
+    pytest.param(["--activation", "tanh", "--dps", "30"], 80, id="tanh-dps30",
+                 marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("activation,steps", SIGNAL_CASES)
+def test_sigterm_then_resume_is_byte_identical(tmp_path, capsys, activation, steps):
+    """SIGTERM to a real ``python -m rdyn teacher --activation ...`` once its first checkpoint
+    exists: exit 143 with the resume command; the resumed run prints exactly the bytes of an
+    uninterrupted run."""
+    path = str(tmp_path / "s.npz")
+    argv = BASE + activation + ["--steps", str(steps), "--record", "7",
+                                "--checkpoint", path, "--checkpoint-every", "0"]
+    rc, out, err = signal_when_checkpointed(argv, path, [signal.SIGTERM])
+    assert rc == 143, err
+    assert out == "" and "Traceback" not in err and err.count("\n") == 1, err
+    step = int(err.split("interrupted at step ")[1].split(";")[0])
+    assert 0 < step < steps
+    assert err.rstrip().endswith(f"--checkpoint-every 0 --resume {path}")
+    rc, resumed, _ = cli_run(capsys, argv + ["--resume", path])
+    assert rc == 0
+    rc, reference, _ = cli_run(capsys, argv[:-4])
+    assert rc == 0 and resumed == reference
+    data = json.loads(resumed)
+    assert data["final"]["t"] == steps and data["model"]["activation"] == activation[1]
+
+
+def _interrupt_after(monkeypatch, factory_name: str, chunks: int):
+    """Make the ``chunks + 1``-th chunk of the next smooth run raise KeyboardInterrupt half way
+    (its state partly advanced: the driver must fall back to the chunk's start)."""
+    real = getattr(ms, factory_name)
+    calls = {"n": 0}
+
+    def factory(*args, **kwargs):
+        advance = real(*args, **kwargs)
+
+        def wrapped(loop, chunk_end):
+            calls["n"] += 1
+            if calls["n"] > chunks:
+                advance(loop, loop.t + max((chunk_end - loop.t) // 2, 1))
+                raise KeyboardInterrupt
+            advance(loop, chunk_end)
+
+        return wrapped
+
+    monkeypatch.setattr(ms, factory_name, factory)
+    return calls
+
+
+@pytest.mark.parametrize("name,dps,factory,chunk", [
+    ("erf", None, "_compiled_advance", "compiled"),
+    ("gelu", None, "_compiled_advance", "compiled"),
+    ("tanh", None, "_quadrature_advance", "float64"),
+    ("sigmoid", 20, "_quadrature_advance", "precise"),
+])
+def test_interrupted_mid_chunk_resumes_bit_identically(tmp_path, monkeypatch, name, dps, factory,
+                                                      chunk):
+    """Simulated Ctrl-C in the third chunk (half advanced), in-process: Interrupted names the
+    chunk boundary saved; the resume equals the uninterrupted run in every reported field,
+    including the captured (record) states and the default run's stop at 2 T*."""
+    from rdyn.derivations.activations import Activation
+
+    config = ms.SmoothConfig(D=8, K=2, activation=Activation(name), eta=0.2, M=2)
+    steps = None if dps is None else 40
+    monkeypatch.setitem(ms.CHUNK, chunk, 7 if dps is not None else 97)
+    reference = ms.run(config, steps, record=[3, 33], dps=dps)
+    path = str(tmp_path / "c.npz")
+    calls = _interrupt_after(monkeypatch, factory, 2)
+    with pytest.raises(ck.Interrupted) as info:
+        ms.run(config, steps, record=[3, 33], dps=dps, checkpoint=path, checkpoint_every=1e9)
+    assert info.value.step == 2 * ms.CHUNK[chunk] and calls["n"] == 3
+    monkeypatch.undo()   # the real advance again, the same chunk size
+    monkeypatch.setitem(ms.CHUNK, chunk, 7 if dps is not None else 97)
+    resumed = ms.run(config, steps, record=[3, 33], dps=dps, resume=path)
+    for key in ("steps", "t1", "T_star", "lost_at_step", "final", "record", "loss_curve",
+                "loss_slope", "nodes", "quadrature_error", "backend"):
+        assert getattr(resumed, key) == getattr(reference, key), key
+    assert steps is not None or reference.T_star is not None   # default runs stop at 2 T*
+
+
+def test_foreign_checkpoints_are_refused_in_one_line(tmp_path, capsys):
+    """A ReLU checkpoint, another activation, formula, dps or node count: exit 2, one line
+    naming the differing key."""
+    relu, erf, expr = (str(tmp_path / f"{n}.npz") for n in ("relu", "erf", "expr"))
+    small = ["teacher", "--D", "8", "--K", "2", "--eta", "0.2", "--steps", "30", "--json",
+             "--quiet"]
+    assert cli_run(capsys, small + ["--checkpoint", relu])[0] == 0
+    smooth = small + ["--M", "2"]
+    assert cli_run(capsys, smooth + ["--activation", "erf", "--checkpoint", erf])[0] == 0
+    assert cli_run(capsys, smooth + ["--activation-expr", "tanh(x) + x/10",
+                                     "--checkpoint", expr])[0] == 0
+    assert_one_line_refusal(*cli_run(capsys, smooth + ["--activation", "erf", "--resume", relu]),
+                            'different activation: "relu" in the checkpoint, "erf" now')
+    assert_one_line_refusal(*cli_run(capsys, small + ["--resume", erf]),
+                            'different activation: "erf" in the checkpoint, "relu" now')
+    assert_one_line_refusal(*cli_run(capsys, smooth + ["--activation", "tanh", "--resume", erf]),
+                            "different activation")
+    assert_one_line_refusal(*cli_run(capsys, smooth + ["--activation-expr", "tanh(x) + x/11",
+                                                       "--resume", expr]),
+                            "different activation_expr")
+    assert_one_line_refusal(*cli_run(capsys, smooth + ["--activation", "erf", "--dps", "20",
+                                                       "--resume", erf]), "different ")
+    assert_one_line_refusal(*cli_run(capsys, smooth + ["--activation", "erf", "--M", "3",
+                                                       "--resume", erf]), "different M")
+    # the node count is part of the identity (a checkpoint of another quadrature rule)
+    with np.load(erf, allow_pickle=False) as archive:
+        header = json.loads(str(archive["__header__"][()]))
+        arrays = {k: archive[k] for k in archive.files if k != "__header__"}
+    header["identity"]["nodes"] += 1
+    ck.save(erf, "teacher", header["identity"], arrays, header["meta"])
+    assert_one_line_refusal(*cli_run(capsys, smooth + ["--activation", "erf", "--resume", erf]),
+                            "different nodes")
+    # a finished run's checkpoint resumes to the same output
+    rc, again, _ = cli_run(capsys, smooth + ["--activation-expr", "tanh(x) + x/10", "--resume", expr])
+    rc2, fresh, _ = cli_run(capsys, smooth + ["--activation-expr", "tanh(x) + x/10"])
+    assert rc == rc2 == 0 and again == fresh
