@@ -46,6 +46,9 @@ SEED_MAX = 2**63 - 1
 VSTAR_NORM2_MAX = 1e100
 # Model B's alpha0, beta0: |alpha0 beta0| = |gamma0| <= 1e100, the float64-safe range
 INITIAL_MAX = 1e50
+# label noise of online SGD (crosscheck --mode sgd, figures): the loss holds noise_std^2, so
+# above 1e50 it leaves the float64-safe range (1e100) before the first step
+NOISE_STD_MAX = 1e50
 
 
 @dataclass(frozen=True)
@@ -339,7 +342,7 @@ CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) 
     Option("batch", "int", None, "SGD batch size N (sgd only; default 100)", lo=1,
            applies=lambda v: v["mode"] == "sgd", refusal="--batch applies to --mode sgd only"),
     Option("noise_std", "float", None, "label noise standard deviation (sgd only; default 1)",
-           lo=0, applies=lambda v: v["mode"] == "sgd",
+           lo=0, hi=NOISE_STD_MAX, applies=lambda v: v["mode"] == "sgd",
            refusal="--noise-std applies to --mode sgd only"),
     Option("seed", "int", 0, "seed of V*, P and batches (default 0)", lo=0, hi=SEED_MAX),
     Option("P", "choice", "identity", "positional matrix: identity (default) or Haar-random "
@@ -511,7 +514,8 @@ FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs
     Option("batch", "int", None, "SGD batch size N (A only; default 100)", lo=1,
            applies=_paper_a, refusal="--batch applies only to --paper A"),
     Option("noise_std", "float", None, "label noise standard deviation (A only; default 1)",
-           lo=0, applies=_paper_a, refusal="--noise-std applies only to --paper A"),
+           lo=0, hi=NOISE_STD_MAX, applies=_paper_a,
+           refusal="--noise-std applies only to --paper A"),
     Option("activation", "choice", None, "A only: sigma of teacher and student beyond the "
            "paper: erf, tanh, gelu = x Phi(x), softplus, sigmoid, expr (--activation-expr); the "
            "four teachers (CNN, GCN, STS, GSLP) with it, V* rows of equal norm, dashed = the "
@@ -734,15 +738,29 @@ def probe_file(flag: str, path: str) -> None:
 
 
 def probe_folder(flag: str, path: str) -> None:
-    """Create the folder ``path`` (with its parents) and a probe file in it (removed again)."""
+    """Create the folder ``path`` (with its parents) and a probe file in it, then remove the
+    probe and every folder the probe created: validation leaves nothing behind, so a check
+    that refuses later leaves no folder (the job creates the folder when it writes, after
+    every check has passed)."""
     import tempfile
 
+    created = []   # the folders the probe creates, deepest first
+    missing = path
+    while not os.path.exists(missing):
+        created.append(missing)
+        missing = os.path.dirname(missing)
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".rdyn-probe-"):
             pass
     except OSError as exc:
         raise UsageError(f"{flag}: cannot write in {path}: {exc.strerror or exc}") from None
+    finally:
+        for folder in created:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
 
 
 def check_input_file(flag: str, path) -> None:

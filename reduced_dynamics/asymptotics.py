@@ -74,14 +74,19 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
         "checks": [],
     }
     if check_D:
-        from rdyn.reduced_dynamics.flow import slow_limits
+        from rdyn.reduced_dynamics.flow import LimitsUnavailable, phase_limits
         from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds
 
         previous = None
         for Dv in check_D:
             config = TeacherConfig(int(Dv), K, activation, kappa=kappa, vstar_norm2=vstar_norm2,
                                    logit_scale=logit_scale)
-            limits = slow_limits(config, Thresholds(t1_fraction))
+            try:
+                limits = phase_limits(config, "slow", Thresholds(t1_fraction))
+            except LimitsUnavailable:
+                raise ValueError(f"--vstar-norm2 {vstar_norm2}: the slow-manifold limits that "
+                                 f"check the expansion at D = {int(Dv)} cannot be computed in "
+                                 "float64; rerun with --no-check") from None
             Nv = Dv - K
             lead = float(I0) * Dv ** (1 - extra) * Nv**2
             two = lead * (1 + float(I1 / I0) / math.sqrt(Nv))

@@ -43,6 +43,7 @@ from rdyn.reduced_dynamics.checkpoint import save as save_checkpoint
 from rdyn.reduced_dynamics.model_a import (TeacherConfig, Thresholds, attention_crossing,
                                       late_slope, log_grid)
 from rdyn.reduced_dynamics.divergence import is_diverged
+from rdyn.reduced_dynamics.sweep_checkpoint_rows import check_batch_rows
 from rdyn.reduced_dynamics.model_a_kernels import kernels
 
 ROW_FIELDS = ("D", "K", "eta", "vstar_norm2", "activation", "kappa", "logit_scale",
@@ -450,6 +451,8 @@ def run_batch(configs: Sequence[TeacherConfig], steps: int,
         arrays, _ = load_checkpoint(str(resume), "sweep", identity)
         states = [GroupState.from_arrays(arrays, f"g{j}_", len(group), len(capture_steps))
                   for j, group in enumerate(members)]
+        for group, indices, state in zip(members, groups.values(), states):
+            check_batch_rows(resume, group, indices, state, steps, capture_steps)
     else:
         states = [GroupState.fresh(len(group), len(capture_steps)) for group in members]
 

@@ -457,11 +457,25 @@ def phase_limits(config: TeacherConfig, method: str = "slow",
     ``flow`` (float64 gradient flow and its first-order modified equation) or ``slow`` (mpmath
     at ``dps`` digits, default 30: Taylor flow through t1, slow-manifold quadrature)."""
     check_thresholds(config.D, config.K, thresholds)
-    if method == "flow":
-        return flow_limits(config, thresholds)
-    if method == "slow":
-        return slow_limits(config, thresholds, dps)
-    raise ValueError(f"unknown method {method!r}")
+    if method not in ("flow", "slow"):
+        raise ValueError(f"unknown method {method!r}")
+    try:
+        limits = (flow_limits(config, thresholds) if method == "flow"
+                  else slow_limits(config, thresholds, dps))
+    except (RuntimeError, ArithmeticError, ValueError) as exc:  # scipy failures, overflow
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise LimitsUnavailable(f"the eta -> 0 phase limits cannot be computed for this "
+                                f"configuration in float64 ({reason}); use --method map") from None
+    if not all(math.isfinite(float(x)) for x in (limits.tau1, limits.tau_star)):
+        raise LimitsUnavailable("the eta -> 0 phase limits are not finite for this "
+                                "configuration (the flow leaves the float64 range); use "
+                                "--method map")
+    return limits
+
+
+class LimitsUnavailable(ValueError):
+    """The eta -> 0 limits of a configuration cannot be computed (the float64 flow fails or
+    overflows, e.g. at a very large ||V*||_F^2); a one-line message."""
 
 
 LIMIT_NAMES = {"flow": "gradient_flow", "slow": "slow_manifold"}

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import math
 import time
 from typing import Any, Callable
 
@@ -165,8 +166,11 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
         last_save = time.monotonic()
         try:
             for t in range(len(Ls), cfg.steps + 1):
-                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                    loss, F, per_sample = f(a * b)
+                try:
+                    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                        loss, F, per_sample = f(a * b)
+                except OverflowError:  # a Python float power beyond float64: diverged
+                    loss, F, per_sample = math.inf, math.inf, None
                 if is_diverged((a, b, a * b, loss, F)):
                     diverged = t
                     if t > 0:  # the series end at the last finite step (Ls has t entries)

@@ -58,8 +58,9 @@ def run_smooth_batch(configs: Sequence, steps: int, thresholds: Thresholds = Thr
     """One float64 :func:`~rdyn.reduced_dynamics.model_a_smooth.run` of ``steps`` steps per
     configuration (``SmoothConfig``), in order; a :class:`~rdyn.reduced_dynamics.batch.
     BatchResult` of :func:`smooth_row` rows. ``checkpoint``/``resume``: module docstring."""
-    from rdyn.reduced_dynamics.batch import BatchResult
+    from rdyn.reduced_dynamics.batch import ROW_FIELDS, BatchResult
     from rdyn.reduced_dynamics.model_a_smooth import run
+    from rdyn.reduced_dynamics.sweep_checkpoint_rows import check_smooth_rows
 
     if not (0 <= steps <= 10**9):
         raise ValueError("steps must be in 0..1e9")
@@ -73,6 +74,7 @@ def run_smooth_batch(configs: Sequence, steps: int, thresholds: Thresholds = Thr
             raise CheckpointError(f"checkpoint {resume} has malformed rows")
         if not all(isinstance(r, dict) for r in rows):
             raise CheckpointError(f"checkpoint {resume} has malformed rows")
+        rows = check_smooth_rows(resume, configs, rows, steps, ROW_FIELDS)
 
     def save() -> None:
         save_checkpoint(str(checkpoint), CHECKPOINT_KIND, identity, {},

@@ -19,28 +19,11 @@ import numpy as np
 import pytest
 
 import rdyn
-from rdyn import cli
+from cli_runs import assert_refused, run_main
 from rdyn.options import COMMANDS, integral
 from signal_runs import signal_when_checkpointed
 
 NOT_WRITABLE = "/proc/rdyn-hostile/x"   # /proc refuses new files, even for root
-
-
-def run_main(capsys, argv):
-    """(exit status, stdout, stderr) of ``rdyn ARGV`` in-process (argparse errors exit)."""
-    try:
-        rc = cli.main(argv)
-    except SystemExit as exc:
-        rc = exc.code
-    captured = capsys.readouterr()
-    return rc, captured.out, captured.err
-
-
-def assert_refused(rc, out, err, needle=""):
-    assert rc == 2, err
-    assert out == "" and "Traceback" not in err
-    assert err.count("\n") == 1, err
-    assert needle in err, err
 
 
 REFUSED = [
@@ -391,3 +374,109 @@ def test_every_option_with_hostile_values(capsys, name, flag, value):
     """Every option of every subcommand with hostile values: refused in one line."""
     rc, out, err = run_main(capsys, [name, flag, value])
     assert rc == 2 and "Traceback" not in err and err.count("\n") == 1, err
+
+
+# ------------------------------------------------------------------ second battery (issue 20, item 5)
+# 48 further hostile inputs over every subcommand (none of them above); the ones that gave a
+# traceback (ln noln overflow, asymptotics leaky, flow limits at large ||V*||^2), a garbage
+# answer (crosscheck "diverged at step 0" with steps = -1), or ran for minutes (--method slow
+# --dps 4000) are fixed; these are kept.
+
+REFUSED_2 = [
+    (["teacher", "--record", "5,-1", "--steps", "10"], "--record: step -1"),
+    (["teacher", "--record", "20", "--steps", "10"], "--record: step 20"),
+    (["teacher", "--activation", "expr", "--activation-expr", "x**"], "--activation-expr"),
+    (["teacher", "--activation-expr", "exp(x**2)", "--D", "8", "--K", "2", "--steps", "10"],
+     "--activation-expr"),
+    (["teacher", "--checkpoint-every", "-1", "--checkpoint", "ck.npz"], "--checkpoint-every"),
+    (["teacher", "--method", "slow", "--dps", "4000"], "at most 100 with --method slow"),
+    (["teacher", "--method", "flow", "--D", "20", "--K", "4", "--vstar-norm2", "1e6"],
+     "use --method map"),
+    (["teacher", "--method", "flow", "--D", "20", "--K", "4", "--vstar-norm2", "1e20"],
+     "use --method map"),
+    (["crosscheck", "--vstar-row-norms", "1,nan", "--activation", "tanh", "--M", "2"],
+     "--vstar-row-norms"),
+    (["crosscheck", "--vstar-row-norms", "1,2", "--activation", "tanh", "--M", "3"],
+     "--vstar-row-norms: 2 norms for --M 3"),
+    (["crosscheck", "--noise-std", "1e300", "--mode", "sgd"], "--noise-std"),
+    (["crosscheck", "--vstar-norm2", "1e100", "--steps", "5"], "initial loss (step 0)"),
+    (["ln", "--n", "1e12", "--d", "2"], "Sobol dimensions"),
+    (["ln", "--samples", "1e15", "--expectation", "monte_carlo"], "--samples"),
+    (["ln", "--record", "10", "--steps", "5"], "--record"),
+    (["sweep", "--grid", "D=", "--steps", "10"], "--grid: no values for D"),
+    (["sweep", "--grid", "D=20;D=30", "--steps", "10"], "given twice"),
+    (["sweep", "--grid", "eta=0.1:0.3:0", "--steps", "10"], "--grid"),
+    (["sweep", "--grid", "K=1e9;D=2e9", "--steps", "10"], "--grid"),
+    (["sweep", "--grid", "activation=erf", "--steps", "10"], "--activation erf"),
+    (["sweep", "--grid", "D=20", "--steps", "10", "--threads", "0"], "--threads"),
+    (["verify", "--only", "nosuch.*"], "--only"),
+    (["verify", "--only", ""], "--only"),
+    (["scaling", "--activation", "foo"], "--activation"),
+    (["scaling", "--model", "B", "--kappa", "0.5"], "--kappa"),
+    (["figures", "--seed", "1e30"], "--seed"),
+    (["figures", "--paper", "B", "--steps", "1"], "--steps"),
+    (["figures", "--noise-std", "1e51"], "--noise-std"),
+    (["claims", "--paper", "C"], "--paper"),
+    (["asymptotics", "--activation", "gelu"], "--activation"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", REFUSED_2, ids=[" ".join(a) for a, _ in REFUSED_2])
+def test_second_battery_refusals(tmp_path, monkeypatch, capsys, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    assert_refused(*run_main(capsys, argv), needle)
+
+
+def test_second_battery_groups_with_a_repeated_index(tmp_path, capsys):
+    path = tmp_path / "g.json"
+    path.write_text("[[0, 0], [1, 2], [2, 0]]")
+    assert_refused(*run_main(capsys, ["teacher", "--groups", str(path), "--steps", "5"]),
+                   "repeats an index")
+
+
+DIVERGING_2 = [  # (argv, command, the step it diverges at)
+    (["ln", "--model", "noln", "--target", "unnormalized", "--eta", "1e300", "--steps", "5",
+      "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"], "ln", 1),
+    (["teacher", "--logit-scale", "sqrtD", "--eta", "1e300", "--steps", "5"], "teacher", 1),
+    (["teacher", "--activation", "tanh", "--eta", "1e300", "--D", "8", "--K", "2", "--steps",
+      "10"], "teacher", 1),
+    (["crosscheck", "--noise-std", "1e50", "--mode", "sgd", "--steps", "5"], "crosscheck", 3),
+]
+
+
+@pytest.mark.parametrize("argv,name,step", DIVERGING_2, ids=[" ".join(a) for a, _, _ in DIVERGING_2])
+def test_second_battery_divergence(capsys, argv, name, step):
+    rc, out, err = _no_warnings(capsys, argv + ["--json"])
+    data = valid(name, json.loads(out))
+    assert rc == 3 and "Traceback" not in err and data["diverged_at_step"] == step
+    assert f"rdyn {name}: diverged at step {step}" in err
+    assert data.get("steps", step - 1) == step - 1
+
+
+EXTREME_VALID_2 = [  # extreme but valid: exit 0, a schema-valid answer, no warning
+    (["teacher", "--eta", "1e-300", "--steps", "10"], "teacher"),
+    (["teacher", "--D", "1e12", "--K", "4", "--steps", "10", "--dps", "30"], "teacher"),
+    (["sweep", "--grid", "D=20;eta=1e-300", "--steps", "10", "--quiet"], "sweep"),
+    (["sweep", "--grid", "eta=0.3:0.1:3", "--steps", "10", "--quiet"], "sweep"),
+    (["ln", "--data", "spectrum", "--d", "2", "--spectrum", "1000000000000,1", "--steps", "5"],
+     "ln"),
+]
+
+
+@pytest.mark.parametrize("argv,name", EXTREME_VALID_2, ids=[" ".join(a) for a, _ in EXTREME_VALID_2])
+def test_second_battery_extreme_but_valid(capsys, argv, name):
+    rc, out, err = _no_warnings(capsys, argv + ["--json"])
+    assert rc == 0 and "Traceback" not in err, err
+    valid(name, json.loads(out))
+
+
+@pytest.mark.slow
+def test_second_battery_asymptotics(capsys):
+    """asymptotics --activation leaky asserted on unsimplified series coefficients (a
+    traceback for every kappa); at ||V*||^2 = 1e100 its D checks overflowed (a traceback)."""
+    rc, out, err = run_main(capsys, ["asymptotics", "--activation", "leaky", "--kappa", "0.5",
+                                     "--json"])
+    assert rc == 0 and "Traceback" not in err
+    data = valid("asymptotics", json.loads(out))
+    assert data["tau_star"]["exponent"] == 3 and len(data["checks"]) == 4
+    assert_refused(*run_main(capsys, ["asymptotics", "--vstar-norm2", "1e100"]), "--no-check")

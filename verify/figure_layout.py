@@ -79,3 +79,26 @@ def save_figure(fig, path: Path, dpi: int) -> None:
         warnings.warn(f"{Path(path).name}: {len(overlaps)} overlapping labels: {shown}",
                       FigureLayoutWarning, stacklevel=2)
     fig.savefig(path, dpi=dpi)
+
+
+def output_folder(out: Path) -> Path:
+    """The folder the figures are written to: ``out``, created with its parents now (after the
+    work; ``rdyn figures`` probed it before any work). If it cannot be created any more (it
+    was removed together with a parent that is now a file, a read-only mount, ...), a new
+    folder ``rdyn-rescued-figures-*`` in the temporary folder, with a warning on stderr saying
+    where: figures that took minutes to train are never lost to a late write failure."""
+    import sys
+    import tempfile
+
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".rdyn-probe-"):
+            pass
+        return out
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    rescue = Path(tempfile.mkdtemp(prefix="rdyn-rescued-figures-"))
+    print(f"rdyn figures: warning: cannot write --out {out} ({reason}); the figures are "
+          f"saved to {rescue} instead", file=sys.stderr)
+    return rescue

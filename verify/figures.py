@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rdyn.verification.figure_layout import save_figure
+from rdyn.verification.figure_layout import output_folder, save_figure
 
 
 EXPERIMENTS = (("cnn", "relu"), ("cnn", "leaky"), ("gcn", "relu"), ("gcn", "leaky"),
@@ -251,7 +251,7 @@ def make_figures(out: Path, steps: int, quick: bool, vstar_norm2: float, batch_s
         D, K = sizes[task]
         results.append(run_experiment(task, activation, steps, D, K, vstar_norm2=vstar_norm2,
                                       batch_size=batch_size, noise_std=noise_std, seed=seed))
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     paths = {"figure2": out / "figure2_loss.png", "figure3": out / "figure3_attention.png"}
     plot_figure2(results, paths["figure2"])
     plot_figure3(results, paths["figure3"])

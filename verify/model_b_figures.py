@@ -29,7 +29,7 @@ import numpy as np
 
 from rdyn.reduced_dynamics import model_b as mb
 from rdyn.verification import model_b_full_matrix as fm
-from rdyn.verification.figure_layout import save_figure
+from rdyn.verification.figure_layout import output_folder, save_figure
 
 PAPER_CLAIMS = {"ln_alpha": 1 / 6, "ln_beta": 1 / 6, "looped_w": 1 / 4, "looped_v": 1 / 4}
 QUICK = dict(d=4, n=8, spectrum=(3, 2, 2, 1), samples=256, looped_samples=64, steps=60, L=3, eta=0.1)
@@ -192,7 +192,7 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
     if progress:
         progress("looped sphere")
     looped = train_full("looped", None, "sphere", p, seed, snaps)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     paths = {}
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     # 1. training loss

@@ -1,7 +1,7 @@
 """``rdyn.asymptotics``: Model A's phase limits as D -> infinity at fixed K (derived)."""
 from __future__ import annotations
 
-from rdyn.api._common import options
+from rdyn.api._common import options, usage_errors
 from rdyn.api._signature import api_function
 
 
@@ -21,6 +21,8 @@ def run(v: dict):
     from rdyn.result import Result
 
     kappa = 0.1 if v["kappa"] is None else v["kappa"]
-    summary = asymptotic_summary(v["activation"], v["logit_scale"], v["K"], v["vstar_norm2"],
-                                 kappa, check_D=() if v["no_check"] else (10**3, 10**4, 10**5, 10**6))
+    with usage_errors():
+        summary = asymptotic_summary(v["activation"], v["logit_scale"], v["K"],
+                                     v["vstar_norm2"], kappa, check_D=() if v["no_check"]
+                                     else (10**3, 10**4, 10**5, 10**6))
     return Result(summary, None, detail={"summary": summary})

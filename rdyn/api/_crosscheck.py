@@ -4,7 +4,7 @@ from __future__ import annotations
 from rdyn.api._common import options, parse_steps_list
 from rdyn.api._signature import api_function
 from rdyn.options import check_memory
-from rdyn.output import require
+from rdyn.output import UsageError, require
 
 DEFAULT_STEPS = 300
 LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 10 s and more)
@@ -58,9 +58,10 @@ def run(v: dict):
                             positional=v["P"], seed=v["seed"], batch_size=batch_size,
                             noise_std=noise_std, record=set(record),
                             progress=not v["quiet"] and steps * config.D ** 2 > LONG_WORK)
+    initial_out_of_range(result.diverged_at_step, v)
     summary = {"max_rel_dev": result.max_rel_dev, "structure_residual": result.structure_residual,
                "steps": result.steps, "mode": result.mode}
-    if result.expected_rel_dev is not None:
+    if result.mode == "sgd":   # null for a diverged run (no agreement figures)
         summary["expected_rel_dev"] = result.expected_rel_dev
     summary["diverged_at_step"] = result.diverged_at_step
     summary["divergence_reason"] = None if result.diverged_at_step is None else reason(
@@ -99,11 +100,16 @@ def run_smooth(v: dict, config, groups, steps: int, row_norms):
             "(population GD only)")
     require(v["record"] is None, "--record is not available for the smooth activations")
     config = replace(config, M=v["M"])
+    if not v["quiet"]:
+        from rdyn.run_time import announce, crosscheck_smooth_estimate
+
+        announce(crosscheck_smooth_estimate(config.M, config.D, steps), v["quiet"])
     out = crosscheck_smooth(config, groups, d=v["d"], steps=steps, seed=v["seed"],
                             positional=v["P"], row_norms=row_norms)
     from rdyn.reduced_dynamics.divergence import reason
 
     diverged = out["diverged_at_step"]
+    initial_out_of_range(diverged, v)
     summary = {"max_rel_dev": None if diverged is not None else float(out["max_rel_dev"]),
                "structure_residual": None if diverged is not None else float(out["structure_residual"]),
                "steps": out["steps"], "mode": "population",
@@ -120,3 +126,18 @@ def run_smooth(v: dict, config, groups, steps: int, row_norms):
                          "seed": v["seed"], "logit_scale": config.logit_scale,
                          "activation_expr": config.activation.formula}}
     return Result(summary, None, detail={"config": config, "crosscheck": out, "batch": None})
+
+
+def initial_out_of_range(diverged_at_step, v: dict) -> None:
+    """A run "diverged at step 0" never ran: its initial full-matrix loss (proportional to
+    ||V*||_F^2, plus the label noise's variance in SGD) is already beyond the float64-safe
+    range. That is bad input, refused in one line naming the options that set it (exit 2)."""
+    if diverged_at_step != 0:
+        return
+    from rdyn.reduced_dynamics.divergence import STATE_BOUND
+
+    drivers = f"--vstar-norm2 {v['vstar_norm2']}"
+    if v["mode"] == "sgd":
+        drivers += f" with --noise-std {1.0 if v['noise_std'] is None else v['noise_std']}"
+    raise UsageError(f"{drivers}: the initial loss (step 0) is already beyond the float64-safe "
+                     f"range ({STATE_BOUND:.0e}); lower --vstar-norm2")

@@ -12,6 +12,7 @@ from rdyn.output import UsageError, require
 
 
 MIN_DEFAULT_STEPS = 1000  # the default run (no --steps) runs to max(2 T*, 1000)
+SLOW_DPS_MAX = 100  # --method slow at --dps N: 3.6 s at 30, 43 s at 100, > 120 s at 200 (D = 20)
 
 
 class CertifyInterrupted(KeyboardInterrupt):
@@ -240,6 +241,11 @@ def run(v: dict):
         companion = companion_path(os.fspath(v["checkpoint"]))  # the interval64 pass's file
         check_output_path("--checkpoint", companion)
         check_output_path("--checkpoint", companion + ".tmp")
+    if backend == "arb" and v["resume"] is None and not v["quiet"]:
+        from rdyn.run_time import announce, teacher_estimate
+
+        announce(teacher_estimate(config, v["steps"], dps, v["certify"], thresholds,
+                                  MIN_DEFAULT_STEPS), v["quiet"])
     with checkpoint_errors():
         result = run_dynamics(config, steps=v["steps"], record=record, thresholds=thresholds,
                               backend=backend, dps=dps, progress=not v["quiet"],
@@ -334,6 +340,9 @@ def run_limits(v: dict, config, thresholds):
         require(not given, f"{flag} applies to --method map only")
     require(v["method"] != "flow" or v["dps"] is None,
             "--method flow is float64 (scipy); use --method slow with --dps")
+    require(v["dps"] is None or v["dps"] <= SLOW_DPS_MAX,
+            f"--dps must be at most {SLOW_DPS_MAX} with --method slow (its quadratures at N "
+            f"digits: measured 3.6 s at --dps 30, 43 s at 100, over 120 s at 200), got {v['dps']}")
     require(not smooth or v["dps"] is None,
             f"--method slow with --activation {getattr(config.activation, 'label', '')} is "
             "float64 (its moments are float64 Gauss-Hermite sums): --dps is not available")

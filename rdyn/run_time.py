@@ -1,0 +1,118 @@
+"""Time estimates before long runs (issue 20, docs/input_rules.md "Time estimates"): shared by the
+CLI and the API, printed on stderr before a run predicted to take more than
+:data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it). ``rdyn teacher --dps N`` and the
+smooth-activation ``rdyn crosscheck`` (:func:`crosscheck_smooth_estimate`) are estimated.
+
+``rdyn teacher --dps N`` (the collapsed map on arb balls at N digits, identity/relu/leaky):
+the cost per GD step is modelled as
+
+    seconds per step = OVERHEAD + A * N**B,   OVERHEAD = 8e-6 s, A = 6.1e-9 s, B = 1.5
+
+measured with ``model_a.run(..., backend="arb")`` (D = 20, K = 4, eta = 0.5; the collapsed
+map does not depend on D) on 2 shared cores (load 2-5), per step from the difference of an
+n- and a 3n-step run: relu 0.0077, 0.013, 0.037, 0.14, 0.56, 1.64 ms at N = 30, 100, 300,
+1000, 2000, 4000; identity 0.014, 0.016, 0.043, 0.21, 0.53, 1.53 ms; leaky 0.005, 0.011,
+0.041, 0.22, 0.60, 1.48 ms. The model gives 0.009, 0.014, 0.040, 0.20, 0.55, 1.55 ms: within
+a factor 1.5 of every measurement above N = 30 (B = 1.5: multiplication at N digits).
+``--certify`` adds the certified arb pass, measured at 0.5-1.4 ms per step at N = 1000-2000
+(main run 0.17-0.67 ms), modelled as :data:`CERTIFY_FACTOR` = 2.5 times the main run.
+
+Without ``--steps`` the run stops at max(2 T*, 1000), unknown in advance: the estimate takes T*
+from a float64 run of at most :data:`PRE_RUN_STEPS` steps (about 75 ns per step, so at most
+about 1 s; the arb run costs at least 100 times more per step). If T* is beyond it, the
+estimate is a lower bound ("more than").
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+ANNOUNCE_ABOVE_S = 10.0
+TEACHER_OVERHEAD_S = 8e-6
+TEACHER_A_S = 6.1e-9
+TEACHER_B = 1.5
+CERTIFY_FACTOR = 2.5
+PRE_RUN_STEPS = 10**7
+# smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
+# verify/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
+# sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
+SMOOTH_ENTRY_S = 1.5e-3
+
+
+@dataclass(frozen=True)
+class RunTimeEstimate:
+    """A predicted run time: ``seconds`` for the ``work`` described (e.g. "40000 steps at
+    --dps 4000"); ``lower_bound``: the work (hence the time) is at least this."""
+
+    command: str
+    seconds: float
+    work: str
+    lower_bound: bool = False
+
+    def line(self) -> str:
+        """The stderr line, e.g. ``rdyn teacher: about 65 s (40000 steps at --dps 4000)``."""
+        about = "more than" if self.lower_bound else "about"
+        return (f"rdyn {self.command}: {about} {_duration(self.seconds)} "
+                f"({'at least ' if self.lower_bound else ''}{self.work})")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def teacher_step_seconds(dps: int) -> float:
+    """Predicted seconds per GD step of the collapsed map on arb balls at ``dps`` digits."""
+    return TEACHER_OVERHEAD_S + TEACHER_A_S * float(dps) ** TEACHER_B
+
+
+def default_teacher_steps(config, thresholds, min_steps: int) -> tuple[int, bool]:
+    """(steps, lower_bound) of a run without ``--steps`` (it stops at max(2 T*, min_steps)),
+    from float64 runs of 1e5, 1e6, then 1e7 (:data:`PRE_RUN_STEPS`) steps, stopping at the first
+    that reaches T* (a diverging run stops at its divergence step)."""
+    from rdyn.reduced_dynamics.model_a import run
+
+    for probe_steps in (PRE_RUN_STEPS // 100, PRE_RUN_STEPS // 10, PRE_RUN_STEPS):
+        probe = run(config, steps=probe_steps, thresholds=thresholds, progress=False)
+        if probe.T_star is not None:   # T* does not depend on how far a run goes
+            return max(2 * probe.T_star, min_steps), False
+        if probe.diverged_at_step is not None:
+            return max(probe.diverged_at_step, 1), False
+    return max(2 * PRE_RUN_STEPS, min_steps), True
+
+
+def teacher_estimate(config, steps: int | None, dps: int | None, certify: bool, thresholds,
+                     min_steps: int) -> RunTimeEstimate | None:
+    """The estimate of an ``rdyn teacher`` map run at ``dps`` digits (None for float64 runs,
+    which the compiled loop runs at about 1e7 steps per second)."""
+    if dps is None:
+        return None
+    lower = False
+    if steps is None:
+        steps, lower = default_teacher_steps(config, thresholds, min_steps)
+    per_step = teacher_step_seconds(dps) * (1 + (CERTIFY_FACTOR if certify else 0))
+    return RunTimeEstimate("teacher", steps * per_step, f"{steps} steps at --dps {dps}", lower)
+
+
+def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:
+    """The estimate of ``rdyn crosscheck --activation erf|tanh|gelu|softplus|sigmoid|expr``:
+    full-matrix population GD evaluates one Gaussian expectation (and its two derivatives) per
+    entry of the M x D output per step, (steps + 1) M D in all, at
+    :data:`SMOOTH_ENTRY_S` seconds each."""
+    entries = (steps + 1) * M * D
+    return RunTimeEstimate("crosscheck", entries * SMOOTH_ENTRY_S,
+                           f"{steps} steps of {M} x {D} Gaussian expectations")
+
+
+def announce(estimate: RunTimeEstimate | None, quiet: bool, file=None) -> bool:
+    """Print ``estimate.line()`` on stderr when the run is predicted to take more than
+    :data:`ANNOUNCE_ABOVE_S` seconds and ``quiet`` is false; returns whether it printed."""
+    if quiet or estimate is None or estimate.seconds <= ANNOUNCE_ABOVE_S:
+        return False
+    print(estimate.line(), file=file or sys.stderr, flush=True)
+    return True

@@ -1,0 +1,24 @@
+"""Shared by the in-process command-line tests (test_hostile_inputs.py, test_output_paths.py,
+test_run_time.py, test_sweep_checkpoint_rows.py): run ``rdyn ARGV`` in this process and check
+a one-line refusal."""
+from __future__ import annotations
+
+from rdyn import cli
+
+
+def run_main(capsys, argv):
+    """(exit status, stdout, stderr) of ``rdyn ARGV`` in-process (argparse errors exit)."""
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def assert_refused(rc, out, err, needle=""):
+    """Exit status 2, nothing on stdout, one line on stderr containing ``needle``."""
+    assert rc == 2, err
+    assert out == "" and "Traceback" not in err
+    assert err.count("\n") == 1, err
+    assert needle in err, err
