@@ -16,7 +16,9 @@ collapsed (C1, C2, C3) prediction (population loss; OOD loss of the collapsed ma
 20000 Exp(1) inputs, noise-free; cosine 1). Log-log slopes are fitted over t >= 2 T*
 (T* of the collapsed run) when the run reaches 4 T*, else over the last decade (then the
 window may still contain the T* transition: check fit_from against T*), and printed next to the
-paper's claims (training -1, OOD about -0.5).
+paper's claims (training -1, OOD about -0.5). An experiment whose SGD population excess loss
+rises above 10 times its step-0 value (or whose state leaves the float64-safe range) is reported
+as diverged (diverged_at_step, no SGD slopes); the figures are still written, exit status 3.
 Figure 3 (figure3_attention.png): attention S at the last step (SGD, top) and the collapsed
 prediction (bottom), one column per experiment.
 
@@ -33,6 +35,8 @@ Titles and slope lines name the activation; the paper's slopes are printed as co
 """
 from __future__ import annotations
 
+import sys
+
 NAME = "figures"
 
 
@@ -43,11 +47,18 @@ def _fmt(x) -> str:
 def run(values: dict, args) -> int:
     from rdyn.api._figures import run as api_run
 
+    from rdyn.cmd_teacher import DIVERGED_EXIT
+
     res = api_run(values, progress=True)
+    data = res._data
+    diverged = [row for row in data.get("experiments", ()) if row["diverged_at_step"] is not None]
+    for row in diverged:
+        print(f"rdyn figures: {row['experiment']}: SGD diverged at step {row['diverged_at_step']}: "
+              f"{row['divergence_reason']}; its slopes are not reported (exit status 3)", file=sys.stderr)
+    status = DIVERGED_EXIT if diverged else 0
     if values["json"]:
         print(res.to_json())
-        return 0
-    data = res._data
+        return status
     if values["paper"] == "B":
         for v in data["figures"].values():
             print(f"wrote {v}")
@@ -72,5 +83,6 @@ def run(values: dict, args) -> int:
         print(f"  {row['experiment']:16} D={row['D']:2d} K={row['K']}  T*={row['T_star']}  "
               f"fit t>={row['fit_from']}  "
               f"train {_fmt(row['slope_train'])}  OOD {_fmt(row['slope_ood'])}  "
-              f"collapsed {_fmt(row['slope_collapsed'])}  cos(W_V,V*) {row['final_cosine']:.4f}")
-    return 0
+              f"collapsed {_fmt(row['slope_collapsed'])}  cos(W_V,V*) {row['final_cosine']:.4f}"
+              + ("" if row["diverged_at_step"] is None else f"  SGD DIVERGED at step {row['diverged_at_step']}"))
+    return status

@@ -60,6 +60,29 @@ def test_cli_json_and_usage(tmp_path, capsys):
     assert "--steps must be in" in capsys.readouterr().err
 
 
+def test_unstable_sgd_is_reported_as_diverged_without_slopes(tmp_path, capsys):
+    """||V*||_F^2 = 1e10: SGD at half the collapsed map's stable step blows up (the loss passes
+    1e100 within 200 steps); the run says so per experiment, reports no SGD slopes and exits 3
+    (it once exited 0 with slopes of +60). A stable run reports no divergence."""
+    import rdyn.schemas
+    from rdyn.cli import main
+    from rdyn.verification.figures import SGD_LOSS_BOUND
+
+    assert main(["figures", "--quick", "--steps", "40", "--batch", "20", "--vstar-norm2", "1e10",
+                 "--out", str(tmp_path), "--json"]) == 3
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    rdyn.schemas.validate("figures", data)
+    cnn = data["experiments"][0]
+    assert cnn["experiment"] == "CNN ReLU" and 1 <= cnn["diverged_at_step"] <= 40
+    assert cnn["slope_train"] is None and cnn["slope_ood"] is None
+    assert f"above {SGD_LOSS_BOUND:g} times its value at step 0" in cnn["divergence_reason"]
+    assert "CNN ReLU: SGD diverged at step" in captured.err
+    e = run_experiment("sts", "relu", steps=40, D=12, K=3, vstar_norm2=256.0, batch_size=20)
+    assert e.diverged_at_step is None and e.divergence_reason is None
+    assert np.all(e.train <= SGD_LOSS_BOUND * e.train[0])
+
+
 # ------------------------------------------------------------- --activation (issue 22)
 
 def test_smooth_sgd_follows_the_smooth_collapsed_prediction():

@@ -85,6 +85,8 @@ def crosscheck(config, groups, M: int = 4, d: int = 8, mode: str = "population",
         if is_diverged((pr.C1, pr.C2, pr.C3, loss)):
             diverged = t
             break
+    if full.diverged_at_step is not None:   # the full matrices left the range (run stopped)
+        diverged = full.diverged_at_step if diverged is None else min(diverged, full.diverged_at_step)
     if diverged is not None:
         last = min(diverged - 1, steps)   # -1: diverged at step 0 (nothing finite to compare)
         col_loss = [float(collapsed.record[t].loss) for t in full.steps if t <= last]

@@ -83,10 +83,32 @@ class Experiment:
     slope_ood: float | None
     slope_collapsed: float | None
     fit_from: int  # first step of the slope-fit window
+    diverged_at_step: int | None = None  # SGD unstable (SGD_LOSS_BOUND) or out of range: no SGD slopes
+    divergence_reason: str | None = None
 
     @property
     def label(self) -> str:
         return f"{self.task.upper()} {activation_label(self.activation)}"
+
+
+#: SGD from W = 0 at half the collapsed map's stable step starts at the teacher's whole excess
+#: loss L(0) and, when stable, stays below it up to batch noise; a recorded population excess
+#: loss above SGD_LOSS_BOUND * L(0) (or a state out of float64's safe range) marks the SGD run as
+#: diverged: its slopes are not reported and the command exits with status 3.
+SGD_LOSS_BOUND = 10.0
+
+
+def sgd_divergence(t: np.ndarray, train: np.ndarray, state_diverged_at: int | None):
+    """(first step, reason) at which the SGD run counts as diverged, or (None, None)."""
+    from rdyn.reduced_dynamics.divergence import reason
+
+    bad = np.nonzero(~np.isfinite(train) | (train > SGD_LOSS_BOUND * train[0]))[0]
+    if bad.size:
+        return int(t[bad[0]]), (f"the SGD population excess loss rose above {SGD_LOSS_BOUND:g} times its "
+                                f"value at step 0 (SGD unstable at this step size and teacher norm)")
+    if state_diverged_at is not None:
+        return state_diverged_at, reason("the SGD state (W_V, W_KQ)")
+    return None, None
 
 
 def record_grid(steps: int, per_decade: int = 25) -> np.ndarray:
@@ -165,10 +187,14 @@ def run_experiment(task: str, activation, steps: int, D: int, K: int,
     t = np.asarray(traj.steps)
     start = 2 * collapsed.T_star if collapsed.T_star and 4 * collapsed.T_star <= steps else steps // 10
     train = np.array([population[int(s)] for s in t])
-    return Experiment(task, activation, D, K, collapsed.T_star, t, train, np.asarray(traj.ood_loss),
-                      np.asarray(traj.cosine), np.asarray(c_train), np.asarray(c_ood), S_sgd,
-                      S_collapsed, fitted_slope(t, train, start), fitted_slope(t, np.asarray(traj.ood_loss), start),
-                      fitted_slope(t, np.asarray(c_train), start), int(start))
+    diverged_at, why = sgd_divergence(t, train, traj.diverged_at_step)
+    ood = np.asarray(traj.ood_loss)
+    slopes = (None, None) if diverged_at is not None else (fitted_slope(t, train, start), fitted_slope(t, ood, start))
+    n_c = len(t)  # the collapsed curves are drawn over the steps the SGD reached
+    return Experiment(task, activation, D, K, collapsed.T_star, t, train, ood,
+                      np.asarray(traj.cosine), np.asarray(c_train[:n_c]), np.asarray(c_ood[:n_c]), S_sgd,
+                      S_collapsed, *slopes, fitted_slope(grid, np.asarray(c_train), start), int(start),
+                      diverged_at, why)
 
 
 def _activation_title(experiments) -> str:
@@ -190,11 +216,11 @@ def plot_figure2(experiments, path: Path) -> None:
     for k, e in enumerate(experiments):
         c = colors[k % len(colors)]
         pos = e.steps > 0
-        axes[0].loglog(e.steps[pos], e.train[pos], color=c, label=f"{e.label} (slope {_fmt(e.slope_train)})")
+        axes[0].loglog(e.steps[pos], e.train[pos], color=c, label=f"{e.label} ({_slope_note(e, e.slope_train)})")
         axes[0].loglog(e.steps[pos], e.collapsed_train[pos], "--", color=c, lw=1)
         ood_ok = pos & (e.ood > 0)
         axes[1].loglog(e.steps[ood_ok], e.ood[ood_ok], color=c, lw=0.8,
-                       label=f"{e.label} (slope {_fmt(e.slope_ood)})")
+                       label=f"{e.label} ({_slope_note(e, e.slope_ood)})")
         axes[1].loglog(e.steps[pos], e.collapsed_ood[pos], "--", color=c, lw=1)
         axes[2].semilogx(e.steps[pos], e.cosine[pos], color=c, label=e.label)
     axes[2].axhline(1.0, ls="--", color="k", lw=1, label="collapsed (W_V = C1 V*)")
@@ -232,6 +258,12 @@ def plot_figure3(experiments, path: Path) -> None:
                  fontsize=10)
     save_figure(fig, path, dpi=110)
     plt.close(fig)
+
+
+def _slope_note(e: Experiment, slope) -> str:
+    if e.diverged_at_step is not None:
+        return f"SGD diverged at t = {e.diverged_at_step}"
+    return f"slope {_fmt(slope)}"
 
 
 def _fmt(x) -> str:

@@ -399,6 +399,7 @@ class Trajectory:
     cosine: list = field(default_factory=list)
     W_V: np.ndarray | None = None
     W_KQ: np.ndarray | None = None
+    diverged_at_step: int | None = None  # first step whose state left the float64-safe range
 
 
 def gradient_descent(model: FullModel, eta: float, steps: int, mode: str = "population",
@@ -409,7 +410,11 @@ def gradient_descent(model: FullModel, eta: float, steps: int, mode: str = "popu
 
     ``mode = "population"`` uses :func:`population`; ``"sgd"`` draws a fresh Gaussian batch
     each step (and an Exp(1) OOD batch at recorded steps). ``record`` defaults to every step.
+    A state that leaves the float64-safe range (:mod:`rdyn.reduced_dynamics.divergence`) stops
+    the run: ``diverged_at_step`` is that step, the trajectory ends at the step before.
     """
+    from rdyn.reduced_dynamics.divergence import is_diverged
+
     if mode not in ("population", "sgd"):
         raise ValueError(f"unknown mode {mode!r}")
     W_V, W_KQ = zero_state(model) if init is None else (init[0].copy(), init[1].copy())
@@ -437,6 +442,11 @@ def gradient_descent(model: FullModel, eta: float, steps: int, mode: str = "popu
         if callback is not None:
             callback(t, W_V, W_KQ)
         if t < steps:
-            W_V, W_KQ = W_V - eta * res.grad_WV, W_KQ - eta * res.grad_WKQ
+            with np.errstate(over="ignore", invalid="ignore"):
+                new_V, new_KQ = W_V - eta * res.grad_WV, W_KQ - eta * res.grad_WKQ
+            if is_diverged((new_V, new_KQ)):
+                out.diverged_at_step = t + 1
+                break
+            W_V, W_KQ = new_V, new_KQ
     out.W_V, out.W_KQ = W_V, W_KQ
     return out

@@ -56,7 +56,8 @@ def run(v: dict, progress: bool = False):
     table = [{"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star,
               "fit_from": e.fit_from, "slope_train": e.slope_train, "slope_ood": e.slope_ood,
               "slope_collapsed": e.slope_collapsed, "final_cosine": float(e.cosine[-1]),
-              "final_train": float(e.train[-1]), "final_collapsed": float(e.collapsed_train[-1])}
+              "final_train": float(e.train[-1]), "final_collapsed": float(e.collapsed_train[-1]),
+              "diverged_at_step": e.diverged_at_step, "divergence_reason": e.divergence_reason}
              for e in results]
     summary = {"figures": {k: str(p) for k, p in paths.items()}, "experiments": table,
                "paper_slopes": PAPER_SLOPES, "steps": steps,
