@@ -1,7 +1,8 @@
 """Time estimates before long runs (issue 20, docs/input_rules.md "Time estimates"): shared by the
 CLI and the API, printed on stderr before a run predicted to take more than
-:data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it). ``rdyn teacher --dps N`` and the
-smooth-activation ``rdyn crosscheck`` (:func:`crosscheck_smooth_estimate`) are estimated.
+:data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it). ``rdyn teacher --dps N`` (homogeneous activations: :func:`teacher_estimate`; smooth
+activations: :func:`smooth_teacher_estimate`) and the smooth-activation ``rdyn crosscheck``
+(:func:`crosscheck_smooth_estimate`) are estimated.
 
 ``rdyn teacher --dps N`` (the collapsed map on arb balls at N digits, identity/relu/leaky):
 the cost per GD step is modelled as
@@ -33,6 +34,22 @@ TEACHER_A_S = 6.1e-9
 TEACHER_B = 1.5
 CERTIFY_FACTOR = 2.5
 PRE_RUN_STEPS = 10**7
+# smooth activations at --dps (reduced_dynamics/model_a_smooth.py): seconds per node evaluation
+# (sigma, its two derivatives, and erf/gelu's closed smoothings at one Gauss-Hermite node; for the
+# tensor-rule activations one of the n^2 inner evaluations), SMOOTH_NODE_S[name] * (1 + (N /
+# SMOOTH_KNEE_DPS)**1.5): measured with Expectations.step at n = 24, 48 (bench/bench_dps_cost.py)
+SMOOTH_NODE_S = {"erf": 40e-6, "gelu": 80e-6, "tanh": 3.3e-6, "softplus": 4.5e-6, "sigmoid": 4e-6,
+                 "expr": 6e-6}
+SMOOTH_KNEE_DPS = 150.0
+TENSOR_RULE = ("tanh", "softplus", "sigmoid", "expr")   # inner average by the same rule: n^2
+# after the loop: the a-posteriori rule check and the final state's C1* (Newton at dps), counted
+# as this many steps
+SMOOTH_EXTRA_STEPS = 50
+SMOOTH_PRE_RUN_STEPS = 10**5
+# --certify for erf/gelu (certified_smooth.py, closed forms on arb balls): seconds per step as a
+# multiple of teacher_step_seconds(N) (measured 0.09, 0.31 ms erf, 0.28, 0.97 ms gelu at N = 300,
+# 1000, D = 8, K = 2, M = 2)
+SMOOTH_CERTIFY_FACTOR = {"erf": 1.8, "gelu": 5.5}
 # smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
 # verify/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
 # sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
@@ -97,6 +114,43 @@ def teacher_estimate(config, steps: int | None, dps: int | None, certify: bool, 
         steps, lower = default_teacher_steps(config, thresholds, min_steps)
     per_step = teacher_step_seconds(dps) * (1 + (CERTIFY_FACTOR if certify else 0))
     return RunTimeEstimate("teacher", steps * per_step, f"{steps} steps at --dps {dps}", lower)
+
+
+def smooth_step_seconds(activation: str, nodes: int, dps: int) -> float:
+    """Predicted seconds per step of the quadrature loop of a smooth activation at ``dps``
+    digits on an ``nodes``-point Gauss-Hermite rule: ``nodes`` node evaluations (erf, gelu:
+    the inner average is a closed form) or ``nodes**2`` (the tensor rule of the others), each
+    :data:`SMOOTH_NODE_S` ``[activation] * (1 + (dps / SMOOTH_KNEE_DPS)**1.5)``."""
+    evaluations = nodes ** 2 if activation in TENSOR_RULE else nodes
+    return evaluations * SMOOTH_NODE_S[activation] * (1 + (dps / SMOOTH_KNEE_DPS) ** 1.5)
+
+
+def default_smooth_steps(config, thresholds, min_steps: int) -> tuple[int, bool]:
+    """(steps, lower_bound) of a smooth run without ``--steps`` (it stops at max(2 T*,
+    min_steps)), T* from a float64 run of at most :data:`SMOOTH_PRE_RUN_STEPS` steps (compiled
+    for erf/gelu, a float64 quadrature otherwise); beyond it, a lower bound."""
+    from rdyn.reduced_dynamics.model_a_smooth import run
+
+    probe = run(config, None, (), thresholds.t1_fraction, thresholds.tstar_attention,
+                max_default_steps=SMOOTH_PRE_RUN_STEPS, min_default_steps=min_steps)
+    if probe.diverged_at_step is not None:
+        return max(probe.diverged_at_step, 1), False
+    if probe.T_star is None:
+        return max(SMOOTH_PRE_RUN_STEPS, min_steps), True
+    return max(2 * probe.T_star, min_steps), False
+
+
+def smooth_teacher_estimate(activation: str, nodes: int, steps: int, dps: int, certify: bool,
+                            lower_bound: bool = False) -> RunTimeEstimate:
+    """The estimate of ``rdyn teacher --activation A --dps N`` once the node count is chosen
+    (``model_a_smooth.run``'s ``on_rule``): (steps + :data:`SMOOTH_EXTRA_STEPS`) times
+    :func:`smooth_step_seconds`, plus with ``certify`` (erf, gelu) the certified pass, steps
+    times :data:`SMOOTH_CERTIFY_FACTOR` ``[activation] *`` :func:`teacher_step_seconds`."""
+    seconds = (steps + SMOOTH_EXTRA_STEPS) * smooth_step_seconds(activation, nodes, dps)
+    if certify:
+        seconds += steps * SMOOTH_CERTIFY_FACTOR[activation] * teacher_step_seconds(dps)
+    return RunTimeEstimate("teacher", seconds,
+                           f"{steps} steps on {nodes} nodes at --dps {dps}", lower_bound)
 
 
 def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:

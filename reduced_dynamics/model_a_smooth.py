@@ -396,7 +396,7 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
         tstar_attention: float | None = None, dps: int | None = None, progress: bool = False,
         max_default_steps: int = 10**7, min_default_steps: int = 1000,
         checkpoint: str | None = None, checkpoint_every: float = 60.0,
-        resume: str | None = None) -> SmoothRun:
+        resume: str | None = None, on_rule=None) -> SmoothRun:
     """Iterate from C1 = C2 = C3 = 0. ``steps = None``: to T*, then as many again (at least
     ``min_default_steps``, at most ``max_default_steps``). At ``dps`` the node count chosen at
     the start is checked a posteriori at the final state against the next order; if they
@@ -407,7 +407,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     and on KeyboardInterrupt (then :class:`rdyn.reduced_dynamics.checkpoint.Interrupted`).
     ``resume``: continue from such a file (CheckpointError if written for another run; a
     checkpoint of a repeated ``dps`` run resumes that repetition); the result is bit-identical
-    to an uninterrupted run."""
+    to an uninterrupted run. ``on_rule(n)``: called once the node count n is chosen, before
+    the loop (the API prints its time estimate there)."""
     from rdyn.reduced_dynamics.smooth_checkpoint import run_identity, saved_rule
 
     level = 1.0 / (2 * config.K) if tstar_attention is None else tstar_attention
@@ -423,6 +424,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
         saved_n, saved_err = saved_rule(resume, identity(n))
         if saved_n in PRECISE_LADDER and PRECISE_LADDER.index(saved_n) > PRECISE_LADDER.index(n):
             n, qerr = saved_n, saved_err
+    if on_rule is not None:
+        on_rule(n)
     store = None if checkpoint is None else (checkpoint, checkpoint_every)
     for _ in range(4):
         result = _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,

@@ -125,6 +125,7 @@ def run_smooth(v: dict, config, thresholds):
         result = run_smooth_dynamics(config, v["steps"], record, thresholds.t1_fraction,
                                      thresholds.tstar_attention, v["dps"],
                                      progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS,
+                                     on_rule=smooth_announcer(v, config, thresholds),
                                      **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
@@ -163,6 +164,23 @@ def run_smooth(v: dict, config, thresholds):
             raise CertifyInterrupted() from exc
         summary.update(certificate_keys(result, certificate))
     return Result(summary, dps, detail={"run": result, "certificate": certificate})
+
+
+def smooth_announcer(v: dict, config, thresholds):
+    """``on_rule(n)`` printing the time estimate of a smooth ``--dps`` run once its node count
+    n is chosen (rdyn/run_time.py; None for float64 runs, a --resume, or --quiet)."""
+    if v["dps"] is None or v["resume"] is not None or v["quiet"]:
+        return None
+    from rdyn.run_time import announce, default_smooth_steps, smooth_teacher_estimate
+
+    def on_rule(nodes: int) -> None:
+        steps, lower = v["steps"], False
+        if steps is None:
+            steps, lower = default_smooth_steps(config, thresholds, MIN_DEFAULT_STEPS)
+        announce(smooth_teacher_estimate(config.activation.name, nodes, steps, v["dps"],
+                                         v["certify"], lower), v["quiet"])
+
+    return on_rule
 
 
 def certificate_keys(result, certificate) -> dict:

@@ -1,0 +1,62 @@
+"""The time estimate of smooth-activation ``rdyn teacher --dps`` runs (issue 20 item 2;
+rdyn/run_time.py): the model's arithmetic with fixed constants, and the line printed once the
+node count is chosen (threshold monkeypatched, so nothing runs long), suppressed by --quiet."""
+from __future__ import annotations
+
+import pytest
+
+from cli_runs import run_main
+from rdyn import run_time as rt
+
+
+def test_smooth_step_model(monkeypatch):
+    monkeypatch.setattr(rt, "SMOOTH_NODE_S", {"erf": 1e-4, "tanh": 1e-5})
+    monkeypatch.setattr(rt, "SMOOTH_KNEE_DPS", 100.0)
+    # erf (closed inner average): n evaluations; at N = 400 the factor is 1 + 4^1.5 = 9
+    assert rt.smooth_step_seconds("erf", 48, 400) == pytest.approx(48 * 1e-4 * 9, rel=1e-12)
+    # tanh (tensor rule): n^2 evaluations; at N = 100 the factor is 2
+    assert rt.smooth_step_seconds("tanh", 30, 100) == pytest.approx(900 * 1e-5 * 2, rel=1e-12)
+    est = rt.smooth_teacher_estimate("tanh", 30, 950, 100, False)
+    assert est.seconds == pytest.approx((950 + rt.SMOOTH_EXTRA_STEPS) * 0.018, rel=1e-12)
+    assert est.line() == f"rdyn teacher: about {est.seconds:.0f} s (950 steps on 30 nodes at --dps 100)"
+
+
+def test_smooth_certify_adds_the_certified_pass(monkeypatch):
+    monkeypatch.setattr(rt, "SMOOTH_CERTIFY_FACTOR", {"gelu": 4.0})
+    plain = rt.smooth_teacher_estimate("gelu", 64, 1000, 300, False)
+    both = rt.smooth_teacher_estimate("gelu", 64, 1000, 300, True)
+    assert both.seconds - plain.seconds == pytest.approx(1000 * 4.0 * rt.teacher_step_seconds(300))
+    low = rt.smooth_teacher_estimate("gelu", 64, 1000, 300, False, lower_bound=True)
+    assert low.line().startswith("rdyn teacher: more than") and "(at least 1000 steps" in low.line()
+
+
+def test_every_smooth_activation_has_constants():
+    from rdyn.options import SMOOTH_ACTIVATIONS
+
+    for name in set(SMOOTH_ACTIVATIONS) | {"expr"}:
+        assert rt.smooth_step_seconds(name, 32, 30) > 0
+    assert set(rt.SMOOTH_CERTIFY_FACTOR) == {"erf", "gelu"}
+
+
+@pytest.mark.parametrize("extra,expected", [
+    ([], "rdyn teacher: about "), (["--certify"], "rdyn teacher: about ")])
+def test_cli_prints_the_smooth_estimate_unless_quiet(capsys, monkeypatch, extra, expected):
+    monkeypatch.setattr(rt, "ANNOUNCE_ABOVE_S", -1.0)   # every run "long"
+    argv = ["teacher", "--activation", "erf", "--D", "6", "--K", "2", "--M", "2", "--eta", "0.2",
+            "--steps", "3", "--dps", "20", "--json"] + extra
+    rc, out, err = run_main(capsys, argv)
+    assert rc == 0 and err.startswith(expected) and "3 steps on " in err and "at --dps 20)" in err
+    rc, quiet_out, err = run_main(capsys, argv + ["--quiet"])
+    assert rc == 0 and "rdyn teacher: about" not in err and quiet_out == out
+
+
+def test_default_run_steps_come_from_a_float64_run():
+    """Without --steps the smooth run stops at max(2 T*, 1000): the float64 pre-run's T*."""
+    from rdyn.derivations.activations import Activation
+    from rdyn.reduced_dynamics.model_a import Thresholds
+    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig, run
+
+    cfg = SmoothConfig(D=6, K=2, activation=Activation("erf"), eta=0.2, M=2)
+    steps, lower = rt.default_smooth_steps(cfg, Thresholds(), 1000)
+    reference = run(cfg, None)
+    assert not lower and steps == max(2 * reference.T_star, 1000)
