@@ -116,11 +116,22 @@ def teacher_estimate(config, steps: int | None, dps: int | None, certify: bool, 
     return RunTimeEstimate("teacher", steps * per_step, f"{steps} steps at --dps {dps}", lower)
 
 
+def kept_nodes(nodes: int, dps: int) -> int:
+    """How many of an ``nodes``-point rule's nodes a ``dps`` run evaluates: those of weight
+    >= 10^-(dps+5) times the largest (``gauss_hermite.precise_rule`` prunes the rest; e.g. 86
+    of 128 at N = 30, all at N = 300). The rule's digits are cached, so this costs nothing
+    after ``choose_rule``."""
+    from rdyn.reduced_dynamics.gauss_hermite import precise_rule
+
+    return len(precise_rule(nodes, dps, str).nodes)
+
+
 def smooth_step_seconds(activation: str, nodes: int, dps: int) -> float:
     """Predicted seconds per step of the quadrature loop of a smooth activation at ``dps``
-    digits on an ``nodes``-point Gauss-Hermite rule: ``nodes`` node evaluations (erf, gelu:
-    the inner average is a closed form) or ``nodes**2`` (the tensor rule of the others), each
-    :data:`SMOOTH_NODE_S` ``[activation] * (1 + (dps / SMOOTH_KNEE_DPS)**1.5)``."""
+    digits on ``nodes`` evaluated Gauss-Hermite nodes (:func:`kept_nodes`): ``nodes`` node
+    evaluations (erf, gelu: the inner average is a closed form) or ``nodes**2`` (the tensor
+    rule of the others), each :data:`SMOOTH_NODE_S` ``[activation] * (1 + (dps /
+    SMOOTH_KNEE_DPS)**1.5)``."""
     evaluations = nodes ** 2 if activation in TENSOR_RULE else nodes
     return evaluations * SMOOTH_NODE_S[activation] * (1 + (dps / SMOOTH_KNEE_DPS) ** 1.5)
 
@@ -143,10 +154,11 @@ def default_smooth_steps(config, thresholds, min_steps: int) -> tuple[int, bool]
 def smooth_teacher_estimate(activation: str, nodes: int, steps: int, dps: int, certify: bool,
                             lower_bound: bool = False) -> RunTimeEstimate:
     """The estimate of ``rdyn teacher --activation A --dps N`` once the node count is chosen
-    (``model_a_smooth.run``'s ``on_rule``): (steps + :data:`SMOOTH_EXTRA_STEPS`) times
+    (``model_a_smooth.run``'s ``on_rule``; again if the a-posteriori check repeats the run with
+    more nodes): (steps + :data:`SMOOTH_EXTRA_STEPS`) times
     :func:`smooth_step_seconds`, plus with ``certify`` (erf, gelu) the certified pass, steps
     times :data:`SMOOTH_CERTIFY_FACTOR` ``[activation] *`` :func:`teacher_step_seconds`."""
-    seconds = (steps + SMOOTH_EXTRA_STEPS) * smooth_step_seconds(activation, nodes, dps)
+    seconds = (steps + SMOOTH_EXTRA_STEPS) * smooth_step_seconds(activation, kept_nodes(nodes, dps), dps)
     if certify:
         seconds += steps * SMOOTH_CERTIFY_FACTOR[activation] * teacher_step_seconds(dps)
     return RunTimeEstimate("teacher", seconds,

@@ -408,7 +408,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     ``resume``: continue from such a file (CheckpointError if written for another run; a
     checkpoint of a repeated ``dps`` run resumes that repetition); the result is bit-identical
     to an uninterrupted run. ``on_rule(n)``: called once the node count n is chosen, before
-    the loop (the API prints its time estimate there)."""
+    the loop, and again before a repetition with more nodes (the API prints its time
+    estimate there)."""
     from rdyn.reduced_dynamics.smooth_checkpoint import run_identity, saved_rule
 
     level = 1.0 / (2 * config.K) if tstar_attention is None else tstar_attention
@@ -424,10 +425,10 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
         saved_n, saved_err = saved_rule(resume, identity(n))
         if saved_n in PRECISE_LADDER and PRECISE_LADDER.index(saved_n) > PRECISE_LADDER.index(n):
             n, qerr = saved_n, saved_err
-    if on_rule is not None:
-        on_rule(n)
     store = None if checkpoint is None else (checkpoint, checkpoint_every)
     for _ in range(4):
+        if on_rule is not None:
+            on_rule(n)
         result = _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
                       min_default_steps, n, qerr, store, resume, identity(n))
         resume = None

@@ -16,6 +16,7 @@ def test_smooth_step_model(monkeypatch):
     assert rt.smooth_step_seconds("erf", 48, 400) == pytest.approx(48 * 1e-4 * 9, rel=1e-12)
     # tanh (tensor rule): n^2 evaluations; at N = 100 the factor is 2
     assert rt.smooth_step_seconds("tanh", 30, 100) == pytest.approx(900 * 1e-5 * 2, rel=1e-12)
+    monkeypatch.setattr(rt, "kept_nodes", lambda n, dps: n)   # no pruning
     est = rt.smooth_teacher_estimate("tanh", 30, 950, 100, False)
     assert est.seconds == pytest.approx((950 + rt.SMOOTH_EXTRA_STEPS) * 0.018, rel=1e-12)
     assert est.line() == f"rdyn teacher: about {est.seconds:.0f} s (950 steps on 30 nodes at --dps 100)"
@@ -60,3 +61,12 @@ def test_default_run_steps_come_from_a_float64_run():
     steps, lower = rt.default_smooth_steps(cfg, Thresholds(), 1000)
     reference = run(cfg, None)
     assert not lower and steps == max(2 * reference.T_star, 1000)
+
+
+def test_pruned_nodes_are_not_counted():
+    """precise_rule drops nodes of weight < 10^-(N+5) of the largest: 86 of 128 at N = 30
+    (the weights fall as exp(-x^2/2)), none of 48 at N = 100."""
+    assert rt.kept_nodes(128, 30) == 86 and rt.kept_nodes(48, 100) == 48
+    full = rt.smooth_step_seconds("tanh", 128, 30)
+    assert rt.smooth_teacher_estimate("tanh", 128, 100, 30, False).seconds == pytest.approx(
+        (100 + rt.SMOOTH_EXTRA_STEPS) * full * (86 / 128) ** 2)
