@@ -1,7 +1,8 @@
 """Time estimates before long runs (issue 20, docs/input_rules.md "Time estimates"): shared by the
 CLI and the API, printed on stderr before a run predicted to take more than
 :data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it). ``rdyn teacher --dps N`` (homogeneous activations: :func:`teacher_estimate`; smooth
-activations: :func:`smooth_teacher_estimate`) and the smooth-activation ``rdyn crosscheck``
+activations: :func:`smooth_teacher_estimate`), ``rdyn ln --dps N`` with exact rules
+(:func:`ln_estimate`) and the smooth-activation ``rdyn crosscheck``
 (:func:`crosscheck_smooth_estimate`) are estimated.
 
 ``rdyn teacher --dps N`` (the collapsed map on arb balls at N digits, identity/relu/leaky):
@@ -50,6 +51,20 @@ SMOOTH_PRE_RUN_STEPS = 10**5
 # multiple of teacher_step_seconds(N) (measured 0.09, 0.31 ms erf, 0.28, 0.97 ms gelu at N = 300,
 # 1000, D = 8, K = 2, M = 2)
 SMOOTH_CERTIFY_FACTOR = {"erf": 1.8, "gelu": 5.5}
+# rdyn ln --dps N, exact Task 2 rules (reduced_dynamics/model_b_exact.py), by the number r of
+# distinct eigenvalues. r = 2 (theta rule; ln, noln, looped): building the Gauss-Legendre rule at
+# N digits (mpmath, degree raised until two degrees agree) dominates: LN_THETA_BUILD_S * N**1.2
+# (10-step runs of --spectrum 4,1,1 took 1.0, 5.1, 12.8-21, 78, 320 s at N = 30, 60, 100, 300,
+# 1000); a step costs about LN_THETA_STEP_S * N (1.5-2.2 ms at N = 30-100).
+LN_THETA_BUILD_S = 0.07
+LN_THETA_BUILD_B = 1.2
+LN_THETA_STEP_S = 2e-5
+# r = 3, 4 (single layers; Dirichlet tensor rule of n**(r-1) nodes, orders n0 and n1 of
+# model_b_exact.dirichlet_orders): building, per node of both orders (0.25-0.6 ms measured:
+# (4,2,1) at N = 30, 60; (4,3,2,1) at 30); a step of ln, per node of the final rule (4.5-10 us:
+# 10, 39, 160 ms per step on 1089, 3969, 35937 nodes). noln: steps cost nothing (constants).
+LN_DIRICHLET_BUILD_S = 4e-4
+LN_DIRICHLET_STEP_S = 7e-6
 # smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
 # verify/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
 # sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
@@ -173,6 +188,34 @@ def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:
     entries = (steps + 1) * M * D
     return RunTimeEstimate("crosscheck", entries * SMOOTH_ENTRY_S,
                            f"{steps} steps of {M} x {D} Gaussian expectations")
+
+
+def ln_estimate(model: str, spectrum, dps: int | None, steps: int) -> RunTimeEstimate | None:
+    """The estimate of ``rdyn ln --data spectrum --spectrum S --dps N`` (exact rules), made before
+    the rule is built: the theta rule (2 distinct eigenvalues) or the Dirichlet rule (3, 4;
+    single layers) as the ``LN_*`` constants above say. None for float64 runs, one distinct
+    eigenvalue (no quadrature), and the Gaussian route (more distinct eigenvalues, or the
+    looped model with 3 or more; its adaptive grid is sized at run time), or a Dirichlet rule
+    over its node budget (refused or the Gaussian route)."""
+    from rdyn.reduced_dynamics.model_b_exact import (EXACT_NODE_LIMIT, MAX_EXACT_LEVELS,
+                                                     dirichlet_orders)
+
+    if dps is None or spectrum is None:
+        return None
+    r = len(set(spectrum))
+    step_cost = 0.0 if model == "noln" else 1.0
+    if r == 2:
+        build = LN_THETA_BUILD_S * float(dps) ** LN_THETA_BUILD_B
+        seconds = build + steps * step_cost * LN_THETA_STEP_S * dps
+        return RunTimeEstimate("ln", seconds, f"the theta rule at --dps {dps}, {steps} steps")
+    if r < 2 or r > MAX_EXACT_LEVELS or model == "looped":
+        return None
+    first, second = (n ** (r - 1) for n in dirichlet_orders(dps))
+    if second > EXACT_NODE_LIMIT["mpmath"]:
+        return None
+    seconds = (LN_DIRICHLET_BUILD_S * (first + second)
+               + steps * step_cost * LN_DIRICHLET_STEP_S * second)
+    return RunTimeEstimate("ln", seconds, f"a {second}-node rule at --dps {dps}, {steps} steps")
 
 
 def announce(estimate: RunTimeEstimate | None, quiet: bool, file=None) -> bool:

@@ -52,6 +52,15 @@ def _probe(rule: SpectralRule, lam_min):
     return rule.means(_probe_terms, mpmath.mpf(1) / lam_min if rule.mp else 1 / lam_min)
 
 
+def dirichlet_orders(dps: int) -> tuple[int, int]:
+    """(first, second) per-coordinate orders of the Dirichlet rule's search at ``dps``: it
+    starts near 0.8 (dps + 3) (the error falls ~10^-1.35 per node and coordinate, measured for
+    spectrum (4,3,2,1)) and compares with the next order n + max(4, n // 4); the time estimate
+    of ``rdyn ln --dps`` (rdyn/run_time.py) assumes that comparison accepts."""
+    first = max(8, int(math.ceil(0.8 * (dps + 3))))
+    return first, first + max(4, first // 4)
+
+
 def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
                          nodes: int | None = None) -> SpectralRule:
     """Exact rule for Task 2 with r >= 2 distinct eigenvalues (single layers).
@@ -95,7 +104,7 @@ def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
         # measured (spectrum (4,3,2,1)): the error falls ~10^-1.35 per node and coordinate, so
         # at dps the search starts near 0.8 (dps + 3) nodes; it is refused at once when the
         # first comparison (orders n0 and 1.25 n0) would already exceed the node budget
-        n = max(8, int(math.ceil(0.8 * (dps + 3)))) if mp else 8
+        n = dirichlet_orders(dps)[0] if mp else 8
         if (n + max(4, n // 4)) ** (len(lam) - 1) > limit:
             raise ExactUnavailable(
                 f"the exact rule for {len(lam)} distinct eigenvalues {tuple(lam)} needs more than "

@@ -119,6 +119,10 @@ def run(v: dict, progress_lines: bool = True):
         if long_run:
             print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
 
+    if cfg.dps is not None and v["resume"] is None and not v["quiet"]:
+        from rdyn.run_time import announce, ln_estimate
+
+        announce(ln_estimate(cfg.model, cfg.spectrum, cfg.dps, cfg.steps), v["quiet"])
     with checkpoint_errors():
         try:
             tr = mb.run(cfg, progress, **checkpoint_kwargs(v))

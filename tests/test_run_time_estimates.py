@@ -1,6 +1,6 @@
-"""The time estimate of smooth-activation ``rdyn teacher --dps`` runs (issue 20 item 2;
-rdyn/run_time.py): the model's arithmetic with fixed constants, and the line printed once the
-node count is chosen (threshold monkeypatched, so nothing runs long), suppressed by --quiet."""
+"""The time estimates of smooth-activation ``rdyn teacher --dps`` and of ``rdyn ln --dps`` runs
+(issue 20 item 2; rdyn/run_time.py): the models' arithmetic with fixed constants, and the line
+(threshold monkeypatched, so nothing runs long), suppressed by --quiet."""
 from __future__ import annotations
 
 import pytest
@@ -70,3 +70,44 @@ def test_pruned_nodes_are_not_counted():
     full = rt.smooth_step_seconds("tanh", 128, 30)
     assert rt.smooth_teacher_estimate("tanh", 128, 100, 30, False).seconds == pytest.approx(
         (100 + rt.SMOOTH_EXTRA_STEPS) * full * (86 / 128) ** 2)
+
+
+def test_ln_theta_rule_model(monkeypatch):
+    monkeypatch.setattr(rt, "LN_THETA_BUILD_S", 0.5)
+    monkeypatch.setattr(rt, "LN_THETA_BUILD_B", 1.0)
+    monkeypatch.setattr(rt, "LN_THETA_STEP_S", 1e-3)
+    # 2 distinct eigenvalues: build 0.5 * 100 = 50 s, 200 steps of 1e-3 * 100 s = 20 s
+    est = rt.ln_estimate("ln", (4, 1, 1), 100, 200)
+    assert est.seconds == pytest.approx(70.0) and est.line() == \
+        "rdyn ln: about 70 s (the theta rule at --dps 100, 200 steps)"
+    assert rt.ln_estimate("noln", (4, 1, 1), 100, 200).seconds == pytest.approx(50.0)
+    assert rt.ln_estimate("ln", (4, 1, 1), None, 200) is None          # float64
+    assert rt.ln_estimate("ln", (2, 2, 2), 100, 200) is None           # one level: no rule
+
+
+def test_ln_dirichlet_rule_model(monkeypatch):
+    """3 distinct eigenvalues at N = 30: orders 27 and 33 (model_b_exact.dirichlet_orders),
+    27^2 + 33^2 = 1818 nodes built, steps on 33^2 = 1089 (the rule the run uses)."""
+    from rdyn.reduced_dynamics import model_b as mb
+    from rdyn.reduced_dynamics.model_b_exact import dirichlet_orders
+
+    assert dirichlet_orders(30) == (27, 33)
+    assert mb.exact_rule((4, 2, 1), 30).nodes == 33 ** 2
+    monkeypatch.setattr(rt, "LN_DIRICHLET_BUILD_S", 1e-3)
+    monkeypatch.setattr(rt, "LN_DIRICHLET_STEP_S", 1e-5)
+    est = rt.ln_estimate("ln", (4, 2, 1), 30, 100)
+    assert est.seconds == pytest.approx(1.818 + 100 * 1089e-5)
+    assert "1089-node rule at --dps 30, 100 steps" in est.line()
+    assert rt.ln_estimate("ln", (4, 3, 2, 1), 100, 10) is None     # over the node budget
+    assert rt.ln_estimate("ln", (5, 4, 3, 2, 1), 30, 10) is None   # the Gaussian route
+    assert rt.ln_estimate("looped", (4, 2, 1), 30, 10) is None     # the Gaussian route
+
+
+def test_ln_cli_prints_the_estimate_unless_quiet(capsys, monkeypatch):
+    monkeypatch.setattr(rt, "ANNOUNCE_ABOVE_S", -1.0)   # every run "long"
+    argv = ["ln", "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1", "--steps", "3",
+            "--dps", "20", "--json"]
+    rc, out, err = run_main(capsys, argv)
+    assert rc == 0 and err.startswith("rdyn ln: about ") and "(the theta rule at --dps 20, 3 steps)" in err
+    rc, quiet_out, err = run_main(capsys, argv + ["--quiet"])
+    assert rc == 0 and "rdyn ln: about" not in err and quiet_out == out
