@@ -52,19 +52,21 @@ SMOOTH_PRE_RUN_STEPS = 10**5
 # 1000, D = 8, K = 2, M = 2)
 SMOOTH_CERTIFY_FACTOR = {"erf": 1.8, "gelu": 5.5}
 # rdyn ln --dps N, exact Task 2 rules (reduced_dynamics/model_b_exact.py), by the number r of
-# distinct eigenvalues. r = 2 (theta rule; ln, noln, looped): building the Gauss-Legendre rule at
-# N digits (mpmath, degree raised until two degrees agree) dominates: LN_THETA_BUILD_S * N**1.2
-# (10-step runs of --spectrum 4,1,1 took 1.0, 5.1, 12.8-21, 78, 320 s at N = 30, 60, 100, 300,
-# 1000); a step costs about LN_THETA_STEP_S * N (1.5-2.2 ms at N = 30-100).
-LN_THETA_BUILD_S = 0.07
-LN_THETA_BUILD_B = 1.2
-LN_THETA_STEP_S = 2e-5
+# distinct eigenvalues. r = 2 (theta rule; ln, noln, looped): building the Gauss-Legendre rules
+# at N digits (mpmath; degrees m0 = model_b_exact.theta_start_degree(N) up to the accepted one,
+# measured m0 + 2, capped at THETA_MAX_DEGREE; 3 * 2^(m-1) nodes n_m) dominates:
+# LN_THETA_BUILD_S * sum n_m^2 * (1 + (N / LN_KNEE_DPS)**1.5) (10-step runs of --spectrum 4,1,1:
+# 1.0, 5.1, 12.8, 9.6, 78, 320 s at N = 30, 60, 100, 150, 300, 1000); a step about
+# LN_THETA_STEP_S (1.5-2.2 ms at N = 30-100), times the same N factor.
+LN_THETA_BUILD_S = 2e-5
+LN_KNEE_DPS = 350.0
+LN_THETA_STEP_S = 2e-3
 # r = 3, 4 (single layers; Dirichlet tensor rule of n**(r-1) nodes, orders n0 and n1 of
 # model_b_exact.dirichlet_orders): building, per node of both orders (0.25-0.6 ms measured:
-# (4,2,1) at N = 30, 60; (4,3,2,1) at 30); a step of ln, per node of the final rule (4.5-10 us:
-# 10, 39, 160 ms per step on 1089, 3969, 35937 nodes). noln: steps cost nothing (constants).
+# (4,2,1) at N = 30, 60; (4,3,2,1) at 30); a step of ln, per node of the final rule (3.2-10 us:
+# 10, 13, 160 ms per step on 1089, 3969, 35937 nodes). noln: steps cost nothing (constants).
 LN_DIRICHLET_BUILD_S = 4e-4
-LN_DIRICHLET_STEP_S = 7e-6
+LN_DIRICHLET_STEP_S = 4e-6
 # smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
 # verify/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
 # sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
@@ -198,16 +200,21 @@ def ln_estimate(model: str, spectrum, dps: int | None, steps: int) -> RunTimeEst
     looped model with 3 or more; its adaptive grid is sized at run time), or a Dirichlet rule
     over its node budget (refused or the Gaussian route)."""
     from rdyn.reduced_dynamics.model_b_exact import (EXACT_NODE_LIMIT, MAX_EXACT_LEVELS,
-                                                     dirichlet_orders)
+                                                     THETA_MAX_DEGREE, dirichlet_orders,
+                                                     theta_start_degree)
 
     if dps is None or spectrum is None:
         return None
     r = len(set(spectrum))
     step_cost = 0.0 if model == "noln" else 1.0
     if r == 2:
-        build = LN_THETA_BUILD_S * float(dps) ** LN_THETA_BUILD_B
-        seconds = build + steps * step_cost * LN_THETA_STEP_S * dps
-        return RunTimeEstimate("ln", seconds, f"the theta rule at --dps {dps}, {steps} steps")
+        factor = 1 + (dps / LN_KNEE_DPS) ** 1.5
+        first = theta_start_degree(dps)
+        last = first if first >= THETA_MAX_DEGREE else min(first + 2, THETA_MAX_DEGREE)
+        built = sum((3 * 2 ** (m - 1)) ** 2 for m in range(first, last + 1))
+        seconds = factor * (LN_THETA_BUILD_S * built + steps * step_cost * LN_THETA_STEP_S)
+        return RunTimeEstimate("ln", seconds, f"a {3 * 2 ** (last - 1)}-node theta rule at "
+                               f"--dps {dps}, {steps} steps")
     if r < 2 or r > MAX_EXACT_LEVELS or model == "looped":
         return None
     first, second = (n ** (r - 1) for n in dirichlet_orders(dps))

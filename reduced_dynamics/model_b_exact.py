@@ -52,6 +52,15 @@ def _probe(rule: SpectralRule, lam_min):
     return rule.means(_probe_terms, mpmath.mpf(1) / lam_min if rule.mp else 1 / lam_min)
 
 
+THETA_MAX_DEGREE = 10        # the theta rule at dps: mpmath Gauss-Legendre degree m has 3 * 2^(m-1) nodes
+
+
+def theta_start_degree(dps: int) -> int:
+    """The first Gauss-Legendre degree the theta rule at ``dps`` builds; the search raises it
+    until two degrees agree (at most :data:`THETA_MAX_DEGREE`)."""
+    return max(4, int(math.ceil(math.log2(dps / 3 + 1))) + 1)
+
+
 def dirichlet_orders(dps: int) -> tuple[int, int]:
     """(first, second) per-coordinate orders of the Dirichlet rule's search at ``dps``: it
     starts near 0.8 (dps + 3) (the error falls ~10^-1.35 per node and coordinate, measured for
@@ -170,9 +179,9 @@ def exact_rule(spectrum: tuple[int, ...], dps: int | None = None, nodes: int | N
         if nodes:
             return build(nodes)
         # accept degree m once degrees m-1 and m agree to 10^-(dps+3) on the probe statistics
-        degree = max(4, int(math.ceil(math.log2(dps / 3 + 1))) + 1)
+        degree = theta_start_degree(dps)
         rule = build(degree)
-        while degree < 10:
+        while degree < THETA_MAX_DEGREE:
             finer = build(degree + 1)
             degree += 1
             if all(abs(x - y) <= abs(y) * mpmath.mpf(10) ** (-dps - 3) for x, y in zip(probe(rule), probe(finer))):

@@ -73,14 +73,21 @@ def test_pruned_nodes_are_not_counted():
 
 
 def test_ln_theta_rule_model(monkeypatch):
-    monkeypatch.setattr(rt, "LN_THETA_BUILD_S", 0.5)
-    monkeypatch.setattr(rt, "LN_THETA_BUILD_B", 1.0)
-    monkeypatch.setattr(rt, "LN_THETA_STEP_S", 1e-3)
-    # 2 distinct eigenvalues: build 0.5 * 100 = 50 s, 200 steps of 1e-3 * 100 s = 20 s
+    """N = 100: degrees 7, 8, 9 built (theta_start_degree 7, accepted two on), 192, 384, 768
+    nodes: 192^2 + 384^2 + 768^2 = 774144."""
+    from rdyn.reduced_dynamics.model_b_exact import theta_start_degree
+
+    assert theta_start_degree(100) == 7 and theta_start_degree(1000) == 10
+    monkeypatch.setattr(rt, "LN_THETA_BUILD_S", 1e-5)
+    monkeypatch.setattr(rt, "LN_THETA_STEP_S", 1e-2)
+    monkeypatch.setattr(rt, "LN_KNEE_DPS", 100.0)   # N factor 1 + 1 = 2
     est = rt.ln_estimate("ln", (4, 1, 1), 100, 200)
-    assert est.seconds == pytest.approx(70.0) and est.line() == \
-        "rdyn ln: about 70 s (the theta rule at --dps 100, 200 steps)"
-    assert rt.ln_estimate("noln", (4, 1, 1), 100, 200).seconds == pytest.approx(50.0)
+    assert est.seconds == pytest.approx(2 * (7.74144 + 2.0)) and est.line() == \
+        "rdyn ln: about 19 s (a 768-node theta rule at --dps 100, 200 steps)"
+    assert rt.ln_estimate("noln", (4, 1, 1), 100, 200).seconds == pytest.approx(2 * 7.74144)
+    # N = 1000 starts at the cap: one degree-10 rule (1536 nodes), factor 1 + 10^1.5
+    assert rt.ln_estimate("noln", (4, 1, 1), 1000, 10).seconds == pytest.approx(
+        (1 + 1000 ** 0.5) * 1e-5 * 1536 ** 2)
     assert rt.ln_estimate("ln", (4, 1, 1), None, 200) is None          # float64
     assert rt.ln_estimate("ln", (2, 2, 2), 100, 200) is None           # one level: no rule
 
@@ -108,6 +115,6 @@ def test_ln_cli_prints_the_estimate_unless_quiet(capsys, monkeypatch):
     argv = ["ln", "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1", "--steps", "3",
             "--dps", "20", "--json"]
     rc, out, err = run_main(capsys, argv)
-    assert rc == 0 and err.startswith("rdyn ln: about ") and "(the theta rule at --dps 20, 3 steps)" in err
+    assert rc == 0 and err.startswith("rdyn ln: about ") and "theta rule at --dps 20, 3 steps)" in err
     rc, quiet_out, err = run_main(capsys, argv + ["--quiet"])
     assert rc == 0 and "rdyn ln: about" not in err and quiet_out == out
