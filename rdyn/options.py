@@ -297,7 +297,7 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "(default 0.95)", lo=0, lo_open=True),
     Option("tstar_attention", "float", None, "T* threshold on the attention p of an in-group "
            "key (default 1/(2K))", lo=0, hi=1, lo_open=True),
-    Option("quiet", "flag", False, "no progress bar on stderr"),
+    Option("quiet", "flag", False, "no progress bar or time estimate on stderr"),
     Option("method", "choice", "map", "map: iterate the exact collapsed map (default); flow: "
            "gradient-flow limit eta -> 0 (float64, scipy Radau; also its first-order modified "
            "equation at --eta); slow: flow through t1, then slow-manifold quadrature (any D; "
@@ -347,7 +347,7 @@ CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) 
     Option("seed", "int", 0, "seed of V*, P and batches (default 0)", lo=0, hi=SEED_MAX),
     Option("P", "choice", "identity", "positional matrix: identity (default) or Haar-random "
            "orthogonal", choices=("identity", "random")),
-    Option("quiet", "flag", False, "no progress bar on stderr (shown for long runs)"),
+    Option("quiet", "flag", False, "no progress bar or time estimate on stderr (shown for long runs)"),
 ))
 
 LN = Command("ln", "Model B: alpha/beta recursions of attention with/without layer "
@@ -356,7 +356,7 @@ LN = Command("ln", "Model B: alpha/beta recursions of attention with/without lay
     _dps(help_text="working precision in decimal digits; only when the expectation is exact "
          "(--data spectrum and, for ln and looped, alpha0*beta0 >= 0; or --model noln --target unnormalized) "
          f"({DPS_MIN}..{LN_DPS_MAX}; default: float64)", hi=LN_DPS_MAX),
-    Option("quiet", "flag", False, "no progress lines on stderr"),
+    Option("quiet", "flag", False, "no progress lines or time estimate on stderr"),
     Option("model", "choice", "ln", "ln: one LN layer (default); noln: one layer without LN; "
            "looped: L looped LN layers", choices=("ln", "noln", "looped")),
     Option("target", "choice", None, "no-LN layer only (default normalized)",
