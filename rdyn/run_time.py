@@ -40,7 +40,7 @@ PRE_RUN_STEPS = 10**7
 # tensor-rule activations one of the n^2 inner evaluations), SMOOTH_NODE_S[name] * (1 + (N /
 # SMOOTH_KNEE_DPS)**1.5): measured with Expectations.step at n = 24, 48 (bench/bench_dps_cost.py)
 SMOOTH_NODE_S = {"erf": 40e-6, "gelu": 80e-6, "tanh": 3.3e-6, "softplus": 4.5e-6, "sigmoid": 4e-6,
-                 "expr": 45e-6}   # expr: mpmath, formula x*tanh(x)
+                 "expr": 25e-6}   # expr: mpmath; depends on the formula
 SMOOTH_KNEE_DPS = 150.0
 TENSOR_RULE = ("tanh", "softplus", "sigmoid", "expr")   # inner average by the same rule: n^2
 # after the loop: the a-posteriori rule check and the final state's C1* (Newton at dps), counted
@@ -56,9 +56,9 @@ SMOOTH_CERTIFY_FACTOR = {"erf": 1.8, "gelu": 5.5}
 # at N digits (mpmath; degrees m0 = model_b_exact.theta_start_degree(N) up to the accepted one,
 # measured m0 + 2, capped at THETA_MAX_DEGREE; 3 * 2^(m-1) nodes n_m) dominates:
 # LN_THETA_BUILD_S * sum n_m^2 * (1 + (N / LN_KNEE_DPS)**1.5) (10-step runs of --spectrum 4,1,1:
-# 1.0, 5.1, 12.8, 9.6, 78, 320 s at N = 30, 60, 100, 150, 300, 1000); a step about
+# 1.0, 5.1, 12.8-21, 9.6, 42-78, 320 s at N = 30, 60, 100, 150, 300, 1000); a step about
 # LN_THETA_STEP_S (1.5-2.2 ms at N = 30-100), times the same N factor.
-LN_THETA_BUILD_S = 2e-5
+LN_THETA_BUILD_S = 1.5e-5
 LN_KNEE_DPS = 350.0
 LN_THETA_STEP_S = 2e-3
 # r = 3, 4 (single layers; Dirichlet tensor rule of n**(r-1) nodes, orders n0 and n1 of
