@@ -1,5 +1,6 @@
 """Model A with sigma = erf or GELU in float64: the collapsed map as a compiled closed form
-(numba). GELU's forms come from :func:`rdyn.derivations.activations.gelu_closed_moments`; erf's
+(numba); the compiled event loop (:func:`_make_iterate`, also driving the compiled Gauss-Hermite
+rule of :mod:`rdyn.reduced_dynamics.model_a_compiled_rule`). GELU's forms come from :func:`rdyn.derivations.activations.gelu_closed_moments`; erf's
 are written below from the primitives (fewer terms).
 
 With Z ~ N(0, 1) the outer variable of :mod:`rdyn.reduced_dynamics.model_a_smooth`
@@ -232,14 +233,20 @@ def compiled_loop(name: str):
 
 def advance_compiled(config, state: np.ndarray, ev: np.ndarray, chunk_end: int, eta: float,
                      fraction: float, level: float, default_run: bool, min_default: int,
-                     end: int, capture_steps: np.ndarray, capture_out: np.ndarray) -> bool:
-    """Advance ``state`` and the counters ``ev`` of erf's or GELU's compiled loop in place up
+                     end: int, capture_steps: np.ndarray, capture_out: np.ndarray,
+                     loop=None) -> bool:
+    """Advance ``state`` and the counters ``ev`` of a compiled loop in place up
     to step ``chunk_end`` or the end of the run (returns True when the run has ended: stop
-    step reached or the next state diverged; the state is then the last finite one)."""
+    step reached or the next state diverged; the state is then the last finite one).
+    ``loop``: (iterate, z, w), a loop of :func:`_make_iterate` and its Gauss-Hermite rule
+    (:func:`rdyn.reduced_dynamics.model_a_compiled_rule.compiled_rule_loop`); None: erf's or
+    GELU's closed form."""
     from rdyn.reduced_dynamics.divergence import STATE_BOUND
 
-    z = w = np.zeros(1)
-    return bool(compiled_loop(config.activation.name)(
+    if loop is None:
+        loop = (compiled_loop(config.activation.name), np.zeros(1), np.zeros(1))
+    iterate, z, w = loop
+    return bool(iterate(
         state, ev, int(chunk_end), float(eta), float(config.D), float(config.K),
         float(config.M), float(config.vstar_norm2), float(config.scale), float(fraction),
         float(level), bool(default_run), int(min_default), int(end), capture_steps, capture_out,

@@ -1,0 +1,109 @@
+"""Model A with a smooth activation that has no closed Gaussian averages (tanh, softplus,
+sigmoid, ``--activation-expr`` formulas) in float64: the Gauss-Hermite tensor rule of
+:mod:`rdyn.reduced_dynamics.model_a_smooth` evaluated inside a compiled (numba) event loop
+(issue 22; the loop is :func:`rdyn.reduced_dynamics.model_a_compiled._make_iterate`, shared
+with erf's and GELU's closed forms).
+
+Same rule, same formulas as ``model_a_smooth.Expectations.level`` / ``.moments`` (the node count
+comes from ``model_a_smooth.choose_rule``): with the n-point rule (z, w), the attention level's
+geometry ``(p, s2, s_res, rho)`` (``model_a_compiled.compiled_geometry``), ``y2_i = s2 z_i``,
+``mu_i = rho z_i`` and ``y1_ij = mu_i + s_res z_j``,
+
+* teacher averages ``T_i = sum_j w_j sigma(r y1_ij)``, ``U_i = sum_j w_j sigma(r y1_ij) y1_ij``
+  (the inner nodes z_j are the same for every outer node: one pass over the n x n lattice);
+* with ``B_i = sigma(C1 r y2_i)``, ``B1_i``, ``B2_i`` its derivatives (n values each, once per
+  call): ``m2 = sum_i w_i (T_i - B_i) B1_i y2_i / r``, ``m1 = sum_i w_i B1_i (U_i - B_i mu_i) / r``,
+  ``dm2/dC1 = sum_i w_i y2_i^2 ((T_i - B_i) B2_i - B1_i^2)``, and the two loss sums
+  ``sum_i w_i B_i T_i``, ``sum_i w_i B_i^2``.
+
+Nothing is allocated per step. sigma, sigma', sigma'' are sympy's expressions
+(:func:`rdyn.derivations.activations.derivatives`) lambdified with the ``math`` module and
+compiled by ``numba.njit``; a formula numba cannot compile gives None
+(:func:`compiled_rule_loop`) and the run falls back to the numpy step.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from rdyn.derivations.activations import Activation, derivatives, x
+from rdyn.reduced_dynamics.model_a_compiled import (_make_iterate, compiled_geometry,
+                                                    compiled_logit_gradients)
+
+
+@lru_cache(maxsize=16)
+def compiled_activation(activation: Activation):
+    """(sigma, sigma', sigma'') as numba functions of one float (sympy -> ``math`` source ->
+    ``numba.njit``), compiled now; None if numba cannot compile the formula."""
+    import numba
+    import sympy as sp
+
+    try:
+        funcs = tuple(numba.njit(sp.lambdify(x, e, modules="math"))
+                      for e in derivatives(activation.expression))
+        for f in funcs:
+            float(f(0.5))   # compiles (numba types lazily) and checks a float comes back
+    except Exception:   # noqa: BLE001 -- any lambdify / typing / lowering failure: no compiled route
+        return None
+    return funcs
+
+
+@lru_cache(maxsize=16)
+def compiled_rule_iterate(activation: Activation):
+    """(iterate, moments) of the tensor rule for ``activation`` (built once per process and
+    activation), or None if its formula does not compile."""
+    import numba
+
+    funcs = compiled_activation(activation)
+    if funcs is None:
+        return None
+    sigma, dsigma, d2sigma = funcs
+    geometry = compiled_geometry()
+
+    @numba.njit(cache=False)
+    def moments(C1, e, D, K, r, z, w):
+        p, s2, s_res, rho = geometry(e, D, K)
+        b = C1 * r
+        n = z.shape[0]
+        m1 = 0.0
+        m2 = 0.0
+        dm2 = 0.0
+        cross = 0.0
+        square = 0.0
+        for i in range(n):
+            mu = z[i] * rho
+            mean = 0.0
+            mean_y1 = 0.0
+            for j in range(n):
+                y1 = mu + z[j] * s_res
+                a = sigma(y1 * r)
+                mean += a * w[j]
+                mean_y1 += a * y1 * w[j]
+            y2 = z[i] * s2
+            arg = y2 * b
+            B = sigma(arg)
+            B1 = dsigma(arg)
+            B2 = d2sigma(arg)
+            resid = mean - B
+            m2 += w[i] * (resid * B1 * y2)
+            m1 += w[i] * (B1 * (mean_y1 - B * mu))
+            dm2 += w[i] * (y2 * y2 * (resid * B2 - B1 * B1))
+            cross += w[i] * (B * mean)
+            square += w[i] * (B * B)
+        return p, m1 / r, m2 / r, dm2, cross, square
+
+    return _make_iterate(moments, *compiled_logit_gradients()), moments
+
+
+def compiled_rule_loop(activation: Activation, nodes: int):
+    """(iterate, z, w): the compiled event loop of ``activation`` on the ``nodes``-point float64
+    rule (:func:`rdyn.reduced_dynamics.gauss_hermite.float64_rule`, contiguous copies), or None
+    if the formula does not compile under numba."""
+    from rdyn.reduced_dynamics.gauss_hermite import float64_rule
+
+    built = compiled_rule_iterate(activation)
+    if built is None:
+        return None
+    rule = float64_rule(nodes)
+    return built[0], np.ascontiguousarray(rule.nodes), np.ascontiguousarray(rule.weights)
