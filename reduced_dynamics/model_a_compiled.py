@@ -82,8 +82,9 @@ def start_counters(end: int) -> np.ndarray:
 
 
 def _make_iterate(moments, grad_in, grad_out):
-    """The compiled event loop around ``moments(C1, e, D, K, r, z, w) -> (p, m1, m2, dm2, .., ..)``
-    (``z, w``: a Gauss-Hermite rule, unused by the closed form).
+    """The compiled event loop around ``moments(C1, e, D, K, r, z, w, work) -> (p, m1, m2, dm2,
+    .., ..)`` (``z, w``: a Gauss-Hermite rule, ``work``: scratch of the same length, so nothing is
+    allocated per step; unused by the closed forms).
 
     ``state`` (C1, C2, C3) and ``ev`` (the counters, :data:`EV_T` ...) are advanced in place
     until the run ends (returns True: stop step reached or diverged) or step ``chunk_end`` is
@@ -93,7 +94,7 @@ def _make_iterate(moments, grad_in, grad_out):
 
     @numba.njit(cache=False)
     def iterate(state, ev, chunk_end, eta, D, K, M, V, scale, fraction, level, default_run,
-                min_default, end, capture_steps, capture_out, z, w, bound):
+                min_default, end, capture_steps, capture_out, z, w, work, bound):
         r = math.sqrt(V / M)
         C1 = state[0]
         C2 = state[1]
@@ -110,13 +111,13 @@ def _make_iterate(moments, grad_in, grad_out):
             if t >= chunk_end:
                 break
             e = math.exp(-(C2 + C3) / scale)
-            p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w)
+            p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w, work)
             if t_star < 0 and p >= level:
                 t_star = t
                 if default_run:
                     stop = min(max(2 * t, min_default), end)
             if t1 < 0 and t >= 1:
-                m2f = moments(C1 / fraction, e, D, K, r, z, w)[2]
+                m2f = moments(C1 / fraction, e, D, K, r, z, w, work)[2]
                 if m2f <= 0.0:
                     t1 = t
             mult = 1.0 + eta * D * dm2
@@ -165,7 +166,7 @@ def compiled_iterate():
     k = 2.0 / math.sqrt(math.pi)
 
     @numba.njit(cache=False)
-    def moments(C1, e, D, K, r, z=None, w=None):
+    def moments(C1, e, D, K, r, z=None, w=None, work=None):
         p, s2, s_res, rho = geometry(e, D, K)
         spread = 1.0 + 2.0 * r * r * s_res * s_res
         alpha = r * rho / math.sqrt(spread)
@@ -206,7 +207,7 @@ def compiled_gelu_iterate():
     geometry = compiled_geometry()
 
     @numba.njit(cache=False)
-    def moments(C1, e, D, K, r, z=None, w=None):
+    def moments(C1, e, D, K, r, z=None, w=None, work=None):
         p, s2, s_res, rho = geometry(e, D, K)
         W = math.sqrt(1.0 + r * r * s_res * s_res)
         m1, m2, dm2, cross, square = forms(C1, r, rho, s_res, s2, W, K)
@@ -246,8 +247,9 @@ def advance_compiled(config, state: np.ndarray, ev: np.ndarray, chunk_end: int, 
     if loop is None:
         loop = (compiled_loop(config.activation.name), np.zeros(1), np.zeros(1))
     iterate, z, w = loop
+    work = np.empty_like(z)
     return bool(iterate(
         state, ev, int(chunk_end), float(eta), float(config.D), float(config.K),
         float(config.M), float(config.vstar_norm2), float(config.scale), float(fraction),
         float(level), bool(default_run), int(min_default), int(end), capture_steps, capture_out,
-        z, w, float(STATE_BOUND)))
+        z, w, work, float(STATE_BOUND)))

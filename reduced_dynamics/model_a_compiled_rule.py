@@ -16,7 +16,17 @@ geometry ``(p, s2, s_res, rho)`` (``model_a_compiled.compiled_geometry``), ``y2_
   ``dm2/dC1 = sum_i w_i y2_i^2 ((T_i - B_i) B2_i - B1_i^2)``, and the two loss sums
   ``sum_i w_i B_i T_i``, ``sum_i w_i B_i^2``.
 
-Nothing is allocated per step. sigma, sigma', sigma'' are sympy's expressions
+Exponential separation (the lattice ``r y1_ij = a_i + b_j``, ``a_i = r rho z_i``,
+``b_j = r s_res z_j``): where sympy writes ``sigma(x) = R(x, exp(x / L))`` with x only polynomial
+in R (:func:`rdyn.derivations.activations.exponential_separation`: tanh, sigmoid, softplus, many
+formulas), ``sigma(r y1_ij) = R(a_i + b_j, exp(a_i / L) exp(b_j / L))``: 2n exponentials per
+step, and R's arithmetic (tanh: ``(E^2 - 1)/(E^2 + 1)``; softplus keeps one log) at the n^2
+lattice points instead of n^2 calls of sigma. Used while ``exp(+-(|a| + |b|) P / L)`` stays
+within ``exp(+-600)`` (P: the largest power of E in R), else sigma is evaluated directly; both
+agree with the numpy step to rounding (about 1e-15 relative over 400 steps, tests).
+
+Nothing is allocated per step (the ``exp(b_j / L)`` go to a scratch vector made once per
+chunk). sigma, sigma', sigma'' are sympy's expressions
 (:func:`rdyn.derivations.activations.derivatives`) lambdified with the ``math`` module and
 compiled by ``numba.njit``; a formula numba cannot compile gives None
 (:func:`compiled_rule_loop`) and the run falls back to the numpy step.
@@ -24,6 +34,8 @@ compiled by ``numba.njit``; a formula numba cannot compile gives None
 from __future__ import annotations
 
 from functools import lru_cache
+
+import math
 
 import numpy as np
 
@@ -49,6 +61,33 @@ def compiled_activation(activation: Activation):
     return funcs
 
 
+# exponential separation is used while every E = exp(x / L) on the lattice, raised to the
+# largest power P of the form, stays within exp(+-EXP_LIMIT) (finite, no underflow to 0)
+EXP_LIMIT = 600.0
+
+
+@lru_cache(maxsize=16)
+def compiled_lattice(activation: Activation):
+    """(R, L, P) of :func:`rdyn.derivations.activations.exponential_separation` with R compiled
+    as a numba function of (x, E); or (None, 1, 0) if sigma has no such form (or it does not
+    compile)."""
+    import numba
+    import sympy as sp
+
+    from rdyn.derivations.activations import exponential_separation, growth
+
+    found = exponential_separation(activation.name, activation.formula)
+    if found is None:
+        return None, 1, 0
+    form, L, P = found
+    try:
+        R = numba.njit(sp.lambdify((x, growth), form, modules="math"))
+        float(R(0.5, 1.5))
+    except Exception:   # noqa: BLE001 -- a form numba cannot compile: evaluate sigma directly
+        return None, 1, 0
+    return R, L, P
+
+
 @lru_cache(maxsize=16)
 def compiled_rule_iterate(activation: Activation):
     """(iterate, moments) of the tensor rule for ``activation`` (built once per process and
@@ -59,13 +98,26 @@ def compiled_rule_iterate(activation: Activation):
     if funcs is None:
         return None
     sigma, dsigma, d2sigma = funcs
+    R, L, P = compiled_lattice(activation)
+    separable = R is not None
+    if R is None:
+        R = sigma   # never called (separable is a compile-time False)
+    inv_L = 1.0 / L
+    reach = EXP_LIMIT * L / max(P, 1)   # separation while |a| + |b| <= reach on the lattice
     geometry = compiled_geometry()
 
     @numba.njit(cache=False)
-    def moments(C1, e, D, K, r, z, w):
+    def moments(C1, e, D, K, r, z, w, work):
         p, s2, s_res, rho = geometry(e, D, K)
         b = C1 * r
         n = z.shape[0]
+        ra = r * rho
+        rb = r * s_res
+        zmax = max(abs(z[0]), abs(z[n - 1]))
+        split = separable and zmax * (abs(ra) + abs(rb)) <= reach
+        if split:   # work[j] = exp(r s_res z_j / L): sigma(r y1_ij) = R(a_i + b_j, U_i work[j])
+            for j in range(n):
+                work[j] = math.exp(z[j] * rb * inv_L)
         m1 = 0.0
         m2 = 0.0
         dm2 = 0.0
@@ -75,11 +127,19 @@ def compiled_rule_iterate(activation: Activation):
             mu = z[i] * rho
             mean = 0.0
             mean_y1 = 0.0
-            for j in range(n):
-                y1 = mu + z[j] * s_res
-                a = sigma(y1 * r)
-                mean += a * w[j]
-                mean_y1 += a * y1 * w[j]
+            if split:
+                a = z[i] * ra
+                U = math.exp(a * inv_L)
+                for j in range(n):
+                    val = R(a + z[j] * rb, U * work[j])
+                    mean += val * w[j]
+                    mean_y1 += val * (mu + z[j] * s_res) * w[j]
+            else:
+                for j in range(n):
+                    y1 = mu + z[j] * s_res
+                    val = sigma(y1 * r)
+                    mean += val * w[j]
+                    mean_y1 += val * y1 * w[j]
             y2 = z[i] * s2
             arg = y2 * b
             B = sigma(arg)

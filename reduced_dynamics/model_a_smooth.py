@@ -441,9 +441,11 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     return result
 
 
-# steps per chunk between checkpoint / interrupt points: the compiled loop, the float64
-# quadrature loop, the quadrature loop at --dps
-CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16}
+# steps per chunk between checkpoint / interrupt points: the compiled closed forms, the float64
+# quadrature loop (numpy fallback), the quadrature loop at --dps; "rule": lattice points per
+# chunk of the compiled tensor rule (steps: that over n^2; n = 128: 256 steps, some 10 ms), so
+# Ctrl-C / SIGTERM land soon
+CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16, "rule": 1 << 22}
 
 
 def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
@@ -462,7 +464,7 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
         if route is not False:
             advance = _compiled_advance(config, eta_f, t1_fraction, level, steps is None,
                                         min_default_steps, end, grid, route)
-            chunk = CHUNK["compiled"]
+            chunk = CHUNK["compiled"] if route is None else max(CHUNK["rule"] // (n * n), 1)
         else:
             advance = _quadrature_advance(ex, num, config, steps is None, grid, eta_f,
                                           t1_fraction, level, min_default_steps,
