@@ -83,7 +83,7 @@ def start_counters(end: int) -> np.ndarray:
 
 def _make_iterate(moments, grad_in, grad_out):
     """The compiled event loop around ``moments(C1, e, D, K, r, z, w, work) -> (p, m1, m2, dm2,
-    .., ..)`` (``z, w``: a Gauss-Hermite rule, ``work``: scratch of the same length, so nothing is
+    .., ..)`` (``z, w``: a Gauss-Hermite rule, ``work``: a 2 x n scratch array, so nothing is
     allocated per step; unused by the closed forms).
 
     ``state`` (C1, C2, C3) and ``ev`` (the counters, :data:`EV_T` ...) are advanced in place
@@ -247,7 +247,7 @@ def advance_compiled(config, state: np.ndarray, ev: np.ndarray, chunk_end: int, 
     if loop is None:
         loop = (compiled_loop(config.activation.name), np.zeros(1), np.zeros(1))
     iterate, z, w = loop
-    work = np.empty_like(z)
+    work = np.empty((2, z.shape[0]))
     return bool(iterate(
         state, ev, int(chunk_end), float(eta), float(config.D), float(config.K),
         float(config.M), float(config.vstar_norm2), float(config.scale), float(fraction),

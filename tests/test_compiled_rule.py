@@ -78,7 +78,7 @@ def test_compiled_moments_equal_numpy_moments_on_both_lattice_branches(name, vst
         lvl = ex.level(e)
         m1, m2, dm2, loss = ex.moments(C1, lvl)
         p, M1, M2, DM2, cross, square = moments(C1, e, 8.0, 2.0, config.row_norm, z, w,
-                                                np.empty(n))
+                                                np.empty((2, n)))
         assert p == pytest.approx(float(lvl.p), rel=1e-15)
         assert (M1, M2, DM2) == pytest.approx((m1, m2, dm2), rel=1e-13, abs=1e-15)
         compiled_loss = config.M * config.D / 2 * (ex.teacher_square - 2 * cross + square)
