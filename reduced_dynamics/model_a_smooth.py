@@ -17,8 +17,10 @@ Quadrature (the expectations, every step): write ``Y2 = s2 Z1`` and, given ``Z1`
 integral over Z1 is an n-point Gauss-Hermite rule; the inner one (over Z2, only the teacher term
 ``sigma(r Y1)`` depends on it) is the closed-form smoothing of
 :func:`rdyn.derivations.activations.smoothing` for erf and GELU (1-D in all), else the same rule
-(a tensor rule, n^2 evaluations of sigma per step). ``E[h Y1]`` uses Stein's identity on the inner
-variable where the smoothing is closed: ``E[sigma(r Y1) Y1 | Z1] = mu S0 + s_res^2 r S1``.
+(a tensor rule, n^2 evaluations of sigma per step; in float64 the run evaluates it compiled,
+:mod:`rdyn.reduced_dynamics.model_a_compiled_rule`, and this numpy step is the fallback for a
+formula numba cannot compile). ``E[h Y1]`` uses Stein's identity on the inner variable where
+the smoothing is closed: ``E[sigma(r Y1) Y1 | Z1] = mu S0 + s_res^2 r S1``.
 ``E[sigma(r Y1)^2]`` does not change (Var Y1 = 1/K), computed once.
 
 The node count n is chosen once per run (:func:`choose_rule`): the smallest n of a ladder whose
