@@ -115,9 +115,30 @@ class Activation:
 
 
 def derivatives(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
-    """(sigma, sigma', sigma'') by sympy differentiation."""
-    d1 = sp.diff(expr, x)
-    return expr, d1, sp.diff(d1, x)
+    """(sigma, sigma', sigma'') by sympy differentiation; Dirac deltas whose factor vanishes
+    where the delta sits are removed (:func:`without_null_deltas`: ``Max(x, 0)**3`` is C^2)."""
+    d1 = without_null_deltas(sp.diff(expr, x))
+    return expr, d1, without_null_deltas(sp.diff(d1, x))
+
+
+def without_null_deltas(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with every term ``f(x) DiracDelta(u(x))`` removed whose factor ``f`` is zero at
+    every real root of ``u`` (``f(x) delta(u) = sum f(r) delta(u)/|u'(r)|`` over the roots, so
+    such a term is the zero distribution; ``f`` must be continuous there, as Max and powers
+    are). Deltas with a non-zero factor stay (the formula then has a kink: refused by
+    rdyn/options.py)."""
+    for delta in expr.atoms(sp.DiracDelta):
+        if len(delta.args) != 1:
+            continue
+        marker = sp.Dummy("delta")
+        linear = sp.expand(expr.subs(delta, marker))
+        factor = linear.coeff(marker)
+        if factor.has(marker) or linear.coeff(marker, 2) != 0:
+            continue
+        roots = [r for r in sp.solve(delta.args[0], x) if r.is_real]
+        if roots and all(sp.simplify(factor.subs(x, r)) == 0 for r in roots):
+            expr = linear.subs(marker, 0)
+    return expr
 
 
 def numeric_functions_float(expr: sp.Expr):
@@ -133,7 +154,9 @@ def lambdify_for(args, expr: sp.Expr, backend: str, bits: int = 53):
     if backend == "arb_guarded":
         return guarded_arb_lambdify(args, expr)
     if backend == "numpy":
-        return sp.lambdify(args, expr, modules=[{"erf": _np_erf()}, "numpy"],
+        import functools   # the numpy printer writes Max/Min as functools.reduce(numpy.maximum, ...)
+
+        return sp.lambdify(args, expr, modules=[{"erf": _np_erf(), "functools": functools}, "numpy"],
                            printer=_NumpyErfPrinter)
     if backend == "arb":
         return sp.lambdify(args, expr, modules=[_arb_module(bits)], printer=_ArbPrinter)
