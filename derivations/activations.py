@@ -115,9 +115,30 @@ class Activation:
 
 
 def derivatives(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
-    """(sigma, sigma', sigma'') by sympy differentiation."""
-    d1 = sp.diff(expr, x)
-    return expr, d1, sp.diff(d1, x)
+    """(sigma, sigma', sigma'') by sympy differentiation; Dirac deltas whose factor vanishes
+    where the delta sits are removed (:func:`without_null_deltas`: ``Max(x, 0)**3`` is C^2)."""
+    d1 = without_null_deltas(sp.diff(expr, x))
+    return expr, d1, without_null_deltas(sp.diff(d1, x))
+
+
+def without_null_deltas(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with every term ``f(x) DiracDelta(u(x))`` removed whose factor ``f`` is zero at
+    every real root of ``u`` (``f(x) delta(u) = sum f(r) delta(u)/|u'(r)|`` over the roots, so
+    such a term is the zero distribution; ``f`` must be continuous there, as Max and powers
+    are). Deltas with a non-zero factor stay (the formula then has a kink: refused by
+    rdyn/options.py)."""
+    for delta in expr.atoms(sp.DiracDelta):
+        if len(delta.args) != 1:
+            continue
+        marker = sp.Dummy("delta")
+        linear = sp.expand(expr.subs(delta, marker))
+        factor = linear.coeff(marker)
+        if factor.has(marker) or linear.coeff(marker, 2) != 0:
+            continue
+        roots = [r for r in sp.solve(delta.args[0], x) if r.is_real]
+        if roots and all(sp.simplify(factor.subs(x, r)) == 0 for r in roots):
+            expr = linear.subs(marker, 0)
+    return expr
 
 
 def numeric_functions_float(expr: sp.Expr):
@@ -133,7 +154,9 @@ def lambdify_for(args, expr: sp.Expr, backend: str, bits: int = 53):
     if backend == "arb_guarded":
         return guarded_arb_lambdify(args, expr)
     if backend == "numpy":
-        return sp.lambdify(args, expr, modules=[{"erf": _np_erf()}, "numpy"],
+        import functools   # the numpy printer writes Max/Min as functools.reduce(numpy.maximum, ...)
+
+        return sp.lambdify(args, expr, modules=[{"erf": _np_erf(), "functools": functools}, "numpy"],
                            printer=_NumpyErfPrinter)
     if backend == "arb":
         return sp.lambdify(args, expr, modules=[_arb_module(bits)], printer=_ArbPrinter)
@@ -150,6 +173,57 @@ def numeric_functions(activation: Activation, backend: str, bits: int = 53):
     """(sigma, sigma', sigma'') for ``backend``: "numpy" (float64 arrays), "arb" (python-flint
     balls at ``bits``; named activations) or "mpmath" (mpf; any formula)."""
     return _lambdified(activation.name, activation.formula, backend, bits)
+
+
+# --------------------------------------------------------------------------------------------
+# Exponential separation: sigma(a + b) from exp(a / L) and exp(b / L) (compiled tensor rule)
+# --------------------------------------------------------------------------------------------
+
+growth = sp.Symbol("E", positive=True)   # E = exp(x / L)
+
+
+@lru_cache(maxsize=64)
+@seeded
+def exponential_separation(name: str, formula: str | None = None) -> tuple[sp.Expr, int, int] | None:
+    """``(R, L, P)`` with ``sigma(x) = R(x, E)``, ``E = exp(x / L)``, where x enters R only
+    polynomially (no function of x left: every transcendental part goes through E), or None.
+
+    Derived by sympy: ``sigma.rewrite(exp)``; each ``exp(k x)`` (k rational) becomes
+    ``E^(k L)`` with L the least common denominator of the k; then ``together``. Then
+    ``sigma(a + b) = R(a + b, exp(a / L) exp(b / L))``: on the lattice ``a_i + b_j`` of the
+    tensor rule the exponentials are 2n per step instead of n^2 evaluations of sigma
+    (:mod:`rdyn.reduced_dynamics.model_a_compiled_rule`). tanh: ``(E^2 - 1)/(E^2 + 1)``;
+    sigmoid: ``E/(E + 1)``; softplus: ``log(E + 1)``; erf, GELU: None. ``P``: the largest
+    |power| of E in R (E^P must stay finite where R is used). Checked against sigma at 161
+    points of [-40, 40] (relative 1e-12, absolute 1e-300)."""
+    expr = Activation(name, formula).expression
+    rewritten = expr.rewrite(sp.exp)
+    exps = rewritten.atoms(sp.exp)
+    rates = []
+    for term in exps:
+        k = sp.nsimplify(sp.cancel(term.args[0] / x))
+        if not (k.is_Rational and k != 0 and sp.expand(term.args[0] - k * x) == 0):
+            return None
+        rates.append(k)
+    if not rates:
+        return None
+    L = int(sp.ilcm(*[k.q for k in rates])) if len(rates) > 1 else int(rates[0].q)
+    form = sp.together(rewritten.xreplace({t: growth ** int(k * L) for t, k in zip(exps, rates)}))
+    if form.has(sp.I) or any(f.has(x) for f in form.atoms(sp.Function)) or any(
+            p.exp.has(x) for p in form.atoms(sp.Pow)):
+        return None
+    direct = sp.lambdify(x, expr, modules="mpmath")
+    separated = sp.lambdify((x, growth), form, modules="mpmath")
+    import mpmath
+
+    with mpmath.workdps(30):
+        for k in range(-80, 81):
+            t = mpmath.mpf(k) / 2
+            want, got = direct(t), separated(t, mpmath.exp(t / L))
+            if not abs(got - want) <= 1e-12 * abs(want) + 1e-300:
+                return None
+    powers = [abs(int(p.exp)) for p in form.atoms(sp.Pow) if p.base == growth and p.exp.is_Integer]
+    return form, L, max(powers + [1])
 
 
 def _np_erf():

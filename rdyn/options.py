@@ -270,12 +270,43 @@ def _check_activation_expr(text) -> None:
     """A formula that parses (derivations.activations.parse_expression) and has sigma'(0) != 0:
     Model A starts from W_V = 0, so with sigma'(0) = 0 nothing ever moves (C1 stays 0). The
     named smooth activations all have sigma'(0) > 0."""
+    import sympy as sp
+
     from rdyn.derivations.activations import derivatives, parse_expression, x as symbol_x
 
     expr = parse_expression(text)
-    if derivatives(expr)[1].subs(symbol_x, 0) == 0:
+    forms = derivatives(expr)
+    for name, form in zip(("sigma", "sigma'", "sigma''"), forms):
+        if form.has(sp.DiracDelta):
+            raise ValueError(f"--activation-expr {text}: {name} = {form} contains a Dirac delta (a "
+                             "kink of sigma'); the smooth route needs sigma'' as a function (use "
+                             "--activation relu or leaky for piecewise-linear sigma)")
+    _check_evaluable(text, forms)
+    if forms[1].subs(symbol_x, 0) == 0:
         raise ValueError(f"--activation-expr {text}: sigma'(0) = 0, so nothing moves from "
                          "W_V = 0 (C1 stays 0)")
+
+
+def _check_evaluable(text: str, forms) -> None:
+    """sigma, sigma', sigma'' print for the float64 (numpy) and the --dps (mpmath) backends and
+    give finite numbers at a few points (a function numpy or mpmath lacks, e.g. besselj in
+    numpy, is found here, not in the middle of a run)."""
+    import math
+
+    from rdyn.derivations.activations import lambdify_for, x as symbol_x
+
+    for backend in ("numpy", "mpmath"):
+        for name, form in zip(("sigma", "sigma'", "sigma''"), forms):
+            try:
+                f = lambdify_for(symbol_x, form, backend)
+                values = [complex(f(v)) for v in (-1.7, -0.3, 0.4, 2.1)]
+            except Exception as exc:   # a printer or evaluation failure: say which and why
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise ValueError(f"--activation-expr {text}: {name} = {form} cannot be evaluated "
+                                 f"with {backend} ({why})") from None
+            if not all(math.isfinite(v.real) and v.imag == 0 for v in values):
+                raise ValueError(f"--activation-expr {text}: {name} is not a finite real number "
+                                 f"at every test point (-1.7, -0.3, 0.4, 2.1)")
 
 
 # ---------------------------------------------------------------------------------------------

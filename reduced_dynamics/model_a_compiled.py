@@ -1,5 +1,6 @@
 """Model A with sigma = erf or GELU in float64: the collapsed map as a compiled closed form
-(numba). GELU's forms come from :func:`rdyn.derivations.activations.gelu_closed_moments`; erf's
+(numba); the compiled event loop (:func:`_make_iterate`, also driving the compiled Gauss-Hermite
+rule of :mod:`rdyn.reduced_dynamics.model_a_compiled_rule`). GELU's forms come from :func:`rdyn.derivations.activations.gelu_closed_moments`; erf's
 are written below from the primitives (fewer terms).
 
 With Z ~ N(0, 1) the outer variable of :mod:`rdyn.reduced_dynamics.model_a_smooth`
@@ -81,8 +82,9 @@ def start_counters(end: int) -> np.ndarray:
 
 
 def _make_iterate(moments, grad_in, grad_out):
-    """The compiled event loop around ``moments(C1, e, D, K, r, z, w) -> (p, m1, m2, dm2, .., ..)``
-    (``z, w``: a Gauss-Hermite rule, unused by the closed form).
+    """The compiled event loop around ``moments(C1, e, D, K, r, z, w, work) -> (p, m1, m2, dm2,
+    .., ..)`` (``z, w``: a Gauss-Hermite rule, ``work``: a 2 x n scratch array, so nothing is
+    allocated per step; unused by the closed forms).
 
     ``state`` (C1, C2, C3) and ``ev`` (the counters, :data:`EV_T` ...) are advanced in place
     until the run ends (returns True: stop step reached or diverged) or step ``chunk_end`` is
@@ -92,7 +94,7 @@ def _make_iterate(moments, grad_in, grad_out):
 
     @numba.njit(cache=False)
     def iterate(state, ev, chunk_end, eta, D, K, M, V, scale, fraction, level, default_run,
-                min_default, end, capture_steps, capture_out, z, w, bound):
+                min_default, end, capture_steps, capture_out, z, w, work, bound):
         r = math.sqrt(V / M)
         C1 = state[0]
         C2 = state[1]
@@ -109,13 +111,13 @@ def _make_iterate(moments, grad_in, grad_out):
             if t >= chunk_end:
                 break
             e = math.exp(-(C2 + C3) / scale)
-            p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w)
+            p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w, work)
             if t_star < 0 and p >= level:
                 t_star = t
                 if default_run:
                     stop = min(max(2 * t, min_default), end)
             if t1 < 0 and t >= 1:
-                m2f = moments(C1 / fraction, e, D, K, r, z, w)[2]
+                m2f = moments(C1 / fraction, e, D, K, r, z, w, work)[2]
                 if m2f <= 0.0:
                     t1 = t
             mult = 1.0 + eta * D * dm2
@@ -164,7 +166,7 @@ def compiled_iterate():
     k = 2.0 / math.sqrt(math.pi)
 
     @numba.njit(cache=False)
-    def moments(C1, e, D, K, r, z=None, w=None):
+    def moments(C1, e, D, K, r, z=None, w=None, work=None):
         p, s2, s_res, rho = geometry(e, D, K)
         spread = 1.0 + 2.0 * r * r * s_res * s_res
         alpha = r * rho / math.sqrt(spread)
@@ -205,7 +207,7 @@ def compiled_gelu_iterate():
     geometry = compiled_geometry()
 
     @numba.njit(cache=False)
-    def moments(C1, e, D, K, r, z=None, w=None):
+    def moments(C1, e, D, K, r, z=None, w=None, work=None):
         p, s2, s_res, rho = geometry(e, D, K)
         W = math.sqrt(1.0 + r * r * s_res * s_res)
         m1, m2, dm2, cross, square = forms(C1, r, rho, s_res, s2, W, K)
@@ -232,15 +234,22 @@ def compiled_loop(name: str):
 
 def advance_compiled(config, state: np.ndarray, ev: np.ndarray, chunk_end: int, eta: float,
                      fraction: float, level: float, default_run: bool, min_default: int,
-                     end: int, capture_steps: np.ndarray, capture_out: np.ndarray) -> bool:
-    """Advance ``state`` and the counters ``ev`` of erf's or GELU's compiled loop in place up
+                     end: int, capture_steps: np.ndarray, capture_out: np.ndarray,
+                     loop=None) -> bool:
+    """Advance ``state`` and the counters ``ev`` of a compiled loop in place up
     to step ``chunk_end`` or the end of the run (returns True when the run has ended: stop
-    step reached or the next state diverged; the state is then the last finite one)."""
+    step reached or the next state diverged; the state is then the last finite one).
+    ``loop``: (iterate, z, w), a loop of :func:`_make_iterate` and its Gauss-Hermite rule
+    (:func:`rdyn.reduced_dynamics.model_a_compiled_rule.compiled_rule_loop`); None: erf's or
+    GELU's closed form."""
     from rdyn.reduced_dynamics.divergence import STATE_BOUND
 
-    z = w = np.zeros(1)
-    return bool(compiled_loop(config.activation.name)(
+    if loop is None:
+        loop = (compiled_loop(config.activation.name), np.zeros(1), np.zeros(1))
+    iterate, z, w = loop
+    work = np.empty((2, z.shape[0]))
+    return bool(iterate(
         state, ev, int(chunk_end), float(eta), float(config.D), float(config.K),
         float(config.M), float(config.vstar_norm2), float(config.scale), float(fraction),
         float(level), bool(default_run), int(min_default), int(end), capture_steps, capture_out,
-        z, w, float(STATE_BOUND)))
+        z, w, work, float(STATE_BOUND)))

@@ -17,8 +17,10 @@ Quadrature (the expectations, every step): write ``Y2 = s2 Z1`` and, given ``Z1`
 integral over Z1 is an n-point Gauss-Hermite rule; the inner one (over Z2, only the teacher term
 ``sigma(r Y1)`` depends on it) is the closed-form smoothing of
 :func:`rdyn.derivations.activations.smoothing` for erf and GELU (1-D in all), else the same rule
-(a tensor rule, n^2 evaluations of sigma per step). ``E[h Y1]`` uses Stein's identity on the inner
-variable where the smoothing is closed: ``E[sigma(r Y1) Y1 | Z1] = mu S0 + s_res^2 r S1``.
+(a tensor rule, n^2 evaluations of sigma per step; in float64 the run evaluates it compiled,
+:mod:`rdyn.reduced_dynamics.model_a_compiled_rule`, and this numpy step is the fallback for a
+formula numba cannot compile). ``E[h Y1]`` uses Stein's identity on the inner variable where
+the smoothing is closed: ``E[sigma(r Y1) Y1 | Z1] = mu S0 + s_res^2 r S1``.
 ``E[sigma(r Y1)^2]`` does not change (Var Y1 = 1/K), computed once.
 
 The node count n is chosen once per run (:func:`choose_rule`): the smallest n of a ladder whose
@@ -42,8 +44,8 @@ from rdyn.reduced_dynamics.model_a import RunResult
 FLOAT64_LADDER = (12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)
 FLOAT64_TOLERANCE = 1e-13
-# float64 runs of these go through compiled loops (reduced_dynamics/model_a_compiled.py): erf's
-# closed form, GELU's 1-D sums
+# float64 runs of these go through compiled closed forms (reduced_dynamics/model_a_compiled.py):
+# erf's, GELU's 1-D sums; the others through the compiled tensor rule (model_a_compiled_rule.py)
 COMPILED = ("erf", "gelu")
 
 
@@ -445,9 +447,11 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     return result
 
 
-# steps per chunk between checkpoint / interrupt points: the compiled loop, the float64
-# quadrature loop, the quadrature loop at --dps
-CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16}
+# steps per chunk between checkpoint / interrupt points: the compiled closed forms, the float64
+# quadrature loop (numpy fallback), the quadrature loop at --dps; "rule": lattice points per
+# chunk of the compiled tensor rule (steps: that over n^2; n = 128: 256 steps, some 10 ms), so
+# Ctrl-C / SIGTERM land soon
+CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16, "rule": 1 << 22}
 
 
 def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
@@ -462,11 +466,11 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     grid = set(int(s) for s in log_grid(end)) | set(int(s) for s in record)
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
-        compiled = num.kind == "float64" and config.activation.name in COMPILED   # numba loops
-        if compiled:
+        route = _compiled_loop(config, n) if num.kind == "float64" else False   # numba loops
+        if route is not False:
             advance = _compiled_advance(config, eta_f, t1_fraction, level, steps is None,
-                                        min_default_steps, end, grid)
-            chunk = CHUNK["compiled"]
+                                        min_default_steps, end, grid, route)
+            chunk = CHUNK["compiled"] if route is None else max(CHUNK["rule"] // (n * n), 1)
         else:
             advance = _quadrature_advance(ex, num, config, steps is None, grid, eta_f,
                                           t1_fraction, level, min_default_steps,
@@ -551,10 +555,30 @@ def _drive(advance, loop, chunk: int, save, bar):
     return loop
 
 
+def _compiled_loop(config: SmoothConfig, n: int):
+    """The float64 run's compiled loop: None for erf and GELU (their closed forms,
+    :mod:`rdyn.reduced_dynamics.model_a_compiled`), else (iterate, z, w), the n-point tensor
+    rule compiled (:mod:`rdyn.reduced_dynamics.model_a_compiled_rule`); False (one line on
+    stderr) if the formula does not compile under numba: the numpy step then."""
+    import sys
+
+    from rdyn.reduced_dynamics.model_a_compiled_rule import compiled_rule_loop
+
+    if config.activation.name in COMPILED:
+        return None
+    loop = compiled_rule_loop(config.activation, n)
+    if loop is None:
+        print(f"rdyn: --activation {config.activation.label} does not compile under numba; "
+              "float64 steps run on the numpy Gauss-Hermite step (slower)", file=sys.stderr)
+        return False
+    return loop
+
+
 def _compiled_advance(config, eta_f, t1_fraction, level, default_run, min_default_steps, end,
-                      grid):
-    """``advance(loop, chunk_end)`` on erf's or GELU's compiled float64 loop
-    (:mod:`rdyn.reduced_dynamics.model_a_compiled`)."""
+                      grid, compiled_loop=None):
+    """``advance(loop, chunk_end)`` on a compiled float64 loop: erf's or GELU's closed form
+    (``compiled_loop`` None) or the compiled tensor rule (``compiled_loop`` = (iterate, z, w),
+    :func:`_compiled_loop`)."""
     from rdyn.reduced_dynamics import model_a_compiled as mc
 
     capture_steps = np.array(sorted(grid), dtype=np.int64)
@@ -568,7 +592,8 @@ def _compiled_advance(config, eta_f, t1_fraction, level, default_run, min_defaul
         ev[mc.EV_CURSOR] = np.searchsorted(capture_steps, loop.t, side="left")
         out = np.full((capture_steps.shape[0], 3), np.nan)
         done = mc.advance_compiled(config, state, ev, chunk_end, eta_f, t1_fraction, level,
-                                   default_run, min_default_steps, end, capture_steps, out)
+                                   default_run, min_default_steps, end, capture_steps, out,
+                                   compiled_loop)
         captured = dict(loop.captured)
         for i in range(int(np.searchsorted(capture_steps, loop.t, side="left")),
                        int(ev[mc.EV_CURSOR])):

@@ -1,5 +1,5 @@
 """Checkpoint and resume of ``rdyn teacher`` with a smooth activation (issue 22): bit-identical
-resume after a real SIGTERM (compiled erf and quadrature tanh, float64 and --dps 30), after a
+resume after a real SIGTERM (compiled erf and tanh in float64, quadrature at --dps 30), after a
 simulated Ctrl-C mid-chunk, and one-line refusals of foreign checkpoints (ReLU, another
 activation, formula, dps or node count)."""
 import json
@@ -29,12 +29,14 @@ def assert_one_line_refusal(rc, out, err, needle):
 
 
 # (activation options, steps): each run lasts about a second after start-up (the first
-# checkpoint comes after one chunk, well before), so the signal lands mid-run; erf float64 is the compiled loop, the others the quadrature loop
+# checkpoint comes after one chunk, well before), so the signal lands mid-run; in float64 erf
+# runs its compiled closed form, tanh the compiled tensor rule (chunks of 256 steps), at --dps
+# both the quadrature loop
 SIGNAL_CASES = [
     # slow: the subprocess compiles erf's closed form with numba (about 20 s on 2 busy cores)
     pytest.param(["--activation", "erf"], 1_000_000, id="erf-float64-compiled",
                  marks=pytest.mark.slow),
-    pytest.param(["--activation", "tanh"], 8_000, id="tanh-float64-quadrature"),
+    pytest.param(["--activation", "tanh"], 40_000, id="tanh-float64-compiled-rule"),
     pytest.param(["--activation", "erf", "--dps", "30"], 120, id="erf-dps30",
                  marks=pytest.mark.slow),
     pytest.param(["--activation", "tanh", "--dps", "30"], 80, id="tanh-dps30",
@@ -89,7 +91,7 @@ def _interrupt_after(monkeypatch, factory_name: str, chunks: int):
 @pytest.mark.parametrize("name,dps,factory,chunk", [
     ("erf", None, "_compiled_advance", "compiled"),
     ("gelu", None, "_compiled_advance", "compiled"),
-    ("tanh", None, "_quadrature_advance", "float64"),
+    ("tanh", None, "_compiled_advance", "rule"),   # CHUNK["rule"]: lattice points (n = 128)
     ("sigmoid", 20, "_quadrature_advance", "precise"),
 ])
 def test_interrupted_mid_chunk_resumes_bit_identically(tmp_path, monkeypatch, name, dps, factory,
@@ -101,15 +103,18 @@ def test_interrupted_mid_chunk_resumes_bit_identically(tmp_path, monkeypatch, na
 
     config = ms.SmoothConfig(D=8, K=2, activation=Activation(name), eta=0.2, M=2)
     steps = None if dps is None else 40
-    monkeypatch.setitem(ms.CHUNK, chunk, 7 if dps is not None else 97)
+    size = 7 if dps is not None else 97   # steps per chunk
+    setting = size * 128 * 128 if chunk == "rule" else size
+    monkeypatch.setitem(ms.CHUNK, chunk, setting)
     reference = ms.run(config, steps, record=[3, 33], dps=dps)
     path = str(tmp_path / "c.npz")
     calls = _interrupt_after(monkeypatch, factory, 2)
     with pytest.raises(ck.Interrupted) as info:
         ms.run(config, steps, record=[3, 33], dps=dps, checkpoint=path, checkpoint_every=1e9)
-    assert info.value.step == 2 * ms.CHUNK[chunk] and calls["n"] == 3
+    assert info.value.step == 2 * size and calls["n"] == 3
+    assert chunk != "rule" or reference.nodes == 128
     monkeypatch.undo()   # the real advance again, the same chunk size
-    monkeypatch.setitem(ms.CHUNK, chunk, 7 if dps is not None else 97)
+    monkeypatch.setitem(ms.CHUNK, chunk, setting)
     resumed = ms.run(config, steps, record=[3, 33], dps=dps, resume=path)
     for key in ("steps", "t1", "T_star", "lost_at_step", "final", "record", "loss_curve",
                 "loss_slope", "nodes", "quadrature_error", "backend"):
