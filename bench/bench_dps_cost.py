@@ -86,7 +86,7 @@ def ln(argv) -> None:
             iterate(replace(cfg, steps=22), rule=rule)
             t3 = time.perf_counter()
             per = ((t3 - t2) - (t2 - t1)) / 20
-            model_build = ln_estimate(model, spectrum, dps, 0)
+            model_build = ln_estimate(model, spectrum, dps, 0, cfg.L)
             print(f"{case:12s} dps {dps:4d}: {rule.nodes} nodes, build {t1 - t0:7.2f} s "
                   f"(model {'-' if model_build is None else f'{model_build.seconds:.2f}'} s), "
                   f"{per * 1e3:8.2f} ms/step", flush=True)

@@ -38,6 +38,10 @@ DPS_MAX = 4000  # Python's int <-> str conversion limit is 4300 digits; 4000 lea
 # --dps 100 and 82 s at --dps 1000 (2 shared cores); at 4000 an ln run did not finish in 15
 # minutes (issue 20)
 LN_DPS_MAX = 1000
+# narrower --dps ranges of two routes (their constants live with the routes and are tested equal:
+# reduced_dynamics.model_b_gaussian.GAUSSIAN_DPS_MAX, reduced_dynamics.model_a_smooth.SMOOTH_DPS_MAX)
+GAUSSIAN_ROUTE_DPS_MAX = 200
+SMOOTH_DPS_MAX = 300
 MAX_TEACHER_STEPS = 10**9
 MAX_MODEL_A_STEPS = 10**12  # rdyn teacher: 64-bit step counters everywhere (docs/long_horizons.md)
 SEED_MAX = 2**63 - 1
@@ -317,7 +321,8 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
     _json(),
     _dps(help_text="working precision in decimal digits: iterate on arb balls (python-flint) "
          f"at this precision; JSON reals become strings of this many digits "
-         f"({DPS_MIN}..{DPS_MAX}; default: float64 fast path)"),
+         f"({DPS_MIN}..{DPS_MAX}; at most {SMOOTH_DPS_MAX} for the smooth activations erf, tanh, "
+         "gelu, softplus, sigmoid, expr; default: float64 fast path)"),
     *_teacher_model_options(MAX_MODEL_A_STEPS, "GD steps N (64-bit step counters; default: "
                             "run to T*, then as many steps again)"),
     Option("M", "int", None, "smooth activations: number of rows of V*, all of norm "
@@ -386,7 +391,8 @@ LN = Command("ln", "Model B: alpha/beta recursions of attention with/without lay
     _json(),
     _dps(help_text="working precision in decimal digits; only when the expectation is exact "
          "(--data spectrum and, for ln and looped, alpha0*beta0 >= 0; or --model noln --target unnormalized) "
-         f"({DPS_MIN}..{LN_DPS_MAX}; default: float64)", hi=LN_DPS_MAX),
+         f"({DPS_MIN}..{LN_DPS_MAX}; at most {GAUSSIAN_ROUTE_DPS_MAX} on the Gaussian route: 5 or "
+         "more distinct eigenvalues, looped with 3 or more; default: float64)", hi=LN_DPS_MAX),
     Option("quiet", "flag", False, "no progress lines or time estimate on stderr"),
     Option("model", "choice", "ln", "ln: one LN layer (default); noln: one layer without LN; "
            "looped: L looped LN layers", choices=("ln", "noln", "looped")),

@@ -2,7 +2,7 @@
 CLI and the API, printed on stderr before a run predicted to take more than
 :data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it). ``rdyn teacher --dps N`` (homogeneous activations: :func:`teacher_estimate`; smooth
 activations: :func:`smooth_teacher_estimate`), ``rdyn ln --dps N`` with exact rules
-(:func:`ln_estimate`) and the smooth-activation ``rdyn crosscheck``
+(:func:`ln_estimate`, the Gaussian route included) and the smooth-activation ``rdyn crosscheck``
 (:func:`crosscheck_smooth_estimate`) are estimated.
 
 ``rdyn teacher --dps N`` (the collapsed map on arb balls at N digits, identity/relu/leaky):
@@ -67,6 +67,17 @@ LN_THETA_STEP_S = 2e-3
 # 10, 13, 160 ms per step on 1089, 3969, 35937 nodes). noln: steps cost nothing (constants).
 LN_DIRICHLET_BUILD_S = 4e-4
 LN_DIRICHLET_STEP_S = 4e-6
+# the Gaussian route (reduced_dynamics/model_b_gaussian*.py; five or more distinct eigenvalues,
+# the looped model with three or more, a Dirichlet rule over its budget): seconds per node and
+# distinct eigenvalue of one LN-layer evaluation (E[cos] and E[L'(gamma)], one per step),
+# GAUSS_NODE_S * (1 + (N / GAUSS_KNEE_DPS)**1.5); measured 1.8, 2.2, 2.2, 2.5, 3.2 us at N =
+# 15, 30, 60, 100, 200 (6..1, 5..1, 5..1, 4,3,2,1,1, 4,3,2,1,1; 12411 to 1646195 nodes) on 2
+# shared cores (load 1). The constants (kappa3, kappa4, Upsilon_3; once per run, every model)
+# cost GAUSS_CONSTANTS_EVALUATIONS of them; the looped model's step (two one-dimensional
+# integrals on its tau grid) is counted as one evaluation on that grid.
+GAUSS_NODE_S = 1.9e-6
+GAUSS_KNEE_DPS = 300.0
+GAUSS_CONSTANTS_EVALUATIONS = 1.6
 # smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
 # verify/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
 # sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
@@ -192,20 +203,45 @@ def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:
                            f"{steps} steps of {M} x {D} Gaussian expectations")
 
 
-def ln_estimate(model: str, spectrum, dps: int | None, steps: int) -> RunTimeEstimate | None:
+def gaussian_route_estimate(model: str, spectrum, dps: int, steps: int,
+                            L: int | None = None) -> RunTimeEstimate:
+    """The estimate of a Gaussian-route run at ``dps`` digits: its grids are sized from the
+    spectrum alone (``model_b_gaussian.grid_nodes``, nothing allocated). ``r`` distinct
+    eigenvalues, ``S`` single-layer nodes, cost per node and level ``c = GAUSS_NODE_S * (1 +
+    (N / GAUSS_KNEE_DPS)**1.5)``: the constants ``1.6 c r S``, plus per step (steps + 1
+    evaluations) ``c r S`` (ln), nothing (noln: the recursion needs only the constants), or
+    ``c r T`` on the looped model's ``T``-node tau grid (and once more for Upsilon_1)."""
+    from rdyn.reduced_dynamics.model_b_gaussian import grid_nodes
+
+    r = len(set(spectrum))
+    per_node = GAUSS_NODE_S * (1 + (dps / GAUSS_KNEE_DPS) ** 1.5) * r
+    single = grid_nodes(tuple(spectrum), dps)
+    seconds = GAUSS_CONSTANTS_EVALUATIONS * per_node * single
+    if model == "ln":
+        seconds += (steps + 1) * per_node * single
+    elif model == "looped":
+        seconds += (steps + 2) * per_node * grid_nodes(tuple(spectrum), dps, L)
+    return RunTimeEstimate("ln", seconds, f"the Gaussian route on {single} nodes at --dps {dps}, "
+                           f"{steps} steps")
+
+
+def ln_estimate(model: str, spectrum, dps: int | None, steps: int,
+                L: int | None = None) -> RunTimeEstimate | None:
     """The estimate of ``rdyn ln --data spectrum --spectrum S --dps N`` (exact rules), made before
     the rule is built: the theta rule (2 distinct eigenvalues) or the Dirichlet rule (3, 4;
-    single layers) as the ``LN_*`` constants above say. None for float64 runs, one distinct
-    eigenvalue (no quadrature), and the Gaussian route (more distinct eigenvalues, or the
-    looped model with 3 or more; its adaptive grid is sized at run time), or a Dirichlet rule
-    over its node budget (refused or the Gaussian route)."""
-    from rdyn.reduced_dynamics.model_b_exact import (EXACT_NODE_LIMIT, MAX_EXACT_LEVELS,
-                                                     THETA_MAX_DEGREE, dirichlet_orders,
+    single layers) as the ``LN_*`` constants above say, and the Gaussian route (more distinct
+    eigenvalues, the looped model with 3 or more, or a Dirichlet rule over its node budget:
+    :func:`gaussian_route_estimate`; ``L``: the looped model's loop count). None for float64
+    runs and one distinct eigenvalue (no quadrature)."""
+    from rdyn.reduced_dynamics.model_b_exact import (MAX_EXACT_LEVELS, THETA_MAX_DEGREE,
+                                                     dirichlet_orders, gaussian_route_at,
                                                      theta_start_degree)
 
     if dps is None or spectrum is None:
         return None
     r = len(set(spectrum))
+    if r >= 3 and gaussian_route_at(tuple(spectrum), model, dps):
+        return gaussian_route_estimate(model, spectrum, dps, steps, L if model == "looped" else None)
     step_cost = 0.0 if model == "noln" else 1.0
     if r == 2:
         factor = 1 + (dps / LN_KNEE_DPS) ** 1.5
@@ -218,8 +254,6 @@ def ln_estimate(model: str, spectrum, dps: int | None, steps: int) -> RunTimeEst
     if r < 2 or r > MAX_EXACT_LEVELS or model == "looped":
         return None
     first, second = (n ** (r - 1) for n in dirichlet_orders(dps))
-    if second > EXACT_NODE_LIMIT["mpmath"]:
-        return None
     seconds = (LN_DIRICHLET_BUILD_S * (first + second)
                + steps * step_cost * LN_DIRICHLET_STEP_S * second)
     return RunTimeEstimate("ln", seconds, f"a {second}-node rule at --dps {dps}, {steps} steps")

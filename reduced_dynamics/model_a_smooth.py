@@ -43,6 +43,10 @@ from rdyn.reduced_dynamics.model_a import RunResult
 
 FLOAT64_LADDER = (12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)
+# the most digits a smooth --dps run takes: its rule check compares float errors with
+# 10^-(dps+2) (a normal float up to dps ~ 305), and the ladder's end (384 nodes) is about what
+# 300 digits need (erf at --dps 250: 320 nodes, 133 s for 3 steps on 2 shared cores)
+SMOOTH_DPS_MAX = 300
 FLOAT64_TOLERANCE = 1e-13
 # float64 runs of these go through compiled closed forms (reduced_dynamics/model_a_compiled.py):
 # erf's, GELU's 1-D sums; the others through the compiled tensor rule (model_a_compiled_rule.py)
@@ -328,6 +332,8 @@ def choose_rule(config: SmoothConfig, dps: int | None, probes: list, start: int 
     agree with the next order to the tolerance at every probe state (e, C1) (a function of
     the config, dps and probes only). ValueError (one line, with the estimate) if the ladder's
     end is not enough."""
+    if dps is not None and dps > SMOOTH_DPS_MAX:
+        raise ValueError(f"--dps {dps}: smooth activations run at most --dps {SMOOTH_DPS_MAX}")
     num = Numbers(config.activation, dps)
     ladder = (FLOAT64_LADDER if dps is None else PRECISE_LADDER)[start:]
     tol = FLOAT64_TOLERANCE if dps is None else 10.0 ** (-(dps + 2))

@@ -40,6 +40,21 @@ def uses_gaussian_route(spectrum: tuple[int, ...], model: str) -> bool:
     return r > (2 if model == "looped" else MAX_EXACT_LEVELS)
 
 
+def gaussian_route_at(spectrum: tuple[int, ...], model: str, dps: int | None) -> bool:
+    """Whether a Task 2 run at ``dps`` takes the Gaussian route, as far as it is known before
+    any rule is built: :func:`uses_gaussian_route`, or (single layers, ``dps`` given) a
+    Dirichlet rule whose first comparison already exceeds its node budget (refused at once by
+    :func:`dirichlet_exact_rule`). A later fallback (the search growing past the budget) is
+    not predicted."""
+    if uses_gaussian_route(spectrum, model):
+        return True
+    r = len(set(spectrum))
+    if dps is None or model == "looped" or r < 3:
+        return False
+    n0, n1 = dirichlet_orders(dps)
+    return n1 ** (r - 1) > EXACT_NODE_LIMIT["mpmath"]
+
+
 def _probe_terms(nodes, g):
     """The least smooth statistics of the single layers (LN at gamma = 0, g, oo)."""
     m1, m2, var = nodes.m1, nodes.m2, nodes.variance

@@ -64,8 +64,25 @@ class QuadratureError(ArithmeticError):
     """The a-posteriori estimate of a Gaussian-route expectation exceeded its tolerance."""
 
 
+# dps beyond which the Gaussian route is refused (rdyn.api._ln): the grid grows like dps^2 and a
+# node's cost like dps^1.5 (4,3,2,1,1: 378105 nodes, 6.7 s per step at 100; 1646195, 38 s at 200)
+GAUSSIAN_DPS_MAX = 200
+# elements (tau x phi x level) of the single-layer integrand held at once: bounds the memory
+# of an MPFR run (about 0.3 kB per element) whatever the grid size
+CHUNK_ELEMENTS = 200_000
+
+
 def tolerance(dps: int | None) -> float:
+    """The relative tolerance of the coarse rule: 1e-15 (float64) or ``10^-(dps+3)``; a float
+    (normal for every ``dps <= GAUSSIAN_DPS_MAX``)."""
+    if dps is not None and dps > GAUSSIAN_DPS_MAX:
+        raise ValueError(f"the Gaussian route runs at most {GAUSSIAN_DPS_MAX} digits, got dps {dps}")
     return FLOAT64_TOL if dps is None else 10.0 ** -(dps + 3)
+
+
+def log_inverse_tolerance(dps: int | None) -> float:
+    """``log(1/tol)`` computed without forming ``tol`` (no float underflow at large ``dps``)."""
+    return -math.log(FLOAT64_TOL) if dps is None else (dps + 3) * math.log(10.0)
 
 
 def _work_bits(dps: int | None) -> int:
@@ -95,9 +112,23 @@ class Grid:
         return int(len(self.v)) * (1 if self.cos2 is None else int(len(self.cos2)))
 
 
-def _tau_grid(sing_lo: float, sing_hi: float, rate_hi: float, tol: float, mp: bool, bits: int):
-    """Nodes ``v = e^tau`` and weights of the trapezoid rule in ``u`` with
-    ``tau = tau0 + KAPPA sinh(u)`` (both tails then decay double-exponentially in ``u``).
+@dataclass(frozen=True)
+class TauLayout:
+    """The ``tau`` nodes without their values: ``tau_j = tau0 + KAPPA sinh(h j)``,
+    ``j = -n_lo .. n_hi`` (both even)."""
+    tau0: float
+    h: float
+    n_lo: int
+    n_hi: int
+
+    @property
+    def nodes(self) -> int:
+        return self.n_lo + self.n_hi + 1
+
+
+def tau_layout(sing_lo: float, sing_hi: float, rate_hi: float, dps: int | None) -> TauLayout:
+    """The trapezoid rule in ``u`` with ``tau = tau0 + KAPPA sinh(u)`` (both tails then decay
+    double-exponentially in ``u``).
 
     The integrand's branch points sit at ``tau = tau_s + i pi`` with ``tau_s`` in
     ``[sing_lo, sing_hi]`` (``-log D_p``); in ``u`` they lie at ``asinh((tau_s - tau0 + i pi)/KAPPA)``,
@@ -106,15 +137,22 @@ def _tau_grid(sing_lo: float, sing_hi: float, rate_hi: float, tol: float, mp: bo
     ``exp(-2 pi A_TAU_FRACTION a_u / (2h)) = tol``). Tails: the integrand is at most
     ``C e^{tau}`` below and ``C e^{-rate_hi tau}`` above ``tau_s``; the grid stops where that
     is ``tol e^{-8}``. An even number of intervals; the coarse rule takes every other node."""
+    log_inv = log_inverse_tolerance(dps)
     tau0 = 0.5 * (sing_lo + sing_hi)
     half = 0.5 * (sing_hi - sing_lo)
     a_u = min(complex(cmath.asinh(complex(x, math.pi) / KAPPA)).imag for x in (-half, half))
-    h = math.pi * A_TAU_FRACTION * a_u / math.log(1 / tol)
-    span = math.log(1 / tol) + 8
+    h = math.pi * A_TAU_FRACTION * a_u / log_inv
+    span = log_inv + 8
     u_lo = -math.asinh((span + half) / KAPPA)
     u_hi = math.asinh((span / rate_hi + half) / KAPPA)
-    n_lo, n_hi = int(math.ceil(-u_lo / (2 * h))) * 2, int(math.ceil(u_hi / (2 * h))) * 2
-    idx = np.arange(-n_lo, n_hi + 1)
+    return TauLayout(tau0, h, int(math.ceil(-u_lo / (2 * h))) * 2, int(math.ceil(u_hi / (2 * h))) * 2)
+
+
+def _tau_grid(layout: TauLayout, mp: bool, bits: int):
+    """Nodes ``v = e^tau``, weights ``d tau / d u`` times ``h``, and the coarse mask of
+    ``layout``."""
+    tau0, h = layout.tau0, layout.h
+    idx = np.arange(-layout.n_lo, layout.n_hi + 1)
     coarse = idx % 2 == 0
     if not mp:
         u = h * idx
@@ -156,23 +194,47 @@ def _phi_grid(n: int, mp: bool, bits: int):
         return c2, s2, w, wc, coarse
 
 
-def single_layer_grid(spectrum: tuple[int, ...], dps: int | None = None) -> Grid:
-    """The grid of the single-layer integrals for a Task 2 spectrum (any number of levels).
+def single_layer_layout(spectrum: tuple[int, ...], dps: int | None = None) -> tuple[TauLayout, int, float]:
+    """``(tau layout, phi intervals n_phi, a_phi)`` of the single-layer grid, without building it.
 
     Ratio ``R = lam_max / lam_min``: after the centring rescale every ``alpha A_p``, ``beta B_p``
     lies in ``[1/R^2, R^2]`` (``A = Lambda^2``, ``B = (I + gamma Lambda)^2`` or ``I`` or
     ``Lambda^2``; ``(lam_p/M_p) / (lam_q/M_q) <= R`` for ``gamma >= 0``) and the centred
     ``rho_p`` in ``[1/R, R]``, so ``a_phi >= atanh(R^{-1/2})`` for every step."""
-    d = len(spectrum)
     R = max(spectrum) / min(spectrum)
-    tol = tolerance(dps)
-    mp, bits = dps is not None, _work_bits(dps)
     a_phi = math.atanh(min(R ** -0.5, 0.95)) if R > 1 else 3.0
-    n_phi = 2 * max(2, int(math.ceil(math.log(1 / tol) / (2 * PHI_MARGIN * a_phi) / 2)) + 1)
+    n_phi = 2 * max(2, int(math.ceil(log_inverse_tolerance(dps) / (2 * PHI_MARGIN * a_phi) / 2)) + 1)
     dmax, dmin = 2 * R * R, 2 / (R * R)
-    v, h, tau_coarse = _tau_grid(-math.log(dmax), -math.log(dmin), d / 2, tol, mp, bits)
+    return tau_layout(-math.log(dmax), -math.log(dmin), len(spectrum) / 2, dps), n_phi, a_phi
+
+
+def single_layer_grid(spectrum: tuple[int, ...], dps: int | None = None) -> Grid:
+    """The grid of the single-layer integrals for a Task 2 spectrum (any number of levels;
+    :func:`single_layer_layout`)."""
+    tol = tolerance(dps)
+    layout, n_phi, a_phi = single_layer_layout(spectrum, dps)
+    mp, bits = dps is not None, _work_bits(dps)
+    v, h, tau_coarse = _tau_grid(layout, mp, bits)
     c2, s2, w, wc, phi_coarse = _phi_grid(n_phi, mp, bits)
     return Grid(v, h, c2, s2, w, wc, tau_coarse, phi_coarse, mp, bits, tol, a_phi)
+
+
+def looped_layout(spectrum: tuple[int, ...], L: int, dps: int | None = None) -> TauLayout:
+    """The ``tau`` layout of the looped model's one-dimensional integrals: ``V_p = q_p =
+    ((1 + rho lam_p)/(1 + rho lam_1))^{2L}`` lies in ``[R^{-2L}, 1]`` for every ``rho >= 0``
+    (``R = lam_max / lam_min``), and ``V_p = theta_p^{2L}`` likewise, so the branch points
+    ``-log(V_p) + i pi`` lie in ``[0, 2L log R] + i pi`` at every step."""
+    R = max(spectrum) / min(spectrum)
+    return tau_layout(-math.log(2.0), 2 * L * math.log(R) + math.log(2.0), len(spectrum) / 2, dps)
+
+
+def grid_nodes(spectrum: tuple[int, ...], dps: int | None, L: int | None = None) -> int:
+    """Nodes of the grid a run builds (``n_tau`` times ``n_phi + 1``; looped: ``n_tau``), from
+    the layouts alone (no allocation)."""
+    if L is not None:
+        return looped_layout(spectrum, L, dps).nodes
+    layout, n_phi, _ = single_layer_layout(spectrum, dps)
+    return layout.nodes * (n_phi + 1)
 
 
 def _as(values, mp: bool):
@@ -246,7 +308,10 @@ def single_layer_means(grid: Grid, k, lam, A, B, numerators) -> list:
     """``[(E[N (z^T A z)^{-1/2} (z^T B z)^{-b}], estimate) for N in numerators]`` on one pass
     over the nodes (shared ``sigma_p``, ``Phi``). A numerator is ``(LINEAR, C)`` (``z^T C z``,
     ``b = 1/2``) or ``(GAP,)`` (``(1/2) sum_ij z_i^2 z_j^2 (lam_i - lam_j)^2``, ``b = 3/2``);
-    module doc. ``k, lam, A, B, C``: per level, ``A, B > 0``; int, Fraction, float or mpf."""
+    module doc. ``k, lam, A, B, C``: per level, ``A, B > 0``; int, Fraction, float or mpf.
+    The ``tau`` nodes are taken in blocks of at most :data:`CHUNK_ELEMENTS` integrand
+    elements (memory bounded whatever the grid); the block sums are summed exactly (float64:
+    ``math.fsum``; MPFR: correctly rounded at the working precision)."""
     mp = grid.mp
     with _context(grid):
         kk = np.array([int(x) for x in k])
@@ -254,24 +319,39 @@ def single_layer_means(grid: Grid, k, lam, A, B, numerators) -> list:
         alpha, beta = _scales(A_, B_, mp)
         Da, Db = 2 * alpha * A_, 2 * beta * B_
         D = Da[None, :] * grid.cos2[:, None] + Db[None, :] * grid.sin2[:, None]      # (phi, p)
-        sigma = 1 / (1 + grid.v[:, None, None] * D[None, :, :])                      # (tau, phi, p)
-        vw = grid.v * grid.tau_weights
-        Phi = _phi_factor(sigma, kk, mp) * vw[:, None]                               # v dtau Phi
-        wts = sigma * kk
-        out = []
+        prefs, Cs = [], []
         for num in numerators:
             if num[0] == LINEAR:
-                f = Phi * (wts * _as(num[1], mp)).sum(axis=-1)
-                pref = 2 / _pi(mp) * _scale_power(alpha, beta, 1, 1, mp)
+                Cs.append(_as(num[1], mp))
+                prefs.append(2 / _pi(mp) * _scale_power(alpha, beta, 1, 1, mp))
             else:
-                W = wts.sum(axis=-1)
-                mu = (wts * lam_).sum(axis=-1) / W
-                dev = lam_[None, None, :] - mu[:, :, None]
-                N = W * (wts * dev * dev).sum(axis=-1)
-                f = Phi * grid.v[:, None] * grid.sin2[None, :] * N
-                pref = 4 / _pi(mp) * _scale_power(alpha, beta, 1, 3, mp)
-            fine = _sum(f * grid.phi_weights[None, :], mp) * pref
-            coarse = 2 * _sum(f[grid.tau_coarse] * grid.phi_coarse_weights[None, :], mp) * pref
+                Cs.append(None)
+                prefs.append(4 / _pi(mp) * _scale_power(alpha, beta, 1, 3, mp))
+        fine_parts = [[] for _ in numerators]
+        coarse_parts = [[] for _ in numerators]
+        block = max(1, CHUNK_ELEMENTS // (D.shape[0] * D.shape[1]))
+        for start in range(0, len(grid.v), block):
+            cut = slice(start, start + block)
+            v = grid.v[cut]
+            sigma = 1 / (1 + v[:, None, None] * D[None, :, :])                     # (tau, phi, p)
+            Phi = _phi_factor(sigma, kk, mp) * (v * grid.tau_weights[cut])[:, None]   # v dtau Phi
+            wts = sigma * kk
+            coarse_rows = grid.tau_coarse[cut]
+            for i, C in enumerate(Cs):
+                if C is not None:
+                    f = Phi * (wts * C).sum(axis=-1)
+                else:
+                    W = wts.sum(axis=-1)
+                    mu = (wts * lam_).sum(axis=-1) / W
+                    dev = lam_[None, None, :] - mu[:, :, None]
+                    N = W * (wts * dev * dev).sum(axis=-1)
+                    f = Phi * v[:, None] * grid.sin2[None, :] * N
+                fine_parts[i].append(_sum(f * grid.phi_weights[None, :], mp))
+                coarse_parts[i].append(_sum(f[coarse_rows] * grid.phi_coarse_weights[None, :], mp))
+        out = []
+        for pref, fp, cp in zip(prefs, fine_parts, coarse_parts):
+            fine = _sum(fp, mp) * pref
+            coarse = 2 * _sum(cp, mp) * pref
             out.append((_out(fine, mp), _out(abs(fine - coarse), mp)))
         return out
 
@@ -312,15 +392,10 @@ def _out(x, mp: bool):
 
 
 def looped_grid(spectrum: tuple[int, ...], L: int, dps: int | None = None) -> Grid:
-    """The ``tau`` grid of the looped model's one-dimensional integrals: ``V_p = q_p =
-    ((1 + rho lam_p)/(1 + rho lam_1))^{2L}`` lies in ``[R^{-2L}, 1]`` for every ``rho >= 0``
-    (``R = lam_max / lam_min``), and ``V_p = theta_p^{2L}`` likewise, so the branch points
-    ``-log(V_p) + i pi`` lie in ``[0, 2L log R] + i pi`` at every step."""
-    d = len(spectrum)
-    R = max(spectrum) / min(spectrum)
+    """The ``tau`` grid of the looped model (:func:`looped_layout`)."""
     tol = tolerance(dps)
     mp, bits = dps is not None, _work_bits(dps)
-    v, w, tau_coarse = _tau_grid(-math.log(2.0), 2 * L * math.log(R) + math.log(2.0), d / 2, tol, mp, bits)
+    v, w, tau_coarse = _tau_grid(looped_layout(spectrum, L, dps), mp, bits)
     return Grid(v, w, None, None, None, None, tau_coarse, None, mp, bits, tol, math.inf)
 
 

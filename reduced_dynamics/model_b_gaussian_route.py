@@ -31,7 +31,20 @@ from dataclasses import dataclass, field
 import mpmath
 
 from rdyn.reduced_dynamics import model_b_gaussian as gq
+from rdyn.reduced_dynamics.model_b_exact import ExactUnavailable
 from rdyn.reduced_dynamics.model_b_rule import distinct_levels
+
+
+def dps_refusal(spectrum: tuple, dps: int | None) -> str | None:
+    """Why the Gaussian route refuses ``dps`` (None if it runs): beyond
+    :data:`gq.GAUSSIAN_DPS_MAX` digits the grid (about dps^2 nodes) and a node's cost (about
+    dps^1.5) make a step take minutes."""
+    if dps is None or dps <= gq.GAUSSIAN_DPS_MAX:
+        return None
+    r = len(distinct_levels(spectrum))
+    return (f"the Gaussian route ({r} distinct eigenvalues) runs at most --dps {gq.GAUSSIAN_DPS_MAX} "
+            f"(its grid grows like dps^2: {gq.grid_nodes(spectrum, gq.GAUSSIAN_DPS_MAX)} nodes at "
+            f"{gq.GAUSSIAN_DPS_MAX}), got --dps {dps}")
 
 
 @dataclass
@@ -49,6 +62,9 @@ class GaussianRoute:
     _grid_single: gq.Grid | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self):
+        refusal = dps_refusal(self.spectrum, self.dps)
+        if refusal is not None:
+            raise ExactUnavailable(refusal)
         self.grid = (gq.looped_grid(self.spectrum, self.L, self.dps) if self.L is not None
                      else gq.single_layer_grid(self.spectrum, self.dps))
 
@@ -67,6 +83,15 @@ class GaussianRoute:
     @property
     def nodes(self) -> int:
         return self.grid.nodes
+
+    @property
+    def tolerance(self):
+        """The relative tolerance: 1e-15 (float64), or ``10^-(dps+3)`` as an exact decimal
+        power (mpf at ``dps + 10`` digits; the grid's float is its rounding)."""
+        if not self.mp:
+            return self.grid.tol
+        with mpmath.workdps(self.dps + 10):
+            return mpmath.mpf(10) ** -(self.dps + 3)
 
     def check(self, value, estimate, what: str):
         """``value`` if ``estimate <= tol |value|`` (recording the relative estimate), else

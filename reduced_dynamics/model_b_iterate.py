@@ -212,6 +212,6 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
     kind = "exact" if (rule.kind == "exact" or exact_moments_only(cfg)) else "monte_carlo"
     extras = {}
     if isinstance(rule, GaussianRoute):
-        extras["quadrature"] = {"route": "gaussian", "nodes": rule.nodes, "tolerance": float(rule.grid.tol),
+        extras["quadrature"] = {"route": "gaussian", "nodes": rule.nodes, "tolerance": rule.tolerance,
                                 "max_relative_estimate": float(rule.worst_estimate)}
     return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1, extras, diverged)

@@ -49,6 +49,7 @@ REFUSED = [
     (["teacher", "--tstar-attention", "2"], "--tstar-attention"),
     (["teacher", "--method", "flow", "--steps", "5"], "--steps"),
     (["teacher", "--precision", "dd", "--dps", "40"], "--dps"),
+    (["teacher", "--activation", "erf", "--M", "2", "--dps", "330"], "at most --dps 300"),
     (["teacher", "--task", "gcn", "--K", "5"], "K"),
     (["teacher", "--task", "cnn", "--D", "37"], "multiple"),
     (["teacher", "--nosuch"], "--nosuch"),
@@ -63,6 +64,12 @@ REFUSED = [
     (["crosscheck", "--vstar-norm2", "inf"], "--vstar-norm2"),
     # ln
     (["ln", "--dps", "4000", "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"], "--dps"),
+    # the Gaussian route at dps beyond its limit (once: float underflow tracebacks at 320 and 500,
+    # 2 GB and an MPFR abort at 200-ish): refused before any grid is built
+    (["ln", "--dps", "320", "--data", "spectrum", "--d", "5", "--spectrum", "4,3,2,1,1"], "--dps 320"),
+    (["ln", "--dps", "500", "--data", "spectrum", "--d", "5", "--spectrum", "5,4,3,2,1"], "--dps 500"),
+    (["ln", "--dps", "201", "--model", "looped", "--data", "spectrum", "--d", "3", "--spectrum",
+      "4,3,2"], "at most --dps 200"),
     (["ln", "--alpha0", "1e300"], "--alpha0"),
     (["ln", "--beta0", "-1e300"], "--beta0"),
     (["ln", "--data", "spectrum", "--d", "3", "--spectrum", "1,2"], "--spectrum"),

@@ -134,3 +134,51 @@ def test_route_identities_are_derived():
 
     assert gaussian_route_identities() == {"gap_Q1Q2": True, "gap_Q0Q1": True, "gaussian_moments": True,
                                            "gamma_representation": True, "polar_weights": True}
+
+
+def test_grid_nodes_are_the_built_grids():
+    """The pure sizing (no allocation) equals the grid a run builds: single layers, looped."""
+    for spec, dps, L in [((5, 4, 3, 2, 1), None, None), ((4, 3, 2, 1, 1), 20, None),
+                         ((4, 3, 2), 25, 3), ((6, 1, 1, 2, 3), None, 10)]:
+        assert gq.grid_nodes(spec, dps, L) == GaussianRoute(spec, dps, L).nodes
+    # the sizes the time estimates and docs quote (single layers; dps^2 growth)
+    assert gq.grid_nodes((5, 4, 3, 2, 1), 30) == 40067
+    assert gq.grid_nodes((4, 3, 2, 1, 1), 200) == 1646195
+
+
+def test_tolerance_never_underflows():
+    """log(1/tol) is formed without tol (a float 10^-(dps+3) is 0.0 beyond dps ~ 320); dps above
+    the route's limit is refused by the route itself, not by a float error."""
+    assert gq.log_inverse_tolerance(1000) == pytest.approx(1003 * 2.302585092994046, rel=1e-15)
+    assert gq.tolerance(gq.GAUSSIAN_DPS_MAX) == 10.0 ** -(gq.GAUSSIAN_DPS_MAX + 3) > 0
+    with pytest.raises(mb.ExactUnavailable, match="at most --dps 200"):
+        GaussianRoute((5, 4, 3, 2, 1), 320)
+    with mpmath.workdps(60):
+        tol = GaussianRoute((5, 4, 3, 2, 1), 40).tolerance    # 10^-43 at 50 digits
+        assert abs(tol * mpmath.mpf(10) ** 43 - 1) < mpmath.mpf(10) ** -49
+
+
+def test_blocked_sums_equal_one_block(monkeypatch):
+    """single_layer_means in tau blocks (bounded memory) gives the one-block values: to the
+    working precision at dps 20 (blocks of about 50 tau rows), bit for bit in float64 where the
+    grid fits one block."""
+    spec, g = (4, 3, 2, 1, 1), mpmath.mpf("0.7")
+    one = GaussianRoute(spec, 20).ln_means(g)
+    monkeypatch.setattr(gq, "CHUNK_ELEMENTS", 10_000)
+    blocked = GaussianRoute(spec, 20).ln_means(g)
+    for a, b in zip(one, blocked):
+        assert abs(a - b) <= mpmath.mpf(10) ** -27 * abs(a)
+    monkeypatch.setattr(gq, "CHUNK_ELEMENTS", 10**9)
+    f_one = GaussianRoute(spec, None).ln_means(0.7)
+    monkeypatch.setattr(gq, "CHUNK_ELEMENTS", 10_000)
+    f_blocked = GaussianRoute(spec, None).ln_means(0.7)
+    assert f_one == pytest.approx(f_blocked, rel=4e-16)
+
+
+def test_help_states_the_route_limits():
+    """rdyn.options quotes the routes' --dps limits in --help; they are the routes' constants."""
+    from rdyn import options
+    from rdyn.reduced_dynamics.model_a_smooth import SMOOTH_DPS_MAX
+
+    assert options.GAUSSIAN_ROUTE_DPS_MAX == gq.GAUSSIAN_DPS_MAX
+    assert options.SMOOTH_DPS_MAX == SMOOTH_DPS_MAX

@@ -105,9 +105,29 @@ def test_ln_dirichlet_rule_model(monkeypatch):
     est = rt.ln_estimate("ln", (4, 2, 1), 30, 100)
     assert est.seconds == pytest.approx(1.818 + 100 * 1089e-5)
     assert "1089-node rule at --dps 30, 100 steps" in est.line()
-    assert rt.ln_estimate("ln", (4, 3, 2, 1), 100, 10) is None     # over the node budget
-    assert rt.ln_estimate("ln", (5, 4, 3, 2, 1), 30, 10) is None   # the Gaussian route
-    assert rt.ln_estimate("looped", (4, 2, 1), 30, 10) is None     # the Gaussian route
+    # over the Dirichlet rule's node budget, more levels, the looped model with 3: Gaussian route
+    for model, spec, dps in [("ln", (4, 3, 2, 1), 100), ("ln", (5, 4, 3, 2, 1), 30),
+                             ("looped", (4, 2, 1), 30)]:
+        assert "the Gaussian route" in rt.ln_estimate(model, spec, dps, 10, 3).line()
+
+
+def test_ln_gaussian_route_model(monkeypatch):
+    """S = 40067 single-layer nodes for (5,4,3,2,1) at N = 30 (model_b_gaussian.grid_nodes),
+    r = 5, cost c per node and level: constants 1.6 c r S, then (steps + 1) c r S (ln), nothing
+    more (noln), (steps + 2) c r T on the looped model's T-node grid."""
+    from rdyn.reduced_dynamics.model_b_gaussian import grid_nodes
+
+    monkeypatch.setattr(rt, "GAUSS_NODE_S", 1e-6)
+    monkeypatch.setattr(rt, "GAUSS_KNEE_DPS", 30.0)   # N factor 1 + 1 = 2
+    S, T = grid_nodes((5, 4, 3, 2, 1), 30), grid_nodes((5, 4, 3, 2, 1), 30, 4)
+    assert S == 40067 and 100 < T < 1000
+    c = 2e-6 * 5
+    assert rt.ln_estimate("ln", (5, 4, 3, 2, 1), 30, 20).seconds == pytest.approx(c * S * (1.6 + 21))
+    assert rt.ln_estimate("noln", (5, 4, 3, 2, 1), 30, 20).seconds == pytest.approx(c * S * 1.6)
+    assert rt.ln_estimate("looped", (5, 4, 3, 2, 1), 30, 20, 4).seconds == pytest.approx(
+        c * (1.6 * S + 22 * T))
+    assert rt.ln_estimate("ln", (5, 4, 3, 2, 1), None, 20) is None     # float64: fast
+    assert "40067 nodes at --dps 30, 20 steps" in rt.ln_estimate("ln", (5, 4, 3, 2, 1), 30, 20).line()
 
 
 def test_ln_cli_prints_the_estimate_unless_quiet(capsys, monkeypatch):

@@ -58,6 +58,12 @@ def model_config(v: dict):
     require(cfg.dps is None or kind == "exact",
             f"--dps applies only when the expectation is exact (--data spectrum and "
             f"alpha0*beta0 >= 0, or --model noln --target unnormalized); this run uses {kind} (float64)")
+    if kind == "exact" and spectrum is not None and cfg.dps is not None:
+        from rdyn.reduced_dynamics.model_b_exact import gaussian_route_at
+        from rdyn.reduced_dynamics.model_b_gaussian_route import dps_refusal
+
+        refusal = dps_refusal(spectrum, cfg.dps) if gaussian_route_at(spectrum, model, cfg.dps) else None
+        require(refusal is None, f"{refusal}; lower --dps, or drop it (float64 exact)")
     require(v["replicas"] is None or kind == "qmc", "--replicas applies only to qmc expectations")
     require(v["record"] is None or kind == "qmc", "--record applies only to qmc expectations")
     require(kind != "qmc" or (v["checkpoint"] is None and v["resume"] is None),
@@ -122,7 +128,7 @@ def run(v: dict, progress_lines: bool = True):
     if cfg.dps is not None and v["resume"] is None and not v["quiet"]:
         from rdyn.run_time import announce, ln_estimate
 
-        announce(ln_estimate(cfg.model, cfg.spectrum, cfg.dps, cfg.steps), v["quiet"])
+        announce(ln_estimate(cfg.model, cfg.spectrum, cfg.dps, cfg.steps, cfg.L), v["quiet"])
     with checkpoint_errors():
         try:
             tr = mb.run(cfg, progress, **checkpoint_kwargs(v))

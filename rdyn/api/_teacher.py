@@ -105,6 +105,7 @@ def smooth_config(v: dict, D: int, K: int, M: int | None = None):
 def run_smooth(v: dict, config, thresholds):
     """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a_smooth)."""
     from rdyn.reduced_dynamics.certified_smooth import certifiable
+    from rdyn.reduced_dynamics.model_a_smooth import PRECISE_LADDER, SMOOTH_DPS_MAX
     from rdyn.reduced_dynamics.model_a_smooth import run as run_smooth_dynamics
     from rdyn.result import Result
 
@@ -117,6 +118,10 @@ def run_smooth(v: dict, config, thresholds):
             ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N")):
         require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
     require(v["precision"] != "arb" or v["dps"] is not None, "--precision arb needs --dps N")
+    require(v["dps"] is None or v["dps"] <= SMOOTH_DPS_MAX,
+            f"--dps {v['dps']}: --activation {config.activation.label} runs at most --dps "
+            f"{SMOOTH_DPS_MAX} (its Gauss-Hermite ladder ends at {PRECISE_LADDER[-1]} nodes, about "
+            "what 300 digits need)")
     record = parse_steps_list(v["record"], "--record", v["steps"])
     if v["steps"] is None:
         require(thresholds.attention(config.K) < 1 / config.K,
