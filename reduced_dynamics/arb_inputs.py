@@ -19,7 +19,10 @@ def exact_ball(value):
 
     digits = int(flint.ctx.prec / 3.3) + 20
     text = str(sp.N(value, digits))
-    return arb(text) + arb(0, abs(float(value)) * 10.0 ** (-digits + 2))
+    # the decimal is within 10^(2-digits) relative of value; the radius in arb (a float
+    # 10.0**(2-digits) is 0.0 beyond ~300 digits, and the ball would miss value)
+    mid = arb(text)
+    return mid + arb(0, 1) * (abs(mid) * arb(10) ** (2 - digits))
 
 
 def decimal_ball(x):

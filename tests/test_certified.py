@@ -333,3 +333,26 @@ def test_cli_certify_interval64_default():
     assert 0 < data["radius"] < 1e-12
     assert data["certificate"]["backend"] == "interval64"
     assert "backend interval64" in interval_result(SMALL, 4611).text()
+
+
+@pytest.mark.parametrize("bits", [139, 3400, 13500])
+def test_exact_ball_contains_irrational_values_at_any_precision(bits):
+    """exact_ball contains the exact irrational value and stays tight at 40 to 4000 digits (its
+    radius is formed in arb: a float 10.0**(2 - digits) is 0.0 beyond ~300 digits, where only
+    the decimal's own conversion radius then covered the value)."""
+    import flint
+    import sympy as sp
+
+    from rdyn.reduced_dynamics.arb_inputs import exact_ball
+
+    old = flint.ctx.prec
+    flint.ctx.prec = bits + 200       # the references, far tighter than the balls under test
+    references = [flint.arb(2).sqrt(), flint.arb.pi() / 7]
+    flint.ctx.prec = bits
+    try:
+        for value, exact in zip([sp.sqrt(2), sp.pi / 7], references):
+            ball = exact_ball(value)
+            assert ball.rad() > 0 and ball.contains(exact)
+            assert ball.rad() < abs(exact) * flint.arb(2) ** (-bits + 8)   # still tight
+    finally:
+        flint.ctx.prec = old
