@@ -65,7 +65,8 @@ class QuadratureError(ArithmeticError):
 
 
 # dps beyond which the Gaussian route is refused (rdyn.api._ln): the grid grows like dps^2 and a
-# node's cost like dps^1.5 (4,3,2,1,1: 378105 nodes, 6.7 s per step at 100; 1646195, 38 s at 200)
+# node's cost like 1 + (dps/300)^1.5 (rdyn.run_time) (4,3,2,1,1: 378105 nodes, 3.8 s per LN step at 100; 1646195, 21 s at
+# 200; the constants once more 1.6 times that; load 1)
 GAUSSIAN_DPS_MAX = 200
 # elements (tau x phi x level) of the single-layer integrand held at once: bounds the memory
 # of an MPFR run (about 0.3 kB per element) whatever the grid size

@@ -37,8 +37,8 @@ from rdyn.reduced_dynamics.model_b_rule import distinct_levels
 
 def dps_refusal(spectrum: tuple, dps: int | None) -> str | None:
     """Why the Gaussian route refuses ``dps`` (None if it runs): beyond
-    :data:`gq.GAUSSIAN_DPS_MAX` digits the grid (about dps^2 nodes) and a node's cost (about
-    dps^1.5) make a step take minutes."""
+    :data:`gq.GAUSSIAN_DPS_MAX` digits the grid (about dps^2 nodes) and a node's cost (1 + (dps/300)^1.5,
+    rdyn.run_time) make a step take minutes."""
     if dps is None or dps <= gq.GAUSSIAN_DPS_MAX:
         return None
     r = len(distinct_levels(spectrum))
