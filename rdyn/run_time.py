@@ -240,7 +240,7 @@ def ln_estimate(model: str, spectrum, dps: int | None, steps: int,
     if dps is None or spectrum is None:
         return None
     r = len(set(spectrum))
-    if r >= 3 and gaussian_route_at(tuple(spectrum), model, dps):
+    if gaussian_route_at(tuple(spectrum), model, dps):
         return gaussian_route_estimate(model, spectrum, dps, steps, L if model == "looped" else None)
     step_cost = 0.0 if model == "noln" else 1.0
     if r == 2:

@@ -49,10 +49,20 @@ def gaussian_route_at(spectrum: tuple[int, ...], model: str, dps: int | None) ->
     if uses_gaussian_route(spectrum, model):
         return True
     r = len(set(spectrum))
-    if dps is None or model == "looped" or r < 3:
-        return False
-    n0, n1 = dirichlet_orders(dps)
-    return n1 ** (r - 1) > EXACT_NODE_LIMIT["mpmath"]
+    return dps is not None and model != "looped" and r >= 3 and dirichlet_refused_at_once(r, dps)
+
+
+def dirichlet_start(dps: int | None) -> int:
+    """The per-coordinate order the Dirichlet rule's search starts at (float64: 8)."""
+    return 8 if dps is None else dirichlet_orders(dps)[0]
+
+
+def dirichlet_refused_at_once(r: int, dps: int | None) -> bool:
+    """Whether the Dirichlet rule for ``r`` distinct eigenvalues is refused before building:
+    its first comparison (orders ``n0`` and ``n0 + max(4, n0 // 4)``) already needs more than
+    ``EXACT_NODE_LIMIT`` nodes."""
+    n = dirichlet_start(dps)
+    return (n + max(4, n // 4)) ** (r - 1) > EXACT_NODE_LIMIT["float64" if dps is None else "mpmath"]
 
 
 def _probe_terms(nodes, g):
@@ -128,8 +138,8 @@ def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
         # measured (spectrum (4,3,2,1)): the error falls ~10^-1.35 per node and coordinate, so
         # at dps the search starts near 0.8 (dps + 3) nodes; it is refused at once when the
         # first comparison (orders n0 and 1.25 n0) would already exceed the node budget
-        n = dirichlet_orders(dps)[0] if mp else 8
-        if (n + max(4, n // 4)) ** (len(lam) - 1) > limit:
+        n = dirichlet_start(dps)
+        if dirichlet_refused_at_once(len(lam), dps):
             raise ExactUnavailable(
                 f"the exact rule for {len(lam)} distinct eigenvalues {tuple(lam)} needs more than "
                 f"{limit} nodes at {'dps ' + str(dps) if mp else 'float64'}")
