@@ -139,12 +139,9 @@ def _bound_check(id: str, source: str, claim: str, parts: list, printed: str, **
 
 
 def _exponent(x, y, claimed: float) -> dict:
-    fit = scaling.fit_power_law(x, y)
-    local = scaling.local_exponent(list(x), list(y))
-    decision = fit_rule.decide(claimed, x, y)
-    return {"claimed_exponent": claimed, "exponent": fit.exponents[0], "exponent_ci95": list(fit.exponent_ci[0]),
-            "local_exponent": local, "fit_decision": decision.as_dict(),
-            "x": [float(v) for v in x], "y": [float(v) for v in y]}
+    """A fit decided by the one rule (:func:`rdyn.verification.fit_rule.fit_detail`): ``exponent``
+    and ``exponent_ci95`` are the window's (the interval that decides)."""
+    return {**fit_rule.fit_detail(claimed, x, y), "local_exponent": scaling.local_exponent(list(x), list(y))}
 
 
 def _status_of_fits(results) -> str:
@@ -211,7 +208,7 @@ def step3_checks(quick: bool) -> list[Check]:
                 results[tr.name] = _exponent(tr.t[idx] - tr.T_star, fn(tr)[idx], claimed)
             first = next(iter(results.values()))
             exps = ", ".join(f"{r['exponent']:.3f} [{r['exponent_ci95'][0]:.3f}, {r['exponent_ci95'][1]:.3f}]"
-                             for r in results.values())
+                             for r in results.values()) + " (window fits, fit rule)"
             source = "Theorem 3.1" if name == "loss_exponent" else "Theorem 3.1 (Step 3)"
             out.append(Check(
                 f"A.claim.step3.{name}.{policy}", f"{PAPER}, {source}",
@@ -616,24 +613,30 @@ def ood_checks(quick: bool) -> list[Check]:
     idx = idx[np.linspace(0, len(idx) - 1, 12).astype(int)]
     mean, se = ood_excess_loss(tr, idx, samples=20000 if quick else 80000)
     gap = tr.t[idx] - tr.T_star
-    res = _exponent(gap, mean, -1.0)
-    slope_res = _exponent(gap, mean, -0.5)
-    decreasing = bool(np.all(np.diff(mean) < 0)) and res["exponent_ci95"][1] < 0
+    # Theorem 3.2 says the excess goes below any eps: decided by the decrease (every recorded
+    # step, beyond 3 standard errors) and the derived 1/T asymptote (A.errata.ood); the fit is context
+    drops = -np.diff(mean)
+    decreasing = bool(np.all(drops > 3 * np.hypot(se[1:], se[:-1])))
+    context = fit_rule.context_fit(-1.0, gap, mean, "A.errata.ood")
     bound = Check("A.claim.thm32.ood", f"{PAPER}, Theorem 3.2",
                   "excess OOD loss (iid Exp(1) inputs) L_OOD - 1/2 E||Y - f*(X)||^2 decreases to 0 "
                   f"along training (so <= eps for T large): {mean[0]:.3g} at T-T* = {int(gap[0])}, "
-                  f"{mean[-1]:.3g} at {int(gap[-1])}; rate O(1/T): fitted exponent {res['exponent']:.3f}",
-                  "pass" if decreasing and res["exponent"] <= -1 + 0.1 else "discrepancy", None, None,
-                  {**{k: v for k, v in res.items() if k != "fit_decision"},
-                   "fit_of_the_rate": res["fit_decision"],  # context: the rate is decided by A.errata.ood
-                   "std_error": [float(s) for s in se], "config": tr.name, "samples": len(se) and
-                   (20000 if quick else 80000), "inputs": "iid Exp(1) entries, STS teacher, M=1, d=4"})
+                  f"{mean[-1]:.3g} at {int(gap[-1])}, every step down by more than 3 standard errors: "
+                  f"{decreasing}; the 1/T rate is derived (A.errata.ood); "
+                  + fit_rule.context_text(context),
+                  "pass" if decreasing else "discrepancy", None, None,
+                  {"excess_ood_loss": [float(v) for v in mean], "T_minus_T_star": [float(v) for v in gap],
+                   "context_fit_of_the_rate": context,
+                   "std_error": [float(s) for s in se], "config": tr.name, "samples": 20000 if quick else 80000,
+                   "estimator": "population dynamics (collapsed GD), Monte Carlo over iid Exp(1) inputs, no label noise",
+                   "inputs": "iid Exp(1) entries, STS teacher, M=1, d=4"})
+    slope_res = _exponent(gap, mean, -0.5)
     slope = Check("A.claim.sec4.ood_slope", f"{PAPER}, Section 4.1",
-                  f"excess OOD loss curve has slope about -0.5 on log-log axes; measured "
-                  f"{res['exponent']:.3f} [{res['exponent_ci95'][0]:.3f}, {res['exponent_ci95'][1]:.3f}] "
-                  "(population dynamics, Exp(1) inputs)",
-                  _status_of_fits([slope_res]), abs(res["exponent"] + 0.5) / 0.5,
-                  None, {**slope_res, "config": tr.name})
+                  "excess OOD loss curve has slope about -0.5 on log-log axes (population dynamics, noise-free "
+                  "Exp(1) inputs); " + fit_rule.text(slope_res["fit_decision"]),
+                  _status_of_fits([slope_res]), abs(slope_res["exponent"] + 0.5) / 0.5,
+                  None, {**slope_res, "config": tr.name,
+                         "estimator": "population excess OOD loss (noise-free), not the paper's N = 100 noisy batch"})
     return [bound, slope]
 
 

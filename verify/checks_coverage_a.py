@@ -108,7 +108,6 @@ def d13_step_check(quick: bool) -> Check:
 # Section 4.1's experiments, Fig. 2(c) and Fig. 3 (full-matrix SGD of rdyn.verification.figures)
 # ------------------------------------------------------------------------------------------
 
-SLOPE_AGREEMENT = 0.1    # |fitted slope of the SGD run - fitted slope of the collapsed run|
 BLOCK_AGREEMENT = 0.03   # |in-group attention block of SGD / collapsed p(T) - 1|
 ABOUT_ONE_OVER_K = 0.2   # "about 1/K": K p >= 0.8 (reached by the collapsed run, at a reported T/T*)
 COSINE_EXACT, COSINE_END = 1e-9, 0.99  # population GD: 1 - cos at every t >= 1; SGD: cos at the end
@@ -150,15 +149,26 @@ def population_cosines(task: str, activation: str, D: int, K: int, steps: int = 
 def figure_checks(quick: bool) -> list[Check]:
     from rdyn.verification.claim_trajectories import trajectory
 
-    """``A.cover.figures.slopes`` (Section 4.1: the SGD loss follows the collapsed one, whose rate
-    the derivation decides: slope -1 as T -> oo, ``A.errata.late.excess_loss``; fitted slopes are
-    context), ``A.cover.figures.attention_blocks`` (Fig. 3: in-group block = collapsed p(T), about
+    """``A.cover.figures.slopes`` (Section 4.1: decided by the experiment the paper ran: the slope
+    of the SGD run's excess loss by the fit rule, over t >= fit_from; the population derivation,
+    slope -1 as T -> oo, is context), ``A.cover.figures.attention_blocks`` (Fig. 3: in-group block = collapsed p(T), about
     1/K), ``A.cover.figures.cosine`` (Fig. 2(c))."""
     runs = figure_experiments(quick)
     slope_rows, block_rows, cos_rows = [], [], []
+    from rdyn.verification import fit_rule
+
     for e in runs:
-        slope_rows.append({"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star, "fit_from": e.fit_from,
-                           "slope_sgd": e.slope_train, "slope_collapsed": e.slope_collapsed})
+        t, train = np.asarray(e.steps, dtype=float), np.asarray(e.train, dtype=float)
+        keep = (t >= max(e.fit_from, 1)) & (train > 0) & np.isfinite(train)
+        row = {"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star, "fit_from": e.fit_from,
+               "estimator": "exact population excess loss at the SGD iterate (full model, batch 100, label noise 1)",
+               "context_slope_collapsed": e.slope_collapsed, "context_slope_sgd_all_points": e.slope_train}
+        if keep.sum() >= 3 and e.diverged_at_step is None:
+            row.update(fit_rule.fit_detail(-1.0, t[keep], train[keep]))
+        else:
+            row["fit_decision"] = {"verdict": "inconclusive", "reason": "the SGD run diverged or has fewer than 3 "
+                                   "positive points after fit_from: a run that reaches 4 T*"}
+        slope_rows.append(row)
         block = in_group_block(e.attention, e.task, e.D, e.K)
         p_coll = in_group_block(e.collapsed_attention, e.task, e.D, e.K)
         tr = trajectory(e.D, e.K, e.activation, "default", 64, vstar_norm2=256.0)
@@ -172,8 +182,7 @@ def figure_checks(quick: bool) -> list[Check]:
         cos_rows.append({"experiment": e.label, "population_gd_max_1_minus_cosine_t_1_to_50": float(1 - min(pop)),
                          "sgd_cosine_first_step": float(cos[0]), "sgd_cosine_min": float(cos.min()),
                          "sgd_cosine_end": float(cos[-1])})
-    slopes_ok = all(r["slope_sgd"] is not None and r["slope_collapsed"] is not None
-                    and abs(r["slope_sgd"] - r["slope_collapsed"]) <= SLOPE_AGREEMENT for r in slope_rows)
+    slope_status = fit_rule.verify_status(r["fit_decision"]["verdict"] for r in slope_rows)
     blocks_ok = all(abs(r["in_group_block_sgd"] / r["p_collapsed"] - 1) <= BLOCK_AGREEMENT
                     and r["first_T_with_Kp_ge_0.8_over_T_star"] is not None for r in block_rows)
     cos_ok = all(r["population_gd_max_1_minus_cosine_t_1_to_50"] <= COSINE_EXACT and r["sgd_cosine_end"] >= COSINE_END
@@ -182,12 +191,14 @@ def figure_checks(quick: bool) -> list[Check]:
     src = f"{PAPER}, Section 4.1"
     return [
         Check("A.cover.figures.slopes", f"{src} (six experiments, slope -1)",
-              f"{len(runs)} experiments ({size}): fitted slope of the SGD excess loss within {SLOPE_AGREEMENT} of the "
-              "collapsed run's (" + ", ".join(f"{r['experiment']} {r['slope_sgd']:.2f} vs {r['slope_collapsed']:.2f}"
-                                              for r in slope_rows)
-              + "); the collapsed rate is Theta(1/T) by derivation (A.errata.late.excess_loss), the finite-window "
-                "fits are context", "pass" if slopes_ok else "discrepancy", None, None,
-              {"per_experiment": slope_rows, "tolerance": SLOPE_AGREEMENT}),
+              f"{len(runs)} experiments ({size}), decided by the experiment the paper ran (full model trained by "
+              "SGD, batch 100, label noise 1; excess population loss at the iterate), slope -1 by the fit rule: "
+              + "; ".join(f"{r['experiment']} " + (fit_rule.text(r["fit_decision"]) if "window_x" in r["fit_decision"]
+                                                   else r["fit_decision"]["verdict"]) for r in slope_rows)
+              + ". Context (does not decide): the population dynamics falls like 1/T by derivation "
+                "(A.errata.derived.training_slope)", slope_status, None, None,
+              {"per_experiment": slope_rows, "decided_by": "SGD experiment (the paper's)",
+               "context": "population derivation A.errata.derived.training_slope"}),
         Check("A.cover.figures.attention_blocks", f"{src}, Fig. 3 (attention blocks about 1/K)",
               f"in-group attention block of the SGD run = collapsed p(T) within {BLOCK_AGREEMENT:.0%} at the run's end "
               f"(" + ", ".join(f"{r['experiment']}: {r['in_group_block_sgd']:.3f} vs 1/K = {r['one_over_K']:.3f} at "

@@ -31,9 +31,11 @@ Section 5) and evaluates the printed statement on them, independently of the spe
   Upsilon) of Task 2 (exact expectations), against the derived leading order
   ``d Upsilon_3^(1/2)/(12 eta eps^(3/2))`` (from ``L ~ Upsilon_3/gamma^2``, C.3, and
   ``gamma^3 ~ 12 eta Upsilon_3 t/d``, C.2.2): the ratio must decrease towards 1 from above as eps
-  falls, at every configuration. The printed ``O(d^(3/2) Upsilon(n,d)^(1/2)/(eta n^(1/2) eps^(3/2)))``
-  (``Upsilon(n,d) = E[1/lambda_d] = 1/min m_i`` for Task 2) is an upper bound; the detail carries
-  the limit of ``T*/(printed form)``, ``(Upsilon_3 n/(d Upsilon))^(1/2)/12``, per configuration.
+  falls, at every configuration (``info``; ``fail`` if not). The printed
+  ``O(d^(3/2) Upsilon(n,d)^(1/2)/(eta n^(1/2) eps^(3/2)))`` (``Upsilon(n,d) = E[1/lambda_d] = 1/min m_i``
+  for Task 2) is an upper bound uniform in d, n: the detail carries the limit of
+  ``T*/(printed form)``, ``(Upsilon_3 n/(d Upsilon))^(1/2)/12``, per configuration, and ``undecided``
+  (what would decide the O(); the ledger counts it ``inconclusive``).
 """
 from __future__ import annotations
 
@@ -208,8 +210,11 @@ TSTAR_ETA = 2.0
 
 
 def tstar_dn_check(steps: int = 20000) -> Check:
-    """Theorem 4.3 (2): T*(eps) / (d Upsilon_3^(1/2)/(12 eta eps^(3/2))) across (d, n, Upsilon)."""
+    """Theorem 4.3 (2): T*(eps) / (d Upsilon_3^(1/2)/(12 eta eps^(3/2))) across (d, n, Upsilon).
+    ``info`` with ``undecided``: the derived leading order is confirmed (``fail`` if not), the
+    printed O() in d, n, Upsilon is counted ``inconclusive`` by the ledger."""
     from rdyn.reduced_dynamics import model_b as mb
+    from rdyn.verification import fit_rule
 
     rows, ok = {}, True
     for d, n, spectrum in TSTAR_CONFIGS:
@@ -231,10 +236,19 @@ def tstar_dn_check(steps: int = 20000) -> Check:
     return Check("B.cover.thm43_Tstar_dn", f"{PAPER}, Theorem 4.3 (2) (d, n, Upsilon)",
                  f"T*(eps) / (d Upsilon_3^(1/2)/(12 eta eps^(3/2))) as eps falls (Task 2, exact, eta={TSTAR_ETA}, "
                  f"{steps} steps): {summary}; T*/(printed d^(3/2) Upsilon^(1/2)/(eta n^(1/2) eps^(3/2))) -> "
-                 + ", ".join(f"{r['limit_T_star_over_printed_form']:.4f}" for r in rows.values()) + " (bounded: O() holds here)",
-                 "pass" if ok else "discrepancy", None, None,
+                 + ", ".join(f"{r['limit_T_star_over_printed_form']:.4f}" for r in rows.values())
+                 + " at these three points; the printed dependence on d, n, Upsilon is undecided (see detail)",
+                 "info" if ok else "fail", None, None,
                  {"per_config": rows, "derived_form": "T*(eps) ~ d Upsilon_3^(1/2)/(12 eta eps^(3/2))",
-                  "paper_form": "O(d^(3/2) Upsilon(n,d)^(1/2)/(eta n^(1/2) eps^(3/2)))"})
+                  "paper_form": "O(d^(3/2) Upsilon(n,d)^(1/2)/(eta n^(1/2) eps^(3/2)))",
+                  "undecided": fit_rule.undecided(
+                      "the leading order d Upsilon_3^(1/2)/(12 eta eps^(3/2)) is derived and confirmed at three (d, n, "
+                      "Upsilon), but the printed O(d^(3/2) Upsilon(n,d)^(1/2)/(eta n^(1/2) eps^(3/2))) is a bound "
+                      "uniform in d, n and the data: it holds iff Upsilon_3 <= C d Upsilon(n,d)/n for one constant C "
+                      "over every data distribution of Assumption 3.2 (the paper's C1 <= 2 C_d Upsilon(n,d)/n, C_d "
+                      "not printed). Decided by a derivation of that inequality (or a family of admissible X with "
+                      "Upsilon_3 n/(d Upsilon) unbounded), which rdyn does not have; finitely many points cannot "
+                      "decide an O() in d, n")})
 
 
 def loop_error_check(snapshots=(100, 300, 2000), loops: int = 25, samples: int = 2000,

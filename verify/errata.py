@@ -16,31 +16,140 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 KINDS = ("wrong_rate", "wrong_constant", "wrong_formula", "sign", "vacuous_condition", "false_step",
-         "unreachable_threshold", "notation", "other")
+         "unreachable_threshold", "notation", "extraction_suspect", "other")
 QUANTITIES = ("excess_loss", "S_error_F", "WV_error_F", "one_minus_Kp", "p", "T_star", "t1",
               "delta_C2_plus_C3", "eta_max", "ood_excess_loss", "other")
 RELATIONS = ("asymptotic", "upper_bound", "lower_bound", "equal", "condition")
 
-# root cause id -> one line (what the one cause is)
-ROOT_CAUSES = {
-    "late_rate_1_minus_Kp": "in phase 3, 1 - K p decays like T^(-1/2), not 1/T (the late-phase law "
-                            "e^-2 ~ 2 g2 eta T/scale for e = exp(-(C2+C3)/scale)); every quantity linear "
-                            "in 1 - K p or C1 - 1 inherits T^(-1/2)",
-    "late_increment_D_power": "the late increment of C2 + C3 is eta g2 e^{-2(C2+C3)/D} with g2 = ||V*||^2/K^3 "
-                              "(identity), ||V*||^2 (1 + kappa^2)/(2K^3) (Leaky ReLU; ReLU at kappa = 0): "
-                              "no 1/D^3; the excess-loss constant l2 D/(2 g2) = K D^2 (D-K)/4 follows",
-    "Tstar_logit_scale": "with the seed's softmax scale 1/D, eta T* grows like K D (D-K)^2/||V*||^2 "
-                         "(D^3); the printed D^2 is the order for the conference version's scale 1/sqrt(D)",
-    "S_norm_sqrt": "||S - S*||_F has sqrt(K (D-K)) in the denominator, not K (D-K)",
-    "p_threshold_half": "p(t) < 1/K, so p >= 1/2 is unreachable for K >= 2; the reachable threshold is 1/(2K)",
-    "D10_condition": "p(t) >= 1/D > 1/(2 pi D K): Lemma D.10's condition never holds",
-    "D15_numeric_step": "3(D-K)/D^2 <= 0.025 holds only for D^2 >= 120 (D-K), at none of the presets",
-    "ood_slope": "the excess OOD loss decays like 1/T (slope -1 on log-log axes), not with slope -0.5",
-    "A_of_t_printed": "Lemma D.6's printed A(t) differs from the Gaussian expectation it stands for",
-    "D8_sign": "Lemma D.8's in-group gradient coefficient has - p F1 where the print has + p F1",
-    "B3_eta_max_S0": "Theorem B.3's first eta_max term is d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)); the print "
-                     "has 1 for S0^2 (equal only for S0 = 1) and Part 3 writes Upsilon_2 for kappa2",
+@dataclass(frozen=True)
+class RootCause:
+    """One distinct error: what it is (``statement``), the derivation that shows it
+    (``derivation``), and the ``rdyn verify`` checks whose discrepancy exhibits it (``checks``,
+    id patterns). A discrepant check belongs to exactly one cause, so an error decides every
+    entry under one id; an entry decided by several discrepant checks lists each cause."""
+
+    statement: str
+    derivation: str
+    checks: tuple[str, ...]
+
+
+ROOT_CAUSES: dict[str, RootCause] = {
+    "late_rate_1_minus_Kp": RootCause(
+        "in phase 3, 1 - K p decays like T^(-1/2), not 1/T; every quantity linear in 1 - K p or C1 - 1 "
+        "inherits T^(-1/2) (and the D-order that comes with it)",
+        "rdyn.derivations.late_phase: on the slow manifold the increment of x = C2 + C3 is eta g2 e^2 (1 + O(e)) "
+        "with e = exp(-x/D), so e^(-2) ~ 2 g2 eta T/D and 1 - K p = (D-K) e/(K + (D-K) e) ~ ((D-K)/K) e; "
+        "checked against the collapsed map (A.errata.late.*) and by the exponents of derived/printed "
+        "(A.errata.derived.*)",
+        ("A.errata.derived.S_step3", "A.errata.derived.WV_step3", "A.errata.derived.S_D52",
+         "A.errata.derived.D18", "A.claim.phase3.p_lower.*", "A.claim.phase3.p_upper.*", "A.claim.phase3.pC1*",
+         "A.claim.step3.S_exponent.*", "A.claim.step3.WV_exponent.*")),
+    "late_increment_D_power": RootCause(
+        "the late increment of C2 + C3 is eta g2 e^(-2(C2+C3)/D) with g2 = M/K^3 (identity), M (1 + kappa^2)/(2K^3) "
+        "(Leaky ReLU; ReLU at kappa = 0): no 1/D^3",
+        "rdyn.derivations.late_phase (g2 from the expansion of the collapsed map at e -> 0); the printed "
+        "eta M/(K^3 D^3) has D-exponent -3 against 0 (A.errata.derived.D19); two-sided bounds checked on the map "
+        "(A.errata.bound.D19)",
+        ("A.errata.derived.D19", "A.claim.phase3.dC23_*")),
+    "loss_D_order": RootCause(
+        "Theorem 3.1's excess loss is Theta(K D^2 (D-K)/(eta T)) (order D^3), not K D^4/(eta T); the printed D^4 "
+        "follows neither from the derivation nor from Lemma D.19 as printed (whose g2/D^3 would give about "
+        "K D^5 (D-K)/(eta T))",
+        "rdyn.derivations.late_phase: L - L_opt ~ l2 e^2 with e^(-2) ~ 2 g2 eta T/D, so L - L_opt ~ l2 D/(2 g2 eta T) "
+        "= K D^2 (D-K)/(4 eta T) (ReLU); exponent of derived/printed in D is -1 (A.errata.derived.loss_theorem31)",
+        ("A.errata.derived.loss_theorem31", "A.claim.step3.loss_exponent.*")),
+    "Tstar_logit_scale": RootCause(
+        "with the seed's softmax scale 1/D, eta T* grows like K D (D-K)^2/||V*||^2 (D^3); the printed D^2 is the "
+        "order for the conference version's scale 1/sqrt(D)",
+        "rdyn.derivations.asymptotics.tau_star_expansion: eta T* -> tau_star = D (D-K)^2 (I0 + I1 (D-K)^(-1/2)) "
+        "(logits/D; 1/D of it with logits/sqrtD); D-exponent 3 against the printed 2 (A.flow.Tstar_exponent.D)",
+        ("A.flow.Tstar_exponent.*", "A.claim.Tstar_D_exponent.*", "A.Tstar.D_exponent.*", "S.A.Tstar.D.*")),
+    "S_norm_sqrt": RootCause(
+        "||S - S*||_F has sqrt(K (D-K)) in the denominator, not K (D-K)",
+        "each of the D columns of S has K entries p and D-K entries (1 - K p)/(D-K); S* has 1/K and 0: "
+        "||S - S*||_F^2 = D [K (1/K - p)^2 + (D-K) q^2] = D^2 (1 - K p)^2/(K (D-K)) (sympy, A.claim.S_identity; "
+        "explicit matrices, A.errata.S_identity)",
+        ("A.claim.S_identity",)),
+    "p_threshold_half": RootCause(
+        "p(t) < 1/K, so p >= 1/2 is unreachable for K >= 2; the reachable threshold is 1/(2K)",
+        "p = 1/(K + (D-K) e) with e = exp(-(C2+C3)/D) > 0 gives p < 1/K (A.claim.D17.threshold); p crosses 1/(2K) "
+        "at T* on every validation trajectory (A.errata.p_threshold)",
+        ("A.claim.D17.threshold",)),
+    "D10_condition": RootCause(
+        "p(t) >= 1/D > 1/(2 pi D K): Lemma D.10's condition never holds",
+        "p starts at 1/D and increases (A.claim.D10); C1*(p) increases up to p_c = 1/sqrt(D K) for the identity "
+        "(sympy root of dC1*/dp, A.errata.D10)",
+        ("A.claim.D10",)),
+    "D15_numeric_step": RootCause(
+        "3(D-K)/D^2 <= 0.025 holds only for D^2 >= 120 (D-K), at none of the presets",
+        "40 D^2 (3(D-K)/D^2 - 1/40) = 120 (D-K) - D^2 (sympy), and every D <= 400 (A.errata.D15_condition)",
+        ("A.claim.D15.numeric",)),
+    "ood_slope": RootCause(
+        "the excess OOD loss of the population dynamics decays like 1/T (slope -1 on log-log axes), not with "
+        "slope -0.5",
+        "with iid Exp(1) inputs every argument is positive, so the excess is an exact quadratic form in "
+        "(C1 p - 1/K, C1 q) with C1 p - 1/K = O(e^2) and C1 q ~ e/K: excess ~ c e^2 ~ 1/T (A.errata.ood)",
+        ("A.claim.sec4.ood_slope",)),
+    "A_of_t_printed": RootCause(
+        "Lemma D.6's printed A(t) differs from the Gaussian expectation it stands for",
+        "rdyn.derivations.attention_angle: A = E[sigma(p u) sigma'(y) p u] = (1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 "
+        "(beta + sin(2 beta)/2)/(2 pi), beta = arctan(sqrt(K(D-K)) p/(1-Kp)); against quadrature (A.A_of_t.*)",
+        ("A.A_of_t.relu", "A.A_of_t.leaky")),
+    "D8_sign": RootCause(
+        "Lemma D.8's in-group gradient coefficient has - p F1 where the print has + p F1",
+        "sympy gradient of the collapsed loss (A.gradWKQ.identity) and Monte Carlo of the full-matrix gradient "
+        "(A.map.mc.*)",
+        ("A.gradWKQ.*",)),
+    "B3_eta_max_S0": RootCause(
+        "Theorem B.3's first eta_max term is d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)); the print has 1 for S0^2 "
+        "(equal only for S0 = 1)",
+        "the descent expansion of Part 1 (L'' = 2 kappa2) bounds the eta^2 terms by (1/2) eta d S_t F^2 iff "
+        "eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)) (sympy, B.noln.eta_max; descent at that step, "
+        "B.noln.eta_max_descent.*)",
+        ("B.noln.eta_max",)),
+    "B3_Upsilon2": RootCause(
+        "Theorem B.3 Part 3 writes Upsilon_2, a symbol the paper never defines, where the step-size bound needs "
+        "kappa2 = E||S a||^2",
+        "Part 1's expansion has L''(gamma) = 2 kappa2, so kappa2 enters the bound; none of the defined Upsilon, "
+        "Upsilon_1, Upsilon_3 equals kappa2 (B.claim.B3.upsilon2, Task 2 spectrum)",
+        ("B.claim.B3.upsilon2",)),
 }
+
+
+def cause_text(cause: str) -> str:
+    """One line: the cause's statement (empty for an unknown id)."""
+    rc = ROOT_CAUSES.get(cause)
+    return rc.statement if rc is not None else ""
+
+
+def cause_of_check(check_id: str) -> str | None:
+    """The one root cause whose checks match ``check_id`` (None if none; ValueError if two)."""
+    from rdyn.verification.registry import id_matches
+
+    found = [name for name, rc in ROOT_CAUSES.items() if any(id_matches(check_id, g) for g in rc.checks)]
+    if len(found) > 1:
+        raise ValueError(f"check {check_id} belongs to several root causes: {found}")
+    return found[0] if found else None
+
+
+RATE_VARIABLES = ("T", "D", "K", "eta")
+
+
+def exponent_differs(check) -> bool:
+    """The check shows an exponent in T, D, K or eta differing from the printed one: a nonzero
+    exponent of derived/printed, a derived D-exponent other than the printed, or a deciding fit
+    that the rule calls a discrepancy."""
+    from rdyn.verification.fit_rule import deciding_fits
+
+    d = check.detail if isinstance(check.detail, dict) else {}
+    exps = d.get("exponent_of_derived_over_printed")
+    if isinstance(exps, dict):
+        rows = exps.values() if all(isinstance(v, dict) for v in exps.values()) else [exps]
+        if any(str(row.get(v, "0")) != "0" for row in rows for v in RATE_VARIABLES):
+            return True
+    if "derived_D_exponent" in d and "printed_D_exponent" in d and d["derived_D_exponent"] != d["printed_D_exponent"]:
+        return True
+    return any(f["verdict"] == "discrepancy" for _, f in deciding_fits(d))
 
 
 @dataclass(frozen=True)
@@ -79,7 +188,7 @@ def _late(quantity: str, what: str, rate: str) -> CorrectionSpec:
 
 CLASSIFICATION: dict[tuple[str, str], Classification] = {
     ("A", "Theorem 3.1 (loss)"): Classification(
-        "wrong_constant", "late_increment_D_power",
+        "wrong_rate", "loss_D_order",
         _late("excess_loss", "L(T) - L_opt", "Theta(K D^2 (D-K)/(eta T)), not K D^4/(eta T)")),
     ("A", "Theorem 3.1 (Step 3)"): Classification(
         "wrong_rate", "late_rate_1_minus_Kp",
@@ -87,7 +196,7 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
     ("A", "Theorem 3.1 (Step 3, W_V)"): Classification(
         "wrong_rate", "late_rate_1_minus_Kp",
         _late("WV_error_F", "||W_V^(T) - V*||_F", "Theta(T^(-1/2))")),
-    ("A", "Theorem 3.1 (proof: D^{5/2} order)"): Classification(
+    ("A", "Theorem 3.1 (proof: D^{5/2} order)"): Classification(  # also S_norm_sqrt (the identity it rests on)
         "wrong_rate", "late_rate_1_minus_Kp",
         _late("S_error_F", "||S^(T) - S*||_F", "Theta(D^{3/2} (D-K)^{1/2}/sqrt(eta ||V*||^2 T)), "
               "not D^{5/2}/(eta ||V*||^2 T)")),
@@ -126,7 +235,7 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                         "A.errata.late.one_over_K_minus_p", "A.errata.late.one_over_K_minus_p.sqrtD"),
                        expression_from="A.errata.bound.D18", logit_scale="D")),
     ("A", "Lemma D.19"): Classification(
-        "wrong_constant", "late_increment_D_power",
+        "wrong_rate", "late_increment_D_power",
         CorrectionSpec("For T >= T*: expression <= Delta(C2 + C3) <= upper_expression, i.e. q_min eta g2 "
                        "e^{-2(C2+C3)/D} <= Delta(C2+C3) <= eta g2 e^{-2(C2+C3)/D} (g2 = M/K^3 identity, "
                        "M (1+kappa^2)/(2K^3) Leaky ReLU, kappa = 0 ReLU; q_min = ((D-K)/D)^2 identity, "
@@ -185,8 +294,8 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "d/(2 kappa2 sqrt(2 S0 gamma*))}", "eta_max", "equal", None,
                        "no-LN layer, both targets, S0 = alpha0^2 + beta0^2 > 0",
                        ("B.noln.eta_max_descent.*",), expression_from="B.noln.eta_max")),
-    ("B", "Theorem B.3 (Part 3)"): Classification(
-        "notation", "B3_eta_max_S0",
+    ("B", "Theorem B.3 (Part 3)"): Classification(  # also B3_eta_max_S0 (S0^2 for 1)
+        "notation", "B3_Upsilon2",
         CorrectionSpec("0 < eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)) (kappa2 = E||S a||^2, not Upsilon_2; "
                        "S0^2, not 1)", "eta_max", "upper_bound", None,
                        "no-LN layer, both targets, S0 = alpha0^2 + beta0^2 > 0", ("B.noln.eta_max_descent.*",),
@@ -245,17 +354,46 @@ def _latex(text: str) -> str | None:
         return None
 
 
+def causes_of(result) -> tuple[list[str], list]:
+    """(root causes, discrepant deciding checks) of a discrepancy: one cause per discrepant
+    deciding check (:func:`cause_of_check`), in order, without repeats; ``unclassified`` for a
+    check no cause claims."""
+    ev = result.evidence.get("checks", {})
+    discrepant = [c for c in result.records
+                  if ev.get(c.id, {}).get("role") == "decides" and ev[c.id].get("counted_as") == "discrepancy"]
+    causes: list[str] = []
+    for c in discrepant:
+        cause = cause_of_check(c.id) or "unclassified"
+        if cause not in causes:
+            causes.append(cause)
+    return causes, discrepant
+
+
 def attach(result, checks: Sequence):
-    """``result`` (a discrepancy) with its kind, root cause and correction (None if none derived)."""
+    """``result`` (a discrepancy) with its kind, root causes and correction (None if none
+    derived). The causes come from the discrepant deciding checks (:func:`causes_of`); the
+    primary ``root_cause`` is the classification's when it is among them. ``kind`` is
+    ``wrong_rate`` whenever a deciding check shows an exponent in T, D, K or eta differing
+    (:func:`exponent_differs`), else the classification's."""
+    causes, discrepant = causes_of(result)
     cls = CLASSIFICATION.get((result.entry.paper, result.entry.label))
     if cls is None:
-        return dataclasses.replace(result, kind="other", root_cause="unclassified")
+        for c in discrepant:
+            result.evidence["checks"][c.id]["root_cause"] = cause_of_check(c.id) or "unclassified"
+        return dataclasses.replace(result, kind="other", root_cause=causes[0] if causes else "unclassified",
+                                   root_causes=causes or ["unclassified"])
+    for c in discrepant:  # the cause each discrepant deciding check shows, in the evidence
+        result.evidence["checks"][c.id]["root_cause"] = cause_of_check(c.id) or "unclassified"
+    primary = cls.root_cause if cls.root_cause in causes else (causes[0] if causes else cls.root_cause)
+    causes = [primary] + [c for c in causes if c != primary]
+    kind = "wrong_rate" if any(exponent_differs(c) for c in discrepant) else cls.kind
+    cls = dataclasses.replace(cls, kind=kind, root_cause=primary)
     if cls.correction is None:
-        return dataclasses.replace(result, kind=cls.kind, root_cause=cls.root_cause)
+        return dataclasses.replace(result, kind=kind, root_cause=primary, root_causes=causes)
     from rdyn.verification.registry import id_matches
 
     records = [c for c in checks if any(id_matches(c.id, g) for g in cls.correction.checks)]
-    return dataclasses.replace(result, kind=cls.kind, root_cause=cls.root_cause,
+    return dataclasses.replace(result, kind=kind, root_cause=primary, root_causes=causes,
                                correction=correction_object(cls.correction, cls, checks), correction_records=records)
 
 

@@ -22,7 +22,7 @@ import os
 from typing import Any
 
 from rdyn.verification.claims import Ledger
-from rdyn.verification.errata import ROOT_CAUSES
+from rdyn.verification.errata import ROOT_CAUSES, cause_text
 
 PAPERS = {"A": "Model A (seed 000): Zhang, Zhao, Gu, Cao",
           "B": "Model B (seed 003): Wu, Zhang, Cao"}
@@ -37,12 +37,15 @@ def errata_data(ledger: Ledger) -> dict[str, list[dict[str, Any]]]:
         groups = out.setdefault(c.entry.paper, [])
         group = next((g for g in groups if g["root_cause"] == c.root_cause), None)
         if group is None:
-            group = {"root_cause": c.root_cause, "description": ROOT_CAUSES.get(c.root_cause, ""), "entries": []}
+            rc = ROOT_CAUSES.get(c.root_cause)
+            group = {"root_cause": c.root_cause, "description": cause_text(c.root_cause),
+                     "derivation": rc.derivation if rc is not None else "", "entries": []}
             groups.append(group)
         fix = c.correction
         deciding = c.correction_records
         group["entries"].append({
-            "label": c.entry.label, "kind": c.kind, "printed": c.entry.statement, "printed_tex": c.entry.tex,
+            "label": c.entry.label, "kind": c.kind, "root_causes": list(c.root_causes or [c.root_cause]),
+            "printed": c.entry.statement, "printed_tex": c.entry.tex,
             "reason": c.reason, "correction": fix,
             "deciding": list({r.id: {"id": r.id, "status": r.status, "claim": r.claim} for r in [*deciding, *(
                 r for r in c.records if c.evidence["checks"].get(r.id, {}).get("role") == "decides")]}.values()),

@@ -29,6 +29,15 @@ a fit exists, every entry is decided by :func:`decide`:
 The intervals come from deterministic data: they measure departure from a pure power law
 over the window, not noise; the stabilisation criterion is what makes a narrow interval
 meaningful.
+
+Every fitted rate in ``rdyn verify`` and ``rdyn claims`` goes through :func:`decide` (no check
+compares a fitted exponent with a threshold of its own; tests/test_claims.py greps for that).
+A check stores the fit that decides it under ``fit_decision`` (:func:`fit_detail`): the
+ledger counts it by the rule's verdict wherever it sits in the check's detail. A fit that is
+evidence only (the entry is decided by a derivation) is stored by :func:`context_fit` under a
+key starting with ``context`` and is never counted; its text says "context". A statement
+that is neither derived nor decidable by a fit marks its check with :func:`undecided`
+(counted ``inconclusive``, with what would decide it).
 """
 from __future__ import annotations
 
@@ -140,3 +149,84 @@ def decide(claimed: float, x: Sequence[float], y: Sequence[float]) -> FitDecisio
                   + "; ".join(needs))
     return FitDecision(verdict, float(claimed), float(fit.exponents[0]), (lo, hi), (xs[0], xs[-1]), w,
                        tuple(slopes), stable, width, reason, towards)
+
+
+def fit_detail(claimed: float, x: Sequence[float], y: Sequence[float]) -> dict:
+    """The detail of a check decided by a fit: the window's fit (``exponent``, ``exponent_ci95``:
+    the interval that decides), ``fit_decision``, the points, and the least-squares fit over
+    every point as context (``context_full_range_fit``; it never decides)."""
+    from rdyn.verification.scaling import fit_power_law
+
+    d = decide(claimed, x, y)
+    full = fit_power_law(list(x), list(y))
+    return {"claimed_exponent": float(claimed), "exponent": d.exponent, "exponent_ci95": list(d.exponent_ci95),
+            "fit_decision": d.as_dict(), "x": [float(v) for v in x], "y": [float(v) for v in y],
+            "context_full_range_fit": {"role": "context", "exponent": float(full.exponents[0]),
+                                       "exponent_ci95": [float(v) for v in full.exponent_ci[0]]}}
+
+
+def context_fit(claimed: float, x: Sequence[float], y: Sequence[float], decided_by: str) -> dict:
+    """A fit shown as evidence only: the entry is decided by ``decided_by`` (a derivation). Store
+    it under a key starting with ``context``; the ledger never counts it."""
+    d = decide(claimed, x, y)
+    return {"role": "context", "decided_by": decided_by, "claimed": float(claimed), "fitted": d.exponent,
+            "window_ci95": list(d.exponent_ci95), "window_x": list(d.window_x), "rule_would_say": d.verdict,
+            "x": [float(v) for v in x], "y": [float(v) for v in y]}
+
+
+def text(d: FitDecision | dict, context: bool = False) -> str:
+    """``fitted e [lo, hi] over x in [a, b]: verdict`` for a claim line (the deciding interval);
+    ``context``: labelled as evidence only."""
+    g = (lambda k: d[k]) if isinstance(d, dict) else (lambda k: getattr(d, k))  # noqa: E731
+    lo, hi = g("exponent_ci95")
+    a, b = g("window_x")
+    body = f"fitted {g('exponent'):.3f} [{lo:.3f}, {hi:.3f}] over x in [{a:.4g}, {b:.4g}]"
+    return f"context fit (does not decide): {body}" if context else f"{body}: fit rule {g('verdict')}"
+
+
+def context_text(ctx: dict) -> str:
+    """The claim-line text of a :func:`context_fit`."""
+    lo, hi = ctx["window_ci95"]
+    a, b = ctx["window_x"]
+    return (f"context fit (does not decide; decided by {ctx['decided_by']}): fitted {ctx['fitted']:.3f} "
+            f"[{lo:.3f}, {hi:.3f}] over x in [{a:.4g}, {b:.4g}]")
+
+
+def undecided(reason: str) -> dict:
+    """Detail entry of a check whose statement rdyn can neither derive nor decide by a fit: the
+    ledger counts the check ``inconclusive`` with ``reason`` (what would decide it)."""
+    return {"verdict": "inconclusive", "reason": reason}
+
+
+def deciding_fits(detail, path: str = ""):
+    """Every ``fit_decision`` in a check's detail that decides (not under a ``context*`` key),
+    as (path, decision dict)."""
+    if isinstance(detail, dict):
+        for k, v in detail.items():
+            if str(k).startswith("context"):
+                continue
+            if k == "fit_decision" and isinstance(v, dict) and "verdict" in v:
+                yield path + "fit_decision", v
+            else:
+                yield from deciding_fits(v, f"{path}{k}.")
+    elif isinstance(detail, (list, tuple)):
+        for i, v in enumerate(detail):
+            yield from deciding_fits(v, f"{path}{i}.")
+
+
+def excluding_intervals(detail, path: str = ""):
+    """Every deciding interval in a check's detail (a dict with ``claimed_exponent`` and
+    ``exponent_ci95``, not under a ``context*`` key) that excludes the claimed exponent:
+    (path, claimed, interval)."""
+    if isinstance(detail, dict):
+        ci, claimed = detail.get("exponent_ci95"), detail.get("claimed_exponent")
+        if (isinstance(claimed, (int, float)) and isinstance(ci, (list, tuple)) and len(ci) == 2
+                and all(isinstance(v, (int, float)) for v in ci)
+                and not (ci[0] - 1e-9 <= claimed <= ci[1] + 1e-9)):
+            yield path.rstrip("."), claimed, list(ci)
+        for k, v in detail.items():
+            if not str(k).startswith("context"):
+                yield from excluding_intervals(v, f"{path}{k}.")
+    elif isinstance(detail, (list, tuple)):
+        for i, v in enumerate(detail):
+            yield from excluding_intervals(v, f"{path}{i}.")
