@@ -805,3 +805,32 @@ def test_upsilon2_is_a_separate_notation_cause():
     from rdyn.verification import errata
 
     assert errata.cause_of_check(c.id) == "B3_Upsilon2" and errata.cause_of_check("B.noln.eta_max") == "B3_eta_max_S0"
+
+
+# ------------------------------------------------------------------------------ issue 30: one run, several outputs
+def test_one_run_writes_json_errata_and_report_and_the_result_writes_them_again(tmp_path, monkeypatch):
+    """rdyn.claims(errata=..., report=...) runs the checks once; the result writes the erratum and
+    the report again from the ledger it holds, without running anything."""
+    import rdyn
+    from rdyn.verification import registry
+
+    calls = []
+
+    def fake_run_checks(only=None, model="all", quick=False, progress=False, groups=None):
+        calls.append(model)
+        return [Check("A.claim.D10", "s", "D10", "discrepancy", None, None, {"printed": "p <= 1/(2 pi D K)"}),
+                Check("A.errata.D10", "s", "corrected", "pass", None, None,
+                      {"expression": {"identity": "1/sqrt(D*K)"}, "tex": r"p(t) \le \frac{1}{\sqrt{DK}}"}),
+                Check("A.claim.D3", "s", "D3", "pass", None, None, {})]
+
+    monkeypatch.setattr(registry, "run_checks", fake_run_checks)
+    res = rdyn.claims(paper="A", errata=str(tmp_path / "e.md"), report=str(tmp_path / "r.html"))
+    assert calls == ["A"]  # one ledger computation for JSON + erratum + report
+    assert (tmp_path / "e.md").exists() and (tmp_path / "r.html").exists()
+    written = res.write_errata(str(tmp_path / "again.html"))
+    assert res.write_report(str(tmp_path / "again.md")) == str(tmp_path / "again.md")
+    assert calls == ["A"] and written == [str(tmp_path / "again.html")]
+    assert "Lemma D.10" in (tmp_path / "again.html").read_text() and "Lemma D.10" in (tmp_path / "again.md").read_text()
+    with pytest.raises(ValueError, match="--errata must end in"):
+        res.write_errata(str(tmp_path / "e.txt"))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".rdyn-")]  # no temporary left behind

@@ -12,8 +12,8 @@ at the paper's own step-size conditions ("paper", see :func:`rdyn.verification.c
 paper_eta`), ``D=20, K=4`` at the default step; not quick: also identity and LeakyReLU(0.1)
 at ``D=8, K=2`` and ``D=20, K=4`` at the paper's step size. Bounds are evaluated where the
 lemma states them (phase 1: ``t <= t1``; phase 2/3: ``t >= t1`` or ``T >= T*``), and each
-check reports the worst ratio ``lhs/rhs`` of the inequality written as ``lhs <= rhs``
-(``<= 1`` means the bound holds). Numbering of the lemmas after D.13 follows the order of the
+check reports the worst ratio (side claimed smaller)/(side claimed larger), whichever way the
+paper writes the inequality (``<= 1`` means the bound holds). Numbering of the lemmas after D.13 follows the order of the
 statements in the extraction (the labels themselves were dropped).
 """
 from __future__ import annotations
@@ -119,7 +119,8 @@ def _a_ratio(tr: Trajectory, idx) -> np.ndarray:
 # ------------------------------------------------------------------------------------------
 
 def _bound_check(id: str, source: str, claim: str, parts: list, printed: str, **extra) -> Check:
-    """``parts``: (trajectory, indices, ratio array) with ratio = lhs/rhs of ``lhs <= rhs``."""
+    """``parts``: (trajectory, indices, ratio array) with ratio = (side claimed smaller)/(side
+    claimed larger), whichever way the printed inequality is written (<= 1: it holds)."""
     worst, where, evaluated = -math.inf, None, 0
     per_config = {}
     for tr, idx, ratio in parts:
@@ -133,7 +134,8 @@ def _bound_check(id: str, source: str, claim: str, parts: list, printed: str, **
     if evaluated == 0:
         return Check(id, source, claim, "fail", None, None, {"printed": printed, "error": "no points evaluated"})
     status = "pass" if worst <= 1 + SLACK else "discrepancy"
-    return Check(id, source, claim + f" (worst lhs/rhs = {worst:.4g})", status, None, None,
+    return Check(id, source, claim + f" (worst ratio smaller side/larger side = {worst:.4g}; <= 1 holds)",
+                 status, None, None,
                  {"printed": printed, "worst_ratio": worst, "where": where, "points": evaluated,
                   "worst_ratio_per_config": per_config, **extra})
 

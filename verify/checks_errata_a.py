@@ -322,6 +322,41 @@ def bound_checks(quick: bool) -> list[Check]:
     return out
 
 
+def q_min_named(scale: str = "D") -> sp.Expr:
+    """``q_min`` of every activation as one formula with named sub-expressions (erratum):
+    ``q_min = ((D-K)/D)^2 (1 - c b/pi)(1 - c b/pi + c s/pi)`` with ``s = sqrt(K/(D-K))``,
+    ``b = arctan(s)``, ``c = (1-kappa)^2/(1+kappa^2)`` (identity: kappa = 1, c = 0; ReLU: kappa = 0,
+    c = 1). Returned in the symbols ``D, K, kappa``; :func:`q_min_named_holds` checks it against
+    the derived ``q_min`` of each activation."""
+    D, K, kappa = SYMBOLS["D"], SYMBOLS["K"], SYMBOLS["kappa"]
+    s = sp.sqrt(K / (D - K))
+    b, c = sp.atan(s), (1 - kappa) ** 2 / (1 + kappa**2)
+    return ((D - K) / D) ** 2 * (1 - c * b / sp.pi) * (1 - c * b / sp.pi + c * s / sp.pi)
+
+
+def q_min_named_holds(scale: str = "D") -> dict:
+    """The named form equals the derived q_min: exactly (sympy) for identity and ReLU and Leaky
+    ReLU at kappa symbolic, after substituting arctan(sqrt(K)/sqrt(D-K)) by one symbol; and at 30
+    digits at three (D, K, kappa)."""
+    import mpmath
+
+    D, K, kappa = SYMBOLS["D"], SYMBOLS["K"], SYMBOLS["kappa"]
+    named = q_min_named(scale)
+    out = {}
+    for act, k in (("identity", 1), ("relu", 0), ("leaky", kappa)):
+        derived = bound_expressions(act, scale)["q_min"]
+        b = sp.Symbol("b", positive=True)
+        both = [sp.expand(e.subs(kappa, k)).subs(sp.sqrt(K / (D - K)), sp.sqrt(K) / sp.sqrt(D - K))
+                .subs(sp.atan(sp.sqrt(K) / sp.sqrt(D - K)), b) for e in (named, derived)]
+        diff = sp.simplify(both[0] - both[1])
+        f = sp.lambdify((D, K, kappa), named.subs(kappa, k) - derived, "mpmath")
+        with mpmath.workdps(30):
+            worst = max(abs(f(mpmath.mpf(Dn), mpmath.mpf(Kn), mpmath.mpf(kn) / 10))
+                        for Dn, Kn, kn in ((8, 2, 1), (20, 3, 3), (37, 5, 9)))
+        out[act] = {"symbolic_zero": diff == 0, "max_abs_difference_30_digits": float(worst)}
+    return out
+
+
 R_DEFINITIONS = {sc: f"R+(T) = ((D-K)/K)^2 + 2 g2 eta (T - T_star + 1)/{s}, R-(T) = ((D-K)/K)^2 + "
                      f"2 q_min g2 eta (T - T_star)/{s}" for sc, s in (("D", "D"), ("sqrtD", "sqrt(D)"))}
 
@@ -331,9 +366,10 @@ def _bound_tex(lemma: str, scale: str) -> str:
     if lemma == "D19":
         return (rf"q_{{\min}}\,\eta g_2\,e^{{-2(C_2+C_3)/{s}}} \le \Delta(C_2+C_3) \le "
                 rf"\eta g_2\,e^{{-2(C_2+C_3)/{s}}}")
-    # the inequality only (R+- are defined in the correction's statement and the check's detail)
-    return (r"\frac{D-K}{K(D-K+K\sqrt{R_+(T)})} \le \frac{1}{K} - p(T) \le "
-            r"\frac{D-K}{K(D-K+K\sqrt{R_-(T)})}")
+    # the inequality on p (as the correction's expression / upper_expression: lower and upper side
+    # of p); R+- are defined in the correction's statement and the check's detail
+    return (r"\frac{1}{K} - \frac{D-K}{K(D-K+K\sqrt{R_-(T)})} \le p(T) \le "
+            r"\frac{1}{K} - \frac{D-K}{K(D-K+K\sqrt{R_+(T)})}")
 
 
 # ------------------------------------------------------------------------------------------

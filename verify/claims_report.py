@@ -313,7 +313,23 @@ def html_report(ledger: Ledger) -> str:
     return "\n".join(out)
 
 
+def write_atomic(path: str, data: str | bytes) -> None:
+    """Write ``data`` to a temporary sibling of ``path`` and rename it over ``path``."""
+    import os
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".rdyn-", suffix=os.path.splitext(path)[1], dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def write(ledger: Ledger, path: str) -> None:
     text = html_report(ledger) if path.lower().endswith((".html", ".htm")) else markdown(ledger)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_atomic(path, text)

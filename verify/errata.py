@@ -180,7 +180,7 @@ _LATE_VALID = ("T >= T_star, T -> oo at fixed D, K; any eta for which the map co
 
 def _late(quantity: str, what: str, rate: str) -> CorrectionSpec:
     return CorrectionSpec(
-        f"{what} ~ expression (derived late-phase law: {rate}, constant in `expression`, per activation)",
+        f"{what} ~ the derived leading term below (late-phase law: {rate}; its constant per activation)",
         quantity, "asymptotic", "T->oo", _LATE_VALID,
         (f"A.errata.late.{quantity}", f"A.errata.late.{quantity}.sqrtD"),
         expression_from=f"A.errata.late.{quantity}", logit_scale="D")
@@ -208,7 +208,7 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        tex=r"\|S - S^*\|_F = \frac{D\,(1 - Kp)}{\sqrt{K(D-K)}}")),
     ("A", "Lemma D.17"): Classification(
         "wrong_rate", "Tstar_logit_scale",
-        CorrectionSpec("T* ~ expression as D -> oo: eta T* = D (D-K)^2 (I0 + I1 (D-K)^(-1/2)) with I0 = K/||V*||^2 "
+        CorrectionSpec("As D -> oo: eta T* = D (D-K)^2 (I0 + I1 (D-K)^(-1/2)) (1 + o(1)) with I0 = K/||V*||^2 "
                        "(identity, ReLU), K/(||V*||^2 (1 + kappa^2)) (Leaky ReLU), I1 = 0 (identity), "
                        "(2 + 4 pi^2) K^(3/2)/(pi ||V*||^2) (ReLU), "
                        "(2 K^(3/2)/(pi ||V*||^2)) (2 pi^2 (1+kappa^2)/(1-kappa^2)^2 + (1-kappa)^2/(1+kappa^2)^2) "
@@ -220,8 +220,8 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        ("A.errata.Tstar",), expression_from="A.errata.Tstar", logit_scale="D")),
     ("A", "Lemma D.18"): Classification(
         "wrong_rate", "late_rate_1_minus_Kp",
-        CorrectionSpec("For T >= T* + 1: p(T) >= expression and p(T) <= upper_expression, i.e. "
-                       "(D-K)/(K(D-K+K sqrt(R+))) <= 1/K - p(T) <= (D-K)/(K(D-K+K sqrt(R-))) with "
+        CorrectionSpec("For T >= T* + 1: 1/K - (D-K)/(K(D-K+K sqrt(R-))) <= p(T) <= 1/K - (D-K)/(K(D-K+K sqrt(R+))), "
+                       "i.e. (D-K)/(K(D-K+K sqrt(R+))) <= 1/K - p(T) <= (D-K)/(K(D-K+K sqrt(R-))), with "
                        "R+ = ((D-K)/K)^2 + 2 g2 eta (T-T*+1)/D, R- = ((D-K)/K)^2 + 2 q_min g2 eta (T-T*)/D "
                        "(g2 = M/K^3 identity, M (1+kappa^2)/(2K^3) Leaky ReLU, kappa = 0 ReLU; q_min = q(K/(D-K)) "
                        "of the derived increment ratio, as in Lemma D.19's correction). Both sides are "
@@ -236,8 +236,8 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        expression_from="A.errata.bound.D18", logit_scale="D")),
     ("A", "Lemma D.19"): Classification(
         "wrong_rate", "late_increment_D_power",
-        CorrectionSpec("For T >= T*: expression <= Delta(C2 + C3) <= upper_expression, i.e. q_min eta g2 "
-                       "e^{-2(C2+C3)/D} <= Delta(C2+C3) <= eta g2 e^{-2(C2+C3)/D} (g2 = M/K^3 identity, "
+        CorrectionSpec("For T >= T*: q_min eta g2 e^{-2(C2+C3)/D} <= Delta(C2+C3) <= eta g2 e^{-2(C2+C3)/D} "
+                       "(g2 = M/K^3 identity, "
                        "M (1+kappa^2)/(2K^3) Leaky ReLU, kappa = 0 ReLU; q_min = ((D-K)/D)^2 identity, "
                        "((D-K)/D)^2 (1 - b/pi)(1 - b/pi + sqrt(K/(D-K))/pi) ReLU with b = arctan sqrt(K/(D-K))): "
                        "no 1/D^3. The two sides differ by 1/q_min (2.1 at D = 4K, 5.0 at D = 2K, -> 1 as "
@@ -269,7 +269,8 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        tex=r"D^2 \ge 120\,(D-K)")),
     ("A", "Section 4.1 (OOD slope)"): Classification(
         "wrong_rate", "ood_slope",
-        CorrectionSpec("L_OOD - L*_OOD ~ expression (slope -1 on log-log axes, not -0.5): with iid Exp(1) inputs "
+        CorrectionSpec("L_OOD - L*_OOD ~ the derived leading term below, a 1/T decay (slope -1 on log-log axes, not "
+                       "-0.5) for the population dynamics: with iid Exp(1) inputs "
                        "and v* = (1/2)(1,1,1,1) every argument is positive, the excess is an exact quadratic form in "
                        "(C1 p - 1/K, C1 q) and C1 p - 1/K = O(e^2)", "ood_excess_loss", "asymptotic", "T->oo",
                        "T -> oo, Section 4.1's OOD inputs (iid Exp(1), STS teacher, v* = (1/2)(1,1,1,1), M = 1), "
@@ -286,7 +287,7 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
     ("A", "Lemma D.8"): Classification(
         "sign", "D8_sign",
         CorrectionSpec("in-group coefficient of grad_{W_KQ} L is -(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) "
-                       "(identity closed form in `expression`)", "other", "equal", None,
+                       "(identity closed form below)", "other", "equal", None,
                        "every state on the C1 > 0 branch", ("A.map.mc.*",), expression_from="A.gradWKQ.identity")),
     ("B", "Theorem B.3 (eta_max)"): Classification(
         "wrong_formula", "B3_eta_max_S0",
