@@ -328,7 +328,8 @@ def test_every_discrepancy_entry_is_classified_and_corrections_are_well_formed()
 def _fake_errata_run():
     rows = [{"config": "D=8, K=2, identity", "T": [200.0, 400.0, 800.0], "T_star": 100,
              "measured_values": [0.5, 0.25, 0.125], "derived_values": [0.45, 0.24, 0.124]}]
-    late = {"expression": {"identity": "D**2*K*(D - K)/(4*T*eta)", "relu": "D**2*K*(D - K)/(4*T*eta)"},
+    late = {"expression": {"identity": "D**2*K*(D - K)/(4*T*eta)", "relu": "D**2*K*(D - K)/(4*T*eta)",
+                           "leaky": "D**2*K*(D - K)/(4*T*eta)"},
             "tex": r"\frac{D^{2} K \left(D - K\right)}{4 T \eta}", "per_config": rows, "measured": 0.001}
     return [Check("A.errata.derived.loss_theorem31", "s", "printed vs derived", "discrepancy", None, None,
                   {"printed": "K*D**4/(eta*T)", "derived": {"relu": "D**2*K*(D - K)/(4*T*eta)"}}),
@@ -375,10 +376,18 @@ def test_errata_writer_tex_md_html_are_well_formed(tmp_path):
     assert len(formulas) >= 3
     assert all(mathtext_svg(f) is not None for f in formulas if r"\Theta" not in f)
     errata_writer.write(ledger, str(tmp_path / "erratum.md"))
-    assert "| printed | corrected |" in (tmp_path / "erratum.md").read_text()
+    md = (tmp_path / "erratum.md").read_text()
+    assert "**Printed.**" in md and "**Corrected.**" in md and "*Valid:*" in md
     page = tmp_path / "erratum.html"
     errata_writer.write(ledger, str(page))
     assert "<svg" in page.read_text() and "data:image/png;base64," in page.read_text()
+    # a referee's erratum: no template words, every symbol defined once in a preamble, the notes
+    for text in (tex, md, page.read_text()):
+        assert "expression" not in text.lower(), [ln for ln in text.splitlines() if "expression" in ln.lower()][:2]
+        assert "M = " in text and "g_2 = " in text and "q_{" in text and "D.14-D.19" in text
+        assert "quoted from the discussion" in text and "Valid" in text
+    # the loss is one formula with kappa for every activation (identity: kappa = 1, ReLU: kappa = 0)
+    assert loss.correction and errata_writer.corrected_formulas(loss.correction)[0][0].startswith("every activation")
 
 
 def test_cli_refuses_bad_errata_name(tmp_path, capsys):
@@ -834,3 +843,48 @@ def test_one_run_writes_json_errata_and_report_and_the_result_writes_them_again(
     with pytest.raises(ValueError, match="--errata must end in"):
         res.write_errata(str(tmp_path / "e.txt"))
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".rdyn-")]  # no temporary left behind
+
+
+# ------------------------------------------------------------------------------ issue 30: Appendix F as printed
+def test_appendix_f_intermediates_as_printed():
+    from rdyn.verification import checks_printed_f as pf
+
+    by = {c.id: c for c in pf.checks(samples=2_000_000)}
+    assert all(by[k].status == "pass" for k in ("A.printedF.F1", "A.printedF.F2_conditional",
+                                                 "A.printedF.F2_regression", "A.printedF.F5_F8"))
+    # F.3 / F.4: a z1 + b z2 (variances) printed; the derived values at a = 2, b = 1/2
+    f3, f4 = by["A.printedF.F3"], by["A.printedF.F4"]
+    assert f3.status == f4.status == "discrepancy"
+    assert abs(f3.detail["derived"] - 0.97966) < 1e-4 and abs(f4.detail["derived"] - 0.03183) < 1e-4
+    assert 0.990 < f3.detail["printed_value"] < 1.001 and 0.006 < f4.detail["printed_value"] < 0.012
+    assert "sqrt(a) z1 + sqrt(b) z2" in f3.detail["lost_symbol"]
+    assert all(by[k + ".restored"].status == "pass" for k in ("A.printedF.F3", "A.printedF.F4",
+                                                              "A.printedF.F6_conditional", "A.printedF.F7_phi"))
+    # F.7's printed densities (2 pi a)^-1 (2 pi b)^-1 instead of (2 pi a)^-1/2 (2 pi b)^-1/2: exactly the
+    # factor 1/(2 pi sqrt(ab)) = 1/(2 pi) at a b = 1, by an independent quadrature route
+    d = by["A.printedF.F7_density"].detail
+    assert abs(d["printed_value"] / d["restored_value"] * 2 * math.pi - 1) < 1e-10
+    assert by["A.printedF.F6_integral"].detail["relative_difference_restored"] < 1e-12
+    # with equal variances the printed F.3 gate is the true one: no discrepancy (the check can pass)
+    saved = pf.A, pf.B
+    try:
+        pf.A = pf.B = 1.0
+        assert pf.f3_f4_checks(400_000)[0].status == "pass"
+    finally:
+        pf.A, pf.B = saved
+
+
+def test_extraction_suspect_entries_are_classified_with_a_restored_correction():
+    from rdyn.verification import checks_printed_f as pf
+
+    run = list(pf.checks(samples=2_000_000))
+    labels = {"Lemma F.3 (intermediate)": ["F34_variance_for_sd"], "Lemma F.4 (intermediate)": ["F34_variance_for_sd"],
+              "Lemma F.6 (intermediates)": ["F67_Phi_sqrt_c"],
+              "Lemma F.7 (intermediate)": ["F7_density_sqrt", "F67_Phi_sqrt_c"]}
+    for e in claims.entries("A"):
+        if e.label in labels:
+            r = claims.judge(e, run)
+            assert r.verdict == "discrepancy" and r.kind == "extraction_suspect", e.label
+            assert r.root_causes == labels[e.label] and r.correction["verdict"] == "pass", e.label
+        elif e.label in ("Lemma F.1 (intermediate)", "Lemma F.2 (intermediates)", "Lemmas F.5, F.8 (intermediate)"):
+            assert claims.judge(e, run).verdict == "pass"

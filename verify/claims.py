@@ -162,7 +162,11 @@ LEDGER: tuple[Entry, ...] = (
        "A(t) = K p^2 (identity); K p^2/4 + K p^2/(2 pi) arctan(K(D-K)p/(1-Kp)) (ReLU); "
        "(1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2/(2 pi) arctan(...) (Leaky ReLU); F3 = A + B",
        ("A.A_of_t.*", "A.F3_is_A_plus_B.*"), (),
-       r"A(t) = \frac{K p^2}{4} + \frac{K p^2}{2\pi}\arctan\frac{K(D-K)p}{1-Kp}"),
+       r"A(t) = \frac{K p^2}{4} + \frac{K p^2}{2\pi}\arctan\frac{K(D-K)p}{1-Kp}",
+       note="not the extraction's lost square root of F.3: with a = K p^2, b = (D-K) q^2 the derived angle is "
+            "arctan(sqrt(a/b)) = arctan(sqrt(K(D-K)) p/(1-Kp)), F.3 as extracted would give arctan(a/b) = "
+            "arctan(K(D-K) p^2/(1-Kp)^2); the printed K(D-K) p/(1-Kp) is neither, and the sin(2 beta) term is "
+            "missing in either reading: the paper's error (wrong_formula)"),
     _A("Lemma D.7", S_D1,
        "identity: F1 = K p^2 + (1-Kp)^2/(D-K), F2_1 = p^2, F2_2 = (1-Kp)^2/(D-K)^2, F3 = K p^2, F4 = p^2, F5 = 0",
        ("A.F1.identity", "A.F2_?.identity", "A.F3.identity", "A.F4.identity", "A.F5.identity"), (),
@@ -252,6 +256,37 @@ LEDGER: tuple[Entry, ...] = (
        ("A.F.printed.*",), (), r"E[x\sigma(x)\sigma'(x)] = \frac{a}{2}"),
     _A("Lemmas F.1-F.8", S_F, "closed forms of the Gaussian expectations for identity, ReLU, Leaky ReLU",
        ("A.F.E*", "A.gauss.*"), (), r"E[x_1 \sigma(x_1 + x_2)\sigma'(x_1+x_2+x_3)],\ \dots"),
+    _A("Lemma F.1 (intermediate)", S_F, "E[x s(x) s'(x)] = E[x^2 1{x >= 0}] = E[x^2]/2 = a/2 (ReLU)",
+       ("A.printedF.F1",), (), r"E[x\sigma(x)\sigma'(x)] = E[x^2 1_{\{x\ge 0\}}] = \frac{E[x^2]}{2} = \frac{a}{2}",
+       note="the printed intermediate evaluated as printed (Monte Carlo with its standard error)"),
+    _A("Lemma F.2 (intermediates)", S_F,
+       "E[x1 s(x1+x2) s'(x1+x2)] = E[x1 x3 1{x3 >= 0}] = a/(a+b) E[x3^2 1{x3 >= 0}] = a/(2(a+b)) E[x3^2] = a/2",
+       ("A.printedF.F2_*",), (),
+       r"E[x_1\sigma(x_1+x_2)\sigma'(x_1+x_2)] = \frac{a}{a+b}E[x_3^2 1_{\{x_3\ge 0\}}] = \frac{a}{2}",
+       note="x3 = x1 + x2; each printed step evaluated as printed (Monte Carlo)"),
+    _A("Lemma F.3 (intermediate)", S_F, "E[x1 s(x1) s'(x1+x2)] = a E[z1^2 1{z1 >= 0} 1{a z1 + b z2 >= 0}]",
+       ("A.printedF.F3",), ("A.printedF.F3.restored",),
+       r"E[x_1\sigma(x_1)\sigma'(x_1+x_2)] = a\,E[z_1^2 1_{\{z_1\ge 0\}} 1_{\{a z_1 + b z_2 \ge 0\}}]",
+       note="as extracted (a stray 'I' read as a product); a, b are variances (F.1: E[x^2] = a)"),
+    _A("Lemma F.4 (intermediate)", S_F, "E[x2 s(x1) s'(x1+x2)] = ab E[z1 z2 1{z1 >= 0} 1{a z1 + b z2 >= 0}]",
+       ("A.printedF.F4",), ("A.printedF.F4.restored",),
+       r"E[x_2\sigma(x_1)\sigma'(x_1+x_2)] = ab\,E[z_1 z_2 1_{\{z_1\ge 0\}} 1_{\{a z_1 + b z_2 \ge 0\}}]"),
+    _A("Lemmas F.5, F.8 (intermediate)", S_F, "E[s(x1) s(x1+x2)] = E[(x1+x2) s(x1) s'(x1+x2)]",
+       ("A.printedF.F5_F8",), (), r"E[\sigma(x_1)\sigma(x_1+x_2)] = E[(x_1+x_2)\sigma(x_1)\sigma'(x_1+x_2)]"),
+    _A("Lemma F.6 (intermediates)", S_F,
+       "E[x1 s(x1+x2) s'(x1+x2+x3)] = E[x1 (x1+x2) 1{x1+x2 >= 0} Phi((x1+x2)/c)] = a/(a+b) E[x4^2 1{x4 >= 0} "
+       "Phi(x4/c)] = a int_0^oo z^2 Phi(lambda z) phi(z) dz",
+       ("A.printedF.F6_conditional", "A.printedF.F6_integral"), ("A.printedF.F6_*.restored",),
+       r"E[x_1\sigma(x_1+x_2)\sigma'(x_1+x_2+x_3)] = \frac{a}{a+b}E\left[x_4^2 1_{\{x_4\ge 0\}}"
+       r"\Phi\left(\frac{x_4}{c}\right)\right] = a\int_0^\infty z^2\Phi(\lambda z)\phi(z)\,dz",
+       note="lambda is not defined in the extraction: read as sqrt(a+b)/c, the value the printed previous step implies"),
+    _A("Lemma F.7 (intermediate)", S_F,
+       "E[x2 s(x1) s'(x1+x2+x3)] = E[x1 x2 1{x1 >= 0} Phi((x1+x2)/c)] = int_0^oo x1 (1/(2 pi a)) e^{-x1^2/(2a)} "
+       "(int x2 Phi((x1+x2)/c) (1/(2 pi b)) e^{-x2^2/(2b)} dx2) dx1",
+       ("A.printedF.F7_density", "A.printedF.F7_phi"), ("A.printedF.F7", "A.printedF.F7_*.restored"),
+       r"\int_0^\infty x_1\frac{1}{2\pi a}e^{-\frac{x_1^2}{2a}}\left(\int x_2\Phi\left(\frac{x_1+x_2}{c}\right)"
+       r"\frac{1}{2\pi b}e^{-\frac{x_2^2}{2b}}dx_2\right)dx_1",
+       note="decided one lost symbol at a time (each restored alone); the whole formula as printed is context"),
     _A("Appendix F.2", S_F, "c/(a+b) >= c/a - bc/a^2; c/(a-b) <= c/a + bc/(a-b)^2", ("A.claim.F2.*",), (),
        r"\frac{c}{a+b} \ge \frac{c}{a} - \frac{bc}{a^2},\quad \frac{c}{a-b} \le \frac{c}{a} + \frac{bc}{(a-b)^2}"),
     _A("Appendix F.3", S_F,

@@ -41,10 +41,10 @@ SYMBOLS = {
         (r"C_1^* = \frac{F_3}{K p F_1}", "the fixed point of C1 at the current p (Lemma D.2)"),
         (r"t_1,\ T^*", "end of phase 1 (Lemma D.13); first step with p(T) >= 1/(2K) (Lemma D.17, corrected "
                        "threshold)"),
-        (r"L_{opt} = \tfrac{1}{2}E\|E\|_F^2", "the noise floor: L(T) - L_opt is the excess loss"),
+        (r"L_{opt} = \frac{1}{2}E\|E\|_F^2", "the noise floor: L(T) - L_opt is the excess loss"),
         (r"g_2 = \frac{M(1+\kappa^2)}{2K^3}", "the late-phase increment constant (identity: M/K^3; ReLU: M/(2K^3))"),
         (r"s = \sqrt{\frac{K}{D-K}},\ b = \arctan s,\ c = \frac{(1-\kappa)^2}{1+\kappa^2}",
-         "sub-expressions of q_min (identity: c = 0; ReLU: c = 1)"),
+         "named parts of q_min (identity: c = 0; ReLU: c = 1)"),
         (r"q_{\min} = \left(\frac{D-K}{D}\right)^2\left(1 - \frac{cb}{\pi}\right)"
          r"\left(1 - \frac{cb}{\pi} + \frac{cs}{\pi}\right)",
          "the smallest ratio of the increment of C2 + C3 to eta g2 e^2 over phase 3 (identity: ((D-K)/D)^2)"),
@@ -96,6 +96,23 @@ def _parse(text: str):
     return sp.sympify(text, locals={n: sp.Symbol(n, positive=True) for n in names})
 
 
+def _tidy(expr):
+    """One square root for the product of square roots in numerator and denominator (display only)."""
+    import sympy as sp
+
+    num, den = sp.fraction(sp.together(expr))
+
+    def merge(part):
+        factors = sp.Mul.make_args(part)
+        roots = [f for f in factors if f.is_Pow and f.exp == sp.Rational(1, 2)]
+        if len(roots) < 2:
+            return part
+        rest = [f for f in factors if f not in roots]
+        return sp.Mul(*rest) * sp.sqrt(sp.Mul(*[r.base for r in roots]), evaluate=False)
+
+    return merge(num) / merge(den)
+
+
 def _kappa_form(expr: dict):
     """The Leaky ReLU expression when it gives the identity's at kappa = 1 and ReLU's at kappa = 0
     (one formula for the three activations), else None."""
@@ -128,11 +145,11 @@ def corrected_formulas(fix: dict | None) -> list[tuple[str, str]]:
     if {"identity", "relu", "leaky"} <= set(expr):
         one = _kappa_form(expr)
         if one is not None:
-            return [("every activation (identity: kappa = 1, ReLU: kappa = 0)", f"{lhs} {rel} {sp.latex(one)}")]
+            return [("every activation (identity: kappa = 1, ReLU: kappa = 0)", f"{lhs} {rel} {sp.latex(_tidy(one))}")]
     out = []
     for act, text in expr.items():
         try:
-            body = sp.latex(_parse(text))
+            body = sp.latex(_tidy(_parse(text)))
         except (sp.SympifyError, TypeError, SyntaxError):
             continue
         if len(body) <= MAX_FORMULA:
@@ -253,7 +270,8 @@ def _correction_lines(e: dict) -> tuple[str, list[tuple[str, str]]]:
     fix = e["correction"]
     if fix is None:
         return "no derived correction yet: " + (e["reason"] or ""), []
-    where = fix["relation"].replace("_", " ") + (f", as {fix['limit']}" if fix["limit"] else "")
+    where = ("two-sided bound" if "upper_expression" in fix else fix["relation"].replace("_", " ")) + (
+        f", as {fix['limit']}" if fix["limit"] else "")
     return f"{fix['statement']} [{where}; checked: {fix['verdict']}]", e["formulas"]
 
 
@@ -298,7 +316,7 @@ def latex(ledger: Ledger, figure_path=None) -> str:
                 for which, tex in formulas:
                     if which:
                         lines.append(tex_escape(which + ":"))
-                    lines += ([r"\[", tex, r"\]"] if tex else [tex_escape("(long form: the JSON's correction)")])
+                    lines += ([r"\[", tex, r"\]"] if tex else [tex_escape("(long: in words above; the full form is the correction in the JSON)")])
                 if e["valid"]:
                     lines.append(r"\emph{Valid:} " + tex_escape(e["valid"]) + ".")
                 lines.append(r"\begin{itemize}")
@@ -335,7 +353,7 @@ def markdown(ledger: Ledger, figure_path=None) -> str:
                 out += [f"**Corrected.** {head}", ""]
                 for which, tex in formulas:
                     out += ([f"{which}:", ""] if which else []) + (["$$" + tex + "$$", ""] if tex else
-                                                                   ["(long form: the JSON's correction)", ""])
+                                                                   ["(long: in words above; the full form is the correction in the JSON)", ""])
                 if e["valid"]:
                     out += [f"*Valid:* {e['valid']}.", ""]
                 out += [f"- `{d['id']}` [{d['status']}]: {d['claim']}" for d in e["deciding"]] + [""]
@@ -352,13 +370,14 @@ def html_page(ledger: Ledger) -> str:
 
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>Erratum (rdyn claims)</title>",
            f"<style>{CSS} table.side td{{vertical-align:top;width:50%;padding:4px 8px;border:1px solid #ddd}}"
-           " dl.symbols dt{float:left;clear:left;width:22em} dl.symbols dd{margin-left:23em;min-height:1.8em}</style>",
+           " table.symbols td{vertical-align:middle;padding:2px 10px} table.symbols{border-collapse:collapse}</style>",
            "</head><body><h1>Erratum (rdyn claims)</h1>", f"<p class='small'>{html.escape(INTRO)}</p>"]
     figure = _figures(ledger)
     for paper, groups in errata_data(ledger).items():
-        out.append(f"<h2>{html.escape(PAPERS[paper])}</h2><h3>Symbols</h3><dl class='symbols'>")
-        out += [f"<dt>{_formula_html(sym)}</dt><dd class='small'>{html.escape(words)}</dd>" for sym, words in SYMBOLS[paper]]
-        out.append("</dl><h3>Notes</h3><ul class='small'>" + "".join(f"<li>{html.escape(n)}</li>" for n in NOTES[paper])
+        out.append(f"<h2>{html.escape(PAPERS[paper])}</h2><h3>Symbols</h3><table class='symbols'>")
+        out += [f"<tr><td>{_formula_html(sym)}</td><td class='small'>{html.escape(words)}</td></tr>"
+                for sym, words in SYMBOLS[paper]]
+        out.append("</table><h3>Notes</h3><ul class='small'>" + "".join(f"<li>{html.escape(n)}</li>" for n in NOTES[paper])
                    + "</ul>")
         for g in groups:
             out.append(f"<h3>Root cause <code>{html.escape(g['root_cause'])}</code></h3>"
@@ -370,7 +389,7 @@ def html_page(ledger: Ledger) -> str:
                     _formula_html(e["printed_tex"]) if e["printed_tex"] else "")
                 right = f"<div class='stmt'>{html.escape(head)}</div>" + "".join(
                     (f"<div class='small'>{html.escape(which)}:</div>" if which else "")
-                    + (_formula_html(tex) if tex else "<div class='small'>(long form: the JSON's correction)</div>")
+                    + (_formula_html(tex) if tex else "<div class='small'>(long: in words above; the full form is the correction in the JSON)</div>")
                     for which, tex in formulas)
                 if e["valid"]:
                     right += f"<div class='small'><b>Valid:</b> {html.escape(e['valid'])}</div>"

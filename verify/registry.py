@@ -127,6 +127,7 @@ GROUPS: tuple[CheckGroup, ...] = (
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("B.claims", "B", "rdyn.verification.checks_claims_b", "checks", ("B.claim.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
+    CheckGroup("A.printed_intermediates", "A", "rdyn.verification.checks_printed_f", "checks", ("A.printedF.*",)),
     CheckGroup("A.errata", "A", "rdyn.verification.checks_errata_a", "checks", ("A.errata.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("A.coverage", "A", "rdyn.verification.checks_coverage_a", "checks", ("A.cover.*",),
