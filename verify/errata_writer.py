@@ -90,10 +90,14 @@ MAX_FORMULA = 500  # characters of LaTeX worth typesetting in the erratum
 
 
 def _parse(text: str):
+    """A derived formula string of a correction as sympy (the whitelist parser of
+    :mod:`rdyn.derivations.formula`; never ``sympify``), every symbol positive."""
     import sympy as sp
 
-    names = ("D", "K", "M", "eta", "T", "kappa", "C2", "C3", "p", "d", "n", "gamma_star", "S0", "kappa2", "T_star")
-    return sp.sympify(text, locals={n: sp.Symbol(n, positive=True) for n in names})
+    from rdyn.derivations.formula import parse, symbols_in
+
+    table = {name: sp.Symbol(name, positive=True) for name in symbols_in(text)}
+    return parse(text, table, what="correction", symbolic_exponents=True, max_length=4000, max_nodes=2000)
 
 
 def _tidy(expr):
@@ -120,7 +124,7 @@ def _kappa_form(expr: dict):
 
     try:
         parsed = {a: _parse(x) for a, x in expr.items()}
-    except (sp.SympifyError, TypeError, SyntaxError):
+    except ValueError:
         return None
     k = sp.Symbol("kappa", positive=True)
     leaky = parsed["leaky"]
@@ -150,7 +154,7 @@ def corrected_formulas(fix: dict | None) -> list[tuple[str, str]]:
     for act, text in expr.items():
         try:
             body = sp.latex(_tidy(_parse(text)))
-        except (sp.SympifyError, TypeError, SyntaxError):
+        except ValueError:
             continue
         if len(body) <= MAX_FORMULA:
             out.append((ACTIVATION_NAMES.get(act, act), f"{lhs} {rel} {body}"))
