@@ -11,10 +11,12 @@ Verdicts:
                  would decide it
   info           a measured constant with no printed value
   not_checkable  with a reason
-Every discrepancy has a kind and a root cause, and a correction (a derived, checked
-corrected statement) where one has been derived; the summary counts root causes too.
-The checks run once per invocation, at the quick sizes of rdyn verify --quick unless --full
-(quick: about 3 minutes of CPU for both papers; --paper B about 40 s).
+Every discrepancy has a kind and its root causes (one per distinct error), and a correction
+(a derived, checked corrected statement) where one has been derived; the summary counts
+distinct root causes. The checks run once per invocation, whatever is written: use
+rdyn claims --json --errata FILE --report FILE for all three outputs from one run. Sizes
+are those of rdyn verify --quick unless --full (quick: about 2-3 minutes of CPU for both
+papers; --paper B about 40 s).
 Exit status 0 when no verdict is fail.
 """
 from __future__ import annotations
@@ -43,7 +45,8 @@ def run(values: dict, args) -> int:
                 fix = c.correction
                 tail = (f"correction ({fix['verdict']}): {fix['statement']}" if fix is not None
                         else "no derived correction yet")
-                print(f"{'':16s}[{c.kind}; root cause {c.root_cause}] {tail}"[:400])
+                causes = ", ".join(c.root_causes or [c.root_cause])
+                print(f"{'':16s}[{c.kind}; root causes {causes}] {tail}"[:400])
     summary = ledger.summary()
     for paper, row in sorted(ledger.counts().items()):
         s = summary[paper]

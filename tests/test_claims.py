@@ -233,7 +233,7 @@ def test_cli_paper_b_json_and_report(tmp_path, capsys):
            and (c["correction"] is None or c["correction"]["verdict"] != "pass")]
     assert not bad, bad
     # no fit verdict of the ledger passes while its deciding interval excludes the printed value
-    assert claims.fit_conflicts(obj) == []
+    assert claims.fit_conflicts(obj) == [] and claims.cause_conflicts(obj) == []
     for c in obj["claims"]:
         for cid, ev in c["evidence"]["checks"].items():
             fd = ev["detail"].get("fit_decision")
@@ -937,3 +937,20 @@ def test_coverage_checks_g1_g3_and_tensor_power():
     g3 = cb2.loop_error_check(snapshots=(100,), samples=500, model="looped")
     assert g3.id == "B.cover.g3_loop_error" and g3.status == "pass"
     assert ca.tensor_power_check().status == "pass"
+
+
+@pytest.mark.slow
+def test_cli_paper_a_ledger_has_no_pass_beside_an_excluding_interval_and_one_cause_per_error(capsys):
+    """The real quick ledger of Model A (about 2 minutes): the fit rule and the root causes hold
+    on everything rdyn produces; the erratum contains no template word."""
+    from rdyn.cli import main
+
+    assert main(["claims", "--paper", "A", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    _validate(obj)
+    assert claims.fit_conflicts(obj) == [] and claims.cause_conflicts(obj) == []
+    by = {c["label"]: c for c in obj["claims"]}
+    assert by["Theorem 3.1 (proof: D^{5/2} order)"]["root_causes"] == ["late_rate_1_minus_Kp", "S_norm_sqrt"]
+    assert by["Lemma F.3 (intermediate)"]["kind"] == "extraction_suspect"
+    assert by["Section 4.1 (OOD slope)"]["verdict"] == "pass"
+    assert obj["summary"]["A"]["root_causes"] == len(obj["root_causes"]["A"])
