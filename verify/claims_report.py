@@ -324,6 +324,9 @@ def write_atomic(path: str, data: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 -> the permissions open() would have given
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
