@@ -68,8 +68,7 @@ def line_checks(result: scaling.LineResult) -> list[Check]:
     exponent = Check(
         f"{_tag(result)}.exponent", claim.source,
         f"{claim.statement}: exponent of {label} is {claimed:g} ({where}{setting}); "
-        f"{fit_rule.text(decision)} ({decision['reason']}); local {result.local_exponent:.3f}; context "
-        f"(does not decide): full-range fit {result.exponent:.3f} [{lo:.3f}, {hi:.3f}]",
+        f"{fit_rule.text(decision)} ({decision['reason']}); local {result.local_exponent:.3f}",
         fit_rule.VERIFY_STATUS[decision["verdict"]], error, None, detail)
     clo, chi = result.constant_ci
     extra = {k: v for k, v in result.extra.items()}
