@@ -151,6 +151,9 @@ def corrected_formulas(fix: dict | None) -> list[tuple[str, str]]:
         if one is not None:
             return [("every activation (identity: kappa = 1, ReLU: kappa = 0)", f"{lhs} {rel} {sp.latex(_tidy(one))}")]
     out = []
+    if fix["quantity"] == "T_star":  # the two-term form with its constants named (defined in the statement)
+        out.append(("every activation (I0, I1 as in the statement)",
+                    r"T^* \sim \frac{D(D-K)^2}{\eta}\left(I_0 + \frac{I_1}{\sqrt{D-K}}\right)"))
     for act, text in expr.items():
         try:
             body = sp.latex(_tidy(_parse(text)))
@@ -158,7 +161,7 @@ def corrected_formulas(fix: dict | None) -> list[tuple[str, str]]:
             continue
         if len(body) <= MAX_FORMULA:
             out.append((ACTIVATION_NAMES.get(act, act), f"{lhs} {rel} {body}"))
-        else:
+        elif fix["quantity"] != "T_star":  # (T*: the named two-term form above covers it)
             out.append((ACTIVATION_NAMES.get(act, act), ""))
     return out
 
