@@ -13,10 +13,10 @@ Verdicts:
   not_checkable  with a reason
 Every discrepancy has a kind and its root causes (one per distinct error), and a correction
 (a derived, checked corrected statement) where one has been derived; the summary counts
-distinct root causes. The checks run once per invocation, whatever is written: use
-rdyn claims --json --errata FILE --report FILE for all three outputs from one run. Sizes
-are those of rdyn verify --quick unless --full (quick: about 2-3 minutes of CPU for both
-papers; --paper B about 40 s).
+distinct root causes. The checks run once per invocation, whatever is written: the
+options --json --errata FILE --report FILE together give all three outputs from one run.
+Sizes are those of rdyn verify --quick unless --full (quick: about 2-3 minutes of CPU for
+both papers; --paper B about 40 s).
 Exit status 0 when no verdict is fail.
 """
 from __future__ import annotations
