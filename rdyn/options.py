@@ -4,7 +4,7 @@ validation are both generated from :data:`COMMANDS`, so ``rdyn CMD --opt`` and
 
 Adding an option: append one :class:`Option` to the command's tuple below. Adding a subcommand:
 add a :class:`Command` entry (options tuple + help) to :data:`COMMANDS`, a module
-``rdyn/cmd_<name>.py`` (``run(result, args)`` printing the text form) and an API function in
+``rdyn/cli/<name>.py`` (``run(result, args)`` printing the text form) and an API function in
 :mod:`rdyn.api` (see docs/api.md).
 
 What the table checks, before any work (:func:`validate`):
@@ -39,14 +39,14 @@ DPS_MAX = 4000  # Python's int <-> str conversion limit is 4300 digits; 4000 lea
 # minutes (issue 20)
 LN_DPS_MAX = 1000
 # narrower --dps ranges of two routes (their constants live with the routes and are tested equal:
-# reduced_dynamics.model_b_gaussian.GAUSSIAN_DPS_MAX, reduced_dynamics.model_a_smooth.SMOOTH_DPS_MAX)
+# reduced_dynamics.model_b.gaussian.GAUSSIAN_DPS_MAX, reduced_dynamics.model_a.smooth.SMOOTH_DPS_MAX)
 GAUSSIAN_ROUTE_DPS_MAX = 200
 SMOOTH_DPS_MAX = 300
 MAX_TEACHER_STEPS = 10**9
 MAX_MODEL_A_STEPS = 10**12  # rdyn teacher: 64-bit step counters everywhere (docs/long_horizons.md)
 SEED_MAX = 2**63 - 1
 # ||V*||_F^2 scales every Model A loss (W_V = C1 V*, C1 = O(1)): above this the losses leave the
-# float64-safe range of reduced_dynamics/divergence.py (STATE_BOUND) before the first step
+# float64-safe range of reduced_dynamics/runs/divergence.py (STATE_BOUND) before the first step
 VSTAR_NORM2_MAX = 1e100
 # Model B's alpha0, beta0: |alpha0 beta0| = |gamma0| <= 1e100, the float64-safe range
 INITIAL_MAX = 1e50

@@ -9,7 +9,7 @@ from rdyn.api._signature import api_function
 def asymptotics(**kwargs):
     """Leading large-D behaviour at fixed K of ``tau1 = lim eta t1``, ``tau_star = lim eta T*``
     (eta -> 0) and the late excess-loss constant ``c_L`` in ``loss ~ c_L/(eta t)``, derived with
-    sympy (rdyn.reduced_dynamics.asymptotics; docs/flow_and_asymptotics.md): exponent of D exact,
+    sympy (rdyn.reduced_dynamics.model_a.asymptotics; docs/flow_and_asymptotics.md): exponent of D exact,
     constants as closed forms / 30 digits, the next correction term; checked against the
     slow-manifold quadrature at D = 10^3..10^6 unless ``no_check``.
     """
@@ -17,7 +17,7 @@ def asymptotics(**kwargs):
 
 
 def run(v: dict):
-    from rdyn.reduced_dynamics.asymptotics import asymptotic_summary
+    from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
     from rdyn.result import Result
 
     kappa = 0.1 if v["kappa"] is None else v["kappa"]

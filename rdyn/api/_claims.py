@@ -26,18 +26,18 @@ def claims(**kwargs):
 def run(v: dict, progress: bool = False):
     from rdyn.output import write_rescued
     from rdyn.result import Result
-    from rdyn.verification import claims as ledger_module
+    from rdyn.verification.claims import ledger as ledger_module
 
     ledger = ledger_module.evaluate(paper=v["paper"] or "all", quick=not v["full"],
                                     progress=progress)
     if v["report"] is not None:
-        from rdyn.verification import claims_report
+        from rdyn.verification.claims import report as claims_report
 
         report = write_rescued("--report", v["report"],
                                lambda p: claims_report.write(ledger, p))
         if progress and report is not None:
             print(f"rdyn claims: wrote {report}", file=sys.stderr)
-    from rdyn.verification import errata_writer
+    from rdyn.verification.claims import errata_writer
 
     if v["errata"] is not None:
         written = []

@@ -28,7 +28,7 @@ def usage_errors():
 @contextmanager
 def checkpoint_errors():
     """A CheckpointError (missing, corrupt or mismatched checkpoint) becomes a UsageError."""
-    from rdyn.reduced_dynamics.checkpoint import CheckpointError
+    from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError
 
     try:
         yield

@@ -31,9 +31,9 @@ def crosscheck(**kwargs):
 
 def run(v: dict):
     from rdyn.api._teacher import model_config, preset_size
-    from rdyn.reduced_dynamics.divergence import reason
+    from rdyn.reduced_dynamics.runs.divergence import reason
     from rdyn.result import Result
-    from rdyn.verification.crosscheck import (crosscheck as run_crosscheck, memory_driver,
+    from rdyn.verification.references.crosscheck import (crosscheck as run_crosscheck, memory_driver,
                                               memory_estimate)
 
     steps = DEFAULT_STEPS if v["steps"] is None else v["steps"]
@@ -90,11 +90,11 @@ def parse_row_norms(v: dict):
 
 
 def run_smooth(v: dict, config, groups, steps: int, row_norms):
-    """Population GD of the full matrices for a smooth activation (verify/full_matrix_smooth)."""
+    """Population GD of the full matrices for a smooth activation (verify/references/full_matrix_smooth)."""
     from dataclasses import replace
 
     from rdyn.result import Result
-    from rdyn.verification.full_matrix_smooth import crosscheck_smooth
+    from rdyn.verification.references.full_matrix_smooth import crosscheck_smooth
 
     require(v["mode"] == "population", "--mode sgd is not available for the smooth activations "
             "(population GD only)")
@@ -106,7 +106,7 @@ def run_smooth(v: dict, config, groups, steps: int, row_norms):
         announce(crosscheck_smooth_estimate(config.M, config.D, steps), v["quiet"])
     out = crosscheck_smooth(config, groups, d=v["d"], steps=steps, seed=v["seed"],
                             positional=v["P"], row_norms=row_norms)
-    from rdyn.reduced_dynamics.divergence import reason
+    from rdyn.reduced_dynamics.runs.divergence import reason
 
     diverged = out["diverged_at_step"]
     initial_out_of_range(diverged, v)
@@ -134,7 +134,7 @@ def initial_out_of_range(diverged_at_step, v: dict) -> None:
     range. That is bad input, refused in one line naming the options that set it (exit 2)."""
     if diverged_at_step != 0:
         return
-    from rdyn.reduced_dynamics.divergence import STATE_BOUND
+    from rdyn.reduced_dynamics.runs.divergence import STATE_BOUND
 
     drivers = f"--vstar-norm2 {v['vstar_norm2']}"
     if v["mode"] == "sgd":

@@ -33,10 +33,10 @@ def run(v: dict, progress: bool = False):
 
     if v["paper"] == "B":
         return _run_paper_b(v, progress)
-    from rdyn.verification.figures import PAPER_SLOPES, experiments_with, make_figures
+    from rdyn.verification.figures.model_a import PAPER_SLOPES, experiments_with, make_figures
 
     from rdyn.options import check_memory
-    from rdyn.verification.crosscheck import memory_driver, memory_estimate
+    from rdyn.verification.references.crosscheck import memory_driver, memory_estimate
 
     steps = v["steps"] if v["steps"] is not None else (1500 if v["quick"] else 20000)
     if steps < 10:
@@ -92,12 +92,12 @@ def smooth_activation(v: dict):
 
 def _run_paper_b(v: dict, progress: bool):
     """Model B figures (seed 003): full-matrix GD of the LN / no-LN layers and the looped
-    model with the collapsed prediction drawn over them (rdyn.verification.model_b_figures)."""
+    model with the collapsed prediction drawn over them (rdyn.verification.figures.model_b)."""
     import sys
 
     from rdyn.output import UsageError
     from rdyn.result import Result
-    from rdyn.verification.model_b_figures import make_figures as make_b
+    from rdyn.verification.figures.model_b import make_figures as make_b
 
     if v["steps"] is not None and v["steps"] > 10**5:
         raise UsageError(f"--steps must be in 2..100000 for --paper B, got {v['steps']}")

@@ -19,7 +19,7 @@ DIVERGED_DROPS = ("contraction", "growth", "theorem_4_7", "irreducible_loss")
 
 def model_config(v: dict):
     """Validate the Model B options (UsageError on bad input) and build the configuration."""
-    from rdyn.reduced_dynamics import model_b as mb
+    from rdyn.reduced_dynamics.model_b import run as mb
 
     model = v["model"]
     data = v["data"] or ("spectrum" if v["spectrum"] is not None else "sphere")
@@ -59,8 +59,8 @@ def model_config(v: dict):
             f"--dps applies only when the expectation is exact (--data spectrum and "
             f"alpha0*beta0 >= 0, or --model noln --target unnormalized); this run uses {kind} (float64)")
     if kind == "exact" and spectrum is not None and cfg.dps is not None:
-        from rdyn.reduced_dynamics.model_b_exact import gaussian_route_at
-        from rdyn.reduced_dynamics.model_b_gaussian_route import dps_refusal
+        from rdyn.reduced_dynamics.model_b.exact import gaussian_route_at
+        from rdyn.reduced_dynamics.model_b.gaussian_route import dps_refusal
 
         refusal = dps_refusal(spectrum, cfg.dps) if gaussian_route_at(spectrum, model, cfg.dps) else None
         require(refusal is None, f"{refusal}; lower --dps, or drop it (float64 exact)")
@@ -72,8 +72,8 @@ def model_config(v: dict):
         # the sample: levels, masses and weights per sample and eigen-direction (float64)
         check_memory(f"--samples {cfg.samples} with --d {d}", 8.0 * 4 * cfg.samples * (d + 2))
     if data == "sphere" and kind in ("qmc", "monte_carlo"):
-        from rdyn.reduced_dynamics.model_b_qmc import points_per_replica
-        from rdyn.reduced_dynamics.model_b_sampling import (SOBOL_MAX_DIMENSION, SPHERE_CHUNK,
+        from rdyn.reduced_dynamics.model_b.qmc import points_per_replica
+        from rdyn.reduced_dynamics.model_b.sampling import (SOBOL_MAX_DIMENSION, SPHERE_CHUNK,
                                                             sphere_sample_bytes)
 
         if kind == "qmc":  # every replica's points at once, d n + d Sobol coordinates each
@@ -111,7 +111,7 @@ def ln(**kwargs):
 
 def run(v: dict, progress_lines: bool = True):
     """The ln job on validated options ``v`` (also used by the CLI)."""
-    from rdyn.reduced_dynamics import model_b as mb
+    from rdyn.reduced_dynamics.model_b import run as mb
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
@@ -140,8 +140,8 @@ def run(v: dict, progress_lines: bool = True):
 
     import numpy as np
 
-    from rdyn.reduced_dynamics.divergence import reason
-    from rdyn.reduced_dynamics.model_b_report import report
+    from rdyn.reduced_dynamics.runs.divergence import reason
+    from rdyn.reduced_dynamics.model_b.report import report
 
     diverged = tr.diverged_at_step
     if diverged is not None:  # report the last finite step; no fitted or theorem figures

@@ -47,7 +47,7 @@ def scaling(**kwargs):
 
 def run(v: dict):
     from rdyn.result import Result
-    from rdyn.verification import scaling
+    from rdyn.verification.references import scaling
 
     acts = activations(v)
     if v["kappa"] is not None:

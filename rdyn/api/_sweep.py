@@ -18,7 +18,7 @@ def sweep(**kwargs):
     eta, vstar_norm2, activation, kappa, sigma_prime_zero, logit_scale) for ``steps`` GD steps,
     many at once (numba): the API of ``rdyn sweep``. With a smooth ``activation`` (erf, tanh,
     gelu, softplus, sigmoid, expr with ``activation_expr``; ``M`` rows of V*) every point is one
-    float64 run of :func:`rdyn.reduced_dynamics.model_a_smooth.run` (rows as ``rdyn.teacher``).
+    float64 run of :func:`rdyn.reduced_dynamics.model_a.smooth.run` (rows as ``rdyn.teacher``).
 
     Returns
     -------
@@ -49,7 +49,7 @@ def smooth_activation(v: dict):
 def configurations(v: dict, activation=None) -> list:
     """The grid's configurations: TeacherConfig, or with a smooth ``activation`` SmoothConfig
     (the grid keys it does not use are refused)."""
-    from rdyn.reduced_dynamics.grid import SMOOTH_UNUSED, config, parse_grid, smooth_config
+    from rdyn.reduced_dynamics.model_a.grid import SMOOTH_UNUSED, config, parse_grid, smooth_config
 
     refused = None
     if activation is not None:
@@ -71,8 +71,8 @@ def configurations(v: dict, activation=None) -> list:
 
 
 def run(v: dict):
-    from rdyn.reduced_dynamics.batch import ROW_FIELDS, run_batch
-    from rdyn.reduced_dynamics.model_a import Thresholds
+    from rdyn.reduced_dynamics.model_a.batch import ROW_FIELDS, run_batch
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
@@ -85,13 +85,13 @@ def run(v: dict):
     thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
     steps = v["steps"]
     if activation is not None:
-        from rdyn.reduced_dynamics.smooth_sweep import run_smooth_batch
+        from rdyn.reduced_dynamics.model_a.smooth_sweep import run_smooth_batch
 
         with checkpoint_errors():
             result = run_smooth_batch(configs, steps, thresholds, progress=not v["quiet"],
                                       **checkpoint_kwargs(v))
     elif v["scheduler"] is not None:
-        from rdyn.reduced_dynamics.batch import run_batch_distributed
+        from rdyn.reduced_dynamics.model_a.batch import run_batch_distributed
 
         try:
             result = run_batch_distributed(configs, steps, v["scheduler"], thresholds,

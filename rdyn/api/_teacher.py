@@ -26,7 +26,7 @@ class CertifyInterrupted(KeyboardInterrupt):
 
 def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int | None]:
     """(backend, dps) from ``precision`` and ``dps`` (UsageError for conflicting choices)."""
-    from rdyn.reduced_dynamics.model_a import DD_DIGITS
+    from rdyn.reduced_dynamics.model_a.dynamics import DD_DIGITS
 
     if precision is None:
         return ("float64" if dps is None else "arb"), dps
@@ -44,7 +44,7 @@ def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int 
 def preset_size(v: dict) -> tuple[int, int] | None:
     """(D, K) of a preset teacher from the options, without building anything (None when
     --groups gives the family); UsageError for a preset that cannot have them."""
-    from rdyn.reduced_dynamics.presets import check_preset
+    from rdyn.reduced_dynamics.model_a.presets import check_preset
 
     if v["groups"] is not None:
         return None
@@ -57,8 +57,8 @@ def model_config(v: dict, with_groups: bool = True):
     """(TeacherConfig, groups) from the validated Model A options (UsageError otherwise).
     ``with_groups=False``: a preset's D lists of groups are not built (groups is None; the
     collapsed map needs D and K only, so ``rdyn teacher --D 1e10`` costs no O(D) memory)."""
-    from rdyn.reduced_dynamics.model_a import TeacherConfig
-    from rdyn.reduced_dynamics.presets import PRESETS, check_preset, preset_groups, validate_groups
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
+    from rdyn.reduced_dynamics.model_a.presets import PRESETS, check_preset, preset_groups, validate_groups
 
     with usage_errors():
         if v["groups"] is not None:
@@ -92,7 +92,7 @@ def model_config(v: dict, with_groups: bool = True):
 def smooth_config(v: dict, D: int, K: int, M: int | None = None):
     """SmoothConfig of a smooth activation (erf, tanh, gelu, softplus, sigmoid, expr)."""
     from rdyn.derivations.activations import Activation
-    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig
+    from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig
 
     formula = v.get("activation_expr")
     name = "expr" if formula is not None else v["activation"]
@@ -103,10 +103,10 @@ def smooth_config(v: dict, D: int, K: int, M: int | None = None):
 
 
 def run_smooth(v: dict, config, thresholds):
-    """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a_smooth)."""
-    from rdyn.reduced_dynamics.certified_smooth import certifiable
-    from rdyn.reduced_dynamics.model_a_smooth import PRECISE_LADDER, SMOOTH_DPS_MAX
-    from rdyn.reduced_dynamics.model_a_smooth import run as run_smooth_dynamics
+    """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a.smooth)."""
+    from rdyn.reduced_dynamics.certified.smooth import certifiable
+    from rdyn.reduced_dynamics.model_a.smooth import PRECISE_LADDER, SMOOTH_DPS_MAX
+    from rdyn.reduced_dynamics.model_a.smooth import run as run_smooth_dynamics
     from rdyn.result import Result
 
     if v["method"] != "map":
@@ -135,8 +135,8 @@ def run_smooth(v: dict, config, thresholds):
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     dps = v["dps"]
-    # eta: the decimal the iteration uses (repr of the float option, as model_a_smooth does);
-    # eta_limit: a float64 grid maximum (model_a_smooth.eta_limit), reported as float64 at any
+    # eta: the decimal the iteration uses (repr of the float option, as model_a.smooth does);
+    # eta_limit: a float64 grid maximum (model_a.smooth.eta_limit), reported as float64 at any
     # --dps rather than padded with digits it does not have
     convert = (lambda x: x) if dps is None else (lambda x: _decimal_at(x, dps))
     summary = {
@@ -159,7 +159,7 @@ def run_smooth(v: dict, config, thresholds):
     }
     certificate = None
     if v["certify"]:
-        from rdyn.reduced_dynamics.certified_smooth import certified_smooth_run
+        from rdyn.reduced_dynamics.certified.smooth import certified_smooth_run
 
         try:
             certificate = certified_smooth_run(config, result.eta, steps=result.steps,
@@ -236,7 +236,7 @@ def teacher(**kwargs):
 
 def run(v: dict):
     """The teacher job on validated options ``v`` (also used by the CLI)."""
-    from rdyn.reduced_dynamics.model_a import Thresholds, run as run_dynamics
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, run as run_dynamics
     from rdyn.result import Result
 
     config, _ = model_config(v, with_groups=False)
@@ -259,7 +259,7 @@ def run(v: dict):
     backend, dps = precision_backend(v["precision"], v["dps"])
     if v["certify"] and v["checkpoint"] is not None and backend != "arb":
         from rdyn.options import check_output_path
-        from rdyn.reduced_dynamics.certified import companion_path
+        from rdyn.reduced_dynamics.certified.arb_pass import companion_path
 
         companion = companion_path(os.fspath(v["checkpoint"]))  # the interval64 pass's file
         check_output_path("--checkpoint", companion)
@@ -282,7 +282,7 @@ def run(v: dict):
     summary = result_summary(result, dps)
     certificate = None
     if v["certify"]:
-        from rdyn.reduced_dynamics.certified import certified_run, companion_path
+        from rdyn.reduced_dynamics.certified.arb_pass import certified_run, companion_path
 
         cert_backend = "arb" if backend == "arb" else "interval64"   # dd: interval64 too
         cert_options = {}
@@ -315,14 +315,14 @@ def _exact(value, dps):
 
 
 def divergence_reason() -> str:
-    from rdyn.reduced_dynamics.divergence import reason
+    from rdyn.reduced_dynamics.runs.divergence import reason
 
     return reason("the state (C1, C2, C3)")
 
 
 def result_summary(result, dps=None) -> dict:
     """The JSON object of the interface contract (plus eta, loss_slope, model)."""
-    from rdyn.reduced_dynamics.model_a import eta_limit_exact, eta_limit_fraction
+    from rdyn.reduced_dynamics.model_a.dynamics import eta_limit_exact, eta_limit_fraction
 
     c = result.config
     if dps is None:  # the same floats, without importing sympy (eta_limit_fraction is exact)
@@ -348,12 +348,12 @@ def result_summary(result, dps=None) -> dict:
 
 
 def run_limits(v: dict, config, thresholds):
-    """``method="flow"|"slow"``: the eta -> 0 phase limits (rdyn.reduced_dynamics.flow; for a
-    smooth activation rdyn.reduced_dynamics.smooth_flow): JSON keys
+    """``method="flow"|"slow"``: the eta -> 0 phase limits (rdyn.reduced_dynamics.model_a.flow; for a
+    smooth activation rdyn.reduced_dynamics.model_a.smooth_flow): JSON keys
     ``limit``, ``method``, ``tau1``, ``tau_star``, and ``t1``, ``T_star`` = tau/eta as reals
     (limits, never step counts); flow adds ``modified`` (the first-order modified equation at
     this eta), slow ``s_shift`` and ``quadrature_error``."""
-    from rdyn.reduced_dynamics.flow import limits_summary, phase_limits
+    from rdyn.reduced_dynamics.model_a.flow import limits_summary, phase_limits
     from rdyn.result import Result
 
     smooth = not hasattr(config, "sigma_prime_zero")
@@ -375,7 +375,7 @@ def run_limits(v: dict, config, thresholds):
             "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached)")
     with usage_errors():
         if smooth:
-            from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits
+            from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
 
             limits = smooth_phase_limits(config, v["method"], thresholds)
         else:

@@ -23,7 +23,7 @@ def verify(**kwargs):
 
 def run(v: dict, progress: bool = False):
     from rdyn.result import Result
-    from rdyn.verification.registry import run_checks, select_groups
+    from rdyn.verification.checks.registry import run_checks, select_groups
 
     only = v.get("only")
     if only and not select_groups(v["model"], v["quick"], only):
