@@ -2,7 +2,9 @@
 validation are both generated from :data:`COMMANDS`, so ``rdyn CMD --opt`` and
 ``rdyn.CMD(opt=...)`` accept and refuse exactly the same values with the same one-line message.
 
-Adding an option: append one :class:`Option` to the command's tuple below. Adding a subcommand:
+Adding an option: append one :class:`Option` to the command's tuple below and regenerate the
+typed options (rdyn/option_types.py, one frozen dataclass per subcommand that the drivers read
+as ``v.name``: :func:`write_option_types`). Adding a subcommand:
 add a :class:`Command` entry (options tuple + help) to :data:`COMMANDS`, a module
 ``rdyn/cli/<name>.py`` (``run(result, args)`` printing the text form) and an API function in
 :mod:`rdyn.api` (see docs/api.md).
@@ -941,3 +943,91 @@ def markdown() -> str:
             lines.append(f"| `{o.flag}` | {o.kind} | {default} | {accepted} | {refused} |")
         lines.append("")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed options (rdyn/option_types.py, generated from the table)
+# ---------------------------------------------------------------------------------------------
+
+OPTION_TYPES_MODULE = "option_types.py"   # beside this file: rdyn/option_types.py
+
+
+def option_class_name(command: str) -> str:
+    """The typed-options class of a subcommand: "teacher" -> "TeacherOptions"."""
+    return command[:1].upper() + command[1:] + "Options"
+
+
+def _field_type(o: Option) -> str:
+    """The annotation of an option's field in its validated form (after :func:`validate`)."""
+    if o.kind == "flag":
+        types = ["bool"]
+    elif o.kind == "choice":
+        types = ["Literal[" + ", ".join(repr(c) for c in o.choices) + "]"]
+    elif o.kind in ("path", "out"):
+        types = ["str", "os.PathLike[str]"]
+    elif o.repeatable:
+        types = ["list[str]"]
+    else:
+        types = [{"int": "int", "float": "float", "str": "str"}[o.kind]]
+    extra = {list: "list[Any]", tuple: "tuple[Any, ...]", range: "range"}
+    types += [extra[t] for t in o.api_types if extra[t] not in types]
+    if o.default is None:
+        types.append("None")
+    return " | ".join(types)
+
+
+def option_types_source() -> str:
+    """The source of rdyn/option_types.py: one frozen dataclass per subcommand, one field per
+    option (named as the option, typed by its kind; ``None`` where "not given" is possible),
+    so that the drivers read ``v.steps`` and a type checker names a misspelt option."""
+    lines = ['"""Typed options: one frozen dataclass per subcommand, built by the shared validation',
+             "(:func:`rdyn.options.typed_options`) and passed from the API to the drivers.",
+             "",
+             "Generated from the option table :data:`rdyn.options.COMMANDS` by",
+             "``python -c 'from rdyn.options import write_option_types; write_option_types()'``;",
+             'do not edit (tests/test_option_types.py fails when this file is out of date)."""',
+             "from __future__ import annotations", "", "import os", "from dataclasses import dataclass",
+             "from typing import Any, Literal, Union", "", ""]
+    names = []
+    for name, cmd in COMMANDS.items():
+        cls = option_class_name(name)
+        names.append(cls)
+        lines += ["@dataclass(frozen=True)", f"class {cls}:",
+                  f'    """The validated options of ``rdyn {name}`` (every option, defaults filled in)."""',
+                  ""]
+        for o in cmd.options:
+            lines.append(f"    {o.name}: {_field_type(o)}")
+        lines += ["", ""]
+    lines.append("AnyOptions = Union[" + ", ".join(names) + "]")
+    lines += ["", "CLASSES: dict[str, type] = {"]
+    lines += [f"    {name!r}: {option_class_name(name)}," for name in COMMANDS]
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
+def write_option_types(path: str | None = None) -> str:
+    """(Re)write rdyn/option_types.py from the table (a temporary sibling, then renamed);
+    returns the path."""
+    import tempfile
+
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), OPTION_TYPES_MODULE)
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
+                               dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(option_types_source())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return path
+
+
+def typed_options(command: str | Command, values: dict):
+    """The validated ``values`` of ``command`` (from :func:`validate`) as the command's frozen
+    dataclass of :mod:`rdyn.option_types` (attribute access: ``v.steps``)."""
+    from rdyn.option_types import CLASSES
+
+    cmd = COMMANDS[command] if isinstance(command, str) else command
+    return CLASSES[cmd.name](**values)

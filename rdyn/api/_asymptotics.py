@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rdyn.api._common import options, usage_errors
 from rdyn.api._signature import api_function
+from rdyn.option_types import AsymptoticsOptions
 
 
 @api_function("asymptotics")
@@ -16,13 +17,13 @@ def asymptotics(**kwargs):
     return run(options("asymptotics", kwargs))
 
 
-def run(v: dict):
+def run(v: AsymptoticsOptions):
     from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
     from rdyn.result import Result
 
-    kappa = 0.1 if v["kappa"] is None else v["kappa"]
+    kappa = 0.1 if v.kappa is None else v.kappa
     with usage_errors():
-        summary = asymptotic_summary(v["activation"], v["logit_scale"], v["K"],
-                                     v["vstar_norm2"], kappa, check_D=() if v["no_check"]
+        summary = asymptotic_summary(v.activation, v.logit_scale, v.K,
+                                     v.vstar_norm2, kappa, check_D=() if v.no_check
                                      else (10**3, 10**4, 10**5, 10**6))
     return Result(summary, None, detail={"summary": summary})

@@ -2,7 +2,8 @@
 
 The options of every subcommand are declared once in :mod:`rdyn.options` (parsers and checks
 are generated from that table). Each subcommand module ``rdyn/cli/<name>.py`` holds the
-command's description (its docstring) and ``run(values, args) -> int``, which calls the API
+command's description (its docstring) and ``run(values, args) -> int`` (``values``: the
+command's typed options, :mod:`rdyn.option_types`), which calls the API
 and prints. Bad input raises :class:`rdyn.output.UsageError`, reported as one line on stderr
 with exit status 2 (never a traceback). ``rdyn.cli.docs`` renders docs/cli.md from
 :func:`build_parser` (``python -m rdyn.cli.docs > docs/cli.md``).
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str], stop) -> int:
-    from rdyn.options import COMMANDS, given_from_args, validate
+    from rdyn.options import COMMANDS, given_from_args, typed_options, validate
 
     parser = build_parser(argv[0] if argv else None)
     if not argv:  # bare `rdyn`: the usage and the list of commands
@@ -99,7 +100,7 @@ def _main(argv: list[str], stop) -> int:
     args = parser.parse_args(argv)
     try:
         command = COMMANDS[args.command]
-        values = validate(command, given_from_args(command, args))
+        values = typed_options(command, validate(command, given_from_args(command, args)))
         status = int(args._module.run(values, args) or 0)
     except UsageError as exc:
         print(f"rdyn {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -6,15 +6,17 @@ Exponents of D are exact; constants are closed forms or 30 digits (docs/flow_and
 """
 from __future__ import annotations
 
+from rdyn.option_types import AsymptoticsOptions
+
 NAME = "asymptotics"
 
 
-def run(values: dict, args) -> int:
+def run(values: AsymptoticsOptions, args) -> int:
     from rdyn.api._asymptotics import run as api_run
     from rdyn.reduced_dynamics.model_a.asymptotics import text
 
     res = api_run(values)
-    if values["json"]:
+    if values.json:
         print(res.to_json())
     else:
         print(text(res.detail["summary"]))

@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import sys
 
+from rdyn.option_types import ClaimsOptions
+
 NAME = "claims"
 
 
-def run(values: dict, args) -> int:
+def run(values: ClaimsOptions, args) -> int:
     from rdyn.api._claims import run as api_run
 
     res = api_run(values, progress=True)
     ledger = res.detail["ledger"]
     print(f"rdyn claims: checks ran in {ledger.seconds:.0f} s", file=sys.stderr)
-    if values["json"]:
+    if values.json:
         print(res.to_json())
     else:
         for c in ledger.claims:

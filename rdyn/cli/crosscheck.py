@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 
+from rdyn.option_types import CrosscheckOptions
 from rdyn.output import format_real
 
 NAME = "crosscheck"
 
 
-def run(values: dict, args) -> int:
+def run(values: CrosscheckOptions, args) -> int:
     from rdyn.api._crosscheck import run as api_run
 
     import sys
@@ -44,7 +45,7 @@ def run(values: dict, args) -> int:
         print(f"rdyn crosscheck: diverged at step {res.diverged_at_step}: "
               f"{res.divergence_reason}; no agreement figures are reported (exit status 3)",
               file=sys.stderr)
-    if values["json"]:
+    if values.json:
         print(res.to_json())
         return DIVERGED_EXIT if diverged else 0
     c, batch_size, model = res.detail["config"], res.detail["batch"], res.model

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import sys
 
+from rdyn.option_types import FiguresOptions
+
 NAME = "figures"
 
 
@@ -44,7 +46,7 @@ def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-def run(values: dict, args) -> int:
+def run(values: FiguresOptions, args) -> int:
     from rdyn.api._figures import run as api_run
 
     from rdyn.cli.teacher import DIVERGED_EXIT
@@ -56,10 +58,10 @@ def run(values: dict, args) -> int:
         print(f"rdyn figures: {row['experiment']}: SGD diverged at step {row['diverged_at_step']}: "
               f"{row['divergence_reason']}; its slopes are not reported (exit status 3)", file=sys.stderr)
     status = DIVERGED_EXIT if diverged else 0
-    if values["json"]:
+    if values.json:
         print(res.to_json())
         return status
-    if values["paper"] == "B":
+    if values.paper == "B":
         for v in data["figures"].values():
             print(f"wrote {v}")
         print("fitted log-log slopes over the second half of the run (paper's claims in brackets):")

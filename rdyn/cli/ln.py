@@ -23,25 +23,26 @@ from __future__ import annotations
 
 import sys
 
+from rdyn.option_types import LnOptions
 from rdyn.output import format_real
 
 NAME = "ln"
 
 
-def run(values: dict, args) -> int:
+def run(values: LnOptions, args) -> int:
     from rdyn.api._ln import run as api_run
     from rdyn.cli.teacher import DIVERGED_EXIT, interrupted
 
     try:
         res = api_run(values)
     except KeyboardInterrupt as exc:
-        return interrupted(NAME, exc, values["checkpoint"])
+        return interrupted(NAME, exc, values.checkpoint)
     diverged = res.diverged_at_step is not None
     if diverged:
         print(f"rdyn ln: diverged at step {res.diverged_at_step}: {res.divergence_reason}; "
               "the values are those of the step before, no fitted or theorem figures "
               "(exit status 3)", file=sys.stderr)
-    if values["json"]:
+    if values.json:
         print(res.to_json())
         return DIVERGED_EXIT if diverged else 0
     cfg, tr = res.detail["config"], res.detail["trajectory"]

@@ -40,14 +40,16 @@ table. Exit status 0.
 """
 from __future__ import annotations
 
+from rdyn.option_types import ScalingOptions
+
 NAME = "scaling"
 
 
-def run(values: dict, args) -> int:
+def run(values: ScalingOptions, args) -> int:
     from rdyn.api._scaling import run as api_run
 
     res = api_run(values)
-    if values["json"]:
+    if values.json:
         print(res.to_json())
     else:
         print(res.detail["table"])

@@ -49,17 +49,19 @@ from __future__ import annotations
 import io
 import sys
 
+from rdyn.option_types import SweepOptions
+
 NAME = "sweep"
 
 
-def run(values: dict, args) -> int:
+def run(values: SweepOptions, args) -> int:
     from rdyn.reduced_dynamics.runs.checkpoint import Interrupted, resume_command
     from rdyn.api._sweep import configurations, run as api_run, write_csv
 
     try:
         res = api_run(values)
     except Interrupted as exc:
-        total = values["steps"] * len(configurations(values))
+        total = values.steps * len(configurations(values))
         print(f"rdyn sweep: interrupted at {exc.step} of {total} configuration-steps, "
               f"checkpoint saved to {exc.path}; resume with: "
               f"{resume_command(sys.argv, NAME, str(exc.path))}", file=sys.stderr)
@@ -72,9 +74,9 @@ def run(values: dict, args) -> int:
     if diverged:  # a sweep maps a region: diverged rows are results (exit 0), marked per row
         print(f"rdyn sweep: {diverged} of {len(res._data['rows'])} rows diverged (column "
               "diverged_at_step; their t1, T_star, loss_slope are empty)", file=sys.stderr)
-    if values["json"]:
+    if values.json:
         print(res.to_json())
-    elif values["out"] is None:
+    elif values.out is None:
         buffer = io.StringIO()
         write_csv(buffer, res._data["rows"], res.detail["fields"])
         sys.stdout.write(buffer.getvalue())

@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 from fractions import Fraction
 
+from rdyn.option_types import TeacherOptions
 from rdyn.output import format_real
 
 NAME = "teacher"
@@ -46,7 +47,7 @@ def interrupted(name: str, exc: KeyboardInterrupt, checkpoint) -> int:
     return 130
 
 
-def run(values: dict, args) -> int:
+def run(values: TeacherOptions, args) -> int:
     from rdyn.api._teacher import CertifyInterrupted, run as api_run
 
     try:
@@ -54,7 +55,7 @@ def run(values: dict, args) -> int:
     except CertifyInterrupted as exc:
         from rdyn.reduced_dynamics.runs.checkpoint import resume_command
 
-        checkpoint = values["checkpoint"]
+        checkpoint = values.checkpoint
         if exc.path is not None:
             print(f"rdyn teacher: interrupted in the --certify pass at step {exc.step} (saved "
                   f"to {exc.path}); resume with: {resume_command(sys.argv, NAME, str(checkpoint))}",
@@ -66,16 +67,16 @@ def run(values: dict, args) -> int:
               f"{' in the checkpoint' if checkpoint else ''}){done}", file=sys.stderr)
         return 130
     except KeyboardInterrupt as exc:
-        return interrupted(NAME, exc, values["checkpoint"])
+        return interrupted(NAME, exc, values.checkpoint)
     diverged = getattr(result, "diverged_at_step", None) is not None
     if diverged:
         print(f"rdyn teacher: diverged at step {result.diverged_at_step}: "
               f"{result.divergence_reason}; t1, T* and the loss slope are not reported "
               "(exit status 3)", file=sys.stderr)
-    if values["json"]:
+    if values.json:
         print(result.to_json())
         return DIVERGED_EXIT if diverged else 0
-    if values["method"] != "map":
+    if values.method != "map":
         print(limits_text(result.detail["limits"], result.detail["config"], result.limit,
                           result._dps))
         return 0

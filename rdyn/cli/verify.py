@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import sys
 
+from rdyn.option_types import VerifyOptions
+
 NAME = "verify"
 
 
-def run(values: dict, args) -> int:
+def run(values: VerifyOptions, args) -> int:
     from rdyn.api._verify import run as api_run
     from rdyn.verification.checks.registry import summary_counts
 
     res = api_run(values, progress=True)
     checks = res.detail["checks"]
     failed = [c for c in checks if c.status == "fail"]
-    if values["json"]:
+    if values.json:
         print(res.to_json())
     else:
         for c in checks:
