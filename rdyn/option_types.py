@@ -135,8 +135,8 @@ class SweepOptions:
 
     json: bool
     dps: int | None
-    grid: str | None
-    steps: int | None
+    grid: str
+    steps: int
     activation: Literal['erf', 'tanh', 'gelu', 'softplus', 'sigmoid', 'expr'] | None
     activation_expr: str | None
     M: int | None

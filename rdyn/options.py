@@ -30,7 +30,7 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, SupportsInt, cast
 
 from rdyn.output import UsageError
 
@@ -138,7 +138,7 @@ def integral(value) -> int | None:
             return None
         return int(value)
     if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
+        return int(cast(SupportsInt, value))  # an integral Real
     return None
 
 
@@ -958,7 +958,8 @@ def option_class_name(command: str) -> str:
 
 
 def _field_type(o: Option) -> str:
-    """The annotation of an option's field in its validated form (after :func:`validate`)."""
+    """The annotation of an option's field in its validated form (after :func:`validate`):
+    ``None`` is part of it when the option may be left out (no default, not required)."""
     if o.kind == "flag":
         types = ["bool"]
     elif o.kind == "choice":
@@ -971,7 +972,7 @@ def _field_type(o: Option) -> str:
         types = [{"int": "int", "float": "float", "str": "str"}[o.kind]]
     extra = {list: "list[Any]", tuple: "tuple[Any, ...]", range: "range"}
     types += [extra[t] for t in o.api_types if extra[t] not in types]
-    if o.default is None:
+    if o.default is None and not o.required:   # a required option is never None once validated
         types.append("None")
     return " | ".join(types)
 

@@ -48,6 +48,8 @@ def test_field_types_follow_the_option_kinds():
     assert fields["groups"] == "str | os.PathLike[str] | list[Any] | tuple[Any, ...] | None"
     only = {f.name: f.type for f in dataclasses.fields(option_types.VerifyOptions)}["only"]
     assert only == "list[str] | None"                               # repeatable str
+    sweep = {f.name: f.type for f in dataclasses.fields(option_types.SweepOptions)}
+    assert (sweep["grid"], sweep["steps"]) == ("str", "int")        # required: never None
 
 
 def test_validation_builds_the_typed_object_with_the_same_checks():
@@ -122,8 +124,12 @@ def mypy(tmp_path_factory):
     return run
 
 
+# the layer that handles options: the API, the CLI, the option table and the generated types
+API_LAYER = ("rdyn/api", "rdyn/cli", "rdyn/options.py", "rdyn/option_types.py")
+
+
 def test_mypy_finds_no_error_in_the_api_layer(mypy):
-    out = mypy("rdyn/api", "rdyn/option_types.py")
+    out = mypy(*API_LAYER)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.startswith("Success: no issues found")
 

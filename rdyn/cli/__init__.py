@@ -14,6 +14,7 @@ import argparse
 import importlib
 import re
 import sys
+from typing import NoReturn
 
 from rdyn.output import UsageError
 
@@ -32,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = NEGATIVE_NUMBER
 
-    def error(self, message: str) -> None:  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         print(f"{self.prog}: error: {' '.join(message.split())}", file=sys.stderr)
         raise SystemExit(2)
 
