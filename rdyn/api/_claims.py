@@ -5,6 +5,7 @@ import sys
 
 from rdyn.api._common import options
 from rdyn.api._signature import api_function
+from rdyn.option_types import ClaimsOptions
 from rdyn.result import Result
 
 
@@ -40,38 +41,38 @@ class ClaimsResult(Result):
     def write_errata(self, path) -> list[str]:
         """Write the erratum (``.tex``, ``.md`` or ``.html``) from this result's ledger; returns the
         files written (the document, then its plots). Bad paths raise ValueError (as ``errata=``)."""
-        from rdyn.verification import errata_writer
+        from rdyn.verification.claims import errata_writer
 
-        path = options("claims", {"errata": path})["errata"]
+        path = options("claims", {"errata": path}).errata
         return errata_writer.write(self.detail["ledger"], str(path))
 
     def write_report(self, path) -> str:
         """Write the readable ledger (``.md`` or ``.html``) from this result's ledger."""
-        from rdyn.verification import claims_report
+        from rdyn.verification.claims import report as claims_report
 
-        path = str(options("claims", {"report": path})["report"])
+        path = str(options("claims", {"report": path}).report)
         claims_report.write(self.detail["ledger"], path)
         return path
 
 
-def run(v: dict, progress: bool = False):
+def run(v: ClaimsOptions, progress: bool = False):
     from rdyn.output import write_rescued
-    from rdyn.verification import claims as ledger_module
+    from rdyn.verification.claims import ledger as ledger_module
 
-    ledger = ledger_module.evaluate(paper=v["paper"] or "all", quick=not v["full"],
+    ledger = ledger_module.evaluate(paper=v.paper or "all", quick=not v.full,
                                     progress=progress)
-    if v["report"] is not None:
-        from rdyn.verification import claims_report
+    if v.report is not None:
+        from rdyn.verification.claims import report as claims_report
 
-        report = write_rescued("--report", v["report"],
+        report = write_rescued("--report", v.report,
                                lambda p: claims_report.write(ledger, p))
         if progress and report is not None:
             print(f"rdyn claims: wrote {report}", file=sys.stderr)
-    from rdyn.verification import errata_writer
+    from rdyn.verification.claims import errata_writer
 
-    if v["errata"] is not None:
+    if v.errata is not None:
         written = []
-        write_rescued("--errata", v["errata"],
+        write_rescued("--errata", v.errata,
                       lambda p: written.extend(errata_writer.write(ledger, p)))
         if progress and written:
             print(f"rdyn claims: wrote {', '.join(written)}", file=sys.stderr)

@@ -1,0 +1,459 @@
+"""Errata data for the claims ledger (issue 19; SPEC.md, "Claims: corrections"): the
+classification of every discrepancy (``kind``, ``root_cause``) and the corrected statements.
+
+A correction is data plus checks: :class:`CorrectionSpec` names the quantity, relation, limit
+and validity in words, and the checks (ids of ``rdyn verify`` records, usually ``A.errata.*``
+from :mod:`rdyn.verification.checks.errata_a`) that decide it. Expressions that come from a
+derivation are not written here: ``expression_from`` names the check whose ``detail`` holds
+the derived ``expression`` (an object per activation) and ``tex``; only statements with no
+constant to derive (conditions, a square root) carry a literal expression. The correction's
+``verdict`` is ``pass`` when every deciding check passes, ``fail`` otherwise.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+KINDS = ("wrong_rate", "wrong_constant", "wrong_formula", "sign", "vacuous_condition", "false_step",
+         "unreachable_threshold", "notation", "extraction_suspect", "other")
+QUANTITIES = ("excess_loss", "S_error_F", "WV_error_F", "one_minus_Kp", "p", "T_star", "t1",
+              "delta_C2_plus_C3", "eta_max", "ood_excess_loss", "other")
+RELATIONS = ("asymptotic", "upper_bound", "lower_bound", "equal", "condition")
+
+@dataclass(frozen=True)
+class RootCause:
+    """One distinct error: what it is (``statement``), the derivation that shows it
+    (``derivation``), and the ``rdyn verify`` checks whose discrepancy exhibits it (``checks``,
+    id patterns). A discrepant check belongs to exactly one cause, so an error decides every
+    entry under one id; an entry decided by several discrepant checks lists each cause."""
+
+    statement: str
+    derivation: str
+    checks: tuple[str, ...]
+
+
+ROOT_CAUSES: dict[str, RootCause] = {
+    "late_rate_1_minus_Kp": RootCause(
+        "in phase 3, 1 - K p decays like T^(-1/2), not 1/T; every quantity linear in 1 - K p or C1 - 1 "
+        "inherits T^(-1/2) (and the D-order that comes with it)",
+        "rdyn.derivations.late_phase: on the slow manifold the increment of x = C2 + C3 is eta g2 e^2 (1 + O(e)) "
+        "with e = exp(-x/D), so e^(-2) ~ 2 g2 eta T/D and 1 - K p = (D-K) e/(K + (D-K) e) ~ ((D-K)/K) e; "
+        "checked against the collapsed map (A.errata.late.*) and by the exponents of derived/printed "
+        "(A.errata.derived.*)",
+        ("A.errata.derived.S_step3", "A.errata.derived.WV_step3", "A.errata.derived.S_D52",
+         "A.errata.derived.D18", "A.claim.phase3.p_lower.*", "A.claim.phase3.p_upper.*", "A.claim.phase3.pC1*",
+         "A.claim.step3.S_exponent.*", "A.claim.step3.WV_exponent.*")),
+    "late_increment_D_power": RootCause(
+        "the late increment of C2 + C3 is eta g2 e^(-2(C2+C3)/D) with g2 = M/K^3 (identity), M (1 + kappa^2)/(2K^3) "
+        "(Leaky ReLU; ReLU at kappa = 0): no 1/D^3",
+        "rdyn.derivations.late_phase (g2 from the expansion of the collapsed map at e -> 0); the printed "
+        "eta M/(K^3 D^3) has D-exponent -3 against 0 (A.errata.derived.D19); two-sided bounds checked on the map "
+        "(A.errata.bound.D19)",
+        ("A.errata.derived.D19", "A.claim.phase3.dC23_*")),
+    "loss_D_order": RootCause(
+        "Theorem 3.1's excess loss is Theta(K D^2 (D-K)/(eta T)) (order D^3), not K D^4/(eta T); the printed D^4 "
+        "follows neither from the derivation nor from Lemma D.19 as printed (whose g2/D^3 would give about "
+        "K D^5 (D-K)/(eta T))",
+        "rdyn.derivations.late_phase: the excess loss is quadratic in e near the teacher, L - L_opt ~ c_L e^2 "
+        "(c_L its derived second-order coefficient), with e^(-2) ~ 2 g2 eta T/D, so L - L_opt ~ c_L D/(2 g2 eta T) "
+        "= K D^2 (D-K)/(4 eta T) for every activation; exponent of derived/printed in D is -1 "
+        "(A.errata.derived.loss_theorem31)",
+        ("A.errata.derived.loss_theorem31", "A.claim.step3.loss_exponent.*")),
+    "Tstar_logit_scale": RootCause(
+        "with the seed's softmax scale 1/D, eta T* grows like K D (D-K)^2/||V*||^2 (D^3); the printed D^2 is the "
+        "order for the conference version's scale 1/sqrt(D)",
+        "rdyn.derivations.asymptotics.tau_star_expansion: eta T* -> tau_star = D (D-K)^2 (I0 + I1 (D-K)^(-1/2)) "
+        "(logits/D; 1/D of it with logits/sqrtD); D-exponent 3 against the printed 2 (A.flow.Tstar_exponent.D)",
+        ("A.flow.Tstar_exponent.*", "A.claim.Tstar_D_exponent.*", "A.Tstar.D_exponent.*", "S.A.Tstar.D.*")),
+    "S_norm_sqrt": RootCause(
+        "||S - S*||_F has sqrt(K (D-K)) in the denominator, not K (D-K)",
+        "each of the D columns of S has K entries p and D-K entries (1 - K p)/(D-K); S* has 1/K and 0: "
+        "||S - S*||_F^2 = D [K (1/K - p)^2 + (D-K) q^2] = D^2 (1 - K p)^2/(K (D-K)) (sympy, A.claim.S_identity; "
+        "explicit matrices, A.errata.S_identity)",
+        ("A.claim.S_identity",)),
+    "p_threshold_half": RootCause(
+        "p(t) < 1/K, so p >= 1/2 is unreachable for K >= 2; the reachable threshold is 1/(2K)",
+        "p = 1/(K + (D-K) e) with e = exp(-(C2+C3)/D) > 0 gives p < 1/K (A.claim.D17.threshold); p crosses 1/(2K) "
+        "at T* on every validation trajectory (A.errata.p_threshold)",
+        ("A.claim.D17.threshold",)),
+    "D10_condition": RootCause(
+        "p(t) >= 1/D > 1/(2 pi D K): Lemma D.10's condition never holds",
+        "p starts at 1/D and increases (A.claim.D10); C1*(p) increases up to p_c = 1/sqrt(D K) for the identity "
+        "(sympy root of dC1*/dp, A.errata.D10)",
+        ("A.claim.D10",)),
+    "D15_numeric_step": RootCause(
+        "3(D-K)/D^2 <= 0.025 holds only for D^2 >= 120 (D-K), at none of the presets",
+        "40 D^2 (3(D-K)/D^2 - 1/40) = 120 (D-K) - D^2 (sympy), and every D <= 400 (A.errata.D15_condition)",
+        ("A.claim.D15.numeric",)),
+    "ood_slope": RootCause(
+        "the excess OOD loss of the population dynamics decays like 1/T (slope -1 on log-log axes), not with "
+        "slope -0.5",
+        "with iid Exp(1) inputs every argument is positive, so the excess is an exact quadratic form in "
+        "(C1 p - 1/K, C1 q) with C1 p - 1/K = O(e^2) and C1 q ~ e/K: excess ~ c e^2 ~ 1/T (A.errata.ood)",
+        ("A.claim.sec4.ood_slope",)),
+    "A_of_t_printed": RootCause(
+        "Lemma D.6's printed A(t) differs from the Gaussian expectation it stands for",
+        "rdyn.derivations.attention_angle: A = E[sigma(p u) sigma'(y) p u] = (1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 "
+        "(beta + sin(2 beta)/2)/(2 pi), beta = arctan(sqrt(K(D-K)) p/(1-Kp)); against quadrature (A.A_of_t.*)",
+        ("A.A_of_t.relu", "A.A_of_t.leaky")),
+    "D8_sign": RootCause(
+        "Lemma D.8's in-group gradient coefficient has - p F1 where the print has + p F1",
+        "sympy gradient of the collapsed loss (A.gradWKQ.identity) and Monte Carlo of the full-matrix gradient "
+        "(A.map.mc.*)",
+        ("A.gradWKQ.*",)),
+    "F34_variance_for_sd": RootCause(
+        "Lemmas F.3, F.4 as extracted write the variances a, b (and ab) where the standardised form needs the "
+        "standard deviations: sqrt(a) z1 + sqrt(b) z2 and sqrt(ab); a square root the text extraction plausibly "
+        "lost (the paper's own F.1 has E[x^2] = a, so a, b are variances)",
+        "x1 = sqrt(a) z1, x2 = sqrt(b) z2 with z iid N(0,1); the printed form by Monte Carlo (2e6 samples, "
+        "a = 2, b = 1/2) differs from the derived expectation (rdyn.derivations.gaussian.appendix_f) by about 10 and "
+        "45 standard errors, the restored form agrees (A.printedF.F3[.restored], A.printedF.F4[.restored])",
+        ("A.printedF.F3", "A.printedF.F4")),
+    "F67_Phi_sqrt_c": RootCause(
+        "Lemmas F.6, F.7 as extracted write Phi((x1+x2)/c) for P(x3 >= -(x1+x2)) with x3 ~ N(0, c): the argument "
+        "needs sqrt(c), a square root the extraction plausibly lost",
+        "P(x3 >= -y) = Phi(y/sqrt(c)); by quadrature the printed steps differ from the derived expectation and "
+        "agree to 1e-15 with sqrt(c) restored (A.printedF.F6_*, A.printedF.F7_phi)",
+        ("A.printedF.F6_*", "A.printedF.F7_phi")),
+    "F7_density_sqrt": RootCause(
+        "Lemma F.7 as extracted writes the N(0, a) density as e^{-x^2/(2a)}/(2 pi a): the normalisation is "
+        "(2 pi a)^(-1/2), a square root the extraction plausibly lost",
+        "by quadrature (Gauss-Hermite inner integral) the printed densities give 1/(2 pi sqrt(ab)) times the "
+        "derived value; with (2 pi a)^(-1/2), (2 pi b)^(-1/2) they agree to 1e-15 (A.printedF.F7_density)",
+        ("A.printedF.F7_density",)),
+    "B3_eta_max_S0": RootCause(
+        "Theorem B.3's first eta_max term is d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)); the print has 1 for S0^2 "
+        "(equal only for S0 = 1)",
+        "the descent expansion of Part 1 (L'' = 2 kappa2) bounds the eta^2 terms by (1/2) eta d S_t F^2 iff "
+        "eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)) (sympy, B.noln.eta_max; descent at that step, "
+        "B.noln.eta_max_descent.*)",
+        ("B.noln.eta_max",)),
+    "B3_Upsilon2": RootCause(
+        "Theorem B.3 Part 3 writes Upsilon_2, a symbol the paper never defines, where the step-size bound needs "
+        "kappa2 = E||S a||^2",
+        "Part 1's expansion has L''(gamma) = 2 kappa2, so kappa2 enters the bound; none of the defined Upsilon, "
+        "Upsilon_1, Upsilon_3 equals kappa2 (B.claim.B3.upsilon2, Task 2 spectrum)",
+        ("B.claim.B3.upsilon2",)),
+}
+
+
+def cause_text(cause: str) -> str:
+    """One line: the cause's statement (empty for an unknown id)."""
+    rc = ROOT_CAUSES.get(cause)
+    return rc.statement if rc is not None else ""
+
+
+def cause_of_check(check_id: str) -> str | None:
+    """The one root cause whose checks match ``check_id`` (None if none; ValueError if two)."""
+    from rdyn.verification.checks.registry import id_matches
+
+    found = [name for name, rc in ROOT_CAUSES.items() if any(id_matches(check_id, g) for g in rc.checks)]
+    if len(found) > 1:
+        raise ValueError(f"check {check_id} belongs to several root causes: {found}")
+    return found[0] if found else None
+
+
+RATE_VARIABLES = ("T", "D", "K", "eta")
+
+
+def exponent_differs(check) -> bool:
+    """The check shows an exponent in T, D, K or eta differing from the printed one: a nonzero
+    exponent of derived/printed, a derived D-exponent other than the printed, or a deciding fit
+    that the rule calls a discrepancy."""
+    from rdyn.verification.claims.fit_rule import deciding_fits
+
+    d = check.detail if isinstance(check.detail, dict) else {}
+    exps = d.get("exponent_of_derived_over_printed")
+    if isinstance(exps, dict):
+        rows = exps.values() if all(isinstance(v, dict) for v in exps.values()) else [exps]
+        if any(str(row.get(v, "0")) != "0" for row in rows for v in RATE_VARIABLES):
+            return True
+    if "derived_D_exponent" in d and "printed_D_exponent" in d and d["derived_D_exponent"] != d["printed_D_exponent"]:
+        return True
+    return any(f["verdict"] == "discrepancy" for _, f in deciding_fits(d))
+
+
+@dataclass(frozen=True)
+class CorrectionSpec:
+    statement: str
+    quantity: str
+    relation: str
+    limit: str | None
+    valid: str
+    checks: tuple[str, ...]
+    expression: Any = None          # literal expression (str or per-activation dict), or None
+    expression_from: str | None = None  # check id whose detail holds "expression" (and "tex")
+    tex: str | None = None
+    logit_scale: str | None = None
+
+
+@dataclass(frozen=True)
+class Classification:
+    kind: str
+    root_cause: str
+    correction: CorrectionSpec | None = None
+
+
+_LATE_VALID = ("T >= T_star, T -> oo at fixed D, K; any eta for which the map converges (checked at "
+               "the default eta = eta_limit/2 and inside the paper's step-size conditions); logits/D "
+               "(the sqrtD form is in the check's detail)")
+
+
+def _late(quantity: str, what: str, rate: str) -> CorrectionSpec:
+    return CorrectionSpec(
+        f"{what} ~ the derived leading term below (late-phase law: {rate}; its constant per activation)",
+        quantity, "asymptotic", "T->oo", _LATE_VALID,
+        (f"A.errata.late.{quantity}", f"A.errata.late.{quantity}.sqrtD"),
+        expression_from=f"A.errata.late.{quantity}", logit_scale="D")
+
+
+CLASSIFICATION: dict[tuple[str, str], Classification] = {
+    ("A", "Theorem 3.1 (loss)"): Classification(
+        "wrong_rate", "loss_D_order",
+        _late("excess_loss", "L(T) - L_opt", "Theta(K D^2 (D-K)/(eta T)), not K D^4/(eta T)")),
+    ("A", "Theorem 3.1 (Step 3)"): Classification(
+        "wrong_rate", "late_rate_1_minus_Kp",
+        _late("S_error_F", "||S^(T) - S*||_F", "Theta(T^(-1/2))")),
+    ("A", "Theorem 3.1 (Step 3, W_V)"): Classification(
+        "wrong_rate", "late_rate_1_minus_Kp",
+        _late("WV_error_F", "||W_V^(T) - V*||_F", "Theta(T^(-1/2))")),
+    ("A", "Theorem 3.1 (proof: D^{5/2} order)"): Classification(  # also S_norm_sqrt (the identity it rests on)
+        "wrong_rate", "late_rate_1_minus_Kp",
+        _late("S_error_F", "||S^(T) - S*||_F", "Theta(D^{3/2} (D-K)^{1/2}/sqrt(eta ||V*||^2 T)), "
+              "not D^{5/2}/(eta ||V*||^2 T)")),
+    ("A", "Theorem 3.1 (proof: S identity)"): Classification(
+        "wrong_formula", "S_norm_sqrt",
+        CorrectionSpec("||S - S*||_F = D (1 - K p)/sqrt(K (D-K)) (from the attention structure)", "S_error_F",
+                       "equal", None, "every t (p in [1/D, 1/K))", ("A.errata.S_identity",),
+                       expression="D*(1 - K*p)/sqrt(K*(D - K))",
+                       tex=r"\|S - S^*\|_F = \frac{D\,(1 - Kp)}{\sqrt{K(D-K)}}")),
+    ("A", "Lemma D.17"): Classification(
+        "wrong_rate", "Tstar_logit_scale",
+        CorrectionSpec("As D -> oo: eta T* = D (D-K)^2 (I0 + I1 (D-K)^(-1/2)) (1 + o(1)) with I0 = K/||V*||^2 "
+                       "(identity, ReLU), K/(||V*||^2 (1 + kappa^2)) (Leaky ReLU), I1 = 0 (identity), "
+                       "(2 + 4 pi^2) K^(3/2)/(pi ||V*||^2) (ReLU), "
+                       "(2 K^(3/2)/(pi ||V*||^2)) (2 pi^2 (1+kappa^2)/(1-kappa^2)^2 + (1-kappa)^2/(1+kappa^2)^2) "
+                       "(Leaky ReLU, fixed kappa in [0, 1)); "
+                       "Theta(K D^3/(eta ||V*||^2)) with logits/D, and 1/D of it, Theta(K D^2/(eta ||V*||^2)) "
+                       "as printed, with logits/sqrtD",
+                       "T_star", "asymptotic", "D->oo",
+                       "eta -> 0 (T* = tau_star/eta up to O(eta) relative), K (and kappa) fixed, D -> oo",
+                       ("A.errata.Tstar",), expression_from="A.errata.Tstar", logit_scale="D")),
+    ("A", "Lemma D.18"): Classification(
+        "wrong_rate", "late_rate_1_minus_Kp",
+        CorrectionSpec("For T >= T* + 1: 1/K - (D-K)/(K(D-K+K sqrt(R-))) <= p(T) <= 1/K - (D-K)/(K(D-K+K sqrt(R+))) "
+                       "(R+-, g2, q_min as defined above), i.e. 1/K - p(T) lies between (D-K)/(K(D-K+K sqrt(R+))) and "
+                       "(D-K)/(K(D-K+K sqrt(R-))). Both sides are Theta(T^(-1/2)); the printed bounds are Theta(1/T). "
+                       "Tight along the validation trajectories: the bound on 1/K - p from above is at most 1.38 times "
+                       "it, the one from below at least 0.895 times it; as T -> oo, 1/K - p ~ sqrt(D) (D-K)/sqrt(K M "
+                       "eta T) (ReLU)",
+                       "p", "lower_bound", None,
+                       "T >= T* + 1 (p >= 1/(2K)); checked inside the paper's step-size conditions and at "
+                       "eta = eta_limit/2; logits/D (sqrtD: D -> sqrt(D) in R+-, in the check's detail)",
+                       ("A.errata.bound.D18", "A.errata.bound.D18.sqrtD",
+                        "A.errata.late.one_over_K_minus_p", "A.errata.late.one_over_K_minus_p.sqrtD"),
+                       expression_from="A.errata.bound.D18", logit_scale="D")),
+    ("A", "Lemma D.19"): Classification(
+        "wrong_rate", "late_increment_D_power",
+        CorrectionSpec("For T >= T*: q_min eta g2 e^{-2(C2+C3)/D} <= Delta(C2+C3) <= eta g2 e^{-2(C2+C3)/D} (g2, q_min as "
+                       "defined above): no 1/D^3. The two sides differ by 1/q_min (2.1 at D = 4K, 5.0 at D = 2K, -> 1 "
+                       "as D/K -> oo); Delta(C2+C3) ~ eta g2 e^{-2(C2+C3)/D} as T -> oo",
+                       "delta_C2_plus_C3", "lower_bound", None,
+                       "T >= T* (p >= 1/(2K)); checked inside the paper's step-size conditions and at "
+                       "eta = eta_limit/2; logits/D (sqrtD: exponent -2(C2+C3)/sqrt(D), g2 times sqrt(D))",
+                       ("A.errata.bound.D19", "A.errata.bound.D19.sqrtD",
+                        "A.errata.late.delta_C2_plus_C3", "A.errata.late.delta_C2_plus_C3.sqrtD"),
+                       expression_from="A.errata.bound.D19", logit_scale="D")),
+    ("A", "Lemma D.17 (threshold)"): Classification(
+        "unreachable_threshold", "p_threshold_half",
+        CorrectionSpec("p(T*) >= 1/(2K) (reached; p(t) < 1/K for all t and p -> 1/K)", "p", "condition", None,
+                       "every K >= 1, both logit scales", ("A.errata.p_threshold",),
+                       expression="1/(2*K)", tex=r"p(T^*) \ge \frac{1}{2K}")),
+    ("A", "Lemma D.10"): Classification(
+        "vacuous_condition", "D10_condition",
+        CorrectionSpec("C1*(t) is monotonically increasing w.r.t. t while p(t) <= p_c, with p_c = 1/sqrt(D K) "
+                       "(identity) and p_c the root of dC1*/dp = 0 for ReLU (0.2364 at D=8, K=2; 0.1046 at "
+                       "D=20, K=4) and Leaky ReLU (0.1597 at D=12, K=3, kappa=0.1), below 1/sqrt(DK); it "
+                       "decreases after", "p", "condition", None,
+                       "every D > K >= 1 (identity closed form; ReLU and Leaky ReLU numerically, values in the check)",
+                       ("A.errata.D10",), expression_from="A.errata.D10")),
+    ("A", "Lemma D.15 (proof)"): Classification(
+        "false_step", "D15_numeric_step",
+        CorrectionSpec("3(D-K)/D^2 <= 0.025 holds iff D^2 >= 120 (D - K) (e.g. D >= 116 for K = 4); the step "
+                       "needs this as an extra condition", "other", "condition", None, "every D > K >= 1",
+                       ("A.errata.D15_condition",), expression="D**2 - 120*(D - K)",
+                       tex=r"D^2 \ge 120\,(D-K)")),
+    ("A", "Section 4.1 (OOD slope)"): Classification(
+        "wrong_rate", "ood_slope",
+        CorrectionSpec("L_OOD - L*_OOD ~ the derived leading term below, a 1/T decay (slope -1 on log-log axes, not "
+                       "-0.5) for the population dynamics: with iid Exp(1) inputs "
+                       "and v* = (1/2)(1,1,1,1) every argument is positive, the excess is an exact quadratic form in "
+                       "(C1 p - 1/K, C1 q) and C1 p - 1/K = O(e^2)", "ood_excess_loss", "asymptotic", "T->oo",
+                       "T -> oo, Section 4.1's OOD inputs (iid Exp(1), STS teacher, v* = (1/2)(1,1,1,1), M = 1), "
+                       "logits/D", ("A.errata.ood",), expression_from="A.errata.ood", logit_scale="D")),
+    ("A", "Lemma D.6"): Classification(
+        "wrong_formula", "A_of_t_printed",
+        CorrectionSpec("A(t) = E[sigma(p u) sigma'(y) p u] = (1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 (beta + sin(2 beta)/2)/(2 pi) "
+                       "with beta = arctan(sqrt(K(D-K)) p/(1-Kp)) (ReLU: kappa = 0): the printed arctan argument "
+                       "lacks the square root and the sin(2 beta) term is missing; coefficients derived by "
+                       "rdyn.derivations.attention_angle", "other", "equal", None,
+                       "every p in [1/D, 1/K), K < D; ReLU and Leaky ReLU (identity: A = K p^2 as printed)",
+                       ("A.A_of_t.readable.*", "A.gauss.*", "A.F3_is_A_plus_B.*"),
+                       expression_from="A.A_of_t.readable.*")),
+    ("A", "Lemma D.8"): Classification(
+        "sign", "D8_sign",
+        CorrectionSpec("in-group coefficient of grad_{W_KQ} L is -(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) "
+                       "(identity closed form below)", "other", "equal", None,
+                       "every state on the C1 > 0 branch", ("A.map.mc.*",), expression_from="A.gradWKQ.identity")),
+    ("A", "Lemma F.3 (intermediate)"): Classification(
+        "extraction_suspect", "F34_variance_for_sd",
+        CorrectionSpec("E[x1 s(x1) s'(x1+x2)] = a E[z1^2 1{z1 >= 0} 1{sqrt(a) z1 + sqrt(b) z2 >= 0}] (the extraction "
+                       "lost the square roots of the variances a, b)", "other", "equal", None,
+                       "every a, b > 0 (checked by Monte Carlo at a = 2, b = 1/2; the printed form agrees only when a = b)",
+                       ("A.printedF.F3.restored",),
+                       tex=r"E[x_1\sigma(x_1)\sigma'(x_1+x_2)] = a\,E\left[z_1^2 1_{\{z_1\ge 0\}}"
+                           r"1_{\{\sqrt{a}z_1 + \sqrt{b}z_2 \ge 0\}}\right]")),
+    ("A", "Lemma F.4 (intermediate)"): Classification(
+        "extraction_suspect", "F34_variance_for_sd",
+        CorrectionSpec("E[x2 s(x1) s'(x1+x2)] = sqrt(ab) E[z1 z2 1{z1 >= 0} 1{sqrt(a) z1 + sqrt(b) z2 >= 0}] (the "
+                       "extraction lost the square roots)", "other", "equal", None,
+                       "every a, b > 0 (checked by Monte Carlo at a = 2, b = 1/2)", ("A.printedF.F4.restored",),
+                       tex=r"E[x_2\sigma(x_1)\sigma'(x_1+x_2)] = \sqrt{ab}\,E\left[z_1 z_2 1_{\{z_1\ge 0\}}"
+                           r"1_{\{\sqrt{a}z_1 + \sqrt{b}z_2 \ge 0\}}\right]")),
+    ("A", "Lemma F.6 (intermediates)"): Classification(
+        "extraction_suspect", "F67_Phi_sqrt_c",
+        CorrectionSpec("E[x1 s(x1+x2) s'(x1+x2+x3)] = a/(a+b) E[x4^2 1{x4 >= 0} Phi(x4/sqrt(c))] = a int_0^oo z^2 "
+                       "Phi(lambda z) phi(z) dz with lambda = sqrt((a+b)/c) (the extraction lost the square root of c)",
+                       "other", "equal", None, "every a, b, c > 0 (checked by quadrature at a = 2, b = 1/2, c = 3)",
+                       ("A.printedF.F6_*.restored",),
+                       tex=r"\frac{a}{a+b}E\left[x_4^2 1_{\{x_4\ge 0\}}\Phi\left(\frac{x_4}{\sqrt{c}}\right)\right]"
+                           r" = a\int_0^\infty z^2\Phi\left(\sqrt{(a+b)/c}\,z\right)\phi(z)\,dz")),
+    ("A", "Lemma F.7 (intermediate)"): Classification(
+        "extraction_suspect", "F7_density_sqrt",
+        CorrectionSpec("E[x2 s(x1) s'(x1+x2+x3)] = int_0^oo x1 (2 pi a)^(-1/2) e^{-x1^2/(2a)} (int x2 Phi((x1+x2)/sqrt(c)) "
+                       "(2 pi b)^(-1/2) e^{-x2^2/(2b)} dx2) dx1 (the extraction lost three square roots)", "other",
+                       "equal", None, "every a, b, c > 0 (checked by quadrature at a = 2, b = 1/2, c = 3)",
+                       ("A.printedF.F7_*.restored",),
+                       tex=r"\int_0^\infty \frac{x_1 e^{-x_1^2/(2a)}}{\sqrt{2\pi a}}\left(\int "
+                           r"\frac{x_2 e^{-x_2^2/(2b)}}{\sqrt{2\pi b}}\Phi\left(\frac{x_1+x_2}{\sqrt{c}}\right)"
+                           r"dx_2\right)dx_1")),
+    ("B", "Theorem B.3 (eta_max)"): Classification(
+        "wrong_formula", "B3_eta_max_S0",
+        CorrectionSpec("eta_max = min{d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)), d/(2 kappa2 S0), "
+                       "d/(2 kappa2 sqrt(2 S0 gamma*))}", "eta_max", "equal", None,
+                       "no-LN layer, both targets, S0 = alpha0^2 + beta0^2 > 0",
+                       ("B.noln.eta_max_descent.*",), expression_from="B.noln.eta_max")),
+    ("B", "Theorem B.3 (Part 3)"): Classification(  # also B3_eta_max_S0 (S0^2 for 1)
+        "notation", "B3_Upsilon2",
+        CorrectionSpec("0 < eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)) (kappa2 = E||S a||^2, not Upsilon_2; "
+                       "S0^2, not 1)", "eta_max", "upper_bound", None,
+                       "no-LN layer, both targets, S0 = alpha0^2 + beta0^2 > 0", ("B.noln.eta_max_descent.*",),
+                       expression="d/(8*kappa2*sqrt(S0**2 + 16*gamma_star**2))",
+                       tex=r"0 < \eta \le \frac{d}{8\kappa_2\sqrt{S_0^2 + 16(\gamma^\star)^2}}")),
+}
+
+
+def correction_object(spec: CorrectionSpec, cls: Classification, checks: Sequence) -> dict:
+    """The SPEC correction object from the spec and the checks that ran."""
+    from rdyn.verification.checks.registry import id_matches
+
+    deciding = [c for c in checks if any(id_matches(c.id, g) for g in spec.checks)]
+    expression, tex, upper = spec.expression, spec.tex, None
+    for pattern in (spec.expression_from,) if spec.expression_from else ():
+        sources = [c for c in checks if id_matches(c.id, pattern)]
+        upper = next((c.detail["upper_expression"] for c in sources if "upper_expression" in c.detail), upper)
+        found = {}
+        for c in sources:
+            value = c.detail.get("expression", c.detail.get("derived"))
+            if isinstance(value, str) and len(sources) > 1:  # one check per activation: A.x.<activation>
+                found[c.id.rsplit(".", 1)[-1]] = _spec_symbols(value)
+                tex = c.detail.get("tex", tex)  # the last activation's (the most general, e.g. leaky's kappa form)
+            elif value is not None:
+                expression = _spec_symbols(value) if isinstance(value, str) else value
+                tex = c.detail.get("tex", tex)
+        if found:
+            expression = found
+        if isinstance(expression, str) and tex is None:
+            tex = _latex(expression)
+    verdict = "pass" if deciding and all(c.status == "pass" for c in deciding) else "fail"
+    out = {"statement": spec.statement, "tex": tex, "kind": cls.kind, "root_cause": cls.root_cause,
+           "quantity": spec.quantity, "relation": spec.relation, "limit": spec.limit, "valid": spec.valid,
+           "expression": expression, "checks": [c.id for c in deciding], "verdict": verdict}
+    if spec.logit_scale is not None:
+        out["logit_scale"] = spec.logit_scale
+    if upper is not None:  # two-sided bound: relation lower_bound, this is the upper side
+        out["upper_expression"] = ({a: _spec_symbols(v) for a, v in upper.items()} if isinstance(upper, dict)
+                                   else _spec_symbols(upper))
+    if not deciding:
+        out["reason"] = f"no check matching {list(spec.checks)} ran"
+    return out
+
+
+def _spec_symbols(text: str) -> str:
+    """A derived sympy string in the SPEC vocabulary (M for ||V*||_F^2)."""
+    return text.replace("vstar_norm2", "M")
+
+
+def _latex(text: str) -> str | None:
+    import sympy as sp
+
+    from rdyn.derivations.formula import parse, symbols_in
+
+    try:
+        return sp.latex(parse(text, symbols_in(text), what="correction", symbolic_exponents=True,
+                              max_length=4000, max_nodes=2000))
+    except ValueError:
+        return None
+
+
+def causes_of(result) -> tuple[list[str], list]:
+    """(root causes, discrepant deciding checks) of a discrepancy: one cause per discrepant
+    deciding check (:func:`cause_of_check`), in order, without repeats; ``unclassified`` for a
+    check no cause claims."""
+    ev = result.evidence.get("checks", {})
+    discrepant = [c for c in result.records
+                  if ev.get(c.id, {}).get("role") == "decides" and ev[c.id].get("counted_as") == "discrepancy"]
+    causes: list[str] = []
+    for c in discrepant:
+        cause = cause_of_check(c.id) or "unclassified"
+        if cause not in causes:
+            causes.append(cause)
+    return causes, discrepant
+
+
+def attach(result, checks: Sequence):
+    """``result`` (a discrepancy) with its kind, root causes and correction (None if none
+    derived). The causes come from the discrepant deciding checks (:func:`causes_of`); the
+    primary ``root_cause`` is the classification's when it is among them. ``kind`` is
+    ``wrong_rate`` whenever a deciding check shows an exponent in T, D, K or eta differing
+    (:func:`exponent_differs`), else the classification's."""
+    causes, discrepant = causes_of(result)
+    cls = CLASSIFICATION.get((result.entry.paper, result.entry.label))
+    if cls is None:
+        for c in discrepant:
+            result.evidence["checks"][c.id]["root_cause"] = cause_of_check(c.id) or "unclassified"
+        return dataclasses.replace(result, kind="other", root_cause=causes[0] if causes else "unclassified",
+                                   root_causes=causes or ["unclassified"])
+    for c in discrepant:  # the cause each discrepant deciding check shows, in the evidence
+        result.evidence["checks"][c.id]["root_cause"] = cause_of_check(c.id) or "unclassified"
+    primary = cls.root_cause if cls.root_cause in causes else (causes[0] if causes else cls.root_cause)
+    causes = [primary] + [c for c in causes if c != primary]
+    kind = "wrong_rate" if any(exponent_differs(c) for c in discrepant) else cls.kind
+    cls = dataclasses.replace(cls, kind=kind, root_cause=primary)
+    if cls.correction is None:
+        return dataclasses.replace(result, kind=kind, root_cause=primary, root_causes=causes)
+    from rdyn.verification.checks.registry import id_matches
+
+    records = [c for c in checks if any(id_matches(c.id, g) for g in cls.correction.checks)]
+    return dataclasses.replace(result, kind=kind, root_cause=primary, root_causes=causes,
+                               correction=correction_object(cls.correction, cls, checks), correction_records=records)
+
+
+def correction_globs(paper: str = "all") -> list[str]:
+    """Check patterns every correction needs (added to the ledger's run)."""
+    out: list[str] = []
+    for (p, _), cls in CLASSIFICATION.items():
+        if cls.correction is not None and paper in ("all", p):
+            out += [g for g in cls.correction.checks if g not in out]
+    return out
