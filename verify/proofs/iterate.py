@@ -1,0 +1,177 @@
+"""Steps 0 .. T0 (and beyond, for statements no region argument carries): the certified arb
+iteration of Model A's collapsed map (seed 000, Lemma D.2) with every statement of
+:mod:`.statements` decided at every step.
+
+The state is ``(C1, x)`` with ``x = C2 + C3`` (``C2 = x (D-K)/D``, ``C3 = x K/D`` exactly, since
+``C3 = K/(D-K) C2`` along the whole trajectory from 0). Every ball provably contains the exact
+real-number iterate: step 0 -> 1 is the ``C1 = 0`` branch at the exact initial state; after that
+``C1 > 0`` is checked at every step (the branch of the map), and the update is the generated
+``advance`` of :mod:`.kernels`, in which ``C1`` enters its own update once (``C1 (1 - lambda) +
+beta``) so the ball contracts with the map instead of growing by the dependency effect.
+``T* = min{t : p(t) >= 1/(2K)}`` is certified as the first step whose ``x`` is certainly at or
+above ``scale log((D-K)/K)`` with every earlier step certainly below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Outcome:
+    """What the iteration established about one statement."""
+
+    key: str
+    checked_from: int | None = None
+    checked_to: int | None = None
+    min_margin: float | None = None         # smallest certified relative slack over the checked steps
+    counterexample: dict | None = None
+    undecided_step: int | None = None       # first step whose enclosure straddles the bound
+
+
+@dataclass
+class Iteration:
+    T_star: int | None
+    T0: int | None
+    state_T0: tuple | None                  # (C1, x, e) balls at T0
+    last_step: int
+    stopped: str | None
+    outcomes: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    radius_T0: float | None = None
+
+
+def digits(ball, n: int = 40) -> str:
+    """The ball's midpoint to n significant digits."""
+    return ball.mid().str(n, radius=False)
+
+
+class Evaluator:
+    """Per-step lhs/rhs of every statement (arb balls), from the state at step T."""
+
+    def __init__(self, inst, k, c, consts):
+        from flint import arb
+
+        self.k, self.c, self.cn = k, c, consts
+        D, K = inst.D, inst.K
+        N = D - K
+        self.N, self.K = arb(N), arb(K)
+        self.R0 = (arb(N) / K) ** 2
+        self.scale = consts["scale"]
+        self.eg2 = consts["eta_g2"]
+        self.qmin = consts["q_min"]
+        eta, M = consts["eta"], consts["M"]
+        self.printed_d18_lower = arb(20) * D * N / (eta * K * M)
+        self.printed_d18_upper = arb(D) * N / (2 * arb.const_e() * eta * K * M)
+        self.printed_d19_lower = eta * M / (arb(200) * arb(K) ** 3 * arb(D) ** 3)
+        self.printed_d19_upper = eta * 8 * arb.pi() * M / (arb(K) ** 3 * arb(D) ** 3)
+        self.inc_hi = 2 * self.eg2 / self.scale
+        self.inc_lo = 2 * self.qmin * self.eg2 / self.scale
+
+    def sides(self, key: str, T: int, T_star: int, C1, x, dx, e):
+        """(lhs, rhs) of statement ``key`` at step T."""
+        e2 = e * e
+        if key.startswith("D19"):
+            if key == "D19.printed.lower":
+                rhs = self.printed_d19_lower * e2
+            elif key == "D19.printed.upper":
+                rhs = self.printed_d19_upper * e2
+            elif key == "D19.corrected.upper":
+                rhs = self.eg2 * e2
+            elif key == "D19.corrected.lower":
+                rhs = self.qmin * self.eg2 * e2 * self.k.star(e, self.c) / C1
+            else:   # superseded: no factor
+                rhs = self.qmin * self.eg2 * e2
+            return dx, rhs
+        gap = self.N * e / (self.K * (self.K + self.N * e))
+        tau = T - T_star
+        if key == "D18.printed.lower":
+            return gap, self.printed_d18_lower / tau
+        if key == "D18.printed.upper":
+            return gap, self.printed_d18_upper / tau
+        R = self.R0 + (self.inc_lo * tau if key == "D18.corrected.lower" else self.inc_hi * (tau + 1))
+        return gap, self.N / (self.K * (self.N + self.K * R.sqrt()))
+
+
+def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, progress=None,
+        hard_cap: int = 10**9) -> Iteration:
+    """Iterate from step 0. Statements are checked at every step ``T >= T* + offset`` up to T0
+    (``T0_of(T_star)``); the state at T0 is handed to ``after_T0(state) -> keys still open`` (the
+    region proof), and the iteration continues, checking only those keys, until each is refuted,
+    undecided at a step, or the step budget ``budget_of(T_star)`` is reached (``hard_cap`` before
+    T* is known)."""
+    import time
+
+    from flint import arb
+
+    t_start = time.perf_counter()
+    D, K = inst.D, inst.K
+    level = consts["scale"] * (arb(D - K) / K).log()   # p >= 1/(2K)  <=>  x >= scale log((D-K)/K)
+    out = {s.key: Outcome(s.key) for s in statements}
+    open_keys = [s for s in statements]
+    C1, x = k.first_c1(c), arb(0)
+    t = 1
+    T_star = None
+    T0 = None
+    state_T0 = None
+    stopped = None
+    advance = k.advance
+    ev = Evaluator(inst, k, c, consts)
+    radius_T0 = None
+    max_steps = hard_cap
+    next_report = 100000
+    while True:
+        if not C1 > 0:
+            stopped = f"C1 > 0 not certified at step {t} (branch of the map undetermined): C1 = {C1}"
+            break
+        C1n, xn, dx, e = advance(C1, x, c)
+        if T_star is None:
+            if x >= level:
+                T_star = t
+                T0 = T0_of(T_star)
+                max_steps = max(T0, budget_of(T_star))
+            elif not x < level:
+                stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
+                break
+        if T_star is not None and open_keys:
+            still = []
+            for s in open_keys:
+                if t < T_star + s.offset:
+                    still.append(s)
+                    continue
+                o = out[s.key]
+                lhs, rhs = ev.sides(s.key, t, T_star, C1, x, dx, e)
+                slack = (rhs - lhs) if s.relation == "le" else (lhs - rhs)
+                rel = slack / abs(rhs)
+                if o.checked_from is None:
+                    o.checked_from = t
+                o.checked_to = t
+                if rel > 0:
+                    low = float(rel.lower())
+                    if o.min_margin is None or low < o.min_margin:
+                        o.min_margin = low
+                    still.append(s)
+                elif rel < 0:
+                    o.counterexample = {"step": t, "C1": digits(C1), "C2": digits(x * (D - K) / D),
+                                        "C3": digits(x * K / D), "p": digits(1 / (K + (D - K) * e)),
+                                        "lhs": digits(lhs), "rhs": digits(rhs), "ratio": digits(lhs / rhs),
+                                        "ratio_radius": float((lhs / rhs).rad()), "quantity": s.quantity}
+                else:
+                    o.undecided_step = t
+            open_keys = still
+        if T0 is not None and t == T0:
+            state_T0 = (C1, x, e)
+            radius_T0 = max(float(C1.rad() / C1), float(x.rad() / x))
+            if after_T0 is not None:
+                keep = set(after_T0(state_T0, out))
+                open_keys = [s for s in open_keys if s.key in keep]
+        if T0 is not None and t >= T0 and not open_keys:
+            break
+        if t >= max_steps:
+            stopped = f"step budget {max_steps} reached"
+            break
+        C1, x = C1n, xn
+        t += 1
+        if progress is not None and t >= next_report:
+            progress(t)
+            next_report += 100000
+    return Iteration(T_star, T0, state_T0, t, stopped, out, time.perf_counter() - t_start, radius_T0)
