@@ -16,7 +16,7 @@ import sys
 from rdyn.output import UsageError
 
 SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling", "claims",
-               "asymptotics")
+               "asymptotics", "prove")
 
 
 # A value that starts with "-" but is a number ("-1e-3", "-inf", "-nan", "-.5"): argparse's

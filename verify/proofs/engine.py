@@ -145,7 +145,8 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
         c = k.prepare(arb(inst.K).sqrt(), arb(inst.D - inst.K).sqrt(), arb(int(eta_q.p)) / int(eta_q.q),
                       arb(repr(float(inst.vstar_norm2))), arb(repr(float(kappa))), arb(1))
         consts = constants(inst, k, c)
-        bm = rg.BoxMap(k, c, consts, consts["atan"])
+        from rdyn.verification.proofs import symbolic as sy
+        bm = rg.BoxMap(k, c, consts, consts["atan"], sy.reduced(inst.activation, inst.logit_scale).slack_power)
         region_info = {}
 
         def after_T0(state, outcomes):
@@ -156,10 +157,13 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                     and (s.region not in ("dx_printed_lower", "dx_printed_upper") or inst.logit_scale == "D")]
             conds = tuple(dict.fromkeys(s.region for s in todo))
             from rdyn.verification.proofs.balls import upper
-            R = rg.choose_region(bm, upper(e), w0)
-            if not (w0.lower() >= R.w_lo and w0.upper() <= R.w_hi and e.lower() >= 0 and e.upper() <= R.e_top):
-                raise AssertionError("the state at T0 is not inside the chosen region")
-            res = rg.prove_region(bm, R, conds, max_boxes=max_boxes)
+            for pad in (0.5, 2.0, 8.0):   # widen the band until invariance is shown (or give up)
+                R = rg.choose_region(bm, upper(e), w0, pad=pad)
+                if not (w0.lower() >= R.w_lo and w0.upper() <= R.w_hi and e.lower() >= 0 and e.upper() <= R.e_top):
+                    raise AssertionError("the state at T0 is not inside the chosen region")
+                res = rg.prove_region(bm, R, conds, max_boxes=max_boxes)
+                if res.invariant:
+                    break
             region_info.update(result=res, w_T0=w0, e_T0=e)
             done = {s.key for s in todo if res.invariant and res.decided.get(s.region)}
             return [s.key for s in chosen + extra if s.key not in done]

@@ -77,8 +77,8 @@ class Evaluator:
                 rhs = self.printed_d19_upper * e2
             elif key == "D19.corrected.upper":
                 rhs = self.eg2 * e2
-            elif key == "D19.corrected.lower":
-                rhs = self.qmin * self.eg2 * e2 * self.k.star(e, self.c) / C1
+            elif key == "D19.corrected.lower":   # factor 1 - |C1/C1* - 1|
+                rhs = self.qmin * self.eg2 * e2 * (1 - abs(C1 / self.k.star(e, self.c) - 1))
             else:   # superseded: no factor
                 rhs = self.qmin * self.eg2 * e2
             return dx, rhs

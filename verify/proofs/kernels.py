@@ -6,7 +6,7 @@ subexpressions hoisted into ``prepare``)::
     advance(C1, x, c) -> (C1', x', Delta x, e)      C1 > 0 branch; C1 enters C1' once
     star(e, c), star_prime(e, c), alpha(e, c)      C1*(e), dC1*/de, dC1'/dC1
     dx_e2(e, w, B, c) -> Delta x / e^2             at C1 = C1*(e)(1 + w e^3), atan -> z - z^3 B
-    slack_upper(e, w, B, c) -> (eta g2 - Delta x/e^2)/e
+    slack_upper(e, w, B, c) -> (eta g2 - Delta x/e^2)/e^m   (m = Reduced.slack_power)
     first_c1(c) -> C1(1)                           the C1 = 0 branch from the exact initial state
 """
 from __future__ import annotations

@@ -23,14 +23,15 @@ pending condition is undecided is bisected (in e, or in w when its e-width is al
 down to a minimum width; the number of boxes is bounded by a budget.
 
 Region conditions (normalised by eta g2):
-  dx_upper          (eta g2 - X)/(e eta g2) >= 0          Delta x <= eta g2 e^2 (divided by e: 0 at e = 0)
+  dx_upper          (eta g2 - X)/(e^m eta g2) >= 0        Delta x <= eta g2 e^2 (divided by e^m, m = 1, or 2
+                                                          for identity: 0 at e = 0 otherwise)
   dx_lower          (X - q_min eta g2)/(eta g2) >= 0
-  dx_lower_factor   (X (1 + w e^3) - q_min eta g2)/(eta g2) >= 0   (C1*/C1 = 1/(1 + w e^3))
+  dx_lower_factor   (X - q_min eta g2 (1 - |w| e^3))/(eta g2) >= 0   (|C1/C1* - 1| = |w| e^3)
   dx_printed_lower  (X - c_printed)/(eta g2) >= 0 (logits/D)
   dx_printed_upper  (c_printed - X)/(eta g2) >= 0 (logits/D)
   increment_upper   e^-2 grows by at most 2 g2 eta/scale per step: e'^-2 - e^-2 = (2 X/scale) psi(v),
                     v = 2 u, psi(v) = (exp(v) - 1)/v = 1 + v chi(v), chi in [1/2, exp(v)/2]; the condition
-                    (eta g2 - X)/e - X^2 (2 e/scale) chi >= 0
+                    (eta g2 - X)/e^m - X^2 (2 e^(2-m)/scale) chi >= 0
   increment_lower   e^-2 grows by at least 2 q_min g2 eta/scale per step: implied by dx_lower (psi >= 1)
 """
 from __future__ import annotations
@@ -71,7 +72,7 @@ class RegionResult:
 class BoxMap:
     """Evaluates the map and the conditions on one box (arb balls)."""
 
-    def __init__(self, k, c, consts, atan_coefficient):
+    def __init__(self, k, c, consts, atan_coefficient, slack_power: int = 1):
         from flint import arb
 
         self.k, self.c = k, c
@@ -81,6 +82,7 @@ class BoxMap:
         self.printed_lower = consts.get("printed_d19_lower")
         self.printed_upper = consts.get("printed_d19_upper")
         self.cz = atan_coefficient   # ball or None
+        self.m = slack_power         # slack_upper is (eta g2 - X)/e^m
         self.arb = arb
 
     def evaluate(self, e_lo, e_hi, w_lo, w_hi, pending, band):
@@ -106,8 +108,8 @@ class BoxMap:
             return self.k.slack_upper(E, W, Bz, self.c) / eg2
         if cond in ("dx_lower", "increment_lower"):
             return (X - self.qmin * eg2) / eg2
-        if cond == "dx_lower_factor":
-            return (X * (1 + W * E * E * E) - self.qmin * eg2) / eg2
+        if cond == "dx_lower_factor":   # factor 1 - |C1/C1* - 1| = 1 - |w| e^3
+            return (X - self.qmin * eg2 * (1 - abs(W) * E * E * E)) / eg2
         if cond == "dx_printed_lower":
             return (X - self.printed_lower) / eg2
         if cond == "dx_printed_upper":
@@ -115,7 +117,8 @@ class BoxMap:
         if cond == "increment_upper":
             v = 2 * E * E * X / self.scale
             chi = hull(self.arb(1) / 2, v.exp() / 2)
-            return (self.k.slack_upper(E, W, Bz, self.c) - X * X * 2 * E * chi / self.scale) / eg2
+            tail = X * X * 2 * chi / self.scale * (E if self.m == 1 else 1)   # X (psi - 1)/e^m
+            return (self.k.slack_upper(E, W, Bz, self.c) - tail) / eg2
         raise KeyError(cond)
 
     def _invariant(self, E, W, X, band):

@@ -52,19 +52,19 @@ STATEMENTS: tuple[Statement, ...] = (
               "Delta(C2+C3) <= eta 8 pi M/(K^3 D^3) exp(-2(C2+C3)/D) for T >= T*",
               "delta_C2_plus_C3", "le", 0, "dx_printed_upper"),
     Statement("D19.corrected.lower", "Lemma D.19", "corrected", "lower",
-              "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) C1*(T)/C1(T) for T >= T*",
+              "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) (1 - |C1(T)/C1*(T) - 1|) for T >= T*",
               "delta_C2_plus_C3", "ge", 0, "dx_lower_factor"),
     Statement("D19.corrected.upper", "Lemma D.19", "corrected", "upper",
               "Delta(C2+C3) <= eta g2 exp(-2(C2+C3)/scale) for T >= T*",
               "delta_C2_plus_C3", "le", 0, "dx_upper"),
 )
 
-# The correction of Lemma D.19's lower side as first stated (no C1*/C1 factor): false at T* for
+# The correction of Lemma D.19's lower side as first stated (no lag factor): false at T* for
 # some instances (the derivation assumed C1 = C1*); decided and reported apart ("superseded").
 SUPERSEDED: tuple[Statement, ...] = (
     Statement("D19.corrected.lower.superseded", "Lemma D.19", "corrected", "lower",
               "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) for T >= T* (first correction, without "
-              "the factor C1*/C1)", "delta_C2_plus_C3", "ge", 0, "dx_lower"),
+              "the factor 1 - |C1/C1* - 1|)", "delta_C2_plus_C3", "ge", 0, "dx_lower"),
 )
 
 BY_KEY = {s.key: s for s in STATEMENTS + SUPERSEDED}

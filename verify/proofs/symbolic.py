@@ -13,7 +13,7 @@ trajectory, so ``x`` carries the whole attention state):
 For the region ``e -> 0`` the 0/0 quotients are written in closed form: every ``atan(c e)`` of the
 map is replaced by ``z - z^3 B`` with ``z = c e`` and ``B = (z - atan z)/z^3`` a separate
 variable (enclosed by :func:`rdyn.verification.proofs.region.b_enclosure`), ``C1`` by
-``C1*(e) (1 + w e^3)``; then ``Delta x / e^2`` and ``(eta g2 - Delta x/e^2)/e`` are polynomial
+``C1*(e) (1 + w e^3)``; then ``Delta x / e^2`` and ``(eta g2 - Delta x/e^2)/e^m`` (m = 1, or 2 where the e^1 term vanishes too: identity) are polynomial
 quotients whose numerators are divided by the power of ``e`` exactly (a nonzero remainder is an
 error, never dropped). ``eta g2`` (the leading late-phase constant, Lemma D.19 corrected) comes out as
 ``Delta x/e^2`` at ``e = 0`` and is checked against :mod:`rdyn.derivations.late_phase`.
@@ -47,8 +47,9 @@ class Reduced:
     star_prime: sp.Expr        # dC1*/de
     atan_coefficient: sp.Expr | None   # c in atan(c e) (None: no atan, identity)
     dx_over_e2: tuple          # (numerator, denominator) in e, w, B: Delta x / e^2
-    slack_upper_over_e: tuple  # (numerator, denominator): (eta g2 - Delta x/e^2)/e
+    slack_upper_over_e: tuple  # (numerator, denominator): (eta g2 - Delta x/e^2)/e^slack_power
     eta_g2: sp.Expr            # Delta x/e^2 at e = 0
+    slack_power: int = 1       # the power of e dividing eta g2 - Delta x/e^2 (1; 2 for identity)
 
 
 def _internal(expr: sp.Expr) -> sp.Expr:
@@ -116,10 +117,18 @@ def reduced(activation: str, scale: str = "D") -> Reduced:
     den_poly = sp.Poly(sp.expand(den), e)
     eta_g2 = sp.simplify(q_num.eval(0) / den_poly.eval(0))
     assert not (eta_g2.free_symbols & {w, B}), eta_g2
-    # (eta g2 - N/Dd)/e = (eta g2 Dd - N)/(e Dd)
-    s_num = _exact_quotient(sp.expand(eta_g2 * den_poly.as_expr() - q_num.as_expr()), 1)
+    # (eta g2 - N/Dd)/e^m = (eta g2 Dd - N)/(e^m Dd), m the largest power of e that divides the
+    # numerator identically in w and B (at most 2: the slack is then positive at e = 0)
+    slack = sp.expand(eta_g2 * den_poly.as_expr() - q_num.as_expr())
+    power = 1
+    s_num = _exact_quotient(slack, 1)
+    try:
+        s_num, power = _exact_quotient(slack, 2), 2
+    except ArithmeticError:
+        pass
     return Reduced(activation, scale, scale_expr, alpha, beta, zero, dx, star, sp.diff(star, e),
-                   coefficient, (_horner(q_num), _horner(den_poly)), (_horner(s_num), _horner(den_poly)), eta_g2)
+                   coefficient, (_horner(q_num), _horner(den_poly)), (_horner(s_num), _horner(den_poly)), eta_g2,
+                   power)
 
 
 def instance_parameters(D: int, K: int, eta_value, M_value, kappa_value) -> dict:
