@@ -1,7 +1,7 @@
 """Computer-assisted proofs of Model A's induction statements for one instance (docs/proofs.md).
 
-For each statement (Lemma D.18 and Lemma D.19 of seed 000, each side, printed and corrected):
-steps T* .. T0 are decided by the certified arb iteration of the collapsed map (radii ~1e-45 at
+For each statement (seed 000: Lemma D.13's attention bound up to t1, Lemma D.17's C1 band after t1,
+Lemmas D.18 and D.19 after T*, each side, printed and corrected): steps up to T0 are decided by the certified arb iteration of the collapsed map (radii ~1e-45 at
 200 bits); steps t >= T0 by an invariant region in e = exp(-(C2+C3)/scale),
 w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
   certified   rigorous for this instance (certificate: T0, region, boxes, min_margin, seconds)
@@ -34,8 +34,10 @@ def run(values: dict, args) -> int:
             print(head)
             if r["certificate"]:
                 c = r["certificate"]
-                print(f"{'':13s}T0 = {c['T0']}, boxes = {c['boxes']}, min_margin = {c['min_margin']:.6g}, "
-                      f"margin on region = {c['margin_on_region']:.6g}, {c['seconds']} s")
+                region = ("" if c["margin_on_region"] is None
+                          else f", margin on region = {c['margin_on_region']:.6g}")
+                print(f"{'':13s}T0 = {c['T0']}, boxes = {c['boxes']}, min_margin = {c['min_margin']:.6g}"
+                      f"{region}, {c['seconds']} s")
             if r["counterexample"]:
                 c = r["counterexample"]
                 print(f"{'':13s}step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, ratio = {c['ratio']}")

@@ -102,10 +102,21 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
     assert r["instance"]["paper_conditions"] == {"lemma_D5": True, "lemma_D9": True}
     verdicts = {(s["label"], s["form"], s["side"]): s["verdict"] for s in r["statements"]}
     assert verdicts == {
+        ("Lemma D.13 (attention)", "printed", None): "certified",
+        ("Lemma D.17 (C1 band)", "printed", "lower"): "certified",
+        ("Lemma D.17 (C1 band)", "printed", "upper"): "certified",
         ("Lemma D.18", "printed", "lower"): "refuted", ("Lemma D.18", "printed", "upper"): "refuted",
         ("Lemma D.18", "corrected", "lower"): "certified", ("Lemma D.18", "corrected", "upper"): "certified",
         ("Lemma D.19", "printed", "lower"): "certified", ("Lemma D.19", "printed", "upper"): "refuted",
         ("Lemma D.19", "corrected", "lower"): "certified", ("Lemma D.19", "corrected", "upper"): "certified"}
+    assert r["t1"] == 269
+    att = _by(r, "Lemma D.13 (attention)", "printed", None)["certificate"]
+    assert att["T0"] == 269 and att["region"] is None and att["steps_checked"] == [0, 269]
+    assert att["min_margin"] == pytest.approx(0.3657113259711048, rel=1e-9)
+    band = _by(r, "Lemma D.17 (C1 band)", "printed", "lower")["certificate"]
+    assert band["steps_checked"] == [269, 158500]
+    assert band["min_margin"] == pytest.approx(0.0003344041268197696, rel=1e-9)   # at t1
+    assert band["margin_on_region"] == pytest.approx(0.04951870551208249, rel=1e-9)
     cx = _by(r, "Lemma D.19", "printed", "upper")["counterexample"]
     assert cx["step"] == 156931 and cx["ratio"].startswith("5.33407324930742528403510842396837982")
     cx = _by(r, "Lemma D.18", "printed", "lower")["counterexample"]

@@ -10,7 +10,8 @@ from rdyn.output import UsageError
 @api_function("prove")
 def prove(**kwargs):
     """For one Model A instance, prove or refute the papers' statements that hold for all steps
-    after T* (Lemmas D.18 and D.19, each side, printed and corrected): certified arb iteration to
+    up to t1 or after t1 / T* (Lemma D.13's attention bound, Lemma D.17's C1 band, Lemmas D.18
+    and D.19, each side, printed and corrected): certified arb iteration to
     T0, then an invariant region in (e, w) by interval branch and bound. Verdicts ``certified``,
     ``refuted`` (with a certified counterexample at 40 digits), ``undecided`` (never a pass).
     """

@@ -81,7 +81,7 @@ class ProofReport:
         return {"instance": self.instance.to_dict(), "T_star": self.T_star,
                 "statements": [r.to_dict() for r in self.results],
                 "superseded": [r.to_dict() for r in self.superseded],
-                "region": self.region, "seconds": round(self.seconds, 3)}
+                "region": self.region, "t1": self.detail.get("t1"), "seconds": round(self.seconds, 3)}
 
     @property
     def all_corrected_certified(self) -> bool:
@@ -187,7 +187,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                       "e_T0": [float(region_info["e_T0"].lower()), float(region_info["e_T0"].upper())],
                       "T0": it.T0, "iteration_seconds": round(it.seconds, 3), "last_step": it.last_step,
                       "radius_T0": it.radius_T0, "prec_bits": prec}
-        return ProofReport(inst, it.T_star, results, sup, time.perf_counter() - t_start, region)
+        return ProofReport(inst, it.T_star, results, sup, time.perf_counter() - t_start, region, {"t1": it.t1})
     finally:
         flint.ctx.prec = old
 
@@ -198,6 +198,13 @@ def _verdict(s, o, it, res, info) -> StatementResult:
     if o.undecided_step is not None:
         return StatementResult(s, "undecided", reason=f"the certified enclosure straddles the bound at step "
                                                         f"{o.undecided_step}")
+    if s.window == "until_t1":
+        if it.t1 is None:
+            return StatementResult(s, "undecided", reason=it.stopped or "t1 not reached")
+        return StatementResult(s, "certified", certificate={
+            "T0": it.t1, "region": None, "boxes": 0, "min_margin": o.min_margin, "margin_on_region": None,
+            "region_condition": None, "steps_checked": [o.checked_from, o.checked_to],
+            "seconds": round(it.seconds, 3)})
     if it.T_star is None or it.T0 is None or it.state_T0 is None:
         return StatementResult(s, "undecided", reason=it.stopped or "T0 not reached")
     if s.region is None:

@@ -8,7 +8,8 @@ real-number iterate: step 0 -> 1 is the ``C1 = 0`` branch at the exact initial s
 ``C1 > 0`` is checked at every step (the branch of the map), and the update is the generated
 ``advance`` of :mod:`.kernels`, in which ``C1`` enters its own update once (``C1 (1 - lambda) +
 beta``) so the ball contracts with the map instead of growing by the dependency effect.
-``T* = min{t : p(t) >= 1/(2K)}`` is certified as the first step whose ``x`` is certainly at or
+``t1 = min{t >= 1 : C1(t) >= 0.95 C1*(t)}`` (Lemma D.13) and
+``T* = min{t : p(t) >= 1/(2K)}`` are certified likewise; T* is certified as the first step whose ``x`` is certainly at or
 above ``scale log((D-K)/K)`` with every earlier step certainly below.
 """
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Iteration:
     outcomes: dict = field(default_factory=dict)
     seconds: float = 0.0
     radius_T0: float | None = None
+    t1: int | None = None
 
 
 def digits(ball, n: int = 40) -> str:
@@ -64,11 +66,20 @@ class Evaluator:
         self.printed_d18_upper = arb(D) * N / (2 * arb.const_e() * eta * K * M)
         self.printed_d19_lower = eta * M / (arb(200) * arb(K) ** 3 * arb(D) ** 3)
         self.printed_d19_upper = eta * 8 * arb.pi() * M / (arb(K) ** 3 * arb(D) ** 3)
+        self.attention_bound = (1 + 1 / arb(D).root(4)) / D
+        self.band_lo = arb("0.95")
+        self.band_hi = 4 * arb.pi() + 1
         self.inc_hi = 2 * self.eg2 / self.scale
         self.inc_lo = 2 * self.qmin * self.eg2 / self.scale
 
-    def sides(self, key: str, T: int, T_star: int, C1, x, dx, e):
-        """(lhs, rhs) of statement ``key`` at step T."""
+    def sides(self, key: str, T: int, T_star: int, C1, x, dx, e, star=None):
+        """(lhs, rhs) of statement ``key`` at step T (``star``: C1*(T))."""
+        if key == "D13.printed.attention":
+            return 1 / (self.K + self.N * e), self.attention_bound
+        if key == "D17.printed.band_lower":
+            return C1, self.band_lo * star
+        if key == "D17.printed.band_upper":
+            return C1, self.band_hi * star
         e2 = e * e
         if key.startswith("D19"):
             if key == "D19.printed.lower":
@@ -119,11 +130,47 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     radius_T0 = None
     max_steps = hard_cap
     next_report = 100000
+    t1 = None
+    fraction = arb("0.95")
+
+    def check(s, t, C1, x, dx, e, star):
+        o = out[s.key]
+        lhs, rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star)
+        slack = (rhs - lhs) if s.relation == "le" else (lhs - rhs)
+        rel = slack / abs(rhs)
+        if o.checked_from is None:
+            o.checked_from = t
+        o.checked_to = t
+        if rel > 0:
+            low = float(rel.lower())
+            if o.min_margin is None or low < o.min_margin:
+                o.min_margin = low
+            return True
+        if rel < 0:
+            o.counterexample = {"step": t, "C1": digits(C1), "C2": digits(x * (D - K) / D),
+                                "C3": digits(x * K / D), "p": digits(1 / (K + (D - K) * e)),
+                                "lhs": digits(lhs), "rhs": digits(rhs), "ratio": digits(lhs / rhs),
+                                "ratio_radius": float((lhs / rhs).rad()), "quantity": s.quantity}
+        else:
+            o.undecided_step = t
+        return False
+
+    # step 0 (exact: C1 = x = 0, p = 1/D) for the statements that start there
+    open_keys = [s for s in open_keys if s.window != "until_t1" or check(s, 0, arb(0), arb(0), None, arb(1), None)]
     while True:
         if not C1 > 0:
             stopped = f"C1 > 0 not certified at step {t} (branch of the map undetermined): C1 = {C1}"
             break
-        C1n, xn, dx, e = advance(C1, x, c)
+        C1n, xn, dx, e, a1, b0 = advance(C1, x, c)
+        star = None
+        if t1 is None:
+            star = b0 / (-a1)
+            test = C1 - fraction * star
+            if test >= 0:
+                t1 = t
+            elif not test < 0:
+                stopped = f"t1 not certified: C1 - 0.95 C1* straddles 0 at step {t}"
+                break
         if T_star is None:
             if x >= level:
                 T_star = t
@@ -132,31 +179,27 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             elif not x < level:
                 stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
                 break
-        if T_star is not None and open_keys:
+        if open_keys:
             still = []
             for s in open_keys:
-                if t < T_star + s.offset:
+                if s.window == "until_t1":
+                    if check(s, t, C1, x, dx, e, star) and t1 is None:
+                        still.append(s)
+                    continue
+                if s.window == "after_t1":
+                    if t1 is None:
+                        still.append(s)
+                        continue
+                    if star is None:
+                        star = b0 / (-a1)
+                    if check(s, t, C1, x, dx, e, star):
+                        still.append(s)
+                    continue
+                if T_star is None or t < T_star + s.offset:
                     still.append(s)
                     continue
-                o = out[s.key]
-                lhs, rhs = ev.sides(s.key, t, T_star, C1, x, dx, e)
-                slack = (rhs - lhs) if s.relation == "le" else (lhs - rhs)
-                rel = slack / abs(rhs)
-                if o.checked_from is None:
-                    o.checked_from = t
-                o.checked_to = t
-                if rel > 0:
-                    low = float(rel.lower())
-                    if o.min_margin is None or low < o.min_margin:
-                        o.min_margin = low
+                if check(s, t, C1, x, dx, e, star):
                     still.append(s)
-                elif rel < 0:
-                    o.counterexample = {"step": t, "C1": digits(C1), "C2": digits(x * (D - K) / D),
-                                        "C3": digits(x * K / D), "p": digits(1 / (K + (D - K) * e)),
-                                        "lhs": digits(lhs), "rhs": digits(rhs), "ratio": digits(lhs / rhs),
-                                        "ratio_radius": float((lhs / rhs).rad()), "quantity": s.quantity}
-                else:
-                    o.undecided_step = t
             open_keys = still
         if T0 is not None and t == T0:
             state_T0 = (C1, x, e)
@@ -174,4 +217,4 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         if progress is not None and t >= next_report:
             progress(t)
             next_report += 100000
-    return Iteration(T_star, T0, state_T0, t, stopped, out, time.perf_counter() - t_start, radius_T0)
+    return Iteration(T_star, T0, state_T0, t, stopped, out, time.perf_counter() - t_start, radius_T0, t1)

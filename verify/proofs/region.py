@@ -33,6 +33,8 @@ Region conditions (normalised by eta g2):
                     v = 2 u, psi(v) = (exp(v) - 1)/v = 1 + v chi(v), chi in [1/2, exp(v)/2]; the condition
                     (eta g2 - X)/e^m - X^2 (2 e^(2-m)/scale) chi >= 0
   increment_lower   e^-2 grows by at least 2 q_min g2 eta/scale per step: implied by dx_lower (psi >= 1)
+  band_lower        1 + w e^3 - 0.95 >= 0                 C1 >= 0.95 C1* (Lemma D.17's band; not normalised)
+  band_upper        4 pi - w e^3 >= 0                     C1 <= (4 pi + 1) C1*
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ from dataclasses import dataclass
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 
 CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_printed_lower", "dx_printed_upper",
-              "increment_upper", "increment_lower")
+              "increment_upper", "increment_lower", "band_lower", "band_upper")
 MIN_E_WIDTH = 2.0 ** -40
 
 
@@ -114,6 +116,10 @@ class BoxMap:
             return (X - self.printed_lower) / eg2
         if cond == "dx_printed_upper":
             return (self.printed_upper - X) / eg2
+        if cond == "band_lower":      # C1/C1* = 1 + w e^3 >= 0.95
+            return 1 + W * E * E * E - self.arb("0.95")
+        if cond == "band_upper":      # C1/C1* <= 4 pi + 1
+            return 4 * self.arb.pi() - W * E * E * E
         if cond == "increment_upper":
             v = 2 * E * E * X / self.scale
             chi = hull(self.arb(1) / 2, v.exp() / 2)

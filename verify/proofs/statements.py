@@ -25,11 +25,18 @@ class Statement:
     text: str         # the statement in words
     quantity: str     # what lhs is
     relation: str     # "le": lhs <= rhs, "ge": lhs >= rhs
-    offset: int       # holds for T >= T* + offset
+    offset: int       # holds for T >= T* + offset (window "after_T_star")
     region: str | None  # the region condition that carries it past T0 (None: no region argument)
+    window: str = "after_T_star"   # "after_T_star", "after_t1" (t >= t1) or "until_t1" (0 <= t <= t1)
 
 
 STATEMENTS: tuple[Statement, ...] = (
+    Statement("D13.printed.attention", "Lemma D.13 (attention)", "printed", None,
+              "p(t) <= (1 + D^(-1/4))/D for all t <= t1", "p", "le", 0, None, "until_t1"),
+    Statement("D17.printed.band_lower", "Lemma D.17 (C1 band)", "printed", "lower",
+              "C1(t) >= 0.95 C1*(t) for all t >= t1", "C1", "ge", 0, "band_lower", "after_t1"),
+    Statement("D17.printed.band_upper", "Lemma D.17 (C1 band)", "printed", "upper",
+              "C1(t) <= (4 pi + 1) C1*(t) for all t >= t1", "C1", "le", 0, "band_upper", "after_t1"),
     Statement("D18.printed.lower", "Lemma D.18", "printed", "lower",
               "p(T) >= 1/K - 20 D (D-K)/(eta K M (T - T*)) for T > T*, i.e. 1/K - p(T) <= 20 D (D-K)/(eta K M (T - T*))",
               "one_over_K_minus_p", "le", 1, None),
