@@ -138,6 +138,24 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
         assert cert["region"]["e"][0] == 0.0 and 0 < cert["region"]["e"][1] < 0.5
 
 
+@pytest.mark.parametrize("D,K,activation,scale", [(7, 2, "identity", "D"), (7, 2, "relu", "sqrtD")])
+def test_listed_instances_are_certified(D, K, activation, scale):
+    """The ledger's ``certified`` strength lists these instances (rdyn.verification.strength, with
+    D = 9, K = 3 above and the slow D = 12 case below): every corrected statement is certified
+    there and the printed D.19 upper side refuted."""
+    import rdyn
+    from rdyn.verification import strength
+
+    assert {"D": D, "K": K, "activation": activation, "vstar_norm2": 1.0, "eta": None,
+            "logit_scale": scale} in strength.PROVE_INSTANCES
+    r = rdyn.prove(D=D, K=K, activation=activation, logit_scale=scale).to_dict()
+    for s in r["statements"]:
+        if s["form"] == "corrected":
+            assert s["verdict"] == "certified", (s["label"], s["side"], s["reason"], s["counterexample"])
+    assert _by(r, "Lemma D.19", "printed", "upper")["verdict"] == "refuted"
+    assert len(strength.PROVE_INSTANCES) == 4   # these two, D = 9 (default suite), D = 12 (slow)
+
+
 @pytest.mark.slow
 def test_done_when_instance():
     """The issue's instance: ReLU, D = 12, K = 3, ||V*||^2 = 1, eta = 0.01 (T* = 1165870). The
