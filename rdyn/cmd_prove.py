@@ -7,6 +7,9 @@ w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
   certified   rigorous for this instance (certificate: T0, region, boxes, min_margin, seconds)
   refuted     a certified counterexample (step, state, lhs, rhs, ratio to 40 digits)
   undecided   a budget ran out (reason says where); never a pass
+With --checkpoint FILE the iteration's state (and the region proof) is saved periodically, at the
+end and on Ctrl-C (exit 130, printing the command that resumes); --resume FILE continues it,
+keeping everything certified before the interruption.
 Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
 """
 from __future__ import annotations
@@ -23,7 +26,12 @@ def run(values: dict, args) -> int:
         if t % 1000000 == 0:
             print(f"rdyn prove: step {t}", file=sys.stderr)
 
-    res = api_run(values, progress=progress)
+    try:
+        res = api_run(values, progress=progress)
+    except KeyboardInterrupt as exc:
+        from rdyn.cmd_teacher import interrupted
+
+        return interrupted(NAME, exc, values["checkpoint"])
     data = res.to_dict()
     print(f"rdyn prove: {data['seconds']:.1f} s (T* = {data['T_star']})", file=sys.stderr)
     if values["json"]:

@@ -644,6 +644,7 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            lo=1, hi=10**9),
     Option("max_boxes", "int", 200000, "box budget of the branch and bound on the invariant "
            "region (default 200000)", lo=1, hi=10**8),
+    *_checkpoint_options(),
 ))
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,

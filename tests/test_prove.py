@@ -250,3 +250,32 @@ def test_schema_rejects_an_undecided_without_reason(d9):
     broken = json.loads(json.dumps(d9))
     broken["statements"][2]["verdict"] = "pass"
     assert not validator.is_valid(broken)
+
+
+@pytest.mark.parametrize("stop_at", [100000, 200000])
+def test_interrupted_proof_resumes_from_its_checkpoint(tmp_path, d9, stop_at):
+    """Ctrl-C (a KeyboardInterrupt at step 100000, before T*; or at 200000, after T0 = 158500 and
+    the region proof) saves the proof's state; the
+    resumed proof reaches the same verdicts, margins and counterexamples as the uninterrupted one
+    (D = 9, K = 3). A checkpoint written for another instance is refused, naming the option."""
+    from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted
+    from rdyn.verification.proofs.engine import Instance, prove
+
+    path = str(tmp_path / "proof.npz")
+    inst = Instance(9, 3, "relu", 0.0, 1.0, 0.022222222222222223, "D")
+
+    def stop(t):
+        if t >= stop_at:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as info:
+        prove(inst, checkpoint=path, progress=stop)
+    assert info.value.step == stop_at
+    resumed = prove(inst, checkpoint=path, resume=path).to_dict()
+    for a, b in zip(resumed["statements"], d9["statements"]):
+        assert a["verdict"] == b["verdict"], a["label"]
+        ca, cb = a["certificate"] or {}, b["certificate"] or {}
+        assert ca.get("min_margin") == pytest.approx(cb.get("min_margin"), rel=1e-12)
+        assert (a["counterexample"] or {}).get("ratio") == (b["counterexample"] or {}).get("ratio")
+    with pytest.raises(CheckpointError, match="instance"):
+        prove(Instance(9, 3, "relu", 0.0, 1.0, 0.02, "D"), resume=path)

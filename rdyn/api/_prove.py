@@ -56,8 +56,13 @@ def run(v: dict, progress=None):
     inst = Instance(D=v["D"], K=v["K"], activation=v["activation"],
                     kappa=v["kappa"] if v["activation"] == "leaky" else 0.0,
                     vstar_norm2=v["vstar_norm2"], eta=v["eta"], logit_scale=v["logit_scale"])
-    report = engine_prove(inst, labels=v["statement"], max_steps=v["max_steps"], max_boxes=v["max_boxes"],
-                          progress=progress)
+    from rdyn.api._common import checkpoint_errors
+
+    with checkpoint_errors():
+        report = engine_prove(inst, labels=v["statement"], max_steps=v["max_steps"], max_boxes=v["max_boxes"],
+                              progress=progress, checkpoint=v["checkpoint"],
+                              checkpoint_every=60.0 if v["checkpoint_every"] is None else v["checkpoint_every"],
+                              resume=v["resume"])
     data = report.to_dict()
     data["instance"]["paper_conditions"] = v["paper_conditions"]
     return Result(data, None, detail={"report": report})

@@ -124,8 +124,15 @@ def default_T0(T_star: int) -> int:
 
 
 def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxes: int = DEFAULT_MAX_BOXES,
-          prec: int = PREC_BITS, progress=None, include_superseded: bool = True) -> ProofReport:
-    """Decide every statement (or those whose label is in ``labels``) for ``inst``."""
+          prec: int = PREC_BITS, progress=None, include_superseded: bool = True, checkpoint: str | None = None,
+          checkpoint_every: float = 60.0, resume: str | None = None) -> ProofReport:
+    """Decide every statement (or those whose label is in ``labels``) for ``inst``.
+
+    ``checkpoint``: save the iteration's state (and the region proof, once done) to this file
+    every ``checkpoint_every`` seconds, at the end and on KeyboardInterrupt (then
+    :class:`rdyn.reduced_dynamics.checkpoint.Interrupted` is raised); ``resume``: continue from
+    such a file written for the same instance and options (else CheckpointError naming the
+    difference). What was certified before the interruption is kept."""
     import flint
 
     from rdyn.verification.proofs import iterate, region as rg
@@ -168,11 +175,40 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
             done = {s.key for s in todo if res.invariant and res.decided.get(s.region)}
             return [s.key for s in chosen + extra if s.key not in done]
 
+        from rdyn.reduced_dynamics import checkpoint as ck
+        from rdyn.verification.proofs.iterate import ball_from_text, ball_text
+
+        identity = {"instance": inst.to_dict(), "labels": None if labels is None else sorted(labels),
+                    "max_steps": max_steps, "max_boxes": max_boxes, "prec": prec,
+                    "superseded": include_superseded, "format": 1}
+        restored = None
+        if resume is not None:
+            _, meta = ck.load(resume, "prove", identity)
+            restored = meta["snapshot"]
+            if meta.get("region") is not None:
+                rr = meta["region"]
+                region_info.update(
+                    result=rg.RegionResult(rg.Region(**rr["region"]), rr["invariant"], rr["decided"], rr["margins"],
+                                           rr["boxes"], rr["seconds"], rr["reason"]),
+                    w_T0=ball_from_text(rr["w_T0"]), e_T0=ball_from_text(rr["e_T0"]))
+
+        def saver(snapshot):
+            res = region_info.get("result")
+            region = None if res is None else {
+                "region": {"e_top": res.region.e_top, "w_lo": res.region.w_lo, "w_hi": res.region.w_hi},
+                "invariant": res.invariant, "decided": res.decided, "margins": res.margins, "boxes": res.boxes,
+                "seconds": res.seconds, "reason": res.reason, "w_T0": ball_text(region_info["w_T0"]),
+                "e_T0": ball_text(region_info["e_T0"])}
+            ck.save(checkpoint, "prove", identity, {}, {"snapshot": snapshot, "region": region})
+            return checkpoint
+
         def budget_of(T_star):
             return max_steps if max_steps is not None else DEFAULT_MAX_STEPS_FACTOR * T_star
 
         it = iterate.run(inst, chosen + extra, k=k, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
-                         after_T0=after_T0, progress=progress)
+                         after_T0=after_T0, progress=progress,
+                         saver=saver if checkpoint is not None else None, checkpoint_every=checkpoint_every,
+                         restored=restored)
         res = region_info.get("result")
         results, sup = [], []
         for s in chosen + extra:

@@ -103,13 +103,34 @@ class Evaluator:
         return gap, self.N / (self.K * (self.N + self.K * R.sqrt()))
 
 
+def ball_text(x) -> list:
+    """An arb ball as exact text [midpoint, radius] (``man p exp``; see
+    :func:`rdyn.reduced_dynamics.checkpoint.exact_text`)."""
+    from rdyn.reduced_dynamics.checkpoint import exact_text
+
+    return [exact_text(x), exact_text(x.rad())]
+
+
+def ball_from_text(pair):
+    """Inverse of :func:`ball_text` (the radius may round up to arb's radius precision: the ball
+    still contains the saved one)."""
+    from flint import arb, arf
+
+    from rdyn.reduced_dynamics.checkpoint import from_exact_text
+
+    mid, rad = (from_exact_text(t, "arb") for t in pair)
+    return arb(arf(mid.mid().man_exp()), arf(rad.mid().man_exp())) if rad != 0 else mid
+
+
 def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, progress=None,
-        hard_cap: int = 10**9) -> Iteration:
+        hard_cap: int = 10**9, saver=None, checkpoint_every: float = 60.0, restored: dict | None = None) -> Iteration:
     """Iterate from step 0. Statements are checked at every step ``T >= T* + offset`` up to T0
     (``T0_of(T_star)``); the state at T0 is handed to ``after_T0(state) -> keys still open`` (the
     region proof), and the iteration continues, checking only those keys, until each is refuted,
     undecided at a step, or the step budget ``budget_of(T_star)`` is reached (``hard_cap`` before
-    T* is known)."""
+    T* is known). ``saver(snapshot)`` (optional) is called every ``checkpoint_every`` seconds and
+    on KeyboardInterrupt with the loop state (:func:`snapshot`); ``restored`` (a snapshot read back)
+    continues from it."""
     import time
 
     from flint import arb
@@ -155,66 +176,101 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             o.undecided_step = t
         return False
 
-    # step 0 (exact: C1 = x = 0, p = 1/D) for the statements that start there
-    open_keys = [s for s in open_keys if s.window != "until_t1" or check(s, 0, arb(0), arb(0), None, arb(1), None)]
-    while True:
-        if not C1 > 0:
-            stopped = f"C1 > 0 not certified at step {t} (branch of the map undetermined): C1 = {C1}"
-            break
-        C1n, xn, dx, e, a1, b0 = advance(C1, x, c)
-        star = None
-        if t1 is None:
-            star = b0 / (-a1)
-            test = C1 - fraction * star
-            if test >= 0:
-                t1 = t
-            elif not test < 0:
-                stopped = f"t1 not certified: C1 - 0.95 C1* straddles 0 at step {t}"
+    by_key = {s.key: s for s in statements}
+    if restored is None:
+        # step 0 (exact: C1 = x = 0, p = 1/D) for the statements that start there
+        open_keys = [s for s in open_keys if s.window != "until_t1" or check(s, 0, arb(0), arb(0), None, arb(1), None)]
+    else:
+        t, T_star, T0, t1, max_steps = (restored[k_] for k_ in ("t", "T_star", "T0", "t1", "max_steps"))
+        C1, x = ball_from_text(restored["C1"]), ball_from_text(restored["x"])
+        open_keys = [by_key[k_] for k_ in restored["open"]]
+        for k_, o in restored["outcomes"].items():
+            out[k_] = Outcome(**o)
+        if restored.get("state_T0") is not None:
+            state_T0 = tuple(ball_from_text(b) for b in restored["state_T0"])
+            radius_T0 = restored["radius_T0"]
+        t_start -= restored["seconds"]
+
+    def snapshot():
+        import dataclasses
+
+        return {"t": t, "T_star": T_star, "T0": T0, "t1": t1, "max_steps": max_steps,
+                "C1": ball_text(C1), "x": ball_text(x), "open": [s_.key for s_ in open_keys],
+                "outcomes": {k_: dataclasses.asdict(o) for k_, o in out.items()},
+                "state_T0": None if state_T0 is None else [ball_text(b) for b in state_T0],
+                "radius_T0": radius_T0, "seconds": time.perf_counter() - t_start}
+
+    last_save = time.perf_counter()
+    try:
+        while True:
+            if not C1 > 0:
+                stopped = f"C1 > 0 not certified at step {t} (branch of the map undetermined): C1 = {C1}"
                 break
-        if T_star is None:
-            if x >= level:
-                T_star = t
-                T0 = T0_of(T_star)
-                max_steps = max(T0, budget_of(T_star))
-            elif not x < level:
-                stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
-                break
-        if open_keys:
-            still = []
-            for s in open_keys:
-                if s.window == "until_t1":
-                    if check(s, t, C1, x, dx, e, star) and t1 is None:
-                        still.append(s)
-                    continue
-                if s.window == "after_t1":
-                    if t1 is None:
+            C1n, xn, dx, e, a1, b0 = advance(C1, x, c)
+            star = None
+            if t1 is None:
+                star = b0 / (-a1)
+                test = C1 - fraction * star
+                if test >= 0:
+                    t1 = t
+                elif not test < 0:
+                    stopped = f"t1 not certified: C1 - 0.95 C1* straddles 0 at step {t}"
+                    break
+            if T_star is None:
+                if x >= level:
+                    T_star = t
+                    T0 = T0_of(T_star)
+                    max_steps = max(T0, budget_of(T_star))
+                elif not x < level:
+                    stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
+                    break
+            if open_keys:
+                still = []
+                for s in open_keys:
+                    if s.window == "until_t1":
+                        if check(s, t, C1, x, dx, e, star) and t1 is None:
+                            still.append(s)
+                        continue
+                    if s.window == "after_t1":
+                        if t1 is None:
+                            still.append(s)
+                            continue
+                        if star is None:
+                            star = b0 / (-a1)
+                        if check(s, t, C1, x, dx, e, star):
+                            still.append(s)
+                        continue
+                    if T_star is None or t < T_star + s.offset:
                         still.append(s)
                         continue
-                    if star is None:
-                        star = b0 / (-a1)
                     if check(s, t, C1, x, dx, e, star):
                         still.append(s)
-                    continue
-                if T_star is None or t < T_star + s.offset:
-                    still.append(s)
-                    continue
-                if check(s, t, C1, x, dx, e, star):
-                    still.append(s)
-            open_keys = still
-        if T0 is not None and t == T0:
-            state_T0 = (C1, x, e)
-            radius_T0 = max(float(C1.rad() / C1), float(x.rad() / x))
-            if after_T0 is not None:
-                keep = set(after_T0(state_T0, out))
-                open_keys = [s for s in open_keys if s.key in keep]
-        if T0 is not None and t >= T0 and not open_keys:
-            break
-        if t >= max_steps:
-            stopped = f"step budget {max_steps} reached"
-            break
-        C1, x = C1n, xn
-        t += 1
-        if progress is not None and t >= next_report:
-            progress(t)
-            next_report += 100000
+                open_keys = still
+            if T0 is not None and t == T0:
+                state_T0 = (C1, x, e)
+                radius_T0 = max(float(C1.rad() / C1), float(x.rad() / x))
+                if after_T0 is not None:
+                    keep = set(after_T0(state_T0, out))
+                    open_keys = [s for s in open_keys if s.key in keep]
+            if T0 is not None and t >= T0 and not open_keys:
+                break
+            if t >= max_steps:
+                stopped = f"step budget {max_steps} reached"
+                break
+            C1, x, t = C1n, xn, t + 1   # one assignment: a signal never splits it
+            if saver is not None and time.perf_counter() - last_save >= checkpoint_every:
+                saver(snapshot())
+                last_save = time.perf_counter()
+            if progress is not None and t >= next_report:
+                progress(t)
+                next_report += 100000
+    except KeyboardInterrupt:
+        if saver is None:
+            raise
+        from rdyn.reduced_dynamics.checkpoint import Interrupted
+
+        path = saver(snapshot())
+        raise Interrupted(t, path) from None
+    if saver is not None:
+        saver(snapshot())
     return Iteration(T_star, T0, state_T0, t, stopped, out, time.perf_counter() - t_start, radius_T0, t1)
