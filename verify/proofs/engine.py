@@ -246,6 +246,10 @@ def _verdict(s, o, it, res, info) -> StatementResult:
     if s.region is None:
         return StatementResult(s, "undecided", reason=f"no invariant-region argument for this statement; not "
                                                         f"refuted at any step up to {it.last_step} ({it.stopped})")
+    if res is not None and s.region not in res.decided:
+        return StatementResult(s, "undecided", reason=f"no region argument for this statement here (the printed "
+                                                        f"form uses exp(-2(C2+C3)/D), not e^2, with logits/sqrt(D)); "
+                                                        f"not refuted at any step up to {it.last_step}")
     if res is None or not res.invariant or not res.decided.get(s.region, False):
         why = (res.reason if res is not None else None) or "region proof not run"
         return StatementResult(s, "undecided", reason=f"region: {why}; not refuted at any step up to {it.last_step}")

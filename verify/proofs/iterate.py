@@ -66,6 +66,8 @@ class Evaluator:
         self.printed_d18_upper = arb(D) * N / (2 * arb.const_e() * eta * K * M)
         self.printed_d19_lower = eta * M / (arb(200) * arb(K) ** 3 * arb(D) ** 3)
         self.printed_d19_upper = eta * 8 * arb.pi() * M / (arb(K) ** 3 * arb(D) ** 3)
+        self.logits_D = inst.logit_scale == "D"
+        self.D = arb(D)
         self.attention_bound = (1 + 1 / arb(D).root(4)) / D
         self.band_lo = arb("0.95")
         self.band_hi = 4 * arb.pi() + 1
@@ -82,10 +84,9 @@ class Evaluator:
             return C1, self.band_hi * star
         e2 = e * e
         if key.startswith("D19"):
-            if key == "D19.printed.lower":
-                rhs = self.printed_d19_lower * e2
-            elif key == "D19.printed.upper":
-                rhs = self.printed_d19_upper * e2
+            if key.startswith("D19.printed"):   # printed with exp(-2(C2+C3)/D) whatever the logit scale
+                factor = e2 if self.logits_D else (-2 * x / self.D).exp()
+                rhs = (self.printed_d19_lower if key.endswith("lower") else self.printed_d19_upper) * factor
             elif key == "D19.corrected.upper":
                 rhs = self.eg2 * e2
             elif key == "D19.corrected.lower":   # factor 1 - |C1/C1* - 1|
