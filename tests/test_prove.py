@@ -102,6 +102,7 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
     assert r["instance"]["paper_conditions"] == {"lemma_D5": True, "lemma_D9": True}
     verdicts = {(s["label"], s["form"], s["side"]): s["verdict"] for s in r["statements"]}
     assert verdicts == {
+        ("Lemma D.5", "printed", "upper"): "certified",
         ("Lemma D.13 (attention)", "printed", None): "certified",
         ("Lemma D.17 (C1 band)", "printed", "lower"): "certified",
         ("Lemma D.17 (C1 band)", "printed", "upper"): "certified",
@@ -110,6 +111,10 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
         ("Lemma D.19", "printed", "lower"): "certified", ("Lemma D.19", "printed", "upper"): "refuted",
         ("Lemma D.19", "corrected", "lower"): "certified", ("Lemma D.19", "corrected", "upper"): "certified"}
     assert r["t1"] == 269
+    d5 = _by(r, "Lemma D.5", "printed", "upper")["certificate"]
+    assert d5["steps_checked"] == [2, 158500]          # step 1 has p = 1/D exactly: vacuous
+    assert d5["min_margin"] == pytest.approx(0.5319297749690772, rel=1e-9)
+    assert d5["margin_on_region"] == pytest.approx(0.36108012756568053, rel=1e-9)
     att = _by(r, "Lemma D.13 (attention)", "printed", None)["certificate"]
     assert att["T0"] == 269 and att["region"] is None and att["steps_checked"] == [0, 269]
     assert att["min_margin"] == pytest.approx(0.3657113259711048, rel=1e-9)
@@ -279,3 +284,31 @@ def test_interrupted_proof_resumes_from_its_checkpoint(tmp_path, d9, stop_at):
         assert (a["counterexample"] or {}).get("ratio") == (b["counterexample"] or {}).get("ratio")
     with pytest.raises(CheckpointError, match="instance"):
         prove(Instance(9, 3, "relu", 0.0, 1.0, 0.02, "D"), resume=path)
+
+
+def test_d5_ratio_matches_the_ledger_expectations():
+    """A/(A+B) of the proofs (p = 1/(K + N e), acos rewritten as atan) equals the ledger's mpmath
+    A/F3 (rdyn.verification.checks_claims_a) at p in (1/D, 1/K), for ReLU and Leaky ReLU."""
+    import flint
+    import mpmath
+    from flint import arb
+
+    from rdyn.verification.checks_claims_a import _attention_functions
+    from rdyn.verification.proofs.kernels import kernels
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        for activation, kappa in (("relu", 0.0), ("leaky", 0.3)):
+            fA, fF3, _ = _attention_functions(activation)
+            k = kernels(activation, "D")
+            D, K = 12, 3
+            c = k.prepare(arb(K).sqrt(), arb(D - K).sqrt(), arb(1) / 100, arb(1), arb(repr(kappa)), arb(1))
+            for e in ("0.001", "0.2", "0.7", "0.999"):
+                with mpmath.workdps(40):
+                    p = 1 / (K + (D - K) * mpmath.mpf(e))
+                    ref = fA(p, K, D - K, kappa) / fF3(p, K, D - K, kappa)
+                mine = k.a_over_f3(arb(e), c)
+                assert abs(float(mine.mid()) - float(ref)) < 1e-13, (activation, e)
+    finally:
+        flint.ctx.prec = old

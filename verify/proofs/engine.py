@@ -110,7 +110,8 @@ def constants(inst: Instance, k, c):
     e0 = arb(K) / (D - K)
     B0 = arb(0) if cz is None else b_point(cz * e0)
     q_min = k.dx_e2(e0, arb(0), B0, c) / eg2
-    out = {"scale": scale, "eta": eta, "M": M, "eta_g2": eg2, "q_min": q_min, "atan": cz}
+    out = {"scale": scale, "eta": eta, "M": M, "eta_g2": eg2, "q_min": q_min, "atan": cz, "K": arb(K),
+           "N": arb(D - K)}
     if inst.logit_scale == "D":
         out["printed_d19_lower"] = eta * M / (arb(200) * arb(K) ** 3 * arb(D) ** 3)
         out["printed_d19_upper"] = eta * 8 * arb.pi() * M / (arb(K) ** 3 * arb(D) ** 3)

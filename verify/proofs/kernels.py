@@ -9,6 +9,7 @@ subexpressions hoisted into ``prepare``)::
     dx_e2(e, w, B, c) -> Delta x / e^2             at C1 = C1*(e)(1 + w e^3), atan -> z - z^3 B
     slack_upper(e, w, B, c) -> (eta g2 - Delta x/e^2)/e^m   (m = Reduced.slack_power)
     first_c1(c) -> C1(1)                           the C1 = 0 branch from the exact initial state
+    a_over_f3(e, c) -> A/(A+B)                     Lemma D.5's ratio, regular at e = 0
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class Kernels:
     slack_upper: Callable
     first_c1: Callable
     eta_g2: Callable
+    a_over_f3: Callable
 
 
 def _source(activation: str, scale: str) -> str:
@@ -67,6 +69,7 @@ def _source(activation: str, scale: str) -> str:
         function("def slack_upper(e, w, B, c):", [snum / sden]),
         function("def first_c1(c):", [r.c1_zero_branch + 0 * sy.e]),
         function("def eta_g2(c):", [r.eta_g2 + 0 * sy.e]),
+        function("def a_over_f3(e, c):", [r.a_over_f3]),
     ]
     return pool.source("prepare", "sK, sN, eta, M, kappa, s0") + "\n" + "\n".join(functions)
 
@@ -100,5 +103,14 @@ def kernels(activation: str, scale: str) -> Kernels:
 
     namespace = codegen.arb_backend().namespace()
     exec(compile(source(activation, scale), f"<rdyn proofs [{activation}/{scale}/arb]>", "exec"), namespace)
-    return Kernels(*(namespace[n] for n in ("prepare", "advance", "star", "star_prime", "alpha", "dx_e2",
-                                             "slack_upper", "first_c1", "eta_g2")))
+    functions = {n: namespace[n] for n in ("prepare", "advance", "star", "star_prime", "alpha", "dx_e2",
+                                           "slack_upper", "first_c1", "eta_g2", "a_over_f3")}
+    raw = functions["a_over_f3"]
+    functions["a_over_f3"] = lambda e, c: _ball(raw(e, c))   # a constant (identity: 1) comes back as an int
+    return Kernels(**functions)
+
+
+def _ball(value):
+    from flint import arb
+
+    return value if isinstance(value, arb) else arb(value)

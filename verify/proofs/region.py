@@ -35,6 +35,7 @@ Region conditions (normalised by eta g2):
   increment_lower   e^-2 grows by at least 2 q_min g2 eta/scale per step: implied by dx_lower (psi >= 1)
   band_lower        1 + w e^3 - 0.95 >= 0                 C1 >= 0.95 C1* (Lemma D.17's band; not normalised)
   band_upper        4 pi - w e^3 >= 0                     C1 <= (4 pi + 1) C1*
+  d5_upper          4/5 (A/F3)(K + N e)/(K (1 - e)) - w e^2 >= 0   Lemma D.5 (divided by e C1*; e_top < 1)
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from dataclasses import dataclass
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 
 CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_printed_lower", "dx_printed_upper",
-              "increment_upper", "increment_lower", "band_lower", "band_upper")
+              "increment_upper", "increment_lower", "band_lower", "band_upper", "d5_upper")
 MIN_E_WIDTH = 2.0 ** -40
 
 
@@ -85,6 +86,7 @@ class BoxMap:
         self.printed_upper = consts.get("printed_d19_upper")
         self.cz = atan_coefficient   # ball or None
         self.m = slack_power         # slack_upper is (eta g2 - X)/e^m
+        self.K, self.N = consts["K"], consts["N"]
         self.arb = arb
 
     def evaluate(self, e_lo, e_hi, w_lo, w_hi, pending, band):
@@ -116,6 +118,9 @@ class BoxMap:
             return (X - self.printed_lower) / eg2
         if cond == "dx_printed_upper":
             return (self.printed_upper - X) / eg2
+        if cond == "d5_upper":        # (C1*-factor - C1/C1*)/e: 4/5 (A/F3) (K + N e)/(K (1 - e)) - w e^2
+            K, N = self.K, self.N
+            return (4 * self.k.a_over_f3(E, self.c) * (K + N * E) / (5 * K * (1 - E)) - W * E * E)
         if cond == "band_lower":      # C1/C1* = 1 + w e^3 >= 0.95
             return 1 + W * E * E * E - self.arb("0.95")
         if cond == "band_upper":      # C1/C1* <= 4 pi + 1

@@ -27,10 +27,13 @@ class Statement:
     relation: str     # "le": lhs <= rhs, "ge": lhs >= rhs
     offset: int       # holds for T >= T* + offset (window "after_T_star")
     region: str | None  # the region condition that carries it past T0 (None: no region argument)
-    window: str = "after_T_star"   # "after_T_star", "after_t1" (t >= t1) or "until_t1" (0 <= t <= t1)
+    window: str = "after_T_star"   # "after_T_star", "after_t1" (t >= t1), "after_1" (t >= 1) or "until_t1"
 
 
 STATEMENTS: tuple[Statement, ...] = (
+    Statement("D5.printed.upper", "Lemma D.5", "printed", "upper",
+              "C1(t) <= (1 + 4 A(t)/(5 (A(t)+B(t))) (1-Kp)/(Kp(Dp-1))) C1*(t) for all t >= 1",
+              "C1", "le", 0, "d5_upper", "after_1"),
     Statement("D13.printed.attention", "Lemma D.13 (attention)", "printed", None,
               "p(t) <= (1 + D^(-1/4))/D for all t <= t1", "p", "le", 0, None, "until_t1"),
     Statement("D17.printed.band_lower", "Lemma D.17 (C1 band)", "printed", "lower",

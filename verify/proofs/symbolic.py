@@ -50,6 +50,7 @@ class Reduced:
     slack_upper_over_e: tuple  # (numerator, denominator): (eta g2 - Delta x/e^2)/e^slack_power
     eta_g2: sp.Expr            # Delta x/e^2 at e = 0
     slack_power: int = 1       # the power of e dividing eta g2 - Delta x/e^2 (1; 2 for identity)
+    a_over_f3: sp.Expr = None  # Lemma D.5's A(t)/(A(t)+B(t)) = A/F3 as a function of e (no 0/0)
 
 
 def _internal(expr: sp.Expr) -> sp.Expr:
@@ -128,7 +129,31 @@ def reduced(activation: str, scale: str = "D") -> Reduced:
         pass
     return Reduced(activation, scale, scale_expr, alpha, beta, zero, dx, star, sp.diff(star, e),
                    coefficient, (_horner(q_num), _horner(den_poly)), (_horner(s_num), _horner(den_poly)), eta_g2,
-                   power)
+                   power, a_over_f3(activation))
+
+
+def a_over_f3(activation: str) -> sp.Expr:
+    """Lemma D.5/D.6: ``A/(A+B) = A/F3`` with A = E[s(p u) s'(y) p u], F3 = E[s(x1) s(x1+x2)] (the
+    Appendix F expectations of :mod:`rdyn.derivations.gaussian`, as in the ledger's D.5 check) at
+    ``p = 1/(K + N e)``; ``acos(sqrt(K)/sqrt(K + N e^2))`` is rewritten ``atan(sqrt(N/K) e)``
+    (equal for e >= 0), so the form is regular at e = 0 (p = 1/K)."""
+    from rdyn.derivations import gaussian as g
+    from rdyn.derivations import model_a as ma
+
+    p = sp.Symbol("p", positive=True)
+    Ks, Ns = ma.K, ma.N
+    q = (1 - Ks * p) / Ns
+
+    def f(name, a, b):
+        return g.appendix_f(name, activation).subs({g.a_var: a, g.b_var: b}, simultaneous=True)
+
+    ratio = f("E[x1 s(x1) s'(x1+x2)]", Ks * p**2, Ns * q**2) / f("E[s(x1) s(x1+x2)]", Ks * p**2, Ns * q**2)
+    ratio = sp.simplify(ratio.subs(p, 1 / (Ks + Ns * e)))
+    ratio = ratio.subs({Ks: sK**2, Ns: sN**2, g.kappa: kappa})
+    ratio = sp.powsimp(sp.powdenest(ratio, force=True), force=True)
+    ratio = ratio.replace(lambda z: isinstance(z, sp.acos), lambda z: sp.atan(sN * e / sK))
+    assert not ratio.atoms(sp.acos), ratio
+    return sp.simplify(ratio)
 
 
 def instance_parameters(D: int, K: int, eta_value, M_value, kappa_value) -> dict:
