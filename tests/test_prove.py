@@ -145,11 +145,11 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
 
 @pytest.mark.parametrize("D,K,activation,scale", [(7, 2, "identity", "D"), (7, 2, "relu", "sqrtD")])
 def test_listed_instances_are_certified(D, K, activation, scale):
-    """The ledger's ``certified`` strength lists these instances (rdyn.verification.strength, with
+    """The ledger's ``certified`` strength lists these instances (rdyn.verification.claims.strength, with
     D = 9, K = 3 above and the slow D = 12 case below): every corrected statement is certified
     there and the printed D.19 upper side refuted."""
     import rdyn
-    from rdyn.verification import strength
+    from rdyn.verification.claims import strength
 
     assert {"D": D, "K": K, "activation": activation, "vstar_norm2": 1.0, "eta": None,
             "logit_scale": scale} in strength.PROVE_INSTANCES
@@ -263,7 +263,7 @@ def test_interrupted_proof_resumes_from_its_checkpoint(tmp_path, d9, stop_at):
     the region proof) saves the proof's state; the
     resumed proof reaches the same verdicts, margins and counterexamples as the uninterrupted one
     (D = 9, K = 3). A checkpoint written for another instance is refused, naming the option."""
-    from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted
+    from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError, Interrupted
     from rdyn.verification.proofs.engine import Instance, prove
 
     path = str(tmp_path / "proof.npz")
@@ -288,12 +288,12 @@ def test_interrupted_proof_resumes_from_its_checkpoint(tmp_path, d9, stop_at):
 
 def test_d5_ratio_matches_the_ledger_expectations():
     """A/(A+B) of the proofs (p = 1/(K + N e), acos rewritten as atan) equals the ledger's mpmath
-    A/F3 (rdyn.verification.checks_claims_a) at p in (1/D, 1/K), for ReLU and Leaky ReLU."""
+    A/F3 (rdyn.verification.checks.claims_a) at p in (1/D, 1/K), for ReLU and Leaky ReLU."""
     import flint
     import mpmath
     from flint import arb
 
-    from rdyn.verification.checks_claims_a import _attention_functions
+    from rdyn.verification.checks.claims_a import _attention_functions
     from rdyn.verification.proofs.kernels import kernels
 
     old = flint.ctx.prec

@@ -30,7 +30,7 @@ class Instance:
     logit_scale: str = "D"
 
     def config(self):
-        """The matching :class:`~rdyn.reduced_dynamics.model_a.TeacherConfig` (STS groups; the
+        """The matching :class:`~rdyn.reduced_dynamics.model_a.dynamics.TeacherConfig` (STS groups; the
         collapsed map depends on D and K only)."""
         return _teacher_config(self)
 
@@ -45,7 +45,7 @@ class Instance:
 
 
 def _teacher_config(inst: Instance):
-    from rdyn.reduced_dynamics.model_a import TeacherConfig
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
 
     return TeacherConfig(D=inst.D, K=inst.K, activation=inst.activation,
                          kappa=inst.kappa if inst.activation == "leaky" else 0.0, eta=inst.eta,
@@ -131,7 +131,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
 
     ``checkpoint``: save the iteration's state (and the region proof, once done) to this file
     every ``checkpoint_every`` seconds, at the end and on KeyboardInterrupt (then
-    :class:`rdyn.reduced_dynamics.checkpoint.Interrupted` is raised); ``resume``: continue from
+    :class:`rdyn.reduced_dynamics.runs.checkpoint.Interrupted` is raised); ``resume``: continue from
     such a file written for the same instance and options (else CheckpointError naming the
     difference). What was certified before the interruption is kept."""
     import flint
@@ -176,7 +176,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
             done = {s.key for s in todo if res.invariant and res.decided.get(s.region)}
             return [s.key for s in chosen + extra if s.key not in done]
 
-        from rdyn.reduced_dynamics import checkpoint as ck
+        from rdyn.reduced_dynamics.runs import checkpoint as ck
         from rdyn.verification.proofs.iterate import ball_from_text, ball_text
 
         identity = {"instance": inst.to_dict(), "labels": None if labels is None else sorted(labels),

@@ -118,8 +118,8 @@ class Evaluator:
 
 def ball_text(x) -> list:
     """An arb ball as exact text [midpoint, radius] (``man p exp``; see
-    :func:`rdyn.reduced_dynamics.checkpoint.exact_text`)."""
-    from rdyn.reduced_dynamics.checkpoint import exact_text
+    :func:`rdyn.reduced_dynamics.runs.checkpoint.exact_text`)."""
+    from rdyn.reduced_dynamics.runs.checkpoint import exact_text
 
     return [exact_text(x), exact_text(x.rad())]
 
@@ -129,7 +129,7 @@ def ball_from_text(pair):
     still contains the saved one)."""
     from flint import arb, arf
 
-    from rdyn.reduced_dynamics.checkpoint import from_exact_text
+    from rdyn.reduced_dynamics.runs.checkpoint import from_exact_text
 
     mid, rad = (from_exact_text(t, "arb") for t in pair)
     return arb(arf(mid.mid().man_exp()), arf(rad.mid().man_exp())) if rad != 0 else mid
@@ -293,7 +293,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     except KeyboardInterrupt:
         if saver is None:
             raise
-        from rdyn.reduced_dynamics.checkpoint import Interrupted
+        from rdyn.reduced_dynamics.runs.checkpoint import Interrupted
 
         path = saver(snapshot())
         raise Interrupted(t, path) from None

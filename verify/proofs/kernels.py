@@ -77,7 +77,7 @@ def _source(activation: str, scale: str) -> str:
 @lru_cache(maxsize=None)
 def source(activation: str, scale: str) -> str:
     """The generated source (cached in the project's kernel source cache)."""
-    from rdyn.reduced_dynamics import kernel_cache
+    from rdyn.reduced_dynamics.runs import kernel_cache
 
     return kernel_cache.cached_source("proofs_model_a", (activation, scale, _generator_fingerprint()),
                                       lambda: _source(activation, scale))
