@@ -617,7 +617,7 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
     Option("no_check", "flag", False, "skip the slow-manifold comparison at D = 10^3..10^6"),
 ))
 
-PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
 
 
 def _check_prove_label(value) -> None:
@@ -645,7 +645,7 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
            choices=("D", "sqrtD")),
     Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.5', "
-           "'Lemma D.13 (attention)', 'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
+           "'Lemma D.13 (attention)', 'Lemma D.15', 'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
            api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
     Option("max_steps", "int", None, "step budget of the certified iteration (default: max(2 T*, "
            "T0)); a statement neither refuted nor carried by the region by then is undecided",

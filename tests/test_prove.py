@@ -104,6 +104,7 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
     assert verdicts == {
         ("Lemma D.5", "printed", "upper"): "certified",
         ("Lemma D.13 (attention)", "printed", None): "certified",
+        ("Lemma D.15", "printed", "lower"): "certified",
         ("Lemma D.17 (C1 band)", "printed", "lower"): "certified",
         ("Lemma D.17 (C1 band)", "printed", "upper"): "certified",
         ("Lemma D.18", "printed", "lower"): "refuted", ("Lemma D.18", "printed", "upper"): "refuted",
@@ -118,6 +119,10 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
     att = _by(r, "Lemma D.13 (attention)", "printed", None)["certificate"]
     assert att["T0"] == 269 and att["region"] is None and att["steps_checked"] == [0, 269]
     assert att["min_margin"] == pytest.approx(0.3657113259711048, rel=1e-9)
+    d15 = _by(r, "Lemma D.15", "printed", "lower")["certificate"]
+    assert d15["steps_checked"] == [269, 158500]
+    assert d15["min_margin"] == pytest.approx(0.0003344041268197696, rel=1e-9)   # the 0.95 side at t1
+    assert d15["margin_on_region"] == pytest.approx(0.049609506318058216, rel=1e-9)
     band = _by(r, "Lemma D.17 (C1 band)", "printed", "lower")["certificate"]
     assert band["steps_checked"] == [269, 158500]
     assert band["min_margin"] == pytest.approx(0.0003344041268197696, rel=1e-9)   # at t1

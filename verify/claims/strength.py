@@ -52,7 +52,7 @@ PROVE_INSTANCES = (
     {"D": 12, "K": 3, "activation": "relu", "vstar_norm2": 1.0, "eta": 0.01, "logit_scale": "D"},
 )
 # ledger labels decided by rdyn prove (Model A)
-PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
 
 
 def _matches(check_id: str, pattern: str) -> bool:

@@ -42,6 +42,13 @@ class Iteration:
     t1: int | None = None
 
 
+def _hull_max(a, b):
+    """A ball containing max(x, y) for every x in a, y in b (when neither is certainly larger)."""
+    from rdyn.verification.proofs.balls import hull
+
+    return hull(a, b) if a.upper() >= b.upper() else hull(b, a)
+
+
 def digits(ball, n: int = 40) -> str:
     """The ball's midpoint to n significant digits."""
     return ball.mid().str(n, radius=False)
@@ -91,6 +98,11 @@ class Evaluator:
             return C1, self.band_lo * star
         if key == "D17.printed.band_upper":
             return C1, self.band_hi * star
+        if key == "D15.printed.lower":  # max(0.95, 1 - 4/5 A/(A+B) (1-Kp)/(Kp(Dp-1))) C1*
+            ratio = self.k.a_over_f3(e, self.c) if exact else self.d5_ratio_min   # r_min: a larger rhs
+            inner = 1 - self.four_fifths * ratio * e * (self.K + self.N * e) / (self.K * (1 - e))
+            return C1, (inner if inner > self.band_lo else self.band_lo if inner < self.band_lo
+                        else _hull_max(inner, self.band_lo)) * star
         if key == "D5.printed.upper":   # (1-Kp)/(Kp(Dp-1)) = e (K + N e)/(K (1 - e)) exactly
             ratio = self.k.a_over_f3(e, self.c) if exact else self.d5_ratio_min
             return C1, (1 + self.four_fifths * ratio * e * (self.K + self.N * e) / (self.K * (1 - e))) * star
@@ -172,9 +184,9 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         lhs, rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star)
         slack = (rhs - lhs) if s.relation == "le" else (lhs - rhs)
         rel = slack / abs(rhs)
-        if not rel > 0 and s.key.startswith("D5."):   # the cheap bound does not decide: the exact one
+        if not rel > 0 and s.key in ("D5.printed.upper", "D15.printed.lower"):   # the exact one decides
             lhs, rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star, exact=True)
-            slack = rhs - lhs
+            slack = (rhs - lhs) if s.relation == "le" else (lhs - rhs)
             rel = slack / abs(rhs)
         if o.checked_from is None:
             o.checked_from = t

@@ -36,6 +36,7 @@ Region conditions (normalised by eta g2):
   band_lower        1 + w e^3 - 0.95 >= 0                 C1 >= 0.95 C1* (Lemma D.17's band; not normalised)
   band_upper        4 pi - w e^3 >= 0                     C1 <= (4 pi + 1) C1*
   d5_upper          4/5 (A/F3)(K + N e)/(K (1 - e)) - w e^2 >= 0   Lemma D.5 (divided by e C1*; e_top < 1)
+  d15_lower         min(1 + w e^3 - 0.95, w e^2 + 4/5 (A/F3)(K + N e)/(K (1 - e))) >= 0   Lemma D.15
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 
 CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_printed_lower", "dx_printed_upper",
-              "increment_upper", "increment_lower", "band_lower", "band_upper", "d5_upper")
+              "increment_upper", "increment_lower", "band_lower", "band_upper", "d5_upper", "d15_lower")
 MIN_E_WIDTH = 2.0 ** -40
 
 
@@ -121,6 +122,11 @@ class BoxMap:
         if cond == "d5_upper":        # (C1*-factor - C1/C1*)/e: 4/5 (A/F3) (K + N e)/(K (1 - e)) - w e^2
             K, N = self.K, self.N
             return (4 * self.k.a_over_f3(E, self.c) * (K + N * E) / (5 * K * (1 - E)) - W * E * E)
+        if cond == "d15_lower":       # 1 + w e^3 >= max(0.95, 1 - 4/5 (A/F3) e (K + N e)/(K (1 - e))): the
+            K, N = self.K, self.N     # smaller of the two slacks (the second divided by e)
+            second = W * E * E + 4 * self.k.a_over_f3(E, self.c) * (K + N * E) / (5 * K * (1 - E))
+            first = 1 + W * E * E * E - self.arb("0.95")
+            return first if first < second else (second if second < first else hull(first, second))
         if cond == "band_lower":      # C1/C1* = 1 + w e^3 >= 0.95
             return 1 + W * E * E * E - self.arb("0.95")
         if cond == "band_upper":      # C1/C1* <= 4 pi + 1
