@@ -190,7 +190,14 @@ class Expectations:
         self.scale = self.D if config.logit_scale == "D" else num.sqrt(self.D)
         self.w, self.z = rule.weights, rule.nodes
         self.teacher_square = teacher_square(config, num)  # E[sigma(r Y1)^2], once
-        self._grad_in, self._grad_out = logit_gradient_functions()
+
+    @property
+    def _grad_in(self):   # derived on first use (sympy, ~1 s): the tabulated route needs none
+        return logit_gradient_functions()[0]
+
+    @property
+    def _grad_out(self):
+        return logit_gradient_functions()[1]
 
     def level(self, e) -> AttentionLevel:
         num, r, K, N = self.num, self.r, self.K, self.N
@@ -377,6 +384,22 @@ class SmoothRun(RunResult):
 
     nodes: int = 0
     quadrature_error: float = 0.0
+    route: str = "rule"
+    table_error: float | None = None
+
+
+ROUTES = ("auto", "table", "exact")
+
+
+def table_route(config: SmoothConfig, dps: int | None, route: str = "auto") -> bool:
+    """Whether a run takes the tabulated moments (:mod:`rdyn.reduced_dynamics.smooth_tables`):
+    float64 runs of the activations without closed Gaussian averages (not erf, GELU), unless
+    ``route`` is "exact" (``table`` forces it for erf and GELU too)."""
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(ROUTES)}, got {route!r}")
+    if dps is not None or route == "exact":
+        return False
+    return route == "table" or config.activation.name not in COMPILED
 
 
 def eta_limit(config: SmoothConfig, points: int = 17) -> float:
@@ -404,7 +427,7 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
         tstar_attention: float | None = None, dps: int | None = None, progress: bool = False,
         max_default_steps: int = 10**7, min_default_steps: int = 1000,
         checkpoint: str | None = None, checkpoint_every: float = 60.0,
-        resume: str | None = None, on_rule=None) -> SmoothRun:
+        resume: str | None = None, on_rule=None, route: str = "auto") -> SmoothRun:
     """Iterate from C1 = C2 = C3 = 0. ``steps = None``: to T*, then as many again (at least
     ``min_default_steps``, at most ``max_default_steps``). At ``dps`` the node count chosen at
     the start is checked a posteriori at the final state against the next order; if they
@@ -438,7 +461,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
         if on_rule is not None:
             on_rule(n)
         result = _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
-                      min_default_steps, n, qerr, store, resume, identity(n))
+                      min_default_steps, n, qerr, store, resume, identity(n),
+                      probes if table_route(config, dps, route) else None)
         resume = None
         if dps is None:
             return result
@@ -461,7 +485,8 @@ CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16, "rule": 1 << 22}
 
 
 def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
-         min_default_steps, n, qerr, store=None, resume=None, identity=None) -> SmoothRun:
+         min_default_steps, n, qerr, store=None, resume=None, identity=None,
+         table_probes=None) -> SmoothRun:
     from rdyn.reduced_dynamics.model_a import StateReport, late_slope, log_grid
     from rdyn.reduced_dynamics.smooth_checkpoint import SmoothLoop, load_loop, save_loop
 
@@ -472,8 +497,19 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     grid = set(int(s) for s in log_grid(end)) | set(int(s) for s in record)
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
-        route = _compiled_loop(config, n) if num.kind == "float64" else False   # numba loops
-        if route is not False:
+        table = None
+        if table_probes is not None:   # the tabulated moments (smooth_tables.py, issue 31)
+            from rdyn.reduced_dynamics.smooth_tables import TableRoute
+
+            table = TableRoute(config, n, table_probes)
+            advance = table.advancer(eta_f, t1_fraction, level, steps is None,
+                                     min_default_steps, end, grid)
+            chunk, route = CHUNK["compiled"], None
+        else:
+            route = _compiled_loop(config, n) if num.kind == "float64" else False   # numba loops
+        if table is not None:
+            pass
+        elif route is not False:
             advance = _compiled_advance(config, eta_f, t1_fraction, level, steps is None,
                                         min_default_steps, end, grid, route)
             chunk = CHUNK["compiled"] if route is None else max(CHUNK["rule"] // (n * n), 1)
@@ -520,7 +556,8 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     return SmoothRun(config=config, eta=eta_f, steps=t, t1=t1, T_star=T_star, lost_at_step=lost,
                      eta_limit=limit, final=final, record=rec, loss_curve=curve, loss_slope=slope,
                      backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr,
-                     diverged_at_step=diverged)
+                     diverged_at_step=diverged, route="rule" if table is None else "table",
+                     table_error=None if table is None else table.error)
 
 
 def _drive(advance, loop, chunk: int, save, bar):
