@@ -347,6 +347,15 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "(limits, not step counts). Smooth activations: both, float64 only, C1* solved "
            "numerically per s, derivatives without closed form by central differences "
            "(docs/any_activation.md)", choices=("map", "flow", "slow")),
+    Option("smooth_route", "choice", None, "smooth activations, float64: how each step's "
+           "moments are computed. auto (default): tabulated (piecewise Chebyshev tiles built "
+           "from the Gauss-Hermite rule, docs/any_activation.md) for tanh, softplus, sigmoid "
+           "and formulas, closed forms for erf and gelu; table: the tiles for every smooth "
+           "activation; exact: the Gauss-Hermite rule (or closed form) at every step",
+           choices=("auto", "table", "exact"),
+           applies=lambda v: _smooth(v) and v["dps"] is None and v["method"] == "map",
+           refusal="--smooth-route applies to float64 map runs of the smooth activations "
+           "(erf, tanh, gelu, softplus, sigmoid, expr) only"),
     Option("precision", "choice", None, "arithmetic: float64 (default without --dps), arb "
            "(python-flint, --dps digits; default with --dps) or dd: compiled double-double, 106 "
            "bits (~31 digits), about 17x the arb speed, for long runs; reported with --dps "

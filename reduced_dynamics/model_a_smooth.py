@@ -447,6 +447,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     probes = default_probes(config, dps, level)
     n, qerr = choose_rule(config, dps, probes)
     backend = "float64" if dps is None else Numbers(config.activation, dps).kind
+    if table_route(config, dps, route):   # a checkpoint of the tabulated route resumes only it
+        backend = "float64 table"
 
     def identity(nodes):
         return run_identity(config, steps, record, t1_fraction, tstar_attention, dps, backend,

@@ -131,6 +131,7 @@ def run_smooth(v: dict, config, thresholds):
                                      thresholds.tstar_attention, v["dps"],
                                      progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS,
                                      on_rule=smooth_announcer(v, config, thresholds),
+                                     route=v.get("smooth_route") or "auto",
                                      **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
@@ -155,7 +156,8 @@ def run_smooth(v: dict, config, thresholds):
         "quadrature": {"nodes": result.nodes, "error_estimate": result.quadrature_error,
                        "rule": "Gauss-Hermite" + (" (inner average closed form)"
                                                   if config.activation.name in ("erf", "gelu")
-                                                  else " tensor")},
+                                                  else " tensor"),
+                       "route": result.route, "table_error": result.table_error},
     }
     certificate = None
     if v["certify"]:
