@@ -77,10 +77,13 @@ def ball_map(name: str):
 
 
 def certifiable(name: str) -> bool:
-    """True for the activations with every expectation closed (erf, gelu)."""
+    """True for the activations with every expectation closed (erf, gelu) and for those whose
+    strip of analyticity is derived (tanh, softplus, sigmoid: the certified quadrature of
+    :mod:`rdyn.reduced_dynamics.certified_strip`)."""
     from rdyn.derivations.activations import CLOSED_MOMENTS
+    from rdyn.reduced_dynamics.certified_strip import strip_certifiable
 
-    return name in CLOSED_MOMENTS
+    return name in CLOSED_MOMENTS or strip_certifiable(name)
 
 
 def log2_relative_radius(state) -> float:
@@ -134,8 +137,12 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
     should certify (default 30); the working precision is chosen as the module docstring says,
     or fixed at ``prec`` bits (no adaptation). ``tstar_level`` overrides the T* level (string,
     arb ball or number)."""
+    from rdyn.reduced_dynamics.certified_strip import certified_strip_run, strip_certifiable
     from rdyn.reduced_dynamics.model_a import Thresholds
 
+    if strip_certifiable(config.activation.name):   # no closed forms: certified quadrature
+        return certified_strip_run(config, eta, steps, thresholds, tstar_level,
+                                   min_default_steps)
     if not certifiable(config.activation.name):
         raise ValueError(f"no certified iteration for activation {config.activation.label}")
     thresholds = thresholds or Thresholds()

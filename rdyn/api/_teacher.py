@@ -113,8 +113,9 @@ def run_smooth(v: dict, config, thresholds):
         return run_limits(v, config, thresholds)
     for flag, given, why in (
             ("--certify", v["certify"] and not certifiable(config.activation.name),
-             "its Gaussian expectations have no closed form, and the quadrature has no "
-             "rigorous error bound (certified: erf, gelu)"),
+             "the certified quadrature needs a strip of analyticity with bounds on sigma, "
+             "sigma', sigma'' there, derived for tanh, softplus and sigmoid, not for a formula "
+             "(certified: erf, gelu, tanh, softplus, sigmoid)"),
             ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N")):
         require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
     require(v["precision"] != "arb" or v["dps"] is not None, "--precision arb needs --dps N")
