@@ -393,13 +393,13 @@ ROUTES = ("auto", "table", "exact")
 
 def table_route(config: SmoothConfig, dps: int | None, route: str = "auto") -> bool:
     """Whether a run takes the tabulated moments (:mod:`rdyn.reduced_dynamics.smooth_tables`):
-    float64 runs of the activations without closed Gaussian averages (not erf, GELU), unless
-    ``route`` is "exact" (``table`` forces it for erf and GELU too)."""
+    every float64 run ("auto" and "table" alike; erf and GELU too: their compiled closed forms
+    cost 4-5 s of numba compilation in every process and step slower than the tiles), unless
+    ``route`` is "exact" (the closed forms of erf and GELU, the compiled Gauss-Hermite rule of
+    the others)."""
     if route not in ROUTES:
         raise ValueError(f"route must be one of {', '.join(ROUTES)}, got {route!r}")
-    if dps is not None or route == "exact":
-        return False
-    return route == "table" or config.activation.name not in COMPILED
+    return dps is None and route != "exact"
 
 
 def eta_limit(config: SmoothConfig, points: int = 17) -> float:

@@ -78,7 +78,7 @@ def test_tiles_equal_the_rule_at_independent_points(name, formula):
 
 
 @pytest.mark.parametrize("name, formula", [("tanh", None), ("softplus", None), ("sigmoid", None),
-                                           ("expr", FORMULA)])
+                                           ("expr", FORMULA), ("erf", None), ("gelu", None)])
 def test_table_run_equals_the_rule(name, formula):
     """The issue's "Done when" runs (D = 8, K = 2, M = 2, eta = 0.2, 400 steps): the tabulated
     route's final C1, C2, C3, p and t1 equal the exact rule's to 1e-13 relative (measured
@@ -103,11 +103,12 @@ def test_table_run_through_tstar_equals_the_rule():
 
 
 def test_route_choice():
-    """auto: tabulated for the activations without closed averages, float64 only; exact: never."""
+    """auto: tabulated for every smooth activation, float64 only; exact: never."""
     assert ms.table_route(_config("tanh"), None)
     assert ms.table_route(_config("expr", FORMULA), None)
-    assert not ms.table_route(_config("erf"), None)
+    assert ms.table_route(_config("erf"), None) and ms.table_route(_config("gelu"), None)
     assert ms.table_route(_config("erf"), None, "table")
+    assert not ms.table_route(_config("gelu"), None, "exact")
     assert not ms.table_route(_config("tanh"), 30)
     assert not ms.table_route(_config("tanh"), None, "exact")
     with pytest.raises(ValueError):
