@@ -25,7 +25,9 @@ Gaussian average ``E[f(c Z)]`` of a sigma with complex singularities (tanh: pole
 non-analytic part is of order ``exp(-const / a^2)``, negligible for the small tiles near 0.
 
 Tiles are built lazily: the compiled loop stops at a step whose tile (or the t1 test's tile at
-``C1 / fraction``) is missing, the driver builds it and the loop continues. A tile's
+``C1 / fraction``) is missing, the driver builds it and the loop continues. A tile beyond
+:data:`MAX_INDEX` lattice indices (a runaway C1) is not built: that one step runs on the exact
+route (``model_a_smooth._compiled_advance``), so each step's route is a function of its state. A tile's
 coefficients are a pure function of the run's constants and the tile's index, so a run is
 the same bit for bit however it is cut into chunks or resumed.
 
@@ -65,6 +67,7 @@ TABLE_TOLERANCE = 1e-14      # table error allowed, relative to each output's sc
 START_WIDTHS = (0.5, 0.25)   # (hC, hE) before halving
 MIN_WIDTH = 2.0 ** -9
 OUTPUTS = 3                  # m1, m2, dm2/dC1
+MAX_INDEX = 2048             # lattice indices a side; beyond: that step on the exact route
 
 
 # --------------------------------------------------------------------------------------------
@@ -241,6 +244,11 @@ class MomentTable:
         self.slots[key] = row
         self._place(key, row)
         return row
+
+    def within(self, ic: int, ie: int) -> bool:
+        """Whether tile (ic, ie) is within the lattice's reach (:data:`MAX_INDEX` tiles a
+        side: the dense index the loop reads stays under 32 MB)."""
+        return abs(ic) <= MAX_INDEX and 0 <= ie <= MAX_INDEX
 
     def _place(self, key, row):
         ic, ie = key
@@ -579,13 +587,45 @@ class TableRoute:
         cfg, table = self.config, self.table
         need = np.zeros(2, dtype=np.int64)
 
-        def advance(loop, chunk_end):
-            state = np.array([float(v) for v in loop.state])
+        exact = []
+
+        def exact_step():
+            if not exact:
+                from rdyn.reduced_dynamics import model_a_smooth as ms
+
+                route = ms._compiled_loop(cfg, table.nodes)
+                if route is False:
+                    raise ValueError(f"--activation {cfg.activation.label}: the state left the "
+                                     "table's reach and the formula does not compile under "
+                                     "numba; use --smooth-route exact")
+                exact.append(ms._compiled_advance(cfg, eta_f, t1_fraction, level, default_run,
+                                                  min_default_steps, end, grid, route))
+            return exact[0]
+
+        def _counters(loop):
             ev = np.array([loop.t, -1 if loop.t1 is None else loop.t1,
                            -1 if loop.T_star is None else loop.T_star,
                            -1 if loop.lost is None else loop.lost, loop.stop_at, 0, -1],
                           dtype=np.int64)
             ev[mc.EV_CURSOR] = np.searchsorted(capture_steps, loop.t, side="left")
+            return ev
+
+        def _sync(loop, state, ev, out):
+            """Copy the compiled loop's state, counters and captures into ``loop``."""
+            captured = dict(loop.captured)
+            for i in range(int(np.searchsorted(capture_steps, loop.t, side="left")),
+                           int(ev[mc.EV_CURSOR])):
+                captured[int(capture_steps[i])] = tuple(float(v) for v in out[i])
+            event = lambda k: None if ev[k] < 0 else int(ev[k])  # noqa: E731
+            loop.state = [float(v) for v in state]
+            loop.t, loop.t1, loop.T_star, loop.lost = (int(ev[mc.EV_T]), event(mc.EV_T1),
+                                                       event(mc.EV_TSTAR), event(mc.EV_LOST))
+            loop.stop_at, loop.captured, loop.diverged = (int(ev[mc.EV_STOP]), captured,
+                                                          event(mc.EV_DIVERGED))
+
+        def advance(loop, chunk_end):
+            state = np.array([float(v) for v in loop.state])
+            ev = _counters(loop)
             out = np.full((capture_steps.shape[0], 3), np.nan)
             while True:
                 status = iterate(state, ev, int(chunk_end), float(eta_f), float(cfg.D),
@@ -597,17 +637,19 @@ class TableRoute:
                                  table.coefficients, table.geometry, need)
                 if status != 2:
                     break
-                table.build(int(need[0]), int(need[1]))
-            captured = dict(loop.captured)
-            for i in range(int(np.searchsorted(capture_steps, loop.t, side="left")),
-                           int(ev[mc.EV_CURSOR])):
-                captured[int(capture_steps[i])] = tuple(float(v) for v in out[i])
-            event = lambda k: None if ev[k] < 0 else int(ev[k])  # noqa: E731
-            loop.state = [float(v) for v in state]
-            loop.t, loop.t1, loop.T_star, loop.lost = (int(ev[mc.EV_T]), event(mc.EV_T1),
-                                                       event(mc.EV_TSTAR), event(mc.EV_LOST))
-            loop.stop_at, loop.captured, loop.diverged = (int(ev[mc.EV_STOP]), captured,
-                                                          event(mc.EV_DIVERGED))
+                if table.within(int(need[0]), int(need[1])):
+                    table.build(int(need[0]), int(need[1]))
+                    continue
+                # a state beyond the lattice's reach (a runaway C1): this one step on the
+                # exact route (model_a_smooth's compiled advance), then the table again
+                _sync(loop, state, ev, out)
+                exact_step()(loop, loop.t + 1)
+                if loop.done:
+                    return
+                state = np.array([float(v) for v in loop.state])
+                ev = _counters(loop)
+                out = np.full((capture_steps.shape[0], 3), np.nan)
+            _sync(loop, state, ev, out)
             loop.done = status == 1
 
         return advance

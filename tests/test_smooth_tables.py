@@ -155,3 +155,40 @@ def test_cli_route_option(capsys):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
         assert "--smooth-route applies" in err and len(err.strip().splitlines()) == 1
+
+
+def test_states_beyond_the_lattice_reach_step_on_the_exact_route(monkeypatch):
+    """With the reach cut to 36 C1 lattice indices (C1 up to 12 tile widths), the steps whose C1
+    (or its t1 test point) lies beyond it run on the exact rule one at a time; the run still
+    equals the exact route's (t1, final state to 1e-13) and no tile beyond the reach is built."""
+    config = _config("tanh")
+    ms.run(config, 2, route="table")   # the run's tile widths chosen (cached) before the cut
+    monkeypatch.setattr(st.MomentTable, "within", lambda self, ic, ie: abs(ic) <= 36)
+    built = []
+    real = st.MomentTable.build
+
+    def build(self, ic, ie):
+        built.append((ic, ie))
+        return real(self, ic, ie)
+
+    monkeypatch.setattr(st.MomentTable, "build", build)
+    exact_steps = []
+    real_advance = ms._compiled_advance
+
+    def compiled_advance(*args, **kwargs):
+        advance = real_advance(*args, **kwargs)
+
+        def counted(loop, chunk_end):
+            exact_steps.append(chunk_end - loop.t)
+            advance(loop, chunk_end)
+
+        return counted
+
+    monkeypatch.setattr(ms, "_compiled_advance", compiled_advance)
+    table = ms.run(config, 400, route="table")
+    assert len(exact_steps) > 100 and set(exact_steps) == {1}
+    exact = ms.run(config, 400, route="exact")
+    assert max(abs(ic) for ic, _ in built) <= 36
+    assert table.t1 == exact.t1
+    for key in ("C1", "C2", "C3", "p"):
+        assert _rel(getattr(table.final, key), getattr(exact.final, key)) < 1e-13, key
