@@ -5,7 +5,7 @@ one run of this script:
 
 * ReLU's float64 steps/s (numba event loop, the reference);
 * for erf and GELU (compiled closed forms, their default route) and for tanh, softplus, sigmoid
-  and the formula ``x*tanh(x) + x/3`` (tabulated moments, ``reduced_dynamics/smooth_tables.py``,
+  and the formula ``x*tanh(x) + x/3`` (tabulated moments, ``reduced_dynamics/model_a/smooth_tables.py``,
   their default route since issue 31): the float64 steps/s of the run's compiled loop (tiles
   already built), ReLU / it, the set-up seconds (node choice, probes, tile widths; then the
   tiles the run builds), the node count and tile widths, and the agreement with the exact rule
@@ -28,9 +28,9 @@ import sys
 import time
 
 from rdyn.derivations.activations import Activation
-from rdyn.reduced_dynamics import model_a_smooth as ms
-from rdyn.reduced_dynamics.model_a import TeacherConfig, log_grid
-from rdyn.reduced_dynamics.model_a import run as run_homogeneous
+from rdyn.reduced_dynamics.model_a import smooth as ms
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, log_grid
+from rdyn.reduced_dynamics.model_a.dynamics import run as run_homogeneous
 
 SIZES = ((8, 2, 2), (36, 4, 4))
 ETA = 0.2
@@ -53,7 +53,7 @@ def relu_rate(D: int, K: int, steps: int = 5_000_000) -> float:
 def closed_form_rate(cfg, steps: int) -> float:
     import numpy as np
 
-    from rdyn.reduced_dynamics.model_a_compiled import advance_compiled, start_counters
+    from rdyn.reduced_dynamics.model_a.compiled import advance_compiled, start_counters
 
     capture = np.array([0, steps], dtype=np.int64)
 
@@ -70,8 +70,8 @@ def closed_form_rate(cfg, steps: int) -> float:
 
 def table_rate(cfg, steps: int):
     """(steps/s of the table loop with its tiles built, set-up s, tiles-built s, nodes, widths)."""
-    from rdyn.reduced_dynamics.smooth_checkpoint import SmoothLoop
-    from rdyn.reduced_dynamics.smooth_tables import TableRoute
+    from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop
+    from rdyn.reduced_dynamics.model_a.smooth_tables import TableRoute
 
     start = time.perf_counter()
     probes = ms.default_probes(cfg, None, 1 / (2 * cfg.K))

@@ -19,7 +19,7 @@ class UsageError(ValueError):
     """Bad user input; reported as one line on stderr with exit status 2."""
 
 
-def require(condition: bool, message: str) -> None:
+def require(condition: object, message: str) -> None:
     """Raise :class:`UsageError` with ``message`` unless ``condition`` holds."""
     if not condition:
         raise UsageError(message)

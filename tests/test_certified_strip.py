@@ -1,4 +1,4 @@
-"""Issue 31: certified runs of tanh, softplus and sigmoid (reduced_dynamics/certified_strip.py):
+"""Issue 31: certified runs of tanh, softplus and sigmoid (reduced_dynamics/certified/strip.py):
 each step's moments enclosed by a tensor trapezoidal rule on arb balls plus a proved remainder
 bound for integrands analytic in a strip; checked against independent high-precision values."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ from flint import arb
 
 from rdyn import cli
 from rdyn.derivations.activations import Activation
-from rdyn.reduced_dynamics import certified_strip as cs
-from rdyn.reduced_dynamics import model_a_smooth as ms
+from rdyn.reduced_dynamics.certified import strip as cs
+from rdyn.reduced_dynamics.model_a import smooth as ms
 
 SIGMA = {"tanh": (mpmath.tanh, lambda w: mpmath.sech(w) ** 2,
                   lambda w: -2 * mpmath.tanh(w) * mpmath.sech(w) ** 2),

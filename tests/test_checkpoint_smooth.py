@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from rdyn import cli
-from rdyn.reduced_dynamics import checkpoint as ck
-from rdyn.reduced_dynamics import model_a_smooth as ms
+from rdyn.reduced_dynamics.runs import checkpoint as ck
+from rdyn.reduced_dynamics.model_a import smooth as ms
 from signal_runs import signal_when_checkpointed
 
 BASE = ["teacher", "--D", "8", "--K", "2", "--M", "2", "--eta", "0.2", "--json", "--quiet"]
@@ -74,7 +74,7 @@ def _interrupt_after(monkeypatch, factory_name: str, chunks: int):
     """Make the ``chunks + 1``-th chunk of the next smooth run raise KeyboardInterrupt half way
     (its state partly advanced: the driver must fall back to the chunk's start).
     ``factory_name``: a function of model_a_smooth, or "TableRoute.advancer" (smooth_tables)."""
-    from rdyn.reduced_dynamics import smooth_tables as st
+    from rdyn.reduced_dynamics.model_a import smooth_tables as st
 
     owner = st.TableRoute if factory_name == "TableRoute.advancer" else ms
     factory_name = factory_name.split(".")[-1]

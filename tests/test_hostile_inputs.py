@@ -187,8 +187,8 @@ def test_divergence_step_is_the_first_out_of_range_step():
     leaves the float64-safe range at step 11165, found by bisection inside a 2e6-step chunk.
     The same step is found stepping one step per chunk, and a run that stops at the step
     before does not diverge."""
-    from rdyn.reduced_dynamics.divergence import STATE_BOUND
-    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.runs.divergence import STATE_BOUND
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
 
     cfg = TeacherConfig(D=20, K=4, eta=5.0)
     r = run(cfg, steps=100000)
@@ -292,7 +292,7 @@ def test_probe_leaves_no_file(tmp_path, capsys):
 def test_failed_checkpoint_write_keeps_the_result(tmp_path, capsys, monkeypatch):
     """A checkpoint that cannot be written after the probe (disk full): the run warns and
     still prints its result, identical to a run without --checkpoint."""
-    from rdyn.reduced_dynamics import checkpoint as ck
+    from rdyn.reduced_dynamics.runs import checkpoint as ck
 
     argv = ["teacher", "--D", "20", "--K", "4", "--steps", "50", "--json"]
     reference = run_main(capsys, argv)[1]
@@ -306,8 +306,8 @@ def test_failed_checkpoint_write_keeps_the_result(tmp_path, capsys, monkeypatch)
 
 
 def test_nan_checkpoint_is_refused(tmp_path, capsys):
-    from rdyn.reduced_dynamics import checkpoint as ck
-    from rdyn.reduced_dynamics import model_a as ma
+    from rdyn.reduced_dynamics.runs import checkpoint as ck
+    from rdyn.reduced_dynamics.model_a import dynamics as ma
 
     path = str(tmp_path / "t.npz")
     argv = ["teacher", "--D", "20", "--K", "4", "--steps", "50", "--json"]

@@ -1,4 +1,4 @@
-"""Issue 31: the tabulated route of the smooth activations (reduced_dynamics/smooth_tables.py):
+"""Issue 31: the tabulated route of the smooth activations (reduced_dynamics/model_a/smooth_tables.py):
 piecewise Chebyshev tiles of m1, m2, dm2/dC1 built from the exact Gauss-Hermite tensor rule,
 against that rule (the independent check: ``route="exact"``, the compiled tensor rule of
 model_a_compiled_rule.py, or the numpy step for the moments)."""
@@ -11,10 +11,10 @@ import pytest
 
 from rdyn import cli
 from rdyn.derivations.activations import Activation
-from rdyn.reduced_dynamics import model_a_smooth as ms
-from rdyn.reduced_dynamics import smooth_tables as st
-from rdyn.reduced_dynamics.model_a import log_grid
-from rdyn.reduced_dynamics.smooth_checkpoint import SmoothLoop
+from rdyn.reduced_dynamics.model_a import smooth as ms
+from rdyn.reduced_dynamics.model_a import smooth_tables as st
+from rdyn.reduced_dynamics.model_a.dynamics import log_grid
+from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop
 
 FORMULA = "x*tanh(x) + x/3"
 
