@@ -71,12 +71,11 @@ def closed_form_rate(cfg, steps: int) -> float:
 def table_rate(cfg, steps: int):
     """(steps/s of the table loop with its tiles built, set-up s, tiles-built s, nodes, widths)."""
     from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop
-    from rdyn.reduced_dynamics.model_a.smooth_tables import TableRoute
 
     start = time.perf_counter()
     probes = ms.default_probes(cfg, None, 1 / (2 * cfg.K))
     n, _ = ms.choose_rule(cfg, None, probes)
-    route = TableRoute(cfg, n, probes)
+    route = ms.make_table_route(cfg, n, probes)
     setup = time.perf_counter() - start
     grid = set(int(s) for s in log_grid(steps))
 

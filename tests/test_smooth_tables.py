@@ -63,7 +63,7 @@ def test_tiles_equal_the_rule_at_independent_points(name, formula):
     config = _config(name, formula)
     probes = ms.default_probes(config, None, 1 / (2 * config.K))
     n, _ = ms.choose_rule(config, None, probes)
-    route = st.TableRoute(config, n, probes)
+    route = ms.make_table_route(config, n, probes)
     table, exact = route.table, route.table.exact
     rng = np.random.default_rng(31)
     points = list(zip(rng.uniform(0, 1.6, 40), rng.uniform(0, 1, 40)))
@@ -125,7 +125,7 @@ def test_chunks_and_build_order_do_not_change_the_run():
     grid = set(int(s) for s in log_grid(steps))
     finals = []
     for chunk in (steps + 1, 97):
-        route = st.TableRoute(config, n, probes)
+        route = ms.make_table_route(config, n, probes)
         advance = route.advancer(0.2, 0.95, 0.25, False, 1000, steps, grid)
         loop = SmoothLoop(0, [0.0, 0.0, 0.0], stop_at=steps)
         while not loop.done:

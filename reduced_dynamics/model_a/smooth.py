@@ -501,9 +501,7 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
         ex = Expectations(config, num, num.rule(n))
         table = None
         if table_probes is not None:   # the tabulated moments (smooth_tables.py, issue 31)
-            from rdyn.reduced_dynamics.model_a.smooth_tables import TableRoute
-
-            table = TableRoute(config, n, table_probes)
+            table = make_table_route(config, n, table_probes)
             advance = table.advancer(eta_f, t1_fraction, level, steps is None,
                                      min_default_steps, end, grid)
             chunk, route = CHUNK["compiled"], None
@@ -560,6 +558,25 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
                      backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr,
                      diverged_at_step=diverged, route="rule" if table is None else "table",
                      table_error=None if table is None else table.error)
+
+
+def make_table_route(config: SmoothConfig, n: int, probes):
+    """The tabulated route of a float64 run (:class:`rdyn.reduced_dynamics.model_a.
+    smooth_tables.TableRoute`) on the n-point rule, with the exact route's compiled advance
+    for states beyond the table's lattice."""
+    from rdyn.reduced_dynamics.model_a.smooth_tables import TableRoute
+
+    def exact_advance(eta_f, t1_fraction, level, default_run, min_default_steps, end, grid):
+        route = _compiled_loop(config, n)
+        if route is False:
+            raise ValueError(f"--activation {config.activation.label}: the state left the "
+                             "table's reach and the formula does not compile under numba; use "
+                             "--smooth-route exact")
+        return _compiled_advance(config, eta_f, t1_fraction, level, default_run,
+                                 min_default_steps, end, grid, route)
+
+    ex = Expectations(config, Numbers(config.activation, None), float64_rule(n))
+    return TableRoute(config, n, probes, ex, exact_advance)
 
 
 def _drive(advance, loop, chunk: int, save, bar):

@@ -120,12 +120,11 @@ class ExactMoments:
     """m1, m2, dm2/dC1 of the n-point rule at many (C1, e) at once: the formulas of
     ``model_a.smooth.Expectations.level`` and ``.moments``, vectorised over C1."""
 
-    def __init__(self, config, nodes: int):
-        from rdyn.reduced_dynamics.model_a.gauss_hermite import float64_rule
-        from rdyn.reduced_dynamics.model_a.smooth import Expectations, Numbers
-
-        self.num = Numbers(config.activation, None)
-        self.ex = Expectations(config, self.num, float64_rule(nodes))
+    def __init__(self, expectations):
+        """``expectations``: a float64 ``model_a.smooth.Expectations`` on the run's rule (the
+        caller builds it: this module does not import model_a.smooth)."""
+        self.num = expectations.num
+        self.ex = expectations
         self.r = float(self.ex.r)
         self.w = np.asarray(self.ex.w, dtype=float)
 
@@ -174,11 +173,11 @@ class MomentTable:
     1/half-width, e centre, 1/half-width). ``index`` is the dense int32 map the compiled loop
     reads (-1: not built), C1 indices offset by ``c_offset``."""
 
-    def __init__(self, config, nodes: int, widths: tuple[float, float], degree: int = DEGREE,
-                 grading: int = GRADING, exact: ExactMoments | None = None):
+    def __init__(self, config, nodes: int, widths: tuple[float, float], exact: ExactMoments,
+                 degree: int = DEGREE, grading: int = GRADING):
         self.config, self.nodes, self.degree, self.grading = config, nodes, degree, grading
         self.hc, self.he = widths
-        self.exact = exact if exact is not None else ExactMoments(config, nodes)
+        self.exact = exact
         self.coefficients = np.zeros((0, degree + 1, degree + 1, OUTPUTS))
         self.geometry = np.zeros((0, 10))
         self.tails = np.zeros((0, OUTPUTS))
@@ -307,15 +306,25 @@ def _check_points(table: MomentTable, key) -> float:
     return worst
 
 
-@lru_cache(maxsize=8)
-def choose_widths(config, nodes: int, probes: tuple) -> tuple[tuple[float, float], np.ndarray, float]:
+_WIDTHS: dict = {}   # (config, nodes, probes) -> choose_widths' result (a pure function of them)
+
+
+def choose_widths(config, nodes: int, probes: tuple, exact: ExactMoments):
     """((hC, hE), output scales, estimated error): the tile widths of the run (module
-    docstring), a pure function of the config, node count and probes. ValueError (one line) if
-    :data:`MIN_WIDTH` is not enough."""
-    exact = ExactMoments(config, nodes)
+    docstring), a pure function of the config, node count and probes (``exact``: the rule on
+    those). ValueError (one line) if :data:`MIN_WIDTH` is not enough."""
+    key = (config, nodes, probes)
+    if key not in _WIDTHS:
+        if len(_WIDTHS) >= 8:
+            _WIDTHS.clear()
+        _WIDTHS[key] = _choose_widths(config, nodes, probes, exact)
+    return _WIDTHS[key]
+
+
+def _choose_widths(config, nodes, probes, exact):
     hc, he = START_WIDTHS
     while True:
-        table = MomentTable(config, nodes, (hc, he), exact=exact)
+        table = MomentTable(config, nodes, (hc, he), exact)
         keys = _probe_tiles(table, probes)
         for key in keys:
             table.build(*key)
@@ -567,12 +576,17 @@ class TableRoute:
     """A run's table: widths, scales, the lazily built tiles, and ``advance(loop, chunk_end)``
     with the interface of ``model_a.smooth._compiled_advance``."""
 
-    def __init__(self, config, nodes: int, probes):
+    def __init__(self, config, nodes: int, probes, expectations, exact_advance):
+        """``expectations``: the float64 ``Expectations`` of the run's n-point rule;
+        ``exact_advance(eta, t1_fraction, level, default_run, min_default_steps, end, grid)``:
+        the exact route's advance (``model_a.smooth``, for states beyond the lattice)."""
         probes = tuple((float(e), float(c)) for e, c in probes)
-        widths, scales, self.chosen_error = choose_widths(config, nodes, probes)
+        exact = ExactMoments(expectations)
+        widths, scales, self.chosen_error = choose_widths(config, nodes, probes, exact)
         self.scales = np.array(scales)
-        self.table = MomentTable(config, nodes, widths)
+        self.table = MomentTable(config, nodes, widths, exact)
         self.config = config
+        self._exact_advance = exact_advance
 
     @property
     def error(self) -> float:
@@ -591,15 +605,8 @@ class TableRoute:
 
         def exact_step():
             if not exact:
-                from rdyn.reduced_dynamics.model_a import smooth as ms
-
-                route = ms._compiled_loop(cfg, table.nodes)
-                if route is False:
-                    raise ValueError(f"--activation {cfg.activation.label}: the state left the "
-                                     "table's reach and the formula does not compile under "
-                                     "numba; use --smooth-route exact")
-                exact.append(ms._compiled_advance(cfg, eta_f, t1_fraction, level, default_run,
-                                                  min_default_steps, end, grid, route))
+                exact.append(self._exact_advance(eta_f, t1_fraction, level, default_run,
+                                                 min_default_steps, end, grid))
             return exact[0]
 
         def _counters(loop):
