@@ -86,6 +86,31 @@ class SmoothConfig:
 # Backends: float64 numpy arrays, or object arrays of arb balls / mpf numbers
 # --------------------------------------------------------------------------------------------
 
+def _numpy_smoothing(name: str):
+    """``smoothing_functions(name, "numpy")`` (erf's and GELU's closed inner averages) through
+    the source cache of :mod:`rdyn.reduced_dynamics.runs.kernel_cache`: sympy derives them
+    (about 1.5 s of integration) once per machine; a warm process reads the printed numpy
+    source back (sealed by its sha256) instead."""
+    import inspect
+
+    from rdyn.reduced_dynamics.runs import kernel_cache
+
+    if name not in COMPILED:
+        return None
+
+    def generate():
+        funcs = smoothing_functions(name, "numpy")
+        return "".join(inspect.getsource(f).replace("_lambdifygenerated", f"S{k}") + "\n"
+                       for k, f in enumerate(funcs))
+
+    from scipy.special import erf
+
+    namespace = {"numpy": np, "erf": erf}
+    exec(compile(kernel_cache.cached_source("smoothing_numpy", (name,), generate),   # noqa: S102
+                 f"<rdyn smoothing [{name}]>", "exec"), namespace)
+    return namespace["S0"], namespace["S1"]
+
+
 class Numbers:
     """Scalar construction and elementwise functions of one backend."""
 
@@ -97,7 +122,7 @@ class Numbers:
             self.sqrt, self.exp = math.sqrt, math.exp
             funcs = numeric_functions(activation, "numpy")
             self.sigma, self.dsigma, self.d2sigma = funcs
-            smooth = smoothing_functions(activation.name, "numpy")
+            smooth = _numpy_smoothing(activation.name)
         else:
             self.kind = "arb" if activation.name != "expr" else "mpmath"
             self.bits = int(math.ceil((dps + 12) * 3.3219280948873626))
