@@ -1,5 +1,7 @@
 """Certified iteration of Model A's collapsed map for a smooth activation whose expectations
-are all closed forms (erf, GELU; issue 22), on python-flint ``arb`` balls.
+are all closed forms (erf, GELU; issue 22), on python-flint ``arb`` balls. tanh, softplus
+and sigmoid (no closed forms) go to :mod:`rdyn.reduced_dynamics.certified.strip` (issue 31):
+a strip quadrature with a proved remainder, the same loop.
 
 The map is :mod:`rdyn.reduced_dynamics.model_a.smooth`'s (derived in
 :mod:`rdyn.derivations.model_a_general`): ``C1' = C1 + eta D m2``, ``C2' = C2 - eta g_in /
