@@ -245,6 +245,7 @@ AUDITED = {
     ("reduced_dynamics/model_a/dynamics.py", "exec"): 1,   # same (eta_limit source)
     ("reduced_dynamics/certified/arb_pass.py", "exec"): 1,  # same (Jacobian source)
     ("reduced_dynamics/model_a/kernels.py", "exec"): 2,  # same (kernel sources)
+    ("reduced_dynamics/model_a/smooth.py", "exec"): 1,   # same (erf/GELU smoothing source, sealed cache)
     ("derivations/activations.py", "eval"): 1,    # srepr text of the package's generated module
     ("derivations/catalog.py", "eval"): 1,        # srepr text of the package's generated module
     ("reduced_dynamics/runs/kernel_cache.py", "pickle"): 3,  # numba cache in a private folder only
