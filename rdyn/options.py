@@ -349,6 +349,14 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "(limits, not step counts). Smooth activations: both, float64 only, C1* solved "
            "numerically per s, derivatives without closed form by central differences "
            "(docs/any_activation.md)", choices=("map", "flow", "slow")),
+    Option("smooth_route", "choice", None, "smooth activations, float64: how each step's "
+           "moments are computed. auto (default) or table: tabulated (piecewise Chebyshev tiles "
+           "built from the Gauss-Hermite rule, docs/any_activation.md); exact: the compiled "
+           "closed forms (erf, gelu) or Gauss-Hermite rule (the others) at every step",
+           choices=("auto", "table", "exact"),
+           applies=lambda v: _smooth(v) and v["dps"] is None and v["method"] == "map",
+           refusal="--smooth-route applies to float64 map runs of the smooth activations "
+           "(erf, tanh, gelu, softplus, sigmoid, expr) only"),
     Option("precision", "choice", None, "arithmetic: float64 (default without --dps), arb "
            "(python-flint, --dps digits; default with --dps) or dd: compiled double-double, 106 "
            "bits (~31 digits), about 17x the arb speed, for long runs; reported with --dps "
@@ -357,8 +365,9 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
     Option("certify", "flag", False, "also iterate with rigorous enclosures: outward-rounded "
            "float64 intervals (compiled; default, also with --precision dd) or, with --dps "
            "(arb), arb balls; --activation erf|gelu: arb balls always (closed-form "
-           "expectations; working precision adapted to certify --dps digits, default 30), "
-           "other smooth activations are refused (no rigorous quadrature bound). JSON gains "
+           "expectations; working precision adapted to certify --dps digits, default 30); "
+           "tanh|softplus|sigmoid: arb balls with a strip quadrature of proved remainder "
+           "(radii about 1e-15); formulas are refused (no derived strip bound). JSON gains "
            "'certified' (t1 and T* proven), 'radius' (relative, final step), "
            "'certified_backend' (interval64 | arb) and 'certificate' (with the final "
            "enclosure). With --checkpoint FILE the interval64 pass checkpoints to FILE's "
@@ -617,8 +626,46 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
     Option("no_check", "flag", False, "skip the slow-manifold comparison at D = 10^3..10^6"),
 ))
 
+PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+
+
+def _check_prove_label(value) -> None:
+    for v in (value if isinstance(value, (list, tuple)) else [value]):
+        if v not in PROVE_LABELS:
+            raise ValueError(f"--statement must be one of {', '.join(repr(x) for x in PROVE_LABELS)}, got {v!r}")
+
+
+PROVE = Command("prove", "Model A: prove or refute the papers' induction statements (printed and "
+                "corrected) for one instance, by certified iteration and an invariant region", (
+    _json(),
+    _dps(applies=_never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits; "
+         "counterexamples are printed to 40 digits)"),
+    Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4),
+    Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4),
+    Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky",
+           choices=("identity", "relu", "leaky")),
+    Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
+           lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
+           refusal="--kappa applies to --activation leaky only"),
+    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=1e6),
+    Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
+           "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
+           "eta_limit (the C1 update contracts)", lo=0, lo_open=True),
+    Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
+           choices=("D", "sqrtD")),
+    Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.5', "
+           "'Lemma D.13 (attention)', 'Lemma D.15', 'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
+           api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
+    Option("max_steps", "int", None, "step budget of the certified iteration (default: max(2 T*, "
+           "T0)); a statement neither refuted nor carried by the region by then is undecided",
+           lo=1, hi=10**9),
+    Option("max_boxes", "int", 200000, "box budget of the branch and bound on the invariant "
+           "region (default 200000)", lo=1, hi=10**8),
+    *_checkpoint_options(),
+))
+
 COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,
-                                                    SWEEP, SCALING, CLAIMS, ASYMPTOTICS)}
+                                                    SWEEP, SCALING, CLAIMS, ASYMPTOTICS, PROVE)}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -279,7 +279,8 @@ def _correction_lines(e: dict) -> tuple[str, list[tuple[str, str]]]:
         return "no derived correction yet: " + (e["reason"] or ""), []
     where = ("two-sided bound" if "upper_expression" in fix else fix["relation"].replace("_", " ")) + (
         f", as {fix['limit']}" if fix["limit"] else "")
-    return f"{fix['statement']} [{where}; checked: {fix['verdict']}]", e["formulas"]
+    strength = f"; strength: {fix['strength']}" if fix.get("strength") else ""
+    return f"{fix['statement']} [{where}; checked: {fix['verdict']}{strength}]", e["formulas"]
 
 
 # ------------------------------------------------------------------------------ LaTeX

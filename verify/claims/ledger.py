@@ -516,7 +516,15 @@ class ClaimResult:
         return {"paper": e.paper, "label": e.label, "section": e.section, "statement": e.statement,
                 "verdict": self.verdict, "checks": self.checks, "evidence": self.evidence, "reason": self.reason,
                 "kind": self.kind, "root_cause": self.root_cause, "root_causes": self.root_causes,
-                "correction": self.correction}
+                "correction": self.correction,
+                "strength": self.strength()[0], "strength_basis": self.strength()[1]}
+
+    def strength(self):
+        """(strength, basis) of the verdict (:mod:`rdyn.verification.claims.strength`)."""
+        from rdyn.verification.claims import strength
+
+        deciding = [c for c in self.checks if self.evidence.get("checks", {}).get(c, {}).get("role") == "decides"]
+        return strength.of_entry(self.entry.paper, self.entry.label, self.verdict, deciding)
 
 
 def entries(paper: str = "all") -> tuple[Entry, ...]:
@@ -749,7 +757,12 @@ class Ledger:
         causes = self.root_causes()
         corrected = {p: sum(1 for c in self.claims if c.entry.paper == p and c.verdict == "discrepancy"
                             and c.correction and c.correction.get("verdict") == "pass") for p in self.counts()}
-        return {paper: {"verdicts": row, "discrepancies": row["discrepancy"],
+        strengths: dict[str, dict[str, int]] = {}
+        for c in self.claims:
+            row = strengths.setdefault(c.entry.paper, {"proved": 0, "certified": 0, "sampled": 0, "fitted": 0,
+                                                       "none": 0})
+            row[c.strength()[0] or "none"] += 1
+        return {paper: {"verdicts": row, "strengths": strengths.get(paper), "discrepancies": row["discrepancy"],
                         "root_causes": len(causes.get(paper, {})), "corrected": corrected[paper]}
                 for paper, row in self.counts().items()}
 
