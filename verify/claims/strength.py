@@ -29,6 +29,8 @@ CHECK_STRENGTH = (
     ("A.errata.derived.*", "proved"),
     ("A.errata.D15_condition", "proved"),
     ("B.recursion.identities", "proved"),
+    # the OOD slope of the paper's noisy estimator: derived sign of its linear term, on sampled batches
+    ("A.claim.sec4.ood_slope_batch", "sampled"),
     # finite-size fits of rates
     ("*exponent*", "fitted"),
     ("*slope*", "fitted"),
