@@ -175,6 +175,9 @@ class AttentionLevel:
     mu: np.ndarray
     teacher_mean: np.ndarray
     teacher_y1: np.ndarray
+    # E[Var(sigma(r Y1) | Z1)] >= 0: the part of the excess loss no student state removes
+    # (Expectations.moments: the loss in a form without cancellation)
+    teacher_var: object = 0.0
 
 
 class Expectations:
@@ -206,12 +209,19 @@ class Expectations:
             mean = S0(a_mu, r * s_res)
             slope = S1(a_mu, r * s_res)
             mean_y1 = mu * mean + slope * (s_res * s_res * r)
+            # E[sigma^2] - E[E[sigma | Z1]^2]: a variance, >= 0; a negative difference is
+            # rounding (a level where sigma(r Y1) is nearly a function of Z1, p -> 1/K)
+            var = self.teacher_square - np.dot(self.w, mean * mean)
+            if num.to_float(var) < 0:
+                var = var * 0
         else:
             y1 = np.add.outer(mu, self.z * s_res)
             A = num.sigma(y1 * r)
             mean = A @ self.w
             mean_y1 = (A * y1) @ self.w
-        return AttentionLevel(e, p, q, y2, mu, mean, mean_y1)
+            dev = A - mean[:, None]   # the rule's own conditional variances: sums of squares
+            var = np.dot(self.w, (dev * dev) @ self.w)
+        return AttentionLevel(e, p, q, y2, mu, mean, mean_y1, var)
 
     def moments(self, C1, lvl: AttentionLevel, derivative: bool = True):
         """(m1, m2, dm2/dC1, excess loss) at state C1 and attention level ``lvl``."""
@@ -226,7 +236,11 @@ class Expectations:
         if derivative:
             B2 = num.d2sigma(arg)
             dm2 = np.dot(w, lvl.y2 * lvl.y2 * (resid * B2 - B1 * B1))
-        square = self.teacher_square - 2 * np.dot(w, B * lvl.teacher_mean) + np.dot(w, B * B)
+        # excess loss E[(sigma(r Y1) - B)^2] = E[(T - B)^2] + E[Var(sigma(r Y1) | Z1)] (T: the
+        # teacher's conditional mean): a sum of squares, never negative. The expanded form
+        # E[sigma^2] - 2 E[T B] + E[B^2] cancels to rounding (relative to ||V*||^2 D) when the
+        # student fits (p -> 1/K, C1 -> C1*): it gave -3e85 at ||V*||^2 = 1e100 (issue 32)
+        square = np.dot(w, resid * resid) + lvl.teacher_var
         loss = self.M * self.D / 2 * square
         return m1, m2, dm2, loss
 
@@ -357,12 +371,37 @@ def choose_rule(config: SmoothConfig, dps: int | None, probes: list, start: int 
                 return n_next, error
             previous = current
     digits = "float64" if dps is None else f"{dps} digits"
-    remedy = "lower --dps" if dps is not None else (
-        f"a smaller row norm sqrt(vstar_norm2 / M) = {config.row_norm:.3g} (lower --vstar-norm2 "
-        "or raise --M) makes sigma(r Y) smoother")
+    kink = _kink(config.activation)
+    if kink is not None:   # a jump in sigma'' (abs, sign, Max, ...): no row norm helps
+        remedy = (f"{kink}, so the rule converges only slowly at any row norm; use a smooth "
+                  "formula (e.g. x/sqrt(1+x**2) instead of x/(1+abs(x)))")
+    elif dps is not None:
+        remedy = "lower --dps"
+    else:
+        remedy = (f"a smaller row norm sqrt(vstar_norm2 / M) = {config.row_norm:.3g} (lower "
+                  "--vstar-norm2 or raise --M) makes sigma(r Y) smoother")
     raise ValueError(f"--activation {config.activation.label}: the Gauss-Hermite rule does not "
                      f"reach {digits} with {ladder[-1]} nodes (estimated error {error:.1e}); "
                      f"{remedy}")
+
+
+def _kink(activation: Activation) -> str | None:
+    """A user formula whose sigma, sigma' or sigma'' contains a non-smooth function (abs, sign,
+    Max, Min, Heaviside, Piecewise): "sigma'' = ... (abs)"-style text naming it, else None."""
+    if activation.formula is None:
+        return None
+    import sympy as sp
+
+    from rdyn.derivations.activations import derivatives, parse_expression
+
+    kinds = (sp.Abs, sp.sign, sp.Max, sp.Min, sp.Heaviside, sp.Piecewise)
+    for name, form in zip(("sigma", "sigma'", "sigma''"),
+                          derivatives(parse_expression(activation.formula))):
+        found = sorted({type(a).__name__ for a in form.atoms(*kinds)})
+        if found:
+            return (f"{name} of {activation.formula} contains {', '.join(found)} (not smooth where "
+                    "its argument is 0)")
+    return None
 
 
 # --------------------------------------------------------------------------------------------

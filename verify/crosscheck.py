@@ -158,8 +158,12 @@ def memory_driver(D: int, M: int, d: int, steps: int, batch: int, mode: str) -> 
     terms = memory_terms(D, M, d, steps, batch, mode)
     flag = max(terms, key=terms.get)
     value = {"--D": D, "--steps": steps, "--batch": batch}[flag]
-    if flag == "--batch":
-        return f"--batch {value} (with --d {d}, --M {M}, --D {D})"
+    if flag == "--batch":   # batch x (d + M) x D: name its largest factor (--mode sgd --d 1e9
+        # blames --d, not the default --batch 100)
+        factors = {"--batch": batch, "--d": d, "--M": M}
+        big = max(factors, key=factors.get)
+        others = ", ".join(f"{k} {v}" for k, v in factors.items() if k != big)
+        return f"{big} {factors[big]} (with {others}, --D {D})"
     if flag == "--D" and 4.0 * (M + d) > 30.0 * D:
         return f"--M {M} / --d {d} (with --D {D})"
     return f"{flag} {value}"

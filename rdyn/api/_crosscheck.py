@@ -100,6 +100,11 @@ def run_smooth(v: dict, config, groups, steps: int, row_norms):
             "(population GD only)")
     require(v["record"] is None, "--record is not available for the smooth activations")
     config = replace(config, M=v["M"])
+    from rdyn.verification.full_matrix_smooth import memory_estimate as smooth_memory
+
+    check_memory(f"--M {config.M} (with --D {config.D}, --activation {config.activation.label}: "
+                 f"the expectations of all M x D entries at once)",
+                 smooth_memory(config.M, config.D, v["d"]))
     if not v["quiet"]:
         from rdyn.run_time import announce, crosscheck_smooth_estimate
 
