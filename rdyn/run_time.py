@@ -93,6 +93,7 @@ class RunTimeEstimate:
     seconds: float
     work: str
     lower_bound: bool = False
+    steps: int | None = None   # the steps counted, where the estimate counts steps
 
     def line(self) -> str:
         """The stderr line, e.g. ``rdyn teacher: about 65 s (40000 steps at --dps 4000)``."""
@@ -129,6 +130,99 @@ def default_teacher_steps(config, thresholds, min_steps: int) -> tuple[int, bool
         if probe.diverged_at_step is not None:
             return max(probe.diverged_at_step, 1), False
     return max(2 * PRE_RUN_STEPS, min_steps), True
+
+
+# the compiled float64 loop of rdyn teacher (identity, relu, leaky): seconds per step, measured
+# 44-56 ns of CPU per step over 1e8-step runs (D = 20 and 1000, relu and leaky) on 2 shared
+# cores (load about 5)
+TEACHER_F64_STEP_S = 6e-8
+F64_PRE_RUN_STEPS = 10**6
+
+
+def default_float64_steps(config, thresholds, min_steps: int) -> tuple[int, bool]:
+    """(steps, lower_bound) of a float64 run without ``--steps`` (it stops at max(2 T*,
+    min_steps), at most ``model_a.MAX_STEPS``): T* from a float64 run of at most
+    :data:`F64_PRE_RUN_STEPS` steps (some 0.05 s), else from the slow-manifold limit
+    (``--method slow``: T* ~ tau_star / eta, a few seconds for any D; rdyn teacher --D 1000:
+    T* ~ 8.3e11, 23 hours), else a lower bound."""
+    import math
+
+    from rdyn.reduced_dynamics.model_a import MAX_STEPS, run
+
+    probe = run(config, steps=F64_PRE_RUN_STEPS, thresholds=thresholds, progress=False)
+    if probe.T_star is not None:
+        return max(2 * probe.T_star, min_steps), False
+    if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
+        return max(probe.steps, min_steps), False
+    try:
+        from rdyn.reduced_dynamics.flow import phase_limits
+
+        T_star = phase_limits(config, "slow", thresholds).T_star
+    except Exception:   # the limit is an estimate only: without it, a lower bound
+        T_star = math.nan
+    if not math.isfinite(T_star):
+        return F64_PRE_RUN_STEPS, True
+    return int(min(max(2 * T_star, min_steps), MAX_STEPS)), False
+
+
+def teacher_float64_estimate(config, steps: int | None, thresholds,
+                             min_steps: int) -> RunTimeEstimate:
+    """The estimate of a float64 ``rdyn teacher`` map run (identity, relu, leaky):
+    steps (given, or :func:`default_float64_steps`) times :data:`TEACHER_F64_STEP_S`."""
+    lower, note = False, ""
+    if steps is None:
+        steps, lower = default_float64_steps(config, thresholds, min_steps)
+        if not lower and steps > F64_PRE_RUN_STEPS:
+            note = ", to 2 T* of the slow-manifold limit"
+    count = str(steps) if steps < 10**6 else f"{steps:.3g}"
+    return RunTimeEstimate("teacher", steps * TEACHER_F64_STEP_S,
+                           f"{count} steps in float64{note}", lower, steps)
+
+
+# smooth activations in float64 (compiled loops, reduced_dynamics/model_a_compiled*.py): seconds
+# per step of erf's and GELU's closed forms (measured 2-3 us over 1e6-step runs, D = 20, K = 4,
+# 48-64 nodes, 2 shared cores at load 5) and per lattice point of the tensor rule (n^2 points a
+# step; measured 10 ns for tanh on 96 nodes, 15 ns for x*tanh(x)+x on 128); a formula numba
+# cannot compile runs the numpy step, slower
+SMOOTH_F64_STEP_S = {"erf": 3e-6, "gelu": 4e-6}
+SMOOTH_F64_POINT_S = 1.5e-8
+
+
+def smooth_float64_step_seconds(activation: str, nodes: int) -> float:
+    """Predicted seconds per step of a float64 smooth run on ``nodes`` Gauss-Hermite nodes."""
+    if activation in SMOOTH_F64_STEP_S:
+        return SMOOTH_F64_STEP_S[activation]
+    return SMOOTH_F64_POINT_S * nodes * nodes
+
+
+def smooth_float64_estimate(config, nodes: int, steps: int | None, thresholds, min_steps: int,
+                            max_steps: int) -> RunTimeEstimate | None:
+    """The estimate of a float64 smooth ``rdyn teacher`` run once its node count is chosen, or
+    None when even the longest run it may make (``steps``, or a default run's ``max_steps``)
+    is predicted below :data:`ANNOUNCE_ABOVE_S`. A default run's length is 2 T* from the
+    slow-manifold limit (``smooth_flow``, a few seconds; computed only when the run may be
+    long), at least ``min_steps``, at most ``max_steps``."""
+    import math
+
+    per_step = smooth_float64_step_seconds(config.activation.name, nodes)
+    if (steps if steps is not None else max_steps) * per_step <= ANNOUNCE_ABOVE_S:
+        return None
+    lower, note = False, ""
+    if steps is None:
+        try:
+            from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits
+
+            T_star = smooth_phase_limits(config, "slow", thresholds).T_star
+        except Exception:   # an estimate only
+            T_star = math.nan
+        if math.isfinite(T_star):
+            steps = int(min(max(2 * T_star, min_steps), max_steps))
+            note = ", to 2 T* of the slow-manifold limit" if steps < max_steps else \
+                ", the default run's most (T* of the slow-manifold limit is beyond)"
+        else:
+            steps, note = max_steps, ", the default run's most"
+    return RunTimeEstimate("teacher", steps * per_step,
+                           f"{steps} steps on {nodes} nodes in float64{note}", lower, steps)
 
 
 def teacher_estimate(config, steps: int | None, dps: int | None, certify: bool, thresholds,

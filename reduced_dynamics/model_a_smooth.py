@@ -48,6 +48,7 @@ PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)
 # 300 digits need (erf at --dps 250: 320 nodes, 133 s for 3 steps on 2 shared cores)
 SMOOTH_DPS_MAX = 300
 FLOAT64_TOLERANCE = 1e-13
+MAX_DEFAULT_STEPS = 10**7   # a run without steps stops at 2 T*, at most here
 # float64 runs of these go through compiled closed forms (reduced_dynamics/model_a_compiled.py):
 # erf's, GELU's 1-D sums; the others through the compiled tensor rule (model_a_compiled_rule.py)
 COMPILED = ("erf", "gelu")
@@ -441,7 +442,7 @@ def eta_limit(config: SmoothConfig, points: int = 17) -> float:
 
 def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_fraction: float = 0.95,
         tstar_attention: float | None = None, dps: int | None = None, progress: bool = False,
-        max_default_steps: int = 10**7, min_default_steps: int = 1000,
+        max_default_steps: int = MAX_DEFAULT_STEPS, min_default_steps: int = 1000,
         checkpoint: str | None = None, checkpoint_every: float = 60.0,
         resume: str | None = None, on_rule=None) -> SmoothRun:
     """Iterate from C1 = C2 = C3 = 0. ``steps = None``: to T*, then as many again (at least
@@ -456,7 +457,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     checkpoint of a repeated ``dps`` run resumes that repetition); the result is bit-identical
     to an uninterrupted run. ``on_rule(n)``: called once the node count n is chosen, before
     the loop, and again before a repetition with more nodes (the API prints its time
-    estimate there)."""
+    estimate there; it may return the run's estimated step count, the progress bar's total
+    until the stop step is known)."""
     from rdyn.reduced_dynamics.smooth_checkpoint import run_identity, saved_rule
 
     level = 1.0 / (2 * config.K) if tstar_attention is None else tstar_attention
@@ -474,10 +476,9 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
             n, qerr = saved_n, saved_err
     store = None if checkpoint is None else (checkpoint, checkpoint_every)
     for _ in range(4):
-        if on_rule is not None:
-            on_rule(n)
+        expected = on_rule(n) if on_rule is not None else None   # estimated steps, or None
         result = _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
-                      min_default_steps, n, qerr, store, resume, identity(n))
+                      min_default_steps, n, qerr, store, resume, identity(n), expected)
         resume = None
         if dps is None:
             return result
@@ -500,7 +501,8 @@ CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16, "rule": 1 << 22}
 
 
 def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
-         min_default_steps, n, qerr, store=None, resume=None, identity=None) -> SmoothRun:
+         min_default_steps, n, qerr, store=None, resume=None, identity=None,
+         expected_steps=None) -> SmoothRun:
     from rdyn.reduced_dynamics.model_a import StateReport, late_slope, log_grid
     from rdyn.reduced_dynamics.smooth_checkpoint import SmoothLoop, load_loop, save_loop
 
@@ -533,8 +535,12 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
         if progress and (steps is None or steps > 20000):
             from tqdm import tqdm
 
-            bar = tqdm(total=steps, initial=loop.t, mininterval=1.0, leave=False)
-        loop = _drive(advance, loop, chunk, save, bar)
+            import sys
+
+            # total: the steps asked, or the default run's most until its stop step is known
+            bar = tqdm(total=steps or expected_steps or end, initial=loop.t, mininterval=1.0, leave=False, unit="step",
+                       unit_scale=True, file=sys.stderr, desc="rdyn teacher")
+        loop = _drive(advance, loop, chunk, save, bar, end)
         t, t1, T_star, lost, diverged = loop.t, loop.t1, loop.T_star, loop.lost, loop.diverged
         captured = loop.captured
         captured[t] = tuple(loop.state)
@@ -562,7 +568,7 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
                      diverged_at_step=diverged)
 
 
-def _drive(advance, loop, chunk: int, save, bar):
+def _drive(advance, loop, chunk: int, save, bar, end: int | None = None):
     """Advance ``loop`` chunk by chunk until the run ends. ``save`` = (write(loop), path,
     seconds) or None: the loop is written at most every ``seconds`` between chunks, at the end,
     and on KeyboardInterrupt (the last complete chunk boundary; then
@@ -581,6 +587,8 @@ def _drive(advance, loop, chunk: int, save, bar):
             advance(loop, loop.t + chunk)
             boundary = None
             if bar is not None:
+                if end is not None and loop.stop_at < end:   # the stop step, once T* is found
+                    bar.total = loop.stop_at
                 bar.update(loop.t - shown)
             if save is not None and not loop.done and time.monotonic() - last_save >= save[2]:
                 save_or_warn(lambda: save[0](loop))

@@ -174,9 +174,21 @@ def run_smooth(v: dict, config, thresholds):
 def smooth_announcer(v: dict, config, thresholds):
     """``on_rule(n)`` printing the time estimate of a smooth ``--dps`` run once its node count
     n is chosen (rdyn/run_time.py; None for float64 runs, a --resume, or --quiet)."""
-    if v["dps"] is None or v["resume"] is not None or v["quiet"]:
+    if v["resume"] is not None or v["quiet"]:
         return None
-    from rdyn.run_time import announce, default_smooth_steps, smooth_teacher_estimate
+    from rdyn.run_time import (announce, default_smooth_steps, smooth_float64_estimate,
+                               smooth_teacher_estimate)
+
+    if v["dps"] is None:
+        def on_rule_float64(nodes: int) -> None:
+            from rdyn.reduced_dynamics.model_a_smooth import MAX_DEFAULT_STEPS as most
+
+            estimate = smooth_float64_estimate(config, nodes, v["steps"], thresholds,
+                                               MIN_DEFAULT_STEPS, most)
+            announce(estimate, v["quiet"])
+            return None if estimate is None else estimate.steps
+
+        return on_rule_float64
 
     def on_rule(nodes: int) -> None:
         steps, lower = v["steps"], False
@@ -264,15 +276,22 @@ def run(v: dict):
         companion = companion_path(os.fspath(v["checkpoint"]))  # the interval64 pass's file
         check_output_path("--checkpoint", companion)
         check_output_path("--checkpoint", companion + ".tmp")
+    expected = None   # the progress bar's total of a default run (2 T*, estimated)
     if backend == "arb" and v["resume"] is None and not v["quiet"]:
         from rdyn.run_time import announce, teacher_estimate
 
         announce(teacher_estimate(config, v["steps"], dps, v["certify"], thresholds,
                                   MIN_DEFAULT_STEPS), v["quiet"])
+    elif backend == "float64" and v["resume"] is None and not v["quiet"]:
+        from rdyn.run_time import announce, teacher_float64_estimate
+
+        estimate = teacher_float64_estimate(config, v["steps"], thresholds, MIN_DEFAULT_STEPS)
+        announce(estimate, v["quiet"])
+        expected = None if estimate.lower_bound else estimate.steps
     with checkpoint_errors():
         result = run_dynamics(config, steps=v["steps"], record=record, thresholds=thresholds,
                               backend=backend, dps=dps, progress=not v["quiet"],
-                              **checkpoint_kwargs(v))
+                              expected_steps=expected, **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     if result.fixed_point_at is not None:
