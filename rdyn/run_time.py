@@ -84,6 +84,23 @@ GAUSS_CONSTANTS_EVALUATIONS = 1.6
 SMOOTH_ENTRY_S = 1.5e-3
 
 
+# rdyn claims: wall-clock seconds of the checks on 2 shared cores (docs/claims.md, "Timing"):
+# quick, both papers, 130 s (105 s of CPU), --paper B about 40 s, so A about 90 s; --full, both
+# papers, 12-14 min wall (8.5-9 min of CPU), its Model B groups about 4 min (B.exact_dirichlet
+# 147 s, B.exact_gaussian 80 s), so A about 9 min
+CLAIMS_SECONDS = {("all", True): 130.0, ("A", True): 90.0, ("B", True): 40.0,
+                  ("all", False): 780.0, ("A", False): 540.0, ("B", False): 240.0}
+
+
+def claims_estimate(paper: str | None, full: bool) -> "RunTimeEstimate":
+    """The estimate of ``rdyn claims`` (:data:`CLAIMS_SECONDS`; the checks' sizes are fixed,
+    so the time is known up to the machine's load)."""
+    key = (paper or "all", not full)
+    which = "both papers" if key[0] == "all" else f"paper {key[0]}"
+    return RunTimeEstimate("claims", CLAIMS_SECONDS[key],
+                           f"the {'full-size' if full else 'quick'} checks of {which}")
+
+
 @dataclass(frozen=True)
 class RunTimeEstimate:
     """A predicted run time: ``seconds`` for the ``work`` described (e.g. "40000 steps at

@@ -28,6 +28,10 @@ def run(v: dict, progress: bool = False):
     from rdyn.result import Result
     from rdyn.verification import claims as ledger_module
 
+    if progress:
+        from rdyn.run_time import announce, claims_estimate
+
+        announce(claims_estimate(v["paper"], v["full"]), quiet=False)
     ledger = ledger_module.evaluate(paper=v["paper"] or "all", quick=not v["full"],
                                     progress=progress)
     if v["report"] is not None:
