@@ -18,7 +18,6 @@ sigmoid and user formulas have none (the quadrature is 2-D then).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from tokenize import TokenError
 from functools import lru_cache
 
 import sympy as sp
@@ -39,32 +38,36 @@ SMOOTH_ACTIVATIONS = tuple(NAMED) + ("expr",)
 
 GRID_HALF_WIDTH = 40
 GROWTH_LIMIT = 1e6
+SCALE_RANGE = (1e-6, 1e6)   # max |sigma'| on [-4, 4], where the Gaussian mass is
+
+
+FORMULA_SECONDS = 10.0   # wall-clock budget of parsing and checking one formula
 
 
 @lru_cache(maxsize=64)
 def parse_expression(text: str) -> sp.Expr:
     """Parse and validate ``--activation-expr`` (ValueError with a one-line reason).
 
-    Accepted: a sympy expression whose only free symbol is ``x``, finite and real with finite
-    sigma' and sigma'' at 801 points of [-40, 40] and at the grid's half-steps, and
-    |sigma(x)| <= 1e6 (1 + x^2) there (the Gaussian expectations the dynamics need exist).
+    The text is data, never code: :func:`rdyn.derivations.formula.parse` builds the sympy tree
+    from a whitelist (numbers, ``x``, ``+ - * / **``, the functions of
+    :data:`rdyn.derivations.formula.FUNCTIONS`; bounded length, nesting, literals and
+    exponents), and the checks below run under a time budget of :data:`FORMULA_SECONDS`.
+    Accepted: a formula whose only variable is ``x``, finite and real with finite sigma' and
+    sigma'' at 801 points of [-40, 40] and at the grid's half-steps, |sigma(x)| <= 1e6 (1 + x^2)
+    there (the Gaussian expectations the dynamics need exist), and max |sigma'| on [-4, 4] in
+    [1e-6, 1e6] (a smaller or larger scale leaves the moments under- or overflowing float64).
     """
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("--activation-expr: empty expression")
-    if len(text) > 500:
-        raise ValueError("--activation-expr: expression longer than 500 characters")
-    try:
-        expr = sp.sympify(text, locals={"x": x}, rational=True)
-    except (sp.SympifyError, SyntaxError, TypeError, ValueError, AttributeError,
-            TokenError):
-        raise ValueError(f"--activation-expr: cannot parse {text!r} as a sympy expression in x") from None
-    if not isinstance(expr, sp.Expr):
-        raise ValueError(f"--activation-expr: {text!r} is not an expression")
-    extra = sorted(str(s) for s in expr.free_symbols if s != x)
-    if extra:
-        raise ValueError(f"--activation-expr: only the symbol x may appear (found {extra[0]})")
+    from rdyn.derivations.formula import parse, time_budget
+
+    expr = parse(text, {"x": x}, what="--activation-expr")
     if x not in expr.free_symbols:
         raise ValueError("--activation-expr: the expression does not depend on x")
+    with time_budget(FORMULA_SECONDS, "--activation-expr"):
+        _check_on_grid(text, expr)
+    return expr
+
+
+def _check_on_grid(text: str, expr: sp.Expr) -> None:
     funcs = [numeric_functions_float(expr)]
     import numpy as np
 
@@ -84,7 +87,13 @@ def parse_expression(text: str) -> sp.Expr:
             if order == 0 and np.any(np.abs(values.real) > GROWTH_LIMIT * (1 + grid**2)):
                 raise ValueError(f"--activation-expr: {text!r} grows too fast (|sigma(x)| > "
                                  "1e6 (1 + x^2) on [-40, 40]); Gaussian moments would not be usable")
-    return expr
+            if order == 1:
+                scale = float(np.max(np.abs(values.real[np.abs(grid) <= 4])))
+                if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
+                    raise ValueError(f"--activation-expr: max |sigma'| on [-4, 4] is {scale:.3g}, "
+                                     f"outside [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}]: the "
+                                     "Gaussian moments (products of two sigma' values) would "
+                                     "under- or overflow float64; rescale the formula")
 
 
 def _order_name(order: int) -> str:
@@ -626,7 +635,10 @@ def closed_forms(activation: str) -> dict:
     the moments of :func:`closed_moments`; both: ``width``, :func:`smoothing_width`)."""
     from rdyn.derivations._activation_catalog import CLOSED_FORMS
 
+    # srepr text of the package's own generated module (never user or file input; the
+    # security section of docs/input_rules.md): sympy constructors only, no builtins
     namespace = {name: getattr(sp, name) for name in dir(sp) if not name.startswith("_")}
+    namespace["__builtins__"] = {}
     return {name: eval(text, namespace) for (act, name), text in CLOSED_FORMS.items()
             if act == activation}
 

@@ -56,7 +56,10 @@ def model_a_expressions(activation: str, scale: str = "D", fresh: bool = False) 
         return derive_model_a(activation, scale)
     from rdyn.derivations._model_a_catalog import CATALOG
 
+    # srepr text of the package's own generated module (never user or file input; the
+    # security section of docs/input_rules.md): sympy constructors only, no builtins
     namespace = {name: getattr(sp, name) for name in dir(sp) if not name.startswith("_")}
+    namespace["__builtins__"] = {}
     return {name: eval(text, namespace) for (act, sc, name), text in CATALOG.items()
             if act == activation and sc == scale}
 

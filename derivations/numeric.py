@@ -24,7 +24,10 @@ def _mpf(value) -> mpmath.mpf:
     """An mpmath number for a sympy number, int, or decimal string (at the current precision)."""
     if isinstance(value, str):
         return mpmath.mpf(value)
-    value = sp.sympify(value)
+    if isinstance(value, (int, float)):
+        return mpmath.mpf(value)   # exact: a float is a binary rational
+    if not isinstance(value, sp.Expr):
+        raise TypeError(f"a sympy number, int or decimal string, not {type(value).__name__}")
     if value.is_Integer:
         return mpmath.mpf(int(value))
     if value.is_Rational:
@@ -59,7 +62,10 @@ def at_correlation(expr: sp.Expr, theta: sp.Symbol, rho, dps: int = 30, **values
     replaced = expanded.xreplace({sp.cos(theta): cos_t, sp.sin(theta): sin_t})
     if replaced.has(sp.cos(theta)) or any(f.has(theta) for f in replaced.atoms(sp.Function)):
         raise ValueError(f"theta appears inside a function other than sin/cos: {expr}")
-    rho = sp.Rational(rho) if isinstance(rho, str) else sp.sympify(rho)
+    if isinstance(rho, (str, int)):
+        rho = sp.Rational(rho)   # a decimal string: exact
+    elif isinstance(rho, float):
+        rho = sp.Float(rho)
     by_name = {s.name: s for s in expr.free_symbols}
     numbers = {by_name[k]: v for k, v in values.items() if k in by_name}
     with mpmath.workdps(dps + 10):

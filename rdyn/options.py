@@ -239,9 +239,11 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
                "max(x, kappa x), or a smooth activation (V* with --M rows of equal norm): erf, "
                "tanh, gelu = x Phi(x), softplus, sigmoid, expr (--activation-expr)",
                choices=("identity", "relu", "leaky") + SMOOTH_ACTIVATIONS),
-        Option("activation_expr", "str", None, "sigma as a sympy expression in x, e.g. "
-               "'x*tanh(x)' (implies --activation expr); refused unless finite with finite "
-               "sigma', sigma'' on [-40, 40] and |sigma| <= 1e6 (1 + x^2) there", metavar="EXPR",
+        Option("activation_expr", "str", None, "sigma as a formula in x, e.g. "
+               "'x*tanh(x)' (implies --activation expr): numbers, x, pi, E, + - * / **, and exp "
+               "log sqrt sin cos tan sinh cosh tanh atan asinh erf erfc abs Max Min besselj; read "
+               "as data, never run as code (docs/input_rules.md, Security); refused unless finite "
+               "with finite sigma', sigma'' on [-40, 40] and |sigma| <= 1e6 (1 + x^2) there", metavar="EXPR",
                applies=lambda v: v["activation"] in ("relu", "expr"),
                refusal="--activation-expr goes with --activation expr (or no --activation)",
                check_value=_check_activation_expr, exclusive_with=("activation", ("expr",))),
@@ -296,16 +298,20 @@ def _check_activation_expr(text) -> None:
     named smooth activations all have sigma'(0) > 0."""
     import sympy as sp
 
-    from rdyn.derivations.activations import derivatives, parse_expression, x as symbol_x
+    from rdyn.derivations.activations import (FORMULA_SECONDS, derivatives, parse_expression,
+                                              x as symbol_x)
+    from rdyn.derivations.formula import time_budget
 
-    expr = parse_expression(text)
-    forms = derivatives(expr)
-    for name, form in zip(("sigma", "sigma'", "sigma''"), forms):
-        if form.has(sp.DiracDelta):
-            raise ValueError(f"--activation-expr {text}: {name} = {form} contains a Dirac delta (a "
-                             "kink of sigma'); the smooth route needs sigma'' as a function (use "
-                             "--activation relu or leaky for piecewise-linear sigma)")
-    _check_evaluable(text, forms)
+    expr = parse_expression(text)   # the whitelist parser: the text is never evaluated as code
+    with time_budget(FORMULA_SECONDS, "--activation-expr"):
+        forms = derivatives(expr)
+        for name, form in zip(("sigma", "sigma'", "sigma''"), forms):
+            if form.has(sp.DiracDelta):
+                raise ValueError(f"--activation-expr {text}: {name} = {form} contains a Dirac "
+                                 "delta (a kink of sigma'); the smooth route needs sigma'' as a "
+                                 "function (use --activation relu or leaky for piecewise-linear "
+                                 "sigma)")
+        _check_evaluable(text, forms)
     if forms[1].subs(symbol_x, 0) == 0:
         raise ValueError(f"--activation-expr {text}: sigma'(0) = 0, so nothing moves from "
                          "W_V = 0 (C1 stays 0)")
@@ -475,7 +481,7 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
            "per point, as rdyn teacher --activation (the grid then has no activation, kappa or "
            "sigma_prime_zero key; default: the grid's activation key)",
            choices=SMOOTH_ACTIVATIONS),
-    Option("activation_expr", "str", None, "sigma as a sympy expression in x for every grid "
+    Option("activation_expr", "str", None, "sigma as a formula in x for every grid "
            "point (implies --activation expr; checks as rdyn teacher --activation-expr)",
            metavar="EXPR", applies=lambda v: v["activation"] in (None, "expr"),
            refusal="--activation-expr goes with --activation expr (or no --activation)",
@@ -579,7 +585,7 @@ FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs
            "smooth collapsed map (default: the paper's six ReLU / Leaky ReLU experiments)",
            choices=SMOOTH_ACTIVATIONS, applies=_paper_a,
            refusal="--activation applies only to --paper A"),
-    Option("activation_expr", "str", None, "A only: sigma as a sympy expression in x (implies "
+    Option("activation_expr", "str", None, "A only: sigma as a formula in x (implies "
            "--activation expr; checks as rdyn teacher --activation-expr)", metavar="EXPR",
            applies=lambda v: _paper_a(v) and v["activation"] in (None, "expr"),
            refusal="--activation-expr applies only to --paper A, with --activation expr (or "

@@ -12,7 +12,12 @@ def exact_ball(value):
     import sympy as sp
     from flint import arb
 
-    value = sp.nsimplify(value) if isinstance(value, float) else sp.sympify(value)
+    if isinstance(value, float):
+        value = sp.nsimplify(value)
+    elif isinstance(value, int):
+        value = sp.Integer(value)
+    elif not isinstance(value, sp.Expr):
+        raise TypeError(f"exact_ball: a sympy number, int or float, not {type(value).__name__}")
     if value.is_Rational:
         return arb(int(value.p)) / int(value.q)
     import flint

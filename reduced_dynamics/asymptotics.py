@@ -21,7 +21,7 @@ def _subs(expr, K, vstar_norm2, kappa, D=None):
               ma.kappa: sp.Rational(repr(kappa))}
     if D is not None:
         values[ma.D] = D
-    return sp.sympify(expr).subs(values)
+    return (sp.Integer(expr) if isinstance(expr, int) else expr).subs(values)
 
 
 def tau_star_exponent(logit_scale: str = "D") -> int:

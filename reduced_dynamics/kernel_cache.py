@@ -58,12 +58,23 @@ def cache_root() -> Path:
     point RDYN_CACHE_DIR at a temporary folder)."""
     for candidate in _candidates():
         try:
-            candidate.mkdir(parents=True, exist_ok=True)
-            if os.access(candidate, os.W_OK):
+            candidate.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if os.access(candidate, os.W_OK) and _private(candidate):
                 return candidate
         except OSError:
             continue
-    raise OSError("rdyn: no writable cache directory (set RDYN_CACHE_DIR)")
+    raise OSError("rdyn: no writable cache directory owned by this user and not writable by "
+                  "others (set RDYN_CACHE_DIR)")
+
+
+def _private(folder: Path) -> bool:
+    """The folder is this user's and nobody else can write it. numba's cache files (and ours,
+    which carry numba's) are pickles: a folder another user can write would let that user's
+    file be unpickled, that is run, here (docs/input_rules.md, "Security")."""
+    if not hasattr(os, "getuid"):
+        return True
+    info = folder.stat()
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
 def _subdir(name: str) -> Path:

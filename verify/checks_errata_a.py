@@ -25,6 +25,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
+from rdyn.derivations.formula import parse
 from rdyn.verification.report import Check
 
 PAPER = "Zhang-Zhao-Gu-Cao (seed 000)"
@@ -81,7 +82,7 @@ def derived_vs_printed_checks() -> list[Check]:
     """``A.errata.derived.*`` (module docstring), ReLU and identity, logits/D."""
     out = []
     for key, (quantity, printed, variables, source) in PRINTED.items():
-        p = sp.sympify(printed, locals=SYMBOLS)
+        p = parse(printed, SYMBOLS, what=f"printed form {key}", symbolic_exponents=True)
         exps, derived = {}, {}
         for act in ACTIVATIONS:
             a = asymptote(quantity, act)

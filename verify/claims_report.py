@@ -43,11 +43,12 @@ def derived_latex(text: str) -> str | None:
 
     if len(text) > MAX_TYPESET:
         return None
+    from rdyn.derivations.formula import parse, symbols_in
+
     try:
-        expr = sp.sympify(text, locals={"N": sp.Symbol("N"), "S": sp.Symbol("S"), "E": sp.Symbol("E"),
-                                        "beta": sp.Symbol("beta"), "gamma": sp.Symbol("gamma"),
-                                        "lambda1": sp.Symbol("lambda1"), "lambda2": sp.Symbol("lambda2")})
-    except Exception:  # noqa: BLE001 - any parse failure: show the text as code instead
+        expr = parse(text, symbols_in(text, as_symbols=("E",)), what="derived form", symbolic_exponents=True,
+                     max_length=MAX_TYPESET, max_nodes=4 * MAX_TYPESET)
+    except ValueError:  # any parse failure: show the text as code instead
         return None
     return sp.latex(expr)
 

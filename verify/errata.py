@@ -239,10 +239,14 @@ def _spec_symbols(text: str) -> str:
 def _latex(text: str) -> str | None:
     import sympy as sp
 
+    from rdyn.derivations.formula import parse, symbols_in
+
     try:
-        return sp.latex(sp.sympify(text))
-    except (sp.SympifyError, TypeError, SyntaxError):
+        return sp.latex(parse(text, symbols_in(text), what="correction", symbolic_exponents=True,
+                              max_length=4000, max_nodes=2000))
+    except ValueError:
         return None
+
 
 
 def attach(result, checks: Sequence):
