@@ -72,8 +72,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``rdyn ARGV``; returns the exit status (0 done, 1 a failed check or closed stdout,
-    2 bad input, 3 a diverged run, 130 SIGINT, 143 SIGTERM: docs/input_rules.md)."""
+    """Run ``rdyn ARGV``; returns the exit status (0 done, 1 a failed check, closed stdout or
+    an output that cannot be written anywhere, 2 bad input, 3 a diverged run, 130 SIGINT, 143 SIGTERM: docs/input_rules.md)."""
     from rdyn import signals
 
     previous = signals.current_handlers()
@@ -111,6 +111,12 @@ def _main(argv: list[str], stop) -> int:
 
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except OSError as exc:   # an output that could not be written even where results are
+        # rescued (a full disk everywhere): one line, exit 1; no partial file was left
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"rdyn {args.command}: error: cannot write{where}: {exc.strerror or exc}",
+              file=sys.stderr)
         return 1
     if status == 130 and stop is not None:  # the commands report an interrupt as 130
         status = stop.exit_status()

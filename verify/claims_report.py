@@ -316,5 +316,6 @@ def html_report(ledger: Ledger) -> str:
 
 def write(ledger: Ledger, path: str) -> None:
     text = html_report(ledger) if path.lower().endswith((".html", ".htm")) else markdown(ledger)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from rdyn.reduced_dynamics.atomic_files import write_text_atomic
+
+    write_text_atomic(path, text)   # whole or not at all

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rdyn.api._common import options
 from rdyn.api._signature import api_function
-from rdyn.output import jsonable, require, write_rescued
+from rdyn.output import jsonable, require, write_rescued, write_text_atomic
 
 ACTIVATIONS = ("identity", "relu", "leaky")
 
@@ -72,7 +72,7 @@ def run(v: dict):
         out = Path(v["out"])
         text = (json.dumps(jsonable(payload), allow_nan=False) if out.suffix == ".json"
                 else table) + "\n"
-        written = write_rescued("--out", out, lambda p: Path(p).write_text(text), text)
+        written = write_rescued("--out", out, lambda p: write_text_atomic(p, text), text)
         if written is not None:
             print(f"rdyn scaling: report written to {written}", file=sys.stderr)
     return Result(payload, None, detail={"table": table})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rdyn.api._common import checkpoint_errors, options, usage_errors
 from rdyn.api._signature import api_function
-from rdyn.output import UsageError, jsonable, require, write_rescued
+from rdyn.output import UsageError, jsonable, require, write_rescued, write_text_atomic
 
 
 @api_function("sweep")
@@ -111,7 +111,7 @@ def run(v: dict):
             buffer = io.StringIO()
             write_csv(buffer, rows, ROW_FIELDS)
             text = buffer.getvalue()
-        written = write_rescued("--out", out, lambda p: Path(p).write_text(text), text)
+        written = write_rescued("--out", out, lambda p: write_text_atomic(p, text), text)
         if written is not None:
             print(f"rdyn sweep: {len(rows)} rows written to {written}", file=sys.stderr)
     return Result({"rows": rows, "steps": steps}, None,
