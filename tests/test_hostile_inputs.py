@@ -487,3 +487,274 @@ def test_second_battery_asymptotics(capsys):
     data = valid("asymptotics", json.loads(out))
     assert data["tau_star"]["exponent"] == 3 and len(data["checks"]) == 4
     assert_refused(*run_main(capsys, ["asymptotics", "--vstar-norm2", "1e100"]), "--no-check")
+
+
+# ------------------------------------------------------------------ issue 32: the last hostile inputs
+# Every case of issue 32's "Why" (the formula cases are item 1, tests/test_formula_security.py;
+# they are repeated here at the command line so the corpus is whole). Each refusal is one line,
+# exit 2, before any work; where the refusal gives advice, the advice is followed and the run
+# is accepted.
+
+ISSUE_32_REFUSED = [
+    # code, resource bombs, sympy objects without a meaning: refused by the formula parser
+    (["teacher", "--activation-expr", "__import__('os').system('touch PWNED') + x"],
+     "--activation-expr"),
+    (["teacher", "--activation-expr", "__import__('os').system('touch PWNED2')"],
+     "--activation-expr"),
+    (["teacher", "--activation-expr", "x+9**9**9**9"], "--activation-expr"),
+    (["teacher", "--activation-expr", "x+factorial(10**7)*0"], "--activation-expr"),
+    (["teacher", "--activation-expr", "zoo*x"], "--activation-expr"),
+    (["teacher", "--activation-expr", "floor(x)"], "--activation-expr"),
+    (["teacher", "--activation-expr", "Derivative(sin(x), x)"], "--activation-expr"),
+    (["teacher", "--activation-expr", "1e-300*x"], "--activation-expr"),
+    # integers of any size: refused as integers (no float conversion, no 300-digit line)
+    (["teacher", "--D", "1e300"], "--D must be in 2..1000000000000000000, got 1.000e+300"),
+    (["teacher", "--K", "1e299"], "--K must be in 1..999999999999999999, got 1.000e+299"),
+    (["teacher", "--D", "1e19", "--K", "4"], "--D must be in 2..1000000000000000000"),
+    (["ln", "--model", "looped", "--L", "1e300"], "--L must be at most 9223372036854775807"),
+    (["crosscheck", "--d", "1e300"], "got 1.000e+300 (an integer of 301 digits)"),
+    # an explicit activation that conflicts with the formula
+    (["teacher", "--activation", "relu", "--activation-expr", "x+tanh(x)"],
+     "--activation-expr goes with --activation expr"),
+    (["crosscheck", "--activation", "relu", "--activation-expr", "x+tanh(x)"],
+     "--activation-expr goes with --activation expr"),
+    (["sweep", "--grid", "D=20", "--steps", "5", "--activation", "erf", "--activation-expr",
+      "x+tanh(x)"], "--activation-expr goes with --activation expr"),
+    # sizes estimated before the work, the option the user gave blamed
+    (["crosscheck", "--activation", "erf", "--M", "1000000"], "--M 1000000 (with --D 36"),
+    (["crosscheck", "--mode", "sgd", "--d", "1e9"], "--d 1000000000 (with --batch 100"),
+    (["ln", "--model", "looped", "--data", "spectrum", "--d", "3", "--spectrum", "4,3,2", "--L",
+      "1000000"], "--L 1000000: the looped model's exact float64 quadrature"),
+    # advice that works (the smooth rule): a kink is named, no row norm advice
+    (["teacher", "--activation-expr", "x/(1+abs(x))", "--steps", "10"], "x/sqrt(1+x**2)"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", ISSUE_32_REFUSED, ids=[" ".join(a) for a, _ in ISSUE_32_REFUSED])
+def test_issue_32_refusals(tmp_path, monkeypatch, capsys, argv, needle):
+    import time
+
+    monkeypatch.chdir(tmp_path)
+    start = time.monotonic()
+    assert_refused(*run_main(capsys, argv), needle)
+    assert time.monotonic() - start < 60   # in seconds, not after the work (no timing claim)
+    assert not (tmp_path / "PWNED").exists() and not (tmp_path / "PWNED2").exists()
+
+
+def test_issue_32_huge_integers_in_the_api():
+    for kwargs, needle in ((dict(D=10**300), "--D must be in 2..1000000000000000000, got 1.000e+300 "
+                            "(an integer of 301 digits)"),
+                           (dict(K=10**299), "--K must be in"), (dict(steps=10**300), "--steps")):
+        with pytest.raises(ValueError) as info:
+            rdyn.teacher(**kwargs)
+        assert needle in str(info.value) and "\n" not in str(info.value) and len(str(info.value)) < 200
+    with pytest.raises(ValueError, match="--L must be at most"):
+        rdyn.ln(model="looped", L=10**300)
+
+
+def test_issue_32_conflicting_activation_in_the_api_and_its_advice():
+    with pytest.raises(ValueError, match="--activation-expr goes with --activation expr"):
+        rdyn.teacher(activation="relu", activation_expr="x+tanh(x)", steps=5)
+    with pytest.raises(ValueError, match="--activation-expr goes with --activation expr"):
+        rdyn.sweep(grid="D=20", steps=5, activation="tanh", activation_expr="x+tanh(x)")
+    # the advice: no --activation (or --activation expr); the default relu is no conflict
+    a = rdyn.teacher(activation_expr="x+tanh(x)", D=8, K=2, steps=5, quiet=True)
+    b = rdyn.teacher(activation="expr", activation_expr="x+tanh(x)", D=8, K=2, steps=5, quiet=True)
+    assert a["model"]["activation_expr"] == b["model"]["activation_expr"] == "x+tanh(x)"
+    assert a["final"]["C1"] == b["final"]["C1"] > 0
+
+
+def test_issue_32_two_outputs_naming_one_file(tmp_path, capsys, monkeypatch):
+    from rdyn.options import validate
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "same.md").write_text("the ledger\n")
+    for report, errata in (("same.md", "same.md"), ("same.md", str(tmp_path / "same.md")),
+                           ("same.md", "./sub/../same.md")):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        assert_refused(*run_main(capsys, ["claims", "--report", report, "--errata", errata]),
+                       "names the same file as --report")
+    assert (tmp_path / "same.md").read_text() == "the ledger\n"   # nothing ran, nothing written
+    with pytest.raises(ValueError, match="names the same file"):
+        rdyn.claims(report="same.md", errata="same.md")
+    # the advice: two files (validated only: the ledger itself takes minutes)
+    values = validate("claims", {"report": "ledger.md", "errata": "erratum.md"}, api=True)
+    assert values["report"] == "ledger.md" and values["errata"] == "erratum.md"
+
+
+def test_issue_32_sgd_memory_blames_the_given_option_and_the_advice_works(capsys):
+    rc, out, err = run_main(capsys, ["crosscheck", "--mode", "sgd", "--d", "1e9"])
+    assert rc == 2 and err.startswith("rdyn crosscheck: error: --d 1000000000") and "GB" in err
+    assert run_main(capsys, ["crosscheck", "--mode", "sgd", "--d", "8", "--steps", "2",
+                             "--json"])[0] == 0
+    rc, out, err = run_main(capsys, ["crosscheck", "--mode", "sgd", "--batch", "1e12"])
+    assert rc == 2 and "--batch 1000000000000 (with --d 8, --M 4, --D 36)" in err
+
+
+def test_issue_32_smooth_crosscheck_memory_is_estimated_before_work(capsys, monkeypatch):
+    from rdyn.verification import full_matrix_smooth as fms
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the smooth crosscheck started before its memory was checked")
+
+    monkeypatch.setattr(fms, "crosscheck_smooth", no_work)
+    rc, out, err = run_main(capsys, ["crosscheck", "--activation", "erf", "--M", "1000000"])
+    assert_refused(rc, out, err, "this job needs about 2.12e+04 GB of memory")
+    # the estimate: 8 arrays of M x D x 96^2 float64 (measured peak 6-7), M = 1e6, D = 36
+    assert fms.memory_estimate(10**6, 36, 8) == pytest.approx(8 * 8 * 36e6 * 96**2, rel=1e-3)
+
+
+def test_issue_32_smooth_crosscheck_advice_lower_M_is_accepted(capsys):
+    rc, out, err = run_main(capsys, ["crosscheck", "--activation", "erf", "--M", "4", "--steps",
+                                     "2", "--json"])
+    assert rc == 0, err
+    assert valid("crosscheck", json.loads(out))["model"]["M"] == 4
+
+
+def test_issue_32_looped_ln_refused_before_work_and_qmc_accepted(capsys, monkeypatch):
+    from rdyn.reduced_dynamics import model_b as mb
+    from rdyn.reduced_dynamics import model_b_gaussian as gq
+
+    # the reach of the tau grid: about 2 L log(lam_max/lam_min) plus a tail, from the layout
+    assert gq.looped_tau_reach((4, 3, 2), 100) == pytest.approx(167.75, abs=0.01)
+    assert gq.looped_tau_reach((4, 3, 2), 10**6) > 1e6
+    real_run = mb.run
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("the looped run started before its grid was sized")
+
+    monkeypatch.setattr(mb, "run", no_run)
+    argv = ["ln", "--model", "looped", "--data", "spectrum", "--d", "3", "--spectrum", "4,3,2",
+            "--L", "1000000", "--steps", "20"]
+    assert_refused(*run_main(capsys, argv), "use --expectation qmc")
+    monkeypatch.setattr(mb, "run", real_run)
+    rc, out, err = _no_warnings(capsys, argv + ["--expectation", "qmc", "--samples", "4096",
+                                                "--json"])
+    data = valid("ln", json.loads(out))
+    assert rc == 0 and data["expectation"] == "qmc" and data["diverged_at_step"] is None
+
+
+def test_issue_32_gaussian_route_failure_is_never_divergence(capsys):
+    """A looped run whose float64 grid is within range but whose quadrature misses its
+    tolerance (or gives a non-finite value) is refused in one line, not reported as
+    "diverged at step 0"."""
+    from rdyn.reduced_dynamics.model_b_gaussian_route import GaussianRoute
+    from rdyn.reduced_dynamics.model_b_gaussian import QuadratureError
+
+    route = GaussianRoute((4, 3, 2), None, 10)
+    with pytest.raises(QuadratureError, match="not a finite number"):
+        route.check(float("nan"), 0.0, "Dist^2 at rho = 0")
+    with pytest.raises(QuadratureError, match="not a finite number"):
+        route.check(1.0, float("inf"), "Dist^2 at rho = 0")
+    assert route.check(0.5, 1e-17, "Dist^2") == 0.5
+
+
+@pytest.mark.slow
+def test_issue_32_thousand_distinct_eigenvalues(capsys):
+    """rdyn ln --model looped --d 1000 with 1000 distinct eigenvalues: once a 5,000-character
+    QuadratureError; now one line naming the spectrum by its size, and the advice (qmc) runs."""
+    spectrum = ",".join(str(i) for i in range(1, 1001))
+    argv = ["ln", "--model", "looped", "--data", "spectrum", "--d", "1000", "--spectrum", spectrum,
+            "--steps", "2"]
+    rc, out, err = run_main(capsys, argv)
+    assert_refused(rc, out, err, "use --expectation qmc")
+    assert "1000 distinct" in err and len(err) < 400
+    rc, out, err = run_main(capsys, argv + ["--expectation", "qmc", "--samples", "4096", "--json"])
+    assert rc == 0 and json.loads(out)["expectation"] == "qmc"
+
+
+@pytest.mark.parametrize("formula", ["x+tanh(x)", "x"])
+def test_issue_32_no_negative_excess_loss(capsys, formula):
+    """||V*||^2 = 1e100: the excess loss was E[sigma^2] - 2 E[T B] + E[B^2], which cancels to
+    rounding once the student fits (-3.1e85 for both formulas, where --activation identity gives
+    0); it is now E[(T - B)^2] + E[Var(sigma | Z1)], a sum of squares: never negative, and for
+    the fitted state within the rounding of sigma's values, (M D / 2) (c eps r)^2 with
+    r = 1e50, eps = 2.2e-16 and c = 10, not eps r^2."""
+    rc, out, err = _no_warnings(capsys, ["teacher", "--activation-expr", formula, "--vstar-norm2",
+                                         "1e100", "--D", "8", "--K", "2", "--json", "--quiet"])
+    data = valid("teacher", json.loads(out))
+    assert rc == 0 and data["final"]["p"] == 0.5   # T* reached: the student fits
+    assert 0.0 <= data["final"]["loss"] <= 8 / 2 * (10 * 2.2e-16 * 1e50) ** 2
+
+
+def test_issue_32_tanh_at_large_D_runs_with_defaults(capsys):
+    """tanh at D = 1e4 was refused ("lower --vstar-norm2 or raise --M", advice that did not
+    help): its rule check compared losses that cancel to rounding near p = 1/K. With the loss
+    as a sum of squares the rule converges (96 nodes) and the run is accepted."""
+    rc, out, err = run_main(capsys, ["teacher", "--activation", "tanh", "--D", "10000", "--K",
+                                     "4", "--steps", "10", "--json", "--quiet"])
+    assert rc == 0, err
+    data = valid("teacher", json.loads(out))
+    assert data["quadrature"]["nodes"] <= 128 and data["quadrature"]["error_estimate"] <= 1e-13
+
+
+def test_issue_32_kink_advice_works_when_followed(capsys):
+    rc, out, err = run_main(capsys, ["teacher", "--activation-expr", "x/(1+abs(x))", "--steps",
+                                     "10"])
+    assert_refused(rc, out, err, "contains Abs")
+    assert "row norm" in err and "lower --vstar-norm2" not in err
+    rc, out, err = run_main(capsys, ["teacher", "--activation-expr", "x/sqrt(1+x**2)", "--steps",
+                                     "10", "--json", "--quiet"])
+    assert rc == 0 and valid("teacher", json.loads(out))["final"]["t"] == 10
+    # the row-norm advice stands where it works: tanh at ||V*||^2 = 1e100 is refused with it,
+    # and lowering --vstar-norm2 as it says is accepted
+    argv = ["teacher", "--activation", "tanh", "--D", "8", "--K", "2", "--steps", "10"]
+    assert_refused(*run_main(capsys, argv + ["--vstar-norm2", "1e100"]), "lower --vstar-norm2")
+    assert run_main(capsys, argv + ["--vstar-norm2", "1", "--quiet"])[0] == 0
+
+
+# ------------------------------------------------------------------ issue 32: long runs say how long
+
+def test_issue_32_teacher_D1000_estimate_from_the_slow_manifold():
+    """rdyn teacher --D 1000 (default run to 2 T*): T* ~ 8.25e11 steps by the slow-manifold
+    limit, so the run is capped at 1e12 steps, about 17 h at 60 ns a step, said before it
+    starts (the run itself is not made)."""
+    from rdyn.api._teacher import MIN_DEFAULT_STEPS
+    from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds
+    from rdyn.run_time import TEACHER_F64_STEP_S, teacher_float64_estimate
+
+    estimate = teacher_float64_estimate(TeacherConfig(D=1000, K=4), None, Thresholds(),
+                                        MIN_DEFAULT_STEPS)
+    assert estimate.steps == 10**12 and not estimate.lower_bound
+    assert estimate.seconds == pytest.approx(10**12 * TEACHER_F64_STEP_S)
+    assert estimate.line() == ("rdyn teacher: about 16.7 h (1e+12 steps in float64, to 2 T* of "
+                               "the slow-manifold limit)")
+    # D = 20: T* = 204185 is found by the 1e6-step probe: 2 T* steps, no limit needed
+    short = teacher_float64_estimate(TeacherConfig(D=20, K=4), None, Thresholds(), MIN_DEFAULT_STEPS)
+    assert short.steps == 2 * 204185 and short.seconds < 1
+
+
+def test_issue_32_teacher_D1000_says_so_up_front():
+    proc = subprocess.Popen([sys.executable, "-m", "rdyn", "teacher", "--D", "1000", "--K", "4",
+                             "--json"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        first = proc.stderr.readline()
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()
+    assert first.startswith("rdyn teacher: about 16.7 h (1e+12 steps in float64"), first
+
+
+def test_issue_32_default_run_progress_bar_has_a_total(capsys):
+    rc, out, err = run_main(capsys, ["teacher", "--D", "20", "--K", "4", "--json"])
+    assert rc == 0 and json.loads(out)["T_star"] == 204185
+    assert "/408k" in err   # 2 T* = 408370 steps, known before the run
+
+
+def test_issue_32_claims_says_how_long(capsys, monkeypatch):
+    from rdyn.run_time import claims_estimate
+    from rdyn.verification import claims as ledger_module
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Stop
+
+    monkeypatch.setattr(ledger_module, "evaluate", stop)
+    with pytest.raises(Stop):
+        run_main(capsys, ["claims", "--paper", "B"])
+    assert capsys.readouterr().err.startswith("rdyn claims: about 40 s (the quick checks of paper B)")
+    assert claims_estimate(None, True).line() == ("rdyn claims: about 13 min (the full-size checks "
+                                                  "of both papers)")
