@@ -758,3 +758,220 @@ def test_issue_32_claims_says_how_long(capsys, monkeypatch):
     assert capsys.readouterr().err.startswith("rdyn claims: about 40 s (the quick checks of paper B)")
     assert claims_estimate(None, True).line() == ("rdyn claims: about 13 min (the full-size checks "
                                                   "of both papers)")
+
+
+# ------------------------------------------------------------------ issue 32: no partial files, ever
+# A full disk is a 64 KiB tmpfs (root; skipped where it cannot be mounted) filled to a few bytes
+# of free space: every writer either writes its whole file or leaves the requested path as it
+# was (absent, or the previous file byte for byte), no temporary behind, one warning line, and
+# the result rescued where the project rescues it.
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A folder on a 64 KiB tmpfs with ``free`` bytes left: ``fill(free)`` after the previous
+    files are in place. Unmounted afterwards."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs (needs root): {mounted.stderr.strip()}")
+
+    def fill(free: int = 0) -> None:
+        """Fill the disk, then free ``free`` bytes (whole 4 KiB pages: tmpfs counts pages)."""
+        with open(disk / ".filler", "wb", buffering=0) as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * 4096)
+            except OSError:
+                pass
+        size = os.path.getsize(disk / ".filler")
+        os.truncate(disk / ".filler", max(size - free, 0))
+
+    try:
+        yield disk, fill
+    finally:
+        subprocess.run(["umount", str(disk)], capture_output=True)
+
+
+def _left(disk) -> set:
+    return set(os.listdir(disk)) - {".filler"}
+
+
+def test_atomic_files_group_is_all_or_nothing(full_disk):
+    from rdyn.reduced_dynamics.atomic_files import AtomicFiles
+
+    disk, fill = full_disk
+    (disk / "doc.md").write_text("old document\n")
+    fill(4096)
+    with pytest.raises(OSError) as info:
+        with AtomicFiles() as files:
+            with open(files.path(disk / "doc_fig1.png"), "wb") as fh:
+                fh.write(b"\x89PNG" + b"1" * 3000)   # fits
+            with open(files.path(disk / "doc.md"), "w") as fh:
+                fh.write("x" * 20000)                # does not
+    assert info.value.errno == 28
+    assert _left(disk) == {"doc.md"} and (disk / "doc.md").read_text() == "old document\n"
+    # a writer's own exception (not a disk error) also discards everything
+    with pytest.raises(KeyError):
+        with AtomicFiles() as files:
+            files.path(disk / "other.txt")
+            raise KeyError("writer bug")
+    assert _left(disk) == {"doc.md"}
+
+
+def test_atomic_file_keeps_the_umask_permissions(tmp_path):
+    from rdyn.reduced_dynamics.atomic_files import write_text_atomic
+
+    write_text_atomic(tmp_path / "a.csv", "x\n")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (tmp_path / "a.csv").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("name", ["rows.csv", "rows.json"])
+def test_sweep_out_on_a_full_disk(full_disk, capsys, name):
+    """The issue's truncated rows.csv (cut mid-row beside the rescued copy): now the requested
+    path keeps its previous content, the rows are rescued whole."""
+    disk, fill = full_disk
+    out = disk / name
+    argv = ["sweep", "--grid", "D=20;eta=0.01:0.3:100", "--steps", "10", "--quiet", "--out"]
+    rc, _, _ = run_main(capsys, argv + [str(out)])
+    assert rc == 0
+    reference = out.read_text()
+    assert len(reference) > 8192   # more than the free space left below
+    out.write_text("previous rows\n")
+    fill(4096)
+    rc, stdout, err = run_main(capsys, argv + [str(out)])
+    assert rc == 0 and err.startswith("rdyn: warning: cannot write --out") and "No space left" in err
+    assert err.count("\n") == 2 and "rows written to" in err, err   # the warning, the summary
+    rescued = err.split("saved to ")[1].split(" instead")[0]
+    try:
+        assert open(rescued).read() == reference
+    finally:
+        os.remove(rescued)
+    assert out.read_text() == "previous rows\n" and _left(disk) == {name}
+
+
+def test_scaling_out_on_a_full_disk(full_disk, capsys, monkeypatch):
+    from rdyn.api import _scaling
+
+    disk, fill = full_disk
+    out = disk / "scaling.json"
+    out.write_text("{}\n")
+    fill(0)
+    big = "x" * 20000
+
+    real = _scaling.write_rescued
+
+    def rescued_big(flag, path, write, text):   # the report, padded past the free space
+        return real(flag, path, lambda p: _scaling.write_text_atomic(p, big), big)
+
+    monkeypatch.setattr(_scaling, "write_rescued", rescued_big)
+    rc, stdout, err = run_main(capsys, ["scaling", "--model", "B", "--out", str(out)])
+    if rc != 0:
+        pytest.skip(f"scaling --model B did not run here: {err.splitlines()[-1:]}")
+    assert "No space left on device" in err and out.read_text() == "{}\n" and _left(disk) == {out.name}
+    rescued = err.split("saved to ")[1].split(" instead")[0]
+    assert open(rescued).read() == big
+    os.remove(rescued)
+
+
+def test_checkpoint_on_a_full_disk_keeps_the_previous_one(full_disk):
+    from rdyn.reduced_dynamics import checkpoint as ck
+
+    disk, fill = full_disk
+    path = str(disk / "run.npz")
+    ck.save(path, "teacher", {"D": 20}, {"state": np.arange(3.0)}, {"t": 1})
+    before = open(path, "rb").read()
+    fill(0)
+    with pytest.raises(ck.CheckpointError, match="No space left on device"):
+        ck.save(path, "teacher", {"D": 20}, {"state": np.arange(20000.0)}, {"t": 2})
+    assert open(path, "rb").read() == before and _left(disk) == {"run.npz"}   # no run.npz.tmp
+
+
+def test_teacher_checkpoint_on_a_full_disk_run_goes_on(full_disk, capsys):
+    disk, fill = full_disk
+    argv = ["teacher", "--D", "20", "--K", "4", "--steps", "50", "--json"]
+    reference = run_main(capsys, argv)[1]
+    path = disk / "t.npz"
+    fill(0)
+    rc, out, err = run_main(capsys, argv + ["--checkpoint", str(path)])
+    assert rc == 0 and out == reference and "No space left" in err
+    assert _left(disk) == set()   # neither t.npz nor t.npz.tmp
+
+
+def test_figure_on_a_full_disk_is_rescued_whole(full_disk, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rdyn.verification.figure_layout import save_figure
+
+    disk, fill = full_disk
+    target = disk / "figure2_loss.png"
+    target.write_bytes(b"old png")
+    fill(4096)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.imshow(np.random.default_rng(0).random((200, 200)))   # incompressible: > 4 KiB of PNG
+    written = save_figure(fig, target, dpi=100)
+    plt.close(fig)
+    err = capsys.readouterr().err
+    assert written != target and written.read_bytes().startswith(b"\x89PNG")
+    assert err.count("\n") == 1 and "No space left on device" in err and str(written) in err
+    assert target.read_bytes() == b"old png" and _left(disk) == {"figure2_loss.png"}
+    import shutil
+
+    shutil.rmtree(written.parent)
+
+
+@pytest.mark.parametrize("suffix", [".tex", ".md", ".html"])
+def test_erratum_and_report_on_a_full_disk(full_disk, capsys, suffix):
+    """The issue's truncated e_fig1.png beside a rescued erratum: the erratum and its plots are
+    one group, written whole to the rescue folder, nothing partial at the requested paths."""
+    from test_claims import _fake_errata_run
+
+    from rdyn.output import write_rescued
+    from rdyn.verification import claims, claims_report, errata_writer
+
+    run = _fake_errata_run()
+    entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (loss)", "Lemma D.10")]
+    ledger = claims.Ledger([claims.judge(e, run) for e in entries], 1.0, True, "A")
+    disk, fill = full_disk
+    path = disk / f"e{suffix}"
+    path.write_text("previous erratum\n")
+    fill(4096)
+    written = []
+    where = write_rescued("--errata", path, lambda p: written.extend(errata_writer.write(ledger, p)))
+    err = capsys.readouterr().err
+    assert where != str(path) and err.count("\n") == 1 and "No space left" in err
+    assert path.read_text() == "previous erratum\n" and _left(disk) == {path.name}
+    assert written[0] == where and all(os.path.getsize(f) > 0 for f in written)
+    if suffix != ".html":   # .tex and .md carry their plots as files
+        assert written[1].endswith("_fig1.png") and open(written[1], "rb").read(4) == b"\x89PNG"
+    for f in written:
+        os.remove(f)
+    # the ledger report, the same way
+    report = disk / f"ledger{'.md' if suffix != '.html' else '.html'}"
+    where = write_rescued("--report", report, lambda p: claims_report.write(ledger, p))
+    if where == str(report):   # small enough for the page left: written whole
+        assert report.stat().st_size > 0
+    else:
+        assert not report.exists() and os.path.getsize(where) > 0
+        os.remove(where)
+
+
+def test_output_nowhere_writable_is_one_line(capsys, monkeypatch):
+    """A figure that can be written neither at --out nor in the temporary folder: one line,
+    exit 1, no traceback."""
+    from rdyn.verification import figure_layout
+
+    def no_space(path, write):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr("rdyn.reduced_dynamics.atomic_files.write_atomic", no_space)
+    rc, out, err = run_main(capsys, ["figures", "--paper", "B", "--quick", "--steps", "2"])
+    assert rc == 1 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("rdyn figures: error: cannot write")
+    assert figure_layout is not None
