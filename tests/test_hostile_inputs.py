@@ -975,3 +975,16 @@ def test_output_nowhere_writable_is_one_line(capsys, monkeypatch):
     assert rc == 1 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("rdyn figures: error: cannot write")
     assert figure_layout is not None
+
+
+def test_readme_setup_order_installs_before_it_uses():
+    """README's set-up works as written: a command that needs build, twine or pytest comes
+    after (or with) the install of the extra that provides them (issue 32: the README once
+    showed `python -m build && twine check` before the [test] extra)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for tool in ("python -m build", "twine", "python -m pytest"):
+        at = text.find(tool)
+        assert at >= 0, tool
+        assert 'pip install ".[test' in text[:at], f"{tool!r} is shown before the [test] install"
