@@ -92,6 +92,22 @@ CLAIMS_SECONDS = {("all", True): 130.0, ("A", True): 90.0, ("B", True): 40.0,
                   ("all", False): 780.0, ("A", False): 540.0, ("B", False): 240.0}
 
 
+# rdyn verify (every group, both papers) and rdyn scaling (default activations, no --extend):
+# fixed sizes, measured wall clock on 2 cores (docs/performance.md, "Run times of the other
+# commands"; docs/verify.md): verify about 4 min, --quick about 2.5 min; scaling about 80 s on
+# idle cores, --quick about 20 s
+VERIFY_SECONDS = {False: 240.0, True: 150.0}
+SCALING_SECONDS = {False: 80.0, True: 20.0}
+
+
+def fixed_size_estimate(command: str, quick: bool) -> "RunTimeEstimate":
+    """The estimate of ``rdyn verify`` (all groups) or ``rdyn scaling`` (defaults): their
+    sizes are fixed, so the line states the measured time."""
+    table = VERIFY_SECONDS if command == "verify" else SCALING_SECONDS
+    return RunTimeEstimate(command, table[quick], f"the {'quick' if quick else 'full'} "
+                           f"{'checks' if command == 'verify' else 'fits'} of both papers")
+
+
 def claims_estimate(paper: str | None, full: bool) -> "RunTimeEstimate":
     """The estimate of ``rdyn claims`` (:data:`CLAIMS_SECONDS`; the checks' sizes are fixed,
     so the time is known up to the machine's load)."""

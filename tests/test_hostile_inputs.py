@@ -988,3 +988,18 @@ def test_readme_setup_order_installs_before_it_uses():
         at = text.find(tool)
         assert at >= 0, tool
         assert 'pip install ".[test' in text[:at], f"{tool!r} is shown before the [test] install"
+
+
+def test_issue_32_verify_and_scaling_say_how_long(capsys, monkeypatch):
+    from rdyn.run_time import fixed_size_estimate
+    from rdyn.verification import registry
+
+    assert fixed_size_estimate("verify", False).line() == ("rdyn verify: about 4 min (the full "
+                                                          "checks of both papers)")
+    assert fixed_size_estimate("scaling", True).line() == ("rdyn scaling: about 20 s (the quick "
+                                                          "fits of both papers)")
+    monkeypatch.setattr(registry, "run_checks", lambda **kwargs: [])   # the checks: skipped
+    err = run_main(capsys, ["verify", "--quick", "--json"])[2]
+    assert err.startswith("rdyn verify: about 2 min (the quick checks of both papers)")
+    err = run_main(capsys, ["verify", "--only", "A.invariant.*", "--json"])[2]
+    assert "about" not in err and "no check id matches" in err   # a selection: no estimate

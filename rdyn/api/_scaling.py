@@ -53,6 +53,10 @@ def run(v: dict):
     if v["kappa"] is not None:
         require("leaky" in acts, "--kappa applies to the leaky activation only")
     start = time.perf_counter()
+    if v["model"] == "all" and not v["extend"] and v["activation"] is None:
+        from rdyn.run_time import announce, fixed_size_estimate
+
+        announce(fixed_size_estimate("scaling", bool(v["quick"])), quiet=False)
 
     def progress(message: str) -> None:
         print(f"rdyn scaling: {message} ({time.perf_counter() - start:.0f} s)", file=sys.stderr)
