@@ -78,6 +78,9 @@ LN_DIRICHLET_STEP_S = 4e-6
 GAUSS_NODE_S = 1.9e-6
 GAUSS_KNEE_DPS = 300.0
 GAUSS_CONSTANTS_EVALUATIONS = 1.6
+# the Gaussian route in float64 (numpy): seconds per node and distinct eigenvalue, measured 13 ns
+# (27 ms of CPU per step on 40765 nodes x 50 eigenvalues, --spectrum 1..50, 2 shared cores)
+GAUSS_F64_NODE_S = 1.3e-8
 # smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
 # verify/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
 # sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
@@ -330,7 +333,7 @@ def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:
                            f"{steps} steps of {M} x {D} Gaussian expectations")
 
 
-def gaussian_route_estimate(model: str, spectrum, dps: int, steps: int,
+def gaussian_route_estimate(model: str, spectrum, dps: int | None, steps: int,
                             L: int | None = None) -> RunTimeEstimate:
     """The estimate of a Gaussian-route run at ``dps`` digits: its grids are sized from the
     spectrum alone (``model_b_gaussian.grid_nodes``, nothing allocated). ``r`` distinct
@@ -341,14 +344,16 @@ def gaussian_route_estimate(model: str, spectrum, dps: int, steps: int,
     from rdyn.reduced_dynamics.model_b_gaussian import grid_nodes
 
     r = len(set(spectrum))
-    per_node = GAUSS_NODE_S * (1 + (dps / GAUSS_KNEE_DPS) ** 1.5) * r
+    per_node = (GAUSS_F64_NODE_S if dps is None else
+                GAUSS_NODE_S * (1 + (dps / GAUSS_KNEE_DPS) ** 1.5)) * r
     single = grid_nodes(tuple(spectrum), dps)
     seconds = GAUSS_CONSTANTS_EVALUATIONS * per_node * single
     if model == "ln":
         seconds += (steps + 1) * per_node * single
     elif model == "looped":
         seconds += (steps + 2) * per_node * grid_nodes(tuple(spectrum), dps, L)
-    return RunTimeEstimate("ln", seconds, f"the Gaussian route on {single} nodes at --dps {dps}, "
+    where = "in float64" if dps is None else f"at --dps {dps}"
+    return RunTimeEstimate("ln", seconds, f"the Gaussian route on {single} nodes {where}, "
                            f"{steps} steps")
 
 
@@ -359,16 +364,18 @@ def ln_estimate(model: str, spectrum, dps: int | None, steps: int,
     single layers) as the ``LN_*`` constants above say, and the Gaussian route (more distinct
     eigenvalues, the looped model with 3 or more, or a Dirichlet rule over its node budget:
     :func:`gaussian_route_estimate`; ``L``: the looped model's loop count). None for float64
-    runs and one distinct eigenvalue (no quadrature)."""
+    runs off the Gaussian route (fast) and one distinct eigenvalue (no quadrature)."""
     from rdyn.reduced_dynamics.model_b_exact import (MAX_EXACT_LEVELS, THETA_MAX_DEGREE,
                                                      dirichlet_orders, gaussian_route_at,
                                                      theta_start_degree)
 
-    if dps is None or spectrum is None:
+    if spectrum is None:
         return None
     r = len(set(spectrum))
-    if gaussian_route_at(tuple(spectrum), model, dps):
+    if gaussian_route_at(tuple(spectrum), model, dps):   # float64 too: large spectra are slow
         return gaussian_route_estimate(model, spectrum, dps, steps, L if model == "looped" else None)
+    if dps is None:
+        return None
     step_cost = 0.0 if model == "noln" else 1.0
     if r == 2:
         factor = 1 + (dps / LN_KNEE_DPS) ** 1.5

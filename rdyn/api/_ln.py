@@ -152,7 +152,8 @@ def run(v: dict, progress_lines: bool = True):
         if long_run:
             print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
 
-    if cfg.dps is not None and v["resume"] is None and not v["quiet"]:
+    if v["resume"] is None and not v["quiet"] and cfg.spectrum is not None \
+            and mb.resolve_expectation(cfg) == "exact":
         from rdyn.run_time import announce, ln_estimate
 
         announce(ln_estimate(cfg.model, cfg.spectrum, cfg.dps, cfg.steps, cfg.L), v["quiet"])
