@@ -103,6 +103,22 @@ VERIFY_SECONDS = {False: 240.0, True: 150.0}
 SCALING_SECONDS = {False: 80.0, True: 20.0}
 
 
+# rdyn figures --paper A (six SGD experiments of the full model): seconds of CPU, measured on 2
+# shared cores: 121 s at the default 20000 steps, 12.6 s with --quick (1500 steps, smaller
+# sizes), 24.7 s with --quick --steps 6000; modelled as FIGURES_A_START_S plus, per SGD step of
+# all six experiments, FIGURES_A_STEP_S[quick] (the default batch of 100; under load the wall
+# clock is longer)
+FIGURES_A_START_S = 8.6
+FIGURES_A_STEP_S = {False: 5.6e-3, True: 2.7e-3}
+
+
+def figures_estimate(steps: int, quick: bool) -> "RunTimeEstimate":
+    """The estimate of ``rdyn figures --paper A`` (:data:`FIGURES_A_STEP_S`)."""
+    return RunTimeEstimate("figures", FIGURES_A_START_S + steps * FIGURES_A_STEP_S[quick],
+                           f"six experiments of {steps} SGD steps{' (quick sizes)' if quick else ''}",
+                           steps=steps)
+
+
 def fixed_size_estimate(command: str, quick: bool) -> "RunTimeEstimate":
     """The estimate of ``rdyn verify`` (all groups) or ``rdyn scaling`` (defaults): their
     sizes are fixed, so the line states the measured time."""

@@ -1003,3 +1003,14 @@ def test_issue_32_verify_and_scaling_say_how_long(capsys, monkeypatch):
     assert err.startswith("rdyn verify: about 2 min (the quick checks of both papers)")
     err = run_main(capsys, ["verify", "--only", "A.invariant.*", "--json"])[2]
     assert "about" not in err and "no check id matches" in err   # a selection: no estimate
+
+
+def test_issue_32_figures_say_how_long():
+    """rdyn figures --paper A: 8.6 s + 5.6 ms per SGD step of the six experiments (measured 121 s
+    of CPU at the default 20000 steps)."""
+    from rdyn.run_time import figures_estimate
+
+    assert figures_estimate(20000, False).seconds == pytest.approx(8.6 + 112.0)
+    assert figures_estimate(20000, False).line() == ("rdyn figures: about 2 min (six experiments "
+                                                    "of 20000 SGD steps)")
+    assert figures_estimate(1500, True).seconds == pytest.approx(8.6 + 4.05)
