@@ -1014,3 +1014,28 @@ def test_issue_32_figures_say_how_long():
     assert figures_estimate(20000, False).line() == ("rdyn figures: about 2 min (six experiments "
                                                     "of 20000 SGD steps)")
     assert figures_estimate(1500, True).seconds == pytest.approx(8.6 + 4.05)
+
+
+def test_figures_command_on_a_full_disk(full_disk, capsys):
+    """The issue's `rdyn figures` on a full disk (a 61-line ENOSPC traceback, the figures
+    lost): each figure goes whole to a rescue folder, one warning line each, the JSON names
+    where they are, nothing partial under --out."""
+    import shutil
+
+    disk, fill = full_disk
+    out = disk / "figs"
+    out.mkdir()
+    fill(4096)
+    rc, stdout, err = run_main(capsys, ["figures", "--paper", "B", "--quick", "--steps", "2",
+                                        "--out", str(out), "--json"])
+    assert rc == 0 and "Traceback" not in err, err
+    figures = json.loads(stdout)["figures"]
+    warnings_ = [line for line in err.splitlines() if "No space left on device" in line]
+    rescued = [p for p in figures.values() if not p.startswith(str(out))]
+    assert rescued and len(warnings_) == len(rescued)
+    for p in figures.values():
+        assert open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert all(os.path.getsize(out / name) > 0 for name in os.listdir(out))   # whole files only
+    assert not [n for n in os.listdir(out) if n.startswith(".")]                # no temporaries
+    for p in rescued:
+        shutil.rmtree(os.path.dirname(p), ignore_errors=True)
