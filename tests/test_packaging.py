@@ -31,7 +31,7 @@ def test_only_top_level_import_name_is_rdyn():
     import rdyn
 
     assert {name: folder for name, folder in SETUPTOOLS["package-dir"].items() if name != "rdyn"} \
-        == rdyn.SUBPACKAGE_FOLDERS
+        == {**rdyn.SUBPACKAGE_FOLDERS, **rdyn.DATA_FOLDERS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,3 +111,6 @@ def test_sdist_and_wheel_build_and_pass_twine_check(tmp_path):
     assert "\nLicense-Expression: MIT\n" in metadata
     for sub in ("derivations", "reduced_dynamics", "verification"):
         assert f"rdyn/{sub}/__init__.py" in names
+    # the documentation `rdyn --help` points to is in the wheel (issue 32): every page
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert "interface.md" in pages and {f"rdyn/docs/{p}" for p in pages} <= set(names)
