@@ -364,12 +364,14 @@ def gaussian_route_estimate(model: str, spectrum, dps: int | None, steps: int,
                 GAUSS_NODE_S * (1 + (dps / GAUSS_KNEE_DPS) ** 1.5)) * r
     single = grid_nodes(tuple(spectrum), dps)
     seconds = GAUSS_CONSTANTS_EVALUATIONS * per_node * single
+    shown = single
     if model == "ln":
         seconds += (steps + 1) * per_node * single
-    elif model == "looped":
-        seconds += (steps + 2) * per_node * grid_nodes(tuple(spectrum), dps, L)
+    elif model == "looped":   # the steps run on the looped model's tau grid
+        shown = grid_nodes(tuple(spectrum), dps, L)
+        seconds += (steps + 2) * per_node * shown
     where = "in float64" if dps is None else f"at --dps {dps}"
-    return RunTimeEstimate("ln", seconds, f"the Gaussian route on {single} nodes {where}, "
+    return RunTimeEstimate("ln", seconds, f"the Gaussian route on {shown} nodes {where}, "
                            f"{steps} steps")
 
 
