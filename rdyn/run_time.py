@@ -188,24 +188,27 @@ def default_teacher_steps(config, thresholds, min_steps: int) -> tuple[int, bool
 # 44-56 ns of CPU per step over 1e8-step runs (D = 20 and 1000, relu and leaky) on 2 shared
 # cores (load about 5)
 TEACHER_F64_STEP_S = 6e-8
-F64_PRE_RUN_STEPS = 10**6
+F64_PRE_RUN_STEPS = 10**7   # at most about 0.6 s of probes; a run beyond it takes over 1 s
 
 
 def default_float64_steps(config, thresholds, min_steps: int) -> tuple[int, bool]:
     """(steps, lower_bound) of a float64 run without ``--steps`` (it stops at max(2 T*,
-    min_steps), at most ``model_a.MAX_STEPS``): T* from a float64 run of at most
-    :data:`F64_PRE_RUN_STEPS` steps (some 0.05 s), else from the slow-manifold limit
+    min_steps), at most ``model_a.MAX_STEPS``): T* from float64 runs of 1e5, 1e6, 1e7 steps
+    (:data:`F64_PRE_RUN_STEPS`; stopping at the first that reaches T*), else from the
+    slow-manifold limit
     (``--method slow``: T* ~ tau_star / eta, a few seconds for any D; rdyn teacher --D 1000:
-    T* ~ 8.3e11, 23 hours), else a lower bound."""
+    T* ~ 8.3e11, so the run is capped at 1e12 steps, about 17 h), else a lower bound."""
     import math
 
     from rdyn.reduced_dynamics.model_a import MAX_STEPS, run
 
-    probe = run(config, steps=F64_PRE_RUN_STEPS, thresholds=thresholds, progress=False)
-    if probe.T_star is not None:
-        return max(2 * probe.T_star, min_steps), False
-    if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
-        return max(probe.steps, min_steps), False
+    for probe_steps in (F64_PRE_RUN_STEPS // 100, F64_PRE_RUN_STEPS // 10, F64_PRE_RUN_STEPS):
+        # growing probes: a run cut short by T* costs at most about what the run itself does
+        probe = run(config, steps=probe_steps, thresholds=thresholds, progress=False)
+        if probe.T_star is not None:
+            return max(2 * probe.T_star, min_steps), False
+        if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
+            return max(probe.steps, min_steps), False
     try:
         from rdyn.reduced_dynamics.flow import phase_limits
 
@@ -224,7 +227,7 @@ def teacher_float64_estimate(config, steps: int | None, thresholds,
     lower, note = False, ""
     if steps is None:
         steps, lower = default_float64_steps(config, thresholds, min_steps)
-        if not lower and steps > F64_PRE_RUN_STEPS:
+        if not lower and steps > 2 * F64_PRE_RUN_STEPS:   # beyond the probes: the limit's T*
             note = ", to 2 T* of the slow-manifold limit"
     count = str(steps) if steps < 10**6 else f"{steps:.3g}"
     return RunTimeEstimate("teacher", steps * TEACHER_F64_STEP_S,
