@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 
 from rdyn.derivations.activations import Activation
-from rdyn.reduced_dynamics.model_a import TeacherConfig, run as run_homogeneous
-from rdyn.reduced_dynamics.model_a_smooth import (Expectations, Numbers, SmoothConfig, choose_rule,
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run as run_homogeneous
+from rdyn.reduced_dynamics.model_a.smooth import (Expectations, Numbers, SmoothConfig, choose_rule,
                                                   default_probes, eta_limit)
 
 D, K, M, ETA = 8, 2, 2, 0.2
@@ -36,7 +36,7 @@ def smooth_rates(name: str, formula: str | None = None, steps: int = 3000, dps_s
     n, _ = choose_rule(cfg, None, default_probes(cfg, None, 1 / (2 * K)))
     eta_limit(cfg)
     setup = time.perf_counter() - start
-    from rdyn.reduced_dynamics.gauss_hermite import float64_rule
+    from rdyn.reduced_dynamics.model_a.gauss_hermite import float64_rule
 
     ex = Expectations(cfg, Numbers(cfg.activation, None), float64_rule(n))
     state = (0.0, 0.0, 0.0)
@@ -62,8 +62,8 @@ def compiled_rate(name: str, steps: int, formula: str | None = None, nodes: int 
     rule with ``nodes`` nodes (the others)."""
     import numpy as np
 
-    from rdyn.reduced_dynamics.model_a_compiled import advance_compiled, start_counters
-    from rdyn.reduced_dynamics.model_a_smooth import _compiled_loop
+    from rdyn.reduced_dynamics.model_a.compiled import advance_compiled, start_counters
+    from rdyn.reduced_dynamics.model_a.smooth import _compiled_loop
 
     cfg = SmoothConfig(D=D, K=K, activation=Activation(name, formula), eta=ETA, M=M)
     loop = _compiled_loop(cfg, nodes)

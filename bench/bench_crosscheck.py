@@ -2,8 +2,8 @@
 
 Paper sizes (seed 000, Section 4.1): cnn D=36 K=4, gcn/sts/gslp D=20; M=4, d=8 (crosscheck
 defaults). The full step evaluates M*D bivariate Gaussian forms plus the softmax chain rule
-(rdyn.verification.full_matrix.population); the collapsed step is the numba-compiled float64 map
-(rdyn.reduced_dynamics.model_a). Run: python bench/bench_crosscheck.py [--repeat N]
+(rdyn.verification.references.full_matrix.population); the collapsed step is the numba-compiled float64 map
+(rdyn.reduced_dynamics.model_a.dynamics). Run: python bench/bench_crosscheck.py [--repeat N]
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import argparse
 import time
 
 
-from rdyn.reduced_dynamics.presets import preset_groups
-from rdyn.reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
-from rdyn.verification import full_matrix as fm
+from rdyn.reduced_dynamics.model_a.presets import preset_groups
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run as run_collapsed
+from rdyn.verification.references import full_matrix as fm
 
 SIZES = (("cnn", 36, 4), ("gcn", 20, 3), ("sts", 20, 4), ("gslp", 20, 1))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from rdyn.reduced_dynamics.model_a import TeacherConfig, run
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
 
 
 def rates(fn, steps):

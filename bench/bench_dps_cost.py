@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 
-from rdyn.reduced_dynamics.model_a import TeacherConfig, run
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
 from rdyn.run_time import teacher_step_seconds
 
 
@@ -34,7 +34,7 @@ def per_step(cfg, dps: int, n: int) -> float:
 
 def smooth(argv) -> None:
     from rdyn.derivations.activations import Activation
-    from rdyn.reduced_dynamics import model_a_smooth as ms
+    from rdyn.reduced_dynamics.model_a import smooth as ms
     from rdyn.run_time import TENSOR_RULE, smooth_step_seconds
 
     names = argv[0].split(",") if argv else ["erf", "gelu", "tanh", "softplus", "sigmoid", "expr"]
@@ -65,8 +65,8 @@ def smooth(argv) -> None:
 def ln(argv) -> None:
     from dataclasses import replace
 
-    from rdyn.reduced_dynamics import model_b as mb
-    from rdyn.reduced_dynamics.model_b_iterate import build_rule, iterate
+    from rdyn.reduced_dynamics.model_b import run as mb
+    from rdyn.reduced_dynamics.model_b.iterate import build_rule, iterate
     from rdyn.run_time import ln_estimate
 
     cases = argv[0].split(",") if argv else ["ln:4-1-1", "ln:4-2-1", "ln:4-3-2-1"]

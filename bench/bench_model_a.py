@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import time
 
-from rdyn.reduced_dynamics.batch import run_batch
-from rdyn.reduced_dynamics.certified import certified_run
-from rdyn.reduced_dynamics.model_a import TeacherConfig, run
-from rdyn.reduced_dynamics.model_a_kernels import kernels
+from rdyn.reduced_dynamics.model_a.batch import run_batch
+from rdyn.reduced_dynamics.certified.arb_pass import certified_run
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
+from rdyn.reduced_dynamics.model_a.kernels import kernels
 
 
 def rate(fn, steps):

@@ -2,7 +2,7 @@
 
 Times ``rdyn ln --model looped --data spectrum`` steps on a two-level spectrum: the current
 float64 path (compiled graded Gauss rule for the Beta boundary layer,
-:func:`rdyn.reduced_dynamics.model_b_looped._beta_layer_f64`) against the previous one (mpmath ``hyp2f1``
+:func:`rdyn.reduced_dynamics.model_b.looped._beta_layer_f64`) against the previous one (mpmath ``hyp2f1``
 at 64 bits per step, reproduced below), and prints the ratio measured in this one run, plus the
 largest relative difference of the iterates. Also times the exact r-level LN path and the QMC
 replicas, and the exact r-level LN path at ``--dps`` (:func:`dps_exact`): per-step cost on mpf
@@ -22,7 +22,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from rdyn.reduced_dynamics import model_b as mb
+from rdyn.reduced_dynamics.model_b import run as mb
 
 
 def previous_looped_two_level(rule, rho, L):
@@ -77,7 +77,7 @@ def main():
 def qmc_vs_mc():
     """Standard errors of the final alpha and loss: scrambled Sobol replicas against iid replicas
     of the same construction and the same total number of points (16 replicas each)."""
-    from rdyn.reduced_dynamics.model_b_qmc import run_replicas
+    from rdyn.reduced_dynamics.model_b.qmc import run_replicas
 
     cases = (("Task 2 (3,2,1,1)", mb.Config(model="ln", data="spectrum", d=4, n=7, spectrum=(3, 2, 1, 1),
                                             eta=0.5, steps=200, samples=131072)),
@@ -97,7 +97,7 @@ def qmc_vs_mc():
 
 def dps_exact():
     """r = 3 and r = 4 at --dps: mpf vs mpfr per step, mapped vs plain coordinates."""
-    from rdyn.reduced_dynamics.dirichlet_rule import dirichlet_params, dirichlet_rule
+    from rdyn.reduced_dynamics.model_b.dirichlet_rule import dirichlet_params, dirichlet_rule
 
     for spec, dps in (((3, 2, 1), 25), ((4, 3, 2, 1), 30)):
         t0 = time.perf_counter()
@@ -170,7 +170,7 @@ def gaussian():
     mb.run(lq)
     dt = time.perf_counter() - t
     print(f"looped L=3 (4,3,2,1) qmc 2^16 points: 200 steps in {dt:.2f} s")
-    from rdyn.reduced_dynamics.model_b_gaussian_route import GaussianRoute
+    from rdyn.reduced_dynamics.model_b.gaussian_route import GaussianRoute
 
     spec = (4, 3, 2, 1)
     rule, route = mb.exact_rule(spec), GaussianRoute(spec, None)

@@ -5,7 +5,7 @@ the figure is the median wall time over ``--repeat`` runs (and the median CPU ti
 user + system, which is less sensitive to other load on the machine). All measured in one
 run of this script, so the ratios compare like with like.
 
-* warm: the kernel cache (rdyn.reduced_dynamics.kernel_cache) in a temporary RDYN_CACHE_DIR is
+* warm: the kernel cache (rdyn.reduced_dynamics.runs.kernel_cache) in a temporary RDYN_CACHE_DIR is
   filled by one untimed run first;
 * cold: one run on an empty temporary RDYN_CACHE_DIR (sympy generation + numba compilation).
 

@@ -1,5 +1,5 @@
 """Error of the eta -> 0 phase limits (flow, modified equation, slow manifold) against the exact
-map, on a grid (rdyn.verification.flow_accuracy.compare). Prints one JSON object per configuration.
+map, on a grid (rdyn.verification.references.flow_accuracy.compare). Prints one JSON object per configuration.
 
 Run: python bench/flow_vs_map.py [--quick]  (the full grid takes a few minutes on 2 cores)
 """
@@ -11,8 +11,8 @@ import sys
 import time
 from dataclasses import replace
 
-from rdyn.reduced_dynamics.model_a import TeacherConfig, eta_limit
-from rdyn.verification.flow_accuracy import compare
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit
+from rdyn.verification.references.flow_accuracy import compare
 
 GRID = [(8, 2), (16, 1), (16, 4), (32, 4), (64, 4), (64, 8), (128, 4)]
 DIVISORS = (2, 16)  # eta = eta_limit / divisor

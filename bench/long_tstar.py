@@ -1,6 +1,6 @@
 """Exact-map T* at large D with the float64 event loop, stopping at T* (a script, not a test).
 
-Runs the compiled loop of :mod:`rdyn.reduced_dynamics.model_a` chunk by chunk until p(t) >= 1/(2K)
+Runs the compiled loop of :mod:`rdyn.reduced_dynamics.model_a.dynamics` chunk by chunk until p(t) >= 1/(2K)
 (the same loop and kernels as ``rdyn teacher``; a default ``rdyn teacher`` run would go on to
 2 T*). Prints one JSON line per configuration (D, K, eta, t1, T_star, seconds, steps/s).
 Usage: python bench/long_tstar.py D [D ...]   (K = 4, ReLU, default eta = eta_limit/2)
@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from rdyn.reduced_dynamics.model_a import (NO_EVENT, TeacherConfig, Thresholds, attention_crossing,
+from rdyn.reduced_dynamics.model_a.dynamics import (NO_EVENT, TeacherConfig, Thresholds, attention_crossing,
                                       compiled_advance, eta_limit)
-from rdyn.reduced_dynamics.model_a_kernels import kernels
+from rdyn.reduced_dynamics.model_a.kernels import kernels
 
 
 def tstar(D: int, K: int = 4, activation: str = "relu", chunk: int = 50_000_000,

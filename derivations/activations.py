@@ -9,7 +9,7 @@ derivatives on a grid covering [-40, 40] (so differentiable almost everywhere), 
 enough for every Gaussian moment to exist (|sigma(x)| <= 1e6 (1 + x^2) on the grid).
 
 Closed-form Gaussian smoothings (used to reduce the 2-D expectations of the collapsed map to
-1-D ones, see :mod:`rdyn.reduced_dynamics.model_a_smooth`): for ``Z ~ N(0, 1)``,
+1-D ones, see :mod:`rdyn.reduced_dynamics.model_a.smooth`): for ``Z ~ N(0, 1)``,
 ``S0(m, s) = E[sigma(m + s Z)]`` and ``S1(m, s) = E[sigma'(m + s Z)]``. They are derived in
 :func:`smoothing` for erf and GELU from the Gaussian convolution of sigma' (a Gaussian or a
 Gaussian times a polynomial), integrated back in ``m`` from the symmetry point; tanh, softplus,
@@ -201,7 +201,7 @@ def exponential_separation(name: str, formula: str | None = None) -> tuple[sp.Ex
     ``E^(k L)`` with L the least common denominator of the k; then ``together``. Then
     ``sigma(a + b) = R(a + b, exp(a / L) exp(b / L))``: on the lattice ``a_i + b_j`` of the
     tensor rule the exponentials are 2n per step instead of n^2 evaluations of sigma
-    (:mod:`rdyn.reduced_dynamics.model_a_compiled_rule`). tanh: ``(E^2 - 1)/(E^2 + 1)``;
+    (:mod:`rdyn.reduced_dynamics.model_a.compiled_rule`). tanh: ``(E^2 - 1)/(E^2 + 1)``;
     sigmoid: ``E/(E + 1)``; softplus: ``log(E + 1)``; erf, GELU: None. ``P``: the largest
     |power| of E in R (E^P must stay finite where R is used). Checked against sigma at 161
     points of [-40, 40] (relative 1e-12, absolute 1e-300)."""
@@ -544,7 +544,7 @@ def gaussian_expectation_closed(integrand: sp.Expr) -> sp.Expr:
     return sp.Add(*[gaussian_term(sp.powsimp(t, combine="exp")) for t in sp.Add.make_args(expanded)])
 
 
-# symbols of the collapsed state seen from the outer variable Z (model_a_smooth's notation):
+# symbols of the collapsed state seen from the outer variable Z (model_a.smooth's notation):
 # Y2 = s2 Z, E[Y1 | Z] = rho Z, residual sd s_res; r the row norm; W = sqrt(1 + r^2 s_res^2)
 state_C1 = sp.Symbol("C1", real=True)
 state_r, state_rho, state_sres, state_s2, state_W, state_K = sp.symbols(

@@ -204,8 +204,8 @@ class _IntervalSSA:
     ``ineg``, ``isqr``, ``ipow(a, n)``, ``isqrt``, ``iexp``, ``iatan``; numbers become point
     intervals ``ipoint(n)`` (integers, exact) or ``idiv(ipoint(p), ipoint(q))``. Identical
     subtrees are emitted once. ``op`` is the prefix of every operation name: "i" (intervals,
-    :mod:`rdyn.reduced_dynamics.certified_interval`) or "d" (double-double numbers,
-    :mod:`rdyn.reduced_dynamics.double_double`: ``dadd``, ``dmul``, ``dexp``, ...)."""
+    :mod:`rdyn.reduced_dynamics.certified.interval`) or "d" (double-double numbers,
+    :mod:`rdyn.reduced_dynamics.numerics.double_double`: ``dadd``, ``dmul``, ``dexp``, ...)."""
 
     def __init__(self, names: dict, indent: str, prefix: str, op: str = "i"):
         self.names = dict(names)   # sympy atom/subtree -> variable name

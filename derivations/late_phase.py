@@ -17,7 +17,7 @@ gradient-flow limit ``tau = eta T`` of the collapsed map of Lemma D.2). With
   ``Delta(C2 + C3) = eta G ~ eta g2 exp(-2 (C2 + C3)/scale)`` (Lemma D.19's form, derived constant).
 
 Lag and modified-equation terms change these by relative O(e) and O(eta), i.e. they vanish as
-T -> oo; the checks measure how fast (:mod:`rdyn.verification.checks_errata_a`).
+T -> oo; the checks measure how fast (:mod:`rdyn.verification.checks.errata_a`).
 """
 from __future__ import annotations
 

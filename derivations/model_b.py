@@ -117,7 +117,7 @@ def ln_loss_stable_identity_holds() -> bool:
 @lru_cache(maxsize=None)
 @seeded
 def gaussian_route_identities(levels: int = 3) -> dict[str, bool]:
-    """The identities behind the Gaussian route (reduced_dynamics/model_b_gaussian.py), derived:
+    """The identities behind the Gaussian route (reduced_dynamics/model_b/gaussian.py), derived:
 
     * ``gap_Q1Q2``: ``(z^T L^2 z)(z^T M^2 z) - (z^T L M z)^2 = G`` with ``M = I + gamma L`` and
       ``G = (1/2) sum_ij z_i^2 z_j^2 (l_i - l_j)^2`` (independent of gamma; Lagrange's identity);

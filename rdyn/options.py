@@ -2,9 +2,11 @@
 validation are both generated from :data:`COMMANDS`, so ``rdyn CMD --opt`` and
 ``rdyn.CMD(opt=...)`` accept and refuse exactly the same values with the same one-line message.
 
-Adding an option: append one :class:`Option` to the command's tuple below. Adding a subcommand:
+Adding an option: append one :class:`Option` to the command's tuple below and regenerate the
+typed options (rdyn/option_types.py, one frozen dataclass per subcommand that the drivers read
+as ``v.name``: :func:`write_option_types`). Adding a subcommand:
 add a :class:`Command` entry (options tuple + help) to :data:`COMMANDS`, a module
-``rdyn/cmd_<name>.py`` (``run(result, args)`` printing the text form) and an API function in
+``rdyn/cli/<name>.py`` (``run(result, args)`` printing the text form) and an API function in
 :mod:`rdyn.api` (see docs/api.md).
 
 What the table checks, before any work (:func:`validate`):
@@ -28,7 +30,7 @@ import math
 import numbers
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, SupportsInt, cast
 
 from rdyn.output import UsageError
 
@@ -39,14 +41,14 @@ DPS_MAX = 4000  # Python's int <-> str conversion limit is 4300 digits; 4000 lea
 # minutes (issue 20)
 LN_DPS_MAX = 1000
 # narrower --dps ranges of two routes (their constants live with the routes and are tested equal:
-# reduced_dynamics.model_b_gaussian.GAUSSIAN_DPS_MAX, reduced_dynamics.model_a_smooth.SMOOTH_DPS_MAX)
+# reduced_dynamics.model_b.gaussian.GAUSSIAN_DPS_MAX, reduced_dynamics.model_a.smooth.SMOOTH_DPS_MAX)
 GAUSSIAN_ROUTE_DPS_MAX = 200
 SMOOTH_DPS_MAX = 300
 MAX_TEACHER_STEPS = 10**9
 MAX_MODEL_A_STEPS = 10**12  # rdyn teacher: 64-bit step counters everywhere (docs/long_horizons.md)
 SEED_MAX = 2**63 - 1
 # ||V*||_F^2 scales every Model A loss (W_V = C1 V*, C1 = O(1)): above this the losses leave the
-# float64-safe range of reduced_dynamics/divergence.py (STATE_BOUND) before the first step
+# float64-safe range of reduced_dynamics/runs/divergence.py (STATE_BOUND) before the first step
 VSTAR_NORM2_MAX = 1e100
 # Model B's alpha0, beta0: |alpha0 beta0| = |gamma0| <= 1e100, the float64-safe range
 INITIAL_MAX = 1e50
@@ -145,7 +147,7 @@ def integral(value) -> int | None:
             return None
         return int(value)
     if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
+        return int(cast(SupportsInt, value))  # an integral Real
     return None
 
 
@@ -987,3 +989,92 @@ def markdown() -> str:
             lines.append(f"| `{o.flag}` | {o.kind} | {default} | {accepted} | {refused} |")
         lines.append("")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed options (rdyn/option_types.py, generated from the table)
+# ---------------------------------------------------------------------------------------------
+
+OPTION_TYPES_MODULE = "option_types.py"   # beside this file: rdyn/option_types.py
+
+
+def option_class_name(command: str) -> str:
+    """The typed-options class of a subcommand: "teacher" -> "TeacherOptions"."""
+    return command[:1].upper() + command[1:] + "Options"
+
+
+def _field_type(o: Option) -> str:
+    """The annotation of an option's field in its validated form (after :func:`validate`):
+    ``None`` is part of it when the option may be left out (no default, not required)."""
+    if o.kind == "flag":
+        types = ["bool"]
+    elif o.kind == "choice":
+        types = ["Literal[" + ", ".join(repr(c) for c in o.choices) + "]"]
+    elif o.kind in ("path", "out"):
+        types = ["str", "os.PathLike[str]"]
+    elif o.repeatable:
+        types = ["list[str]"]
+    else:
+        types = [{"int": "int", "float": "float", "str": "str"}[o.kind]]
+    extra = {list: "list[Any]", tuple: "tuple[Any, ...]", range: "range"}
+    types += [extra[t] for t in o.api_types if extra[t] not in types]
+    if o.default is None and not o.required:   # a required option is never None once validated
+        types.append("None")
+    return " | ".join(types)
+
+
+def option_types_source() -> str:
+    """The source of rdyn/option_types.py: one frozen dataclass per subcommand, one field per
+    option (named as the option, typed by its kind; ``None`` where "not given" is possible),
+    so that the drivers read ``v.steps`` and a type checker names a misspelt option."""
+    lines = ['"""Typed options: one frozen dataclass per subcommand, built by the shared validation',
+             "(:func:`rdyn.options.typed_options`) and passed from the API to the drivers.",
+             "",
+             "Generated from the option table :data:`rdyn.options.COMMANDS` by",
+             "``python -c 'from rdyn.options import write_option_types; write_option_types()'``;",
+             'do not edit (tests/test_option_types.py fails when this file is out of date)."""',
+             "from __future__ import annotations", "", "import os", "from dataclasses import dataclass",
+             "from typing import Any, Literal, Union", "", ""]
+    names = []
+    for name, cmd in COMMANDS.items():
+        cls = option_class_name(name)
+        names.append(cls)
+        lines += ["@dataclass(frozen=True)", f"class {cls}:",
+                  f'    """The validated options of ``rdyn {name}`` (every option, defaults filled in)."""',
+                  ""]
+        for o in cmd.options:
+            lines.append(f"    {o.name}: {_field_type(o)}")
+        lines += ["", ""]
+    lines.append("AnyOptions = Union[" + ", ".join(names) + "]")
+    lines += ["", "CLASSES: dict[str, type] = {"]
+    lines += [f"    {name!r}: {option_class_name(name)}," for name in COMMANDS]
+    lines += ["}", ""]
+    return "\n".join(lines)
+
+
+def write_option_types(path: str | None = None) -> str:
+    """(Re)write rdyn/option_types.py from the table (a temporary sibling, then renamed);
+    returns the path."""
+    import tempfile
+
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), OPTION_TYPES_MODULE)
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
+                               dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(option_types_source())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return path
+
+
+def typed_options(command: str | Command, values: dict):
+    """The validated ``values`` of ``command`` (from :func:`validate`) as the command's frozen
+    dataclass of :mod:`rdyn.option_types` (attribute access: ``v.steps``)."""
+    from rdyn.option_types import CLASSES
+
+    cmd = COMMANDS[command] if isinstance(command, str) else command
+    return CLASSES[cmd.name](**values)

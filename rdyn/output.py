@@ -19,7 +19,7 @@ class UsageError(ValueError):
     """Bad user input; reported as one line on stderr with exit status 2."""
 
 
-def require(condition: bool, message: str) -> None:
+def require(condition: object, message: str) -> None:
     """Raise :class:`UsageError` with ``message`` unless ``condition`` holds."""
     if not condition:
         raise UsageError(message)
@@ -101,15 +101,15 @@ def format_real(value: Any, digits: int = 10, dps: int | None = None) -> str:
 
 def write_text_atomic(path, text: str) -> None:
     """Write ``text`` to ``path`` whole or not at all (a temporary sibling renamed when
-    complete; :mod:`rdyn.reduced_dynamics.atomic_files`)."""
-    from rdyn.reduced_dynamics.atomic_files import write_text_atomic as write
+    complete; :mod:`rdyn.reduced_dynamics.runs.atomic_files`)."""
+    from rdyn.reduced_dynamics.runs.atomic_files import write_text_atomic as write
 
     write(path, text)
 
 
 def write_rescued(flag: str, path, write, text: str | None = None) -> str | None:
     """Write a finished result with ``write(path)`` (``write`` writes whole or not at all:
-    :mod:`rdyn.reduced_dynamics.atomic_files`, so a failure leaves no partial file at ``path``
+    :mod:`rdyn.reduced_dynamics.runs.atomic_files`, so a failure leaves no partial file at ``path``
     and any earlier file there untouched); if that fails (a full disk, a file made
     read-only meanwhile), write it to a new file in the temporary folder (same suffix) and
     warn where it went, or, failing that too, print ``text`` on stdout. Nothing finished is

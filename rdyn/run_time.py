@@ -35,7 +35,7 @@ TEACHER_A_S = 6.1e-9
 TEACHER_B = 1.5
 CERTIFY_FACTOR = 2.5
 PRE_RUN_STEPS = 10**7
-# smooth activations at --dps (reduced_dynamics/model_a_smooth.py): seconds per node evaluation
+# smooth activations at --dps (reduced_dynamics/model_a/smooth.py): seconds per node evaluation
 # (sigma, its two derivatives, and erf/gelu's closed smoothings at one Gauss-Hermite node; for the
 # tensor-rule activations one of the n^2 inner evaluations), SMOOTH_NODE_S[name] * (1 + (N /
 # SMOOTH_KNEE_DPS)**1.5): measured with Expectations.step at n = 24, 48 (bench/bench_dps_cost.py)
@@ -47,13 +47,13 @@ TENSOR_RULE = ("tanh", "softplus", "sigmoid", "expr")   # inner average by the s
 # as this many steps
 SMOOTH_EXTRA_STEPS = 50
 SMOOTH_PRE_RUN_STEPS = 10**5
-# --certify for erf/gelu (certified_smooth.py, closed forms on arb balls): seconds per step as a
+# --certify for erf/gelu (reduced_dynamics/certified/smooth.py, closed forms on arb balls): seconds per step as a
 # multiple of teacher_step_seconds(N) (measured 0.09, 0.31 ms erf, 0.28, 0.97 ms gelu at N = 300,
 # 1000, D = 8, K = 2, M = 2)
 SMOOTH_CERTIFY_FACTOR = {"erf": 1.8, "gelu": 5.5}
-# rdyn ln --dps N, exact Task 2 rules (reduced_dynamics/model_b_exact.py), by the number r of
+# rdyn ln --dps N, exact Task 2 rules (reduced_dynamics/model_b/exact.py), by the number r of
 # distinct eigenvalues. r = 2 (theta rule; ln, noln, looped): building the Gauss-Legendre rules
-# at N digits (mpmath; degrees m0 = model_b_exact.theta_start_degree(N) up to the accepted one,
+# at N digits (mpmath; degrees m0 = model_b.exact.theta_start_degree(N) up to the accepted one,
 # measured m0 + 2, capped at THETA_MAX_DEGREE; 3 * 2^(m-1) nodes n_m) dominates:
 # LN_THETA_BUILD_S * sum n_m^2 * (1 + (N / LN_KNEE_DPS)**1.5) (10-step runs of --spectrum 4,1,1:
 # 1.0, 5.1, 12.8-21, 9.6, 42-78, 320 s at N = 30, 60, 100, 150, 300, 1000); a step about
@@ -62,12 +62,12 @@ LN_THETA_BUILD_S = 1.5e-5
 LN_KNEE_DPS = 350.0
 LN_THETA_STEP_S = 2e-3
 # r = 3, 4 (single layers; Dirichlet tensor rule of n**(r-1) nodes, orders n0 and n1 of
-# model_b_exact.dirichlet_orders): building, per node of both orders (0.25-0.6 ms measured:
+# model_b.exact.dirichlet_orders): building, per node of both orders (0.25-0.6 ms measured:
 # (4,2,1) at N = 30, 60; (4,3,2,1) at 30); a step of ln, per node of the final rule (3.2-10 us:
 # 10, 13, 160 ms per step on 1089, 3969, 35937 nodes). noln: steps cost nothing (constants).
 LN_DIRICHLET_BUILD_S = 4e-4
 LN_DIRICHLET_STEP_S = 4e-6
-# the Gaussian route (reduced_dynamics/model_b_gaussian*.py; five or more distinct eigenvalues,
+# the Gaussian route (reduced_dynamics/model_b/gaussian*.py; five or more distinct eigenvalues,
 # the looped model with three or more, a Dirichlet rule over its budget): seconds per node and
 # distinct eigenvalue of one LN-layer evaluation (E[cos] and E[L'(gamma)], one per step),
 # GAUSS_NODE_S * (1 + (N / GAUSS_KNEE_DPS)**1.5); measured 1.8, 2.2, 2.2, 2.5, 3.2 us at N =
@@ -82,7 +82,7 @@ GAUSS_CONSTANTS_EVALUATIONS = 1.6
 # (27 ms of CPU per step on 40765 nodes x 50 eigenvalues, --spectrum 1..50, 2 shared cores)
 GAUSS_F64_NODE_S = 1.3e-8
 # smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
-# verify/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
+# verify/references/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
 # sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
 SMOOTH_ENTRY_S = 1.5e-3
 
@@ -173,7 +173,7 @@ def default_teacher_steps(config, thresholds, min_steps: int) -> tuple[int, bool
     """(steps, lower_bound) of a run without ``--steps`` (it stops at max(2 T*, min_steps)),
     from float64 runs of 1e5, 1e6, then 1e7 (:data:`PRE_RUN_STEPS`) steps, stopping at the first
     that reaches T* (a diverging run stops at its divergence step)."""
-    from rdyn.reduced_dynamics.model_a import run
+    from rdyn.reduced_dynamics.model_a.dynamics import run
 
     for probe_steps in (PRE_RUN_STEPS // 100, PRE_RUN_STEPS // 10, PRE_RUN_STEPS):
         probe = run(config, steps=probe_steps, thresholds=thresholds, progress=False)
@@ -200,7 +200,7 @@ def default_float64_steps(config, thresholds, min_steps: int) -> tuple[int, bool
     T* ~ 8.3e11, so the run is capped at 1e12 steps, about 17 h), else a lower bound."""
     import math
 
-    from rdyn.reduced_dynamics.model_a import MAX_STEPS, run
+    from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS, run
 
     for probe_steps in (F64_PRE_RUN_STEPS // 100, F64_PRE_RUN_STEPS // 10, F64_PRE_RUN_STEPS):
         # growing probes: a run cut short by T* costs at most about what the run itself does
@@ -210,7 +210,7 @@ def default_float64_steps(config, thresholds, min_steps: int) -> tuple[int, bool
         if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
             return max(probe.steps, min_steps), False
     try:
-        from rdyn.reduced_dynamics.flow import phase_limits
+        from rdyn.reduced_dynamics.model_a.flow import phase_limits
 
         T_star = phase_limits(config, "slow", thresholds).T_star
     except Exception:   # the limit is an estimate only: without it, a lower bound
@@ -265,7 +265,7 @@ def smooth_float64_estimate(config, nodes: int, steps: int | None, thresholds, m
     lower, note = False, ""
     if steps is None:
         try:
-            from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits
+            from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
 
             T_star = smooth_phase_limits(config, "slow", thresholds).T_star
         except Exception:   # an estimate only
@@ -298,7 +298,7 @@ def kept_nodes(nodes: int, dps: int) -> int:
     >= 10^-(dps+5) times the largest (``gauss_hermite.precise_rule`` prunes the rest; e.g. 86
     of 128 at N = 30, all at N = 300). The rule's digits are cached, so this costs nothing
     after ``choose_rule``."""
-    from rdyn.reduced_dynamics.gauss_hermite import precise_rule
+    from rdyn.reduced_dynamics.model_a.gauss_hermite import precise_rule
 
     return len(precise_rule(nodes, dps, str).nodes)
 
@@ -317,7 +317,7 @@ def default_smooth_steps(config, thresholds, min_steps: int) -> tuple[int, bool]
     """(steps, lower_bound) of a smooth run without ``--steps`` (it stops at max(2 T*,
     min_steps)), T* from a float64 run of at most :data:`SMOOTH_PRE_RUN_STEPS` steps (compiled
     for erf/gelu, a float64 quadrature otherwise); beyond it, a lower bound."""
-    from rdyn.reduced_dynamics.model_a_smooth import run
+    from rdyn.reduced_dynamics.model_a.smooth import run
 
     probe = run(config, None, (), thresholds.t1_fraction, thresholds.tstar_attention,
                 max_default_steps=SMOOTH_PRE_RUN_STEPS, min_default_steps=min_steps)
@@ -331,7 +331,7 @@ def default_smooth_steps(config, thresholds, min_steps: int) -> tuple[int, bool]
 def smooth_teacher_estimate(activation: str, nodes: int, steps: int, dps: int, certify: bool,
                             lower_bound: bool = False) -> RunTimeEstimate:
     """The estimate of ``rdyn teacher --activation A --dps N`` once the node count is chosen
-    (``model_a_smooth.run``'s ``on_rule``; again if the a-posteriori check repeats the run with
+    (``model_a.smooth.run``'s ``on_rule``; again if the a-posteriori check repeats the run with
     more nodes): (steps + :data:`SMOOTH_EXTRA_STEPS`) times
     :func:`smooth_step_seconds`, plus with ``certify`` (erf, gelu) the certified pass, steps
     times :data:`SMOOTH_CERTIFY_FACTOR` ``[activation] *`` :func:`teacher_step_seconds`."""
@@ -355,12 +355,12 @@ def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:
 def gaussian_route_estimate(model: str, spectrum, dps: int | None, steps: int,
                             L: int | None = None) -> RunTimeEstimate:
     """The estimate of a Gaussian-route run at ``dps`` digits: its grids are sized from the
-    spectrum alone (``model_b_gaussian.grid_nodes``, nothing allocated). ``r`` distinct
+    spectrum alone (``model_b.gaussian.grid_nodes``, nothing allocated). ``r`` distinct
     eigenvalues, ``S`` single-layer nodes, cost per node and level ``c = GAUSS_NODE_S * (1 +
     (N / GAUSS_KNEE_DPS)**1.5)``: the constants ``1.6 c r S``, plus per step (steps + 1
     evaluations) ``c r S`` (ln), nothing (noln: the recursion needs only the constants), or
     ``c r T`` on the looped model's ``T``-node tau grid (and once more for Upsilon_1)."""
-    from rdyn.reduced_dynamics.model_b_gaussian import grid_nodes
+    from rdyn.reduced_dynamics.model_b.gaussian import grid_nodes
 
     r = len(set(spectrum))
     per_node = (GAUSS_F64_NODE_S if dps is None else
@@ -386,7 +386,7 @@ def ln_estimate(model: str, spectrum, dps: int | None, steps: int,
     eigenvalues, the looped model with 3 or more, or a Dirichlet rule over its node budget:
     :func:`gaussian_route_estimate`; ``L``: the looped model's loop count). None for float64
     runs off the Gaussian route (fast) and one distinct eigenvalue (no quadrature)."""
-    from rdyn.reduced_dynamics.model_b_exact import (MAX_EXACT_LEVELS, THETA_MAX_DEGREE,
+    from rdyn.reduced_dynamics.model_b.exact import (MAX_EXACT_LEVELS, THETA_MAX_DEGREE,
                                                      dirichlet_orders, gaussian_route_at,
                                                      theta_start_degree)
 

@@ -7,7 +7,7 @@ exits with 143 (128 + 15) if a SIGTERM was among the signals, else 130. Every fu
 recorded and otherwise ignored, so repeated signals cannot interrupt the save or the message
 that follows it, and the process always exits with its status (never killed by the signal).
 Checkpoint writes additionally block both signals while the file is written and renamed
-(:func:`rdyn.reduced_dynamics.checkpoint.save`).
+(:func:`rdyn.reduced_dynamics.runs.checkpoint.save`).
 """
 from __future__ import annotations
 

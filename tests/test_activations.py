@@ -16,10 +16,10 @@ import pytest
 import rdyn
 from rdyn import cli
 from rdyn.derivations import activations as act
-from rdyn.reduced_dynamics import model_a_smooth as ms
-from rdyn.reduced_dynamics.gauss_hermite import float64_rule, precise_rule
-from rdyn.reduced_dynamics.presets import preset_groups
-from rdyn.verification.full_matrix_smooth import crosscheck_smooth
+from rdyn.reduced_dynamics.model_a import smooth as ms
+from rdyn.reduced_dynamics.model_a.gauss_hermite import float64_rule, precise_rule
+from rdyn.reduced_dynamics.model_a.presets import preset_groups
+from rdyn.verification.references.full_matrix_smooth import crosscheck_smooth
 
 KEYS = ("C1", "C2", "C3", "p", "C1_star", "loss")
 
@@ -215,7 +215,7 @@ def test_stability_limit_is_where_the_multiplier_reaches_minus_one():
 def quadrature_loop(ex, num, c, steps, eta):
     """The Gauss-Hermite step loop (the route of the non-compiled activations) for ``steps``
     steps in one chunk: (t, t1, T*, lost, captured {steps: state}, diverged)."""
-    from rdyn.reduced_dynamics.smooth_checkpoint import SmoothLoop
+    from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop
 
     advance = ms._quadrature_advance(ex, num, c, False, {steps}, eta, 0.95, 1 / (2 * c.K), 1000,
                                      10**7)
@@ -226,9 +226,9 @@ def quadrature_loop(ex, num, c, steps, eta):
 
 
 def test_compiled_erf_closed_form_equals_the_quadrature_loop():
-    """erf in float64 runs the compiled closed form (reduced_dynamics/model_a_compiled.py); the
+    """erf in float64 runs the compiled closed form (reduced_dynamics/model_a/compiled.py); the
     Gauss-Hermite loop (the route of the other activations) gives the same trajectory."""
-    from rdyn.reduced_dynamics.model_a_compiled import compiled_iterate, excess_loss
+    from rdyn.reduced_dynamics.model_a.compiled import compiled_iterate, excess_loss
 
     c = _config("erf")
     _, moments = compiled_iterate()
@@ -296,7 +296,7 @@ def test_closed_form_cache_equals_a_fresh_derivation():
     ["crosscheck", "--activation", "gelu", "--eta", "1e300", "--steps", "10", "--D", "8", "--K", "2"],
 ])
 def test_smooth_runs_that_overflow_report_divergence(argv, capsys):
-    """The divergence rule (reduced_dynamics/divergence.py) holds for the smooth activations too:
+    """The divergence rule (reduced_dynamics/runs/divergence.py) holds for the smooth activations too:
     exit 3, diverged_at_step 1, no t1/T*/agreement figures, no numpy warning, valid JSON."""
     import warnings
 

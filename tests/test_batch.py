@@ -1,4 +1,4 @@
-"""Batched float64 sweeps: reduced_dynamics/batch.py and rdyn sweep."""
+"""Batched float64 sweeps: reduced_dynamics/model_a/batch.py and rdyn sweep."""
 from __future__ import annotations
 
 import csv
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rdyn.reduced_dynamics.grid import parse_grid
-from rdyn.reduced_dynamics.batch import run_batch
-from rdyn.reduced_dynamics.model_a import TeacherConfig, run
+from rdyn.reduced_dynamics.model_a.grid import parse_grid
+from rdyn.reduced_dynamics.model_a.batch import run_batch
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,7 +104,7 @@ def test_skip_invalid():
 @pytest.mark.slow  # ~15 s: cluster start-up plus a CLI subprocess
 def test_dask_local_cluster_same_rows():
     distributed = pytest.importorskip("distributed")
-    from rdyn.reduced_dynamics.batch import run_batch_distributed
+    from rdyn.reduced_dynamics.model_a.batch import run_batch_distributed
 
     configs = [TeacherConfig(D=8, K=2, eta=eta) for eta in (0.1, 0.3, 0.5)] + [CONFIGS[3]]
     local = run_batch(configs, 5000).rows
@@ -171,7 +171,7 @@ def test_fast_exp_atan_accuracy():
     import numba
     import numpy as np
 
-    from rdyn.reduced_dynamics.model_a_kernels import fast_math_namespace
+    from rdyn.reduced_dynamics.model_a.kernels import fast_math_namespace
 
     F = fast_math_namespace()
     exp, atan = numba.njit(lambda x: F.exp(x)), numba.njit(lambda x: F.atan(x))
@@ -192,7 +192,7 @@ CKPT_CONFIGS = [TeacherConfig(D=8, K=2, eta=0.5), TeacherConfig(D=12, K=3, eta=0
 def interrupt_after_first_chunk(monkeypatch):
     """Make the batch kernels raise KeyboardInterrupt right after their first chunk returns
     (as a Ctrl-C arriving then would)."""
-    import rdyn.reduced_dynamics.batch as batch
+    import rdyn.reduced_dynamics.model_a.batch as batch
 
     real = batch.compiled_batch_advance
     calls = []
@@ -212,7 +212,7 @@ def interrupt_after_first_chunk(monkeypatch):
 
 
 def test_interrupted_sweep_resumes_bit_identically(tmp_path, monkeypatch):
-    from rdyn.reduced_dynamics.checkpoint import Interrupted
+    from rdyn.reduced_dynamics.runs.checkpoint import Interrupted
 
     whole = run_batch(CKPT_CONFIGS, 6000).rows
     path = tmp_path / "sweep.npz"
@@ -226,7 +226,7 @@ def test_interrupted_sweep_resumes_bit_identically(tmp_path, monkeypatch):
 
 
 def test_periodic_checkpoints_and_resume_from_finished_and_mismatch(tmp_path):
-    from rdyn.reduced_dynamics.checkpoint import CheckpointError
+    from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError
 
     path = tmp_path / "sweep.npz"
     whole = run_batch(CKPT_CONFIGS, 6000, chunk=700, checkpoint=str(path),

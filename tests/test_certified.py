@@ -1,4 +1,4 @@
-"""Certified (arb, radius-carrying) iteration of Model A: reduced_dynamics/certified.py."""
+"""Certified (arb, radius-carrying) iteration of Model A: reduced_dynamics/certified/arb_pass.py."""
 from __future__ import annotations
 
 import json
@@ -13,9 +13,9 @@ import pytest
 flint = pytest.importorskip("flint")
 from flint import arb  # noqa: E402
 
-from rdyn.reduced_dynamics.certified import certified_run  # noqa: E402
-from rdyn.reduced_dynamics.model_a import TeacherConfig, run  # noqa: E402
-from rdyn.reduced_dynamics.model_a_kernels import kernels  # noqa: E402
+from rdyn.reduced_dynamics.certified.arb_pass import certified_run  # noqa: E402
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run  # noqa: E402
+from rdyn.reduced_dynamics.model_a.kernels import kernels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = TeacherConfig(D=8, K=2, eta=0.5)          # T* = 4610, t1 = 11
@@ -140,7 +140,7 @@ def test_cli_certify():
 @pytest.mark.parametrize("C1", [1.1, -0.7])
 def test_jacobian_matches_finite_differences(activation, scale, C1):
     """The generated Jacobian (sympy derivatives) against central differences of ``step``."""
-    from rdyn.reduced_dynamics.certified import jacobian_kernels
+    from rdyn.reduced_dynamics.certified.arb_pass import jacobian_kernels
 
     D, K = 12, 3
     fk = kernels(activation, scale, "float64")
@@ -172,10 +172,10 @@ def test_leaky_sqrtd_certified_equals_float64():
 
 
 # --------------------------------------------------------------------------------------------
-# interval64: the compiled float64 interval backend (reduced_dynamics/certified_interval.py)
+# interval64: the compiled float64 interval backend (reduced_dynamics/certified/interval.py)
 # --------------------------------------------------------------------------------------------
 
-from rdyn.reduced_dynamics.certified_interval import (atan_bounds, certified_run_interval,  # noqa: E402
+from rdyn.reduced_dynamics.certified.interval import (atan_bounds, certified_run_interval,  # noqa: E402
                                                  exp_bounds, interval_kernels)
 
 
@@ -290,7 +290,7 @@ def test_interval64_exp_underflow_gives_p_equal_one_over_K():
     """C2 + C3 huge: e = exp(-(C2+C3)/D) underflows; the enclosure [0, tiny] keeps p valid."""
     import numpy as np
 
-    from rdyn.reduced_dynamics.certified_interval import arb_to_interval
+    from rdyn.reduced_dynamics.certified.interval import arb_to_interval
 
     k = interval_kernels("relu", "D")
     old = flint.ctx.prec
@@ -311,7 +311,7 @@ def test_interval64_no_fma_contraction():
     import numba
     import numpy as np
 
-    from rdyn.reduced_dynamics.certified_interval import exp_bounds as cached_exp
+    from rdyn.reduced_dynamics.certified.interval import exp_bounds as cached_exp
 
     # fresh (uncached) compilations: numba cannot show the machine code of cached functions
     step = numba.njit(interval_kernels("relu", "D")["incr_positive"].py_func)
@@ -343,7 +343,7 @@ def test_exact_ball_contains_irrational_values_at_any_precision(bits):
     import flint
     import sympy as sp
 
-    from rdyn.reduced_dynamics.arb_inputs import exact_ball
+    from rdyn.reduced_dynamics.certified.exact_inputs import exact_ball
 
     old = flint.ctx.prec
     flint.ctx.prec = bits + 200       # the references, far tighter than the balls under test

@@ -1,4 +1,4 @@
-"""Certified (arb) iteration of Model A for erf and GELU: reduced_dynamics/certified_smooth.py."""
+"""Certified (arb) iteration of Model A for erf and GELU: reduced_dynamics/certified/smooth.py."""
 from __future__ import annotations
 
 import json
@@ -13,8 +13,8 @@ from flint import arb  # noqa: E402
 from rdyn import cli  # noqa: E402
 from rdyn.derivations import activations as act  # noqa: E402
 from rdyn.derivations.activations import Activation  # noqa: E402
-from rdyn.reduced_dynamics import model_a_smooth as ms  # noqa: E402
-from rdyn.reduced_dynamics.certified_smooth import certified_smooth_run  # noqa: E402
+from rdyn.reduced_dynamics.model_a import smooth as ms  # noqa: E402
+from rdyn.reduced_dynamics.certified.smooth import certified_smooth_run  # noqa: E402
 
 STEPS = 80
 
@@ -134,7 +134,7 @@ def test_erf_moments_closed_form_equals_the_compiled_primitives():
     combination of erf_primitives at a few states."""
     import math
 
-    from rdyn.reduced_dynamics.model_a_compiled import compiled_geometry, compiled_iterate
+    from rdyn.reduced_dynamics.model_a.compiled import compiled_geometry, compiled_iterate
 
     _, moments = compiled_iterate()
     forms = act.closed_forms("erf")

@@ -12,10 +12,10 @@ import pytest
 
 from rdyn import cli
 from signal_runs import signal_when_checkpointed
-from rdyn.reduced_dynamics import checkpoint as ck
-from rdyn.reduced_dynamics import model_a as ma
-from rdyn.reduced_dynamics import model_b as mb
-from rdyn.reduced_dynamics import model_b_iterate
+from rdyn.reduced_dynamics.runs import checkpoint as ck
+from rdyn.reduced_dynamics.model_a import dynamics as ma
+from rdyn.reduced_dynamics.model_b import run as mb
+from rdyn.reduced_dynamics.model_b import iterate as model_b_iterate
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from rdyn import cli
-from rdyn.reduced_dynamics import checkpoint as ck
-from rdyn.reduced_dynamics import model_a_smooth as ms
+from rdyn.reduced_dynamics.runs import checkpoint as ck
+from rdyn.reduced_dynamics.model_a import smooth as ms
 from signal_runs import signal_when_checkpointed
 
 BASE = ["teacher", "--D", "8", "--K", "2", "--M", "2", "--eta", "0.2", "--json", "--quiet"]

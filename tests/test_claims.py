@@ -1,4 +1,4 @@
-"""The claims ledger (verify/claims.py), its new checks (verify/checks_claims_a.py, _b.py) and
+"""The claims ledger (verify/claims/ledger.py), its new checks (verify/checks/claims_a.py, _b.py) and
 ``rdyn claims``."""
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from rdyn.verification import checks_claims_a as ca
-from rdyn.verification import checks_claims_b as cb
-from rdyn.verification import claims
-from rdyn.verification.claim_trajectories import Trajectory, paper_eta, trajectory
-from rdyn.verification.report import Check
+from rdyn.verification.checks import claims_a as ca
+from rdyn.verification.checks import claims_b as cb
+from rdyn.verification.claims import ledger as claims
+from rdyn.verification.claims.trajectories import Trajectory, paper_eta, trajectory
+from rdyn.verification.checks.record import Check
 
 # Every statement the ledger must cover (labels as printed or cited; issue 11).
 FIXTURE_LABELS = {
@@ -101,7 +101,7 @@ def _validate(obj):
 
 
 def test_reports_render_offline():
-    from rdyn.verification import claims_report
+    from rdyn.verification.claims import report as claims_report
 
     entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (proof: S identity)", "Theorem 3.2")]
     curve = {"x": [1.0, 2.0, 4.0], "y": [1.0, 0.5, 0.25], "claimed_exponent": -1.0}
@@ -243,7 +243,7 @@ def test_cli_paper_b_json_and_report(tmp_path, capsys):
 
 # ------------------------------------------------------------------------------ issue 19: fits, evidence, errata
 def test_fit_rule_pass_discrepancy_inconclusive():
-    from rdyn.verification import fit_rule
+    from rdyn.verification.claims import fit_rule
 
     x = [2.0**k for k in range(1, 13)]
     pure = [v**-0.5 * (1 + 1e-4 * math.sin(k)) for k, v in enumerate(x)]  # stabilised, narrow interval
@@ -285,7 +285,7 @@ def test_fit_rule_pass_discrepancy_inconclusive():
 
 
 def test_fit_decision_overrides_status_and_evidence_keeps_full_arrays():
-    from rdyn.verification import fit_rule
+    from rdyn.verification.claims import fit_rule
 
     x = list(range(1, 301))
     y = [1.0 / v for v in x]
@@ -304,7 +304,7 @@ def test_fit_decision_overrides_status_and_evidence_keeps_full_arrays():
 def test_every_discrepancy_entry_is_classified_and_corrections_are_well_formed():
     import sympy as sp
 
-    from rdyn.verification import errata
+    from rdyn.verification.claims import errata
 
     labels = {(e.paper, e.label) for e in claims.LEDGER}
     assert set(errata.CLASSIFICATION) <= labels
@@ -338,8 +338,8 @@ def _fake_errata_run():
 def test_errata_writer_tex_md_html_are_well_formed(tmp_path):
     import re
 
-    from rdyn.verification import errata_writer
-    from rdyn.verification.claims_report import mathtext_svg
+    from rdyn.verification.claims import errata_writer
+    from rdyn.verification.claims.report import mathtext_svg
 
     run = _fake_errata_run()
     entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (loss)", "Lemma D.10")]
@@ -391,7 +391,7 @@ def test_late_phase_corrections_fail_when_a_constant_is_off_by_5_percent():
     extrapolated ratio is 1 within 1%, and 0.95 or 1.05 times the constant is rejected."""
     import sympy as sp
 
-    from rdyn.verification import checks_errata_a as ce
+    from rdyn.verification.checks import errata_a as ce
 
     D, K, eta, T = (ce.SYMBOLS[n] for n in ("D", "K", "eta", "T"))
     assert sp.simplify(ce.asymptote("excess_loss", "identity") - K * D**2 * (D - K) / (4 * eta * T)) == 0
@@ -401,7 +401,7 @@ def test_late_phase_corrections_fail_when_a_constant_is_off_by_5_percent():
 
 def _assert_asymptotes_and_5_percent(tr, quantities):
     """The derived asymptote extrapolates to 1 along ``tr``; 0.95 or 1.05 times it does not."""
-    from rdyn.verification import checks_errata_a as ce
+    from rdyn.verification.checks import errata_a as ce
 
     for quantity in quantities:
         expr = ce.asymptote(quantity, tr.activation)
@@ -414,9 +414,9 @@ def _assert_asymptotes_and_5_percent(tr, quantities):
 
 @pytest.mark.slow
 def test_tstar_correction_rejects_a_constant_off_by_5_percent():
-    from rdyn.reduced_dynamics.flow import slow_limits
-    from rdyn.reduced_dynamics.model_a import TeacherConfig
-    from rdyn.verification import checks_errata_a as ce
+    from rdyn.reduced_dynamics.model_a.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
+    from rdyn.verification.checks import errata_a as ce
 
     expr = ce.tstar_expression("identity")
     f = lambda D, factor: float(expr.subs({ce.SYMBOLS["D"]: D, ce.SYMBOLS["K"]: 2, ce.SYMBOLS["M"]: 1,  # noqa: E731
@@ -429,7 +429,7 @@ def test_tstar_correction_rejects_a_constant_off_by_5_percent():
 def test_fit_rule_slow_drift_far_from_the_printed_value_is_a_discrepancy():
     """A slope of -0.46 creeping towards -0.5 (as ||S - S*||_F does) cannot reach a printed -1:
     linear extrapolation needs about 40 e-folds, beyond REACH_EFOLDS -> discrepancy."""
-    from rdyn.verification import fit_rule
+    from rdyn.verification.claims import fit_rule
 
     x = [float(v) for v in np.geomspace(1e3, 3.7e3, 12)]
     y = [v**-0.5 * (1 + 2 * v**-0.3) for v in x]
@@ -444,7 +444,7 @@ def test_leaky_late_phase_constants_and_5_percent():
     the derivation) and 5% off is rejected."""
     import sympy as sp
 
-    from rdyn.verification import checks_errata_a as ce
+    from rdyn.verification.checks import errata_a as ce
 
     D, K, M, kappa = (ce.SYMBOLS[n] for n in ("D", "K", "M", "kappa"))
     b = ce.bound_expressions("leaky")
@@ -467,7 +467,7 @@ def test_corrected_D18_D19_bounds_hold_inside_paper_conditions_and_5_percent_fai
     the paper's step-size conditions, are tight (upper/lower side within 1.4 / 0.89 of 1/K - p at
     some step, D.19's sides touch the increment within 2%), and g2 off by 5% (either way) or
     q_min 5% too large breaks them."""
-    from rdyn.verification import checks_errata_a as ce
+    from rdyn.verification.checks import errata_a as ce
 
     tr = trajectory(D, K, activation, "paper", 64, kappa=0.3)
     rows = ce.bound_rows(tr)
@@ -503,9 +503,9 @@ def test_A_of_t_angle_form_is_derived_exactly_and_typesets():
 
     from rdyn.derivations import attention_angle as aa
     from rdyn.derivations import gaussian as g
-    from rdyn.verification import checks_model_a as cm
-    from rdyn.verification.checks_errata_a import _bound_tex
-    from rdyn.verification.claims_report import mathtext_svg
+    from rdyn.verification.checks import model_a as cm
+    from rdyn.verification.checks.errata_a import _bound_tex
+    from rdyn.verification.claims.report import mathtext_svg
 
     k = g.kappa
     leaky, relu = aa.angle_form("leaky"), aa.angle_form("relu")
@@ -521,7 +521,7 @@ def test_model_b_coverage_checks_pass_and_a_wrong_constant_is_caught():
     """B.cover.* pass; the quadratic landscape with kappa2 off by 5% would not."""
     import numpy as np
 
-    from rdyn.verification import checks_coverage_b as cb2
+    from rdyn.verification.checks import coverage_b as cb2
 
     original = cb2.quadratic_loss_checks() + [cb2.degenerate_kappa_check(), cb2.cos_phi_check(), cb2.cauchy_schwarz_check()]
     assert all(c.status == "pass" for c in original)  # the growth and T* checks: tests below
@@ -534,7 +534,7 @@ def test_model_b_coverage_checks_pass_and_a_wrong_constant_is_caught():
 
 
 def test_model_a_coverage_checks_pass():
-    from rdyn.verification import checks_coverage_a as ca2
+    from rdyn.verification.checks import coverage_a as ca2
 
     checks = {c.id: c for c in ca2.checks(quick=True)}
     assert len(checks) == 8 and all(c.status == "pass" for c in checks.values())
@@ -548,8 +548,8 @@ def test_printed_D1_gradient_is_the_exact_gradient_and_a_5_percent_error_is_seen
     mean z^2 below the check's tolerance, and 1.05 times the printed gradient above it."""
     import numpy as np
 
-    from rdyn.verification import checks_coverage_a as ca2
-    from rdyn.verification import full_matrix as fm
+    from rdyn.verification.checks import coverage_a as ca2
+    from rdyn.verification.references import full_matrix as fm
 
     model, W_V, W_KQ = ca2.d1_state("relu", np.random.default_rng(3))
     exact = fm.population(model, W_V, W_KQ)
@@ -565,7 +565,7 @@ def test_model_b_experiment_growth_rates_decided_by_the_derived_increment():
     vectors (other seed, within 5 SE); |w^2 - v^2| shrinks from 1."""
     import numpy as np
 
-    from rdyn.verification import checks_coverage_b as cb2
+    from rdyn.verification.checks import coverage_b as cb2
 
     checks = {m: cb2.growth_increment_check(m) for m in cb2.GROWTH_MODELS}
     for model, c in checks.items():
@@ -585,7 +585,7 @@ def test_model_b_experiment_growth_rates_decided_by_the_derived_increment():
 def test_model_b_experiment_growth_fit_is_context_with_slope_above_the_asymptotic_one():
     """At the paper's short horizon the fitted slope of the printed weight is still above the
     derived asymptotic exponent (and below rho's own exponent), so the fit is only context."""
-    from rdyn.verification import checks_coverage_b as cb2
+    from rdyn.verification.checks import coverage_b as cb2
 
     c = cb2.growth_fit_check("looped", steps=500, samples=2000)
     assert c.status == "info" and c.detail["claimed_exponent"] == 0.25
@@ -596,7 +596,7 @@ def test_thm43_tstar_across_d_n_upsilon_follows_the_derived_leading_order():
     """T*(eps) over d Upsilon_3^(1/2)/(12 eta eps^(3/2)) falls towards 1 at three (d, n, Upsilon);
     Upsilon_3 of spectrum (6,2,2,2) is exactly that of (3,1,1,1) over 4 (S doubles), and 1/16
     for (3,1,1,1); a 10% error in the constant 12 would leave the ratios away from 1."""
-    from rdyn.verification import checks_coverage_b as cb2
+    from rdyn.verification.checks import coverage_b as cb2
 
     c = cb2.tstar_dn_check(20000)
     assert c.status == "pass", c.claim
@@ -615,7 +615,7 @@ def test_lemma_d7_alpha_implied_by_the_trajectories_is_small_and_inside_d5():
     """The alpha of Lemma D.7's form, recovered step by step from the derived trajectories: C1 tracks
     C1* so closely after t1 that |alpha| < 1e-3 (far inside D.5's alpha <= 4/5), with both signs
     (C1 crosses C1*)."""
-    from rdyn.verification import checks_claims_a as ca
+    from rdyn.verification.checks import claims_a as ca
 
     c = ca.lemma_d7_alpha_check(True)
     assert c.status == "info" and len(c.detail["per_config"]) == 3
@@ -629,7 +629,7 @@ def test_fig5_loop_error_bound_and_ordering():
     factor (loops 80..120 of the same iteration, sin as the norm of the orthogonal part: within
     1e-3), and r decreases with T towards
     l2/l1."""
-    from rdyn.verification import checks_coverage_b as cb
+    from rdyn.verification.checks import coverage_b as cb
 
     c = cb.loop_error_check()
     assert c.status == "pass"

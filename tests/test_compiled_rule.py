@@ -1,6 +1,6 @@
 """Issue 22: the compiled (numba) Gauss-Hermite tensor rule of tanh, softplus, sigmoid and
-formulas (reduced_dynamics/model_a_compiled_rule.py) against the numpy step it replaced (the
-generic quadrature loop of model_a_smooth, still the --dps route and the fallback), and the
+formulas (reduced_dynamics/model_a/compiled_rule.py) against the numpy step it replaced (the
+generic quadrature loop of model_a.smooth, still the --dps route and the fallback), and the
 exponential separation derived by sympy (derivations/activations.py)."""
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import sympy as sp
 
 from rdyn import cli
 from rdyn.derivations import activations as act
-from rdyn.reduced_dynamics import model_a_smooth as ms
-from rdyn.reduced_dynamics.gauss_hermite import float64_rule
-from rdyn.reduced_dynamics.model_a_compiled_rule import compiled_rule_iterate, compiled_rule_loop
-from rdyn.reduced_dynamics.smooth_checkpoint import SmoothLoop
+from rdyn.reduced_dynamics.model_a import smooth as ms
+from rdyn.reduced_dynamics.model_a.gauss_hermite import float64_rule
+from rdyn.reduced_dynamics.model_a.compiled_rule import compiled_rule_iterate, compiled_rule_loop
+from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop
 
 STEPS = 400
 
@@ -26,7 +26,7 @@ def _config(name, formula=None, **kw):
 
 
 def numpy_trajectory(config, n, steps):
-    """The numpy Gauss-Hermite step loop (model_a_smooth._quadrature_advance, float64) with
+    """The numpy Gauss-Hermite step loop (model_a.smooth._quadrature_advance, float64) with
     every state captured: (loop, {t: (C1, C2, C3)})."""
     num = ms.Numbers(config.activation, None)
     ex = ms.Expectations(config, num, float64_rule(n))
@@ -120,7 +120,7 @@ def test_formula_numba_cannot_compile_runs_on_the_numpy_step(capsys, monkeypatch
     """A formula numba cannot compile (besselj is not in the math module) has no compiled
     route; when there is none, the run writes one stderr line and goes on with the numpy step
     (its trajectory exactly)."""
-    from rdyn.reduced_dynamics import model_a_compiled_rule as mcr
+    from rdyn.reduced_dynamics.model_a import compiled_rule as mcr
 
     assert compiled_rule_iterate(act.Activation("expr", "x/2 + besselj(0, x)/4")) is None
     # the driver's fallback, on a formula the numpy printer knows

@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from rdyn.verification.crosscheck import crosscheck
-from rdyn.reduced_dynamics.presets import preset_groups
-from rdyn.reduced_dynamics.model_a import TeacherConfig
+from rdyn.verification.references.crosscheck import crosscheck
+from rdyn.reduced_dynamics.model_a.presets import preset_groups
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
 
 
 def rdyn(*args):

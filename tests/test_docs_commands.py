@@ -1,6 +1,6 @@
 """The documentation cannot go stale silently (issue 12).
 
-* docs/cli.md is exactly what ``python -m rdyn.cli_docs`` prints.
+* docs/cli.md is exactly what ``python -m rdyn.cli.docs`` prints.
 * Every ``rdyn ...`` command shown in a code block of README.md or docs/*.md parses with
   ``rdyn.cli.build_parser()``; a few quick ones are run in-process, and the long numbers shown
   in their example output must appear in the real output.
@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-REGENERATE = "python -m rdyn.cli_docs > docs/cli.md"
+REGENERATE = "python -m rdyn.cli.docs > docs/cli.md"
 
 # Subcommands that other branches add (issue 12 and its companions): a command using one of
 # them is skipped, with this reason, only while build_parser() does not have it.
@@ -111,7 +111,7 @@ def parser():
 
 
 def _subcommand_names(parser) -> set[str]:
-    from rdyn.cli_docs import _subcommands
+    from rdyn.cli.docs import _subcommands
 
     return set(_subcommands(parser))
 
@@ -169,7 +169,7 @@ def test_quick_doc_command_runs(capsys, command):
 
 
 def test_cli_reference_is_generated(monkeypatch):
-    from rdyn import cli_docs
+    from rdyn.cli import docs as cli_docs
 
     text = cli_docs.render()
     monkeypatch.setenv("COLUMNS", "37")  # no dependence on the terminal width
@@ -179,7 +179,7 @@ def test_cli_reference_is_generated(monkeypatch):
 
 
 def test_cli_reference_lists_every_subcommand_and_option(parser):
-    from rdyn.cli_docs import _subcommands, render
+    from rdyn.cli.docs import _subcommands, render
 
     text = render(parser)
     for name, sub in _subcommands(parser).items():

@@ -1,4 +1,4 @@
-"""Issue 21, item 7: figure labels never overlap. The detector (verify/figure_layout.py) finds
+"""Issue 21, item 7: figure labels never overlap. The detector (verify/figures/layout.py) finds
 the overlap Figure 3 had with tight_layout (x-labels running into the next row's titles), and
 the figures as drawn now (constrained layout) have none. The real figures are checked where
 they are made (tests/test_figures.py, tests/test_model_b_exact_qmc.py): the warning is an
@@ -12,11 +12,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rdyn.verification import figures  # noqa: E402
-from rdyn.verification.figure_layout import (FigureLayoutWarning, label_overlaps,  # noqa: E402
+from rdyn.verification.figures import model_a as figures  # noqa: E402
+from rdyn.verification.figures.layout import (FigureLayoutWarning, label_overlaps,  # noqa: E402
                                              save_figure)
 
-pytestmark = pytest.mark.filterwarnings("error::rdyn.verification.figure_layout.FigureLayoutWarning")
+pytestmark = pytest.mark.filterwarnings("error::rdyn.verification.figures.layout.FigureLayoutWarning")
 
 
 def _experiment(task, activation, D=12, K=3, steps=1500):

@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rdyn.verification.figures import fitted_slope, make_figures, run_experiment
+from rdyn.verification.figures.model_a import fitted_slope, make_figures, run_experiment
 
-pytestmark = pytest.mark.filterwarnings("error::rdyn.verification.figure_layout.FigureLayoutWarning")
+pytestmark = pytest.mark.filterwarnings("error::rdyn.verification.figures.layout.FigureLayoutWarning")
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -66,7 +66,7 @@ def test_unstable_sgd_is_reported_as_diverged_without_slopes(tmp_path, capsys):
     (it once exited 0 with slopes of +60). A stable run reports no divergence."""
     import rdyn.schemas
     from rdyn.cli import main
-    from rdyn.verification.figures import SGD_LOSS_BOUND
+    from rdyn.verification.figures.model_a import SGD_LOSS_BOUND
 
     assert main(["figures", "--quick", "--steps", "40", "--batch", "20", "--vstar-norm2", "1e10",
                  "--out", str(tmp_path), "--json"]) == 3
@@ -89,9 +89,9 @@ def test_smooth_sgd_follows_the_smooth_collapsed_prediction():
     """sigma = erf for teacher and student (the figures' default ||V*||_F^2 = 2): online SGD
     (N = 100) of the full model tracks the smooth collapsed population loss within 6 % at every
     recorded step from the fifth on (measured 2.9 %), its attention within 0.05 per in-group
-    key, and W_V aligns with V*; the prediction is model_a_smooth's run."""
+    key, and W_V aligns with V*; the prediction is model_a.smooth's run."""
     from rdyn.derivations.activations import Activation
-    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig, run as run_smooth
+    from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig, run as run_smooth
 
     erf = Activation("erf")
     e = run_experiment("gcn", erf, steps=400, D=12, K=3, vstar_norm2=2.0, seed=2)
@@ -112,7 +112,7 @@ def test_cli_activation_json_text_titles_and_refusals(tmp_path, capsys, monkeypa
     --paper B with --activation(-expr) and a bad formula are refused in one line."""
     import rdyn.schemas
     from rdyn.cli import main
-    from rdyn.verification import figures
+    from rdyn.verification.figures import model_a as figures
 
     argv = ["figures", "--quick", "--steps", "10", "--batch", "10", "--out", str(tmp_path)]
     assert main(argv + ["--activation", "tanh", "--json"]) == 0

@@ -1,17 +1,17 @@
-"""The eta -> 0 phase limits (rdyn.reduced_dynamics.flow) against the exact map, and the derived
+"""The eta -> 0 phase limits (rdyn.reduced_dynamics.model_a.flow) against the exact map, and the derived
 large-D asymptotics against the slow-manifold quadrature."""
 import math
 
 import pytest
 import sympy as sp
 
-from rdyn.reduced_dynamics.model_a import TeacherConfig, eta_limit
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit
 
 
 def test_vector_field_is_the_map_increment():
     """F(x) from the derivation equals (map(x) - x)/eta of the generated float64 kernels."""
     from rdyn.derivations.gradient_flow import flow_functions
-    from rdyn.reduced_dynamics.model_a_kernels import kernels
+    from rdyn.reduced_dynamics.model_a.kernels import kernels
 
     rhs, _, _, _ = flow_functions("relu", "D", "numpy")
     k = kernels("relu", "D", "float64")
@@ -28,7 +28,7 @@ def test_vector_field_is_the_map_increment():
 def test_flow_order_against_map():
     """Relative error of tau_star/eta vs the map's T* shrinks like eta (order 1 +- 0.1); the
     modified equation's t1 error like eta^2."""
-    from rdyn.verification.flow_accuracy import observed_order
+    from rdyn.verification.references.flow_accuracy import observed_order
 
     base = TeacherConfig(8, 2, "relu")
     limit = eta_limit(base)
@@ -41,7 +41,7 @@ def test_flow_order_against_map():
 def test_slow_matches_map_at_default_eta():
     """Slow manifold vs the exact map at the default eta (= eta_limit/2), D = 32: the
     relative error of eta T* is the flow's O(eta) error, measured 2.1e-7."""
-    from rdyn.verification.flow_accuracy import compare
+    from rdyn.verification.references.flow_accuracy import compare
 
     row = compare(TeacherConfig(32, 4, "relu"), methods=("slow",))
     assert abs(row["err_T_slow"]) < 1e-6
@@ -50,7 +50,7 @@ def test_slow_matches_map_at_default_eta():
 def test_tau1_limit_relu():
     """tau1 -> 2 log 20 (C1 relaxes at rate 1/2 while p ~ 1/D); at D = 1e6 the slow value
     agrees to 1e-10."""
-    from rdyn.reduced_dynamics.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a.flow import slow_limits
 
     limits = slow_limits(TeacherConfig(10**6, 4, "relu"))
     assert limits.tau1 == pytest.approx(2 * math.log(20), rel=1e-10)
@@ -73,7 +73,7 @@ def test_identity_closed_form_vs_slow_quadrature():
     and lag, measured 1e-12 relative)."""
     from rdyn.derivations.asymptotics import slow_integral_closed_form
     from rdyn.derivations import model_a as ma
-    from rdyn.reduced_dynamics.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a.flow import slow_limits
 
     closed = slow_integral_closed_form("identity")
     D, K = 10**4, 4
@@ -93,7 +93,7 @@ def test_cli_refuses_map_options():
 def test_relu_asymptotic_constant_vs_slow():
     """Two-term expansion K D (D-K)^2 (1 + (2/pi + 4 pi) sqrt(K/(D-K))) vs slow at 1e5, 1e6:
     deviation O(log D / D) (measured -3.5e-3, -4.7e-4)."""
-    from rdyn.reduced_dynamics.asymptotics import asymptotic_summary
+    from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
 
     s = asymptotic_summary("relu", "D", 4, check_D=(10**5, 10**6))
     devs = [abs(c["rel_dev_two_term"]) for c in s["checks"]]
@@ -107,7 +107,7 @@ def test_late_loss_constant_vs_map():
     slow manifold): 192 at D = 8, K = 2; the map gives 195.25 at t = 1e6 (+1.7%)."""
     from rdyn.derivations import model_a as ma
     from rdyn.derivations.asymptotics import late_loss_constant
-    from rdyn.reduced_dynamics.model_a import run
+    from rdyn.reduced_dynamics.model_a.dynamics import run
 
     c_L = late_loss_constant("relu", "D")[2].subs({ma.D: 8, ma.K: 2})
     assert c_L == 192

@@ -242,12 +242,12 @@ def test_any_text_is_refused_cleanly_or_parsed_into_x(text):
 # Every call that can turn text into code, with why it is safe; a new one fails this test.
 AUDITED = {
     ("derivations/codegen.py", "exec"): 1,        # source printed from derived sympy trees
-    ("reduced_dynamics/model_a.py", "exec"): 1,   # same (eta_limit source)
-    ("reduced_dynamics/certified.py", "exec"): 1,  # same (Jacobian source)
-    ("reduced_dynamics/model_a_kernels.py", "exec"): 2,  # same (kernel sources)
+    ("reduced_dynamics/model_a/dynamics.py", "exec"): 1,   # same (eta_limit source)
+    ("reduced_dynamics/certified/arb_pass.py", "exec"): 1,  # same (Jacobian source)
+    ("reduced_dynamics/model_a/kernels.py", "exec"): 2,  # same (kernel sources)
     ("derivations/activations.py", "eval"): 1,    # srepr text of the package's generated module
     ("derivations/catalog.py", "eval"): 1,        # srepr text of the package's generated module
-    ("reduced_dynamics/kernel_cache.py", "pickle"): 3,  # numba cache in a private folder only
+    ("reduced_dynamics/runs/kernel_cache.py", "pickle"): 3,  # numba cache in a private folder only
 }
 _PATTERN = re.compile(r"\b(sympify|parse_expr|eval|exec|pickle\.loads?|S)\s*\(")
 
@@ -274,7 +274,7 @@ def test_no_text_reaches_sympify_eval_exec_or_pickle_outside_the_audit():
 
 
 def test_kernel_cache_refuses_a_folder_others_can_write(tmp_path, monkeypatch):
-    from rdyn.reduced_dynamics import kernel_cache
+    from rdyn.reduced_dynamics.runs import kernel_cache
 
     shared = tmp_path / "shared"
     shared.mkdir()

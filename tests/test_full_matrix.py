@@ -1,13 +1,13 @@
-"""rdyn.verification.full_matrix: the exact population gradient of Model A's full model (seed 000,
+"""rdyn.verification.references.full_matrix: the exact population gradient of Model A's full model (seed 000,
 Section 2 / Lemma D.2 setting) against finite differences, Monte Carlo and the collapsed map."""
 import math
 
 import numpy as np
 import pytest
 
-from rdyn.reduced_dynamics.presets import preset_groups
-from rdyn.reduced_dynamics.model_a import TeacherConfig, run as run_collapsed
-from rdyn.verification import full_matrix as fm
+from rdyn.reduced_dynamics.model_a.presets import preset_groups
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run as run_collapsed
+from rdyn.verification.references import full_matrix as fm
 
 ACTIVATIONS = ("identity", "relu", "leaky")
 PRESETS = {"cnn": (36, 4), "gcn": (20, 3), "sts": (20, 4), "gslp": (20, 1)}
@@ -139,12 +139,12 @@ def test_projection_reads_structured_matrices_exactly():
 
 
 def test_collapsed_manifold_attracts_and_needs_equal_groups():
-    """Beyond the paper (rdyn.verification.manifold): from a 1e-3 random off-structure start, the
+    """Beyond the paper (rdyn.verification.references.manifold): from a 1e-3 random off-structure start, the
     off-structure part of W_V decays geometrically in phase [t1, T*) down to rounding, and
     that of the (column-centred) logits decays in [t1, T*) and after T*; with unequal group
     sizes GD from zero leaves span{A_in, A_out} (residual O(0.1)) but W_V stays along V*,
     while the same run with equal sizes stays on the structure."""
-    from rdyn.verification import manifold
+    from rdyn.verification.references import manifold
 
     study = manifold.attraction_study(preset_groups("gcn", 8, 3), "relu", steps=400)
     assert study.t1 == 7 and study.T_star == 128  # the collapsed run sets the phases
@@ -202,11 +202,11 @@ def test_smooth_population_matches_sampled_batches(name):
 
 def test_smooth_population_gd_equals_the_independent_route_and_the_collapsed_map():
     """Population GD of full_matrix with sigma = tanh equals full_matrix_smooth.population_gd
-    (its own chain rule) to 1e-13 and, from zero, the smooth collapsed map (model_a_smooth)
+    (its own chain rule) to 1e-13 and, from zero, the smooth collapsed map (model_a.smooth)
     to 1e-10 over 40 steps, the loss included."""
     from rdyn.derivations.activations import Activation
-    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig, run as run_smooth
-    from rdyn.verification import full_matrix_smooth as fms
+    from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig, run as run_smooth
+    from rdyn.verification.references import full_matrix_smooth as fms
 
     model = _smooth_model("tanh", D=8)
     act = Activation("tanh")

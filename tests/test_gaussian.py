@@ -4,7 +4,7 @@ import pytest
 import sympy as sp
 
 from rdyn.derivations import gaussian as g
-from rdyn.verification.quadrature import bivariate_quadrature
+from rdyn.verification.references.quadrature import bivariate_quadrature
 
 
 def test_numerics_md_example_exact():

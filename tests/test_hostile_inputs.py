@@ -187,8 +187,8 @@ def test_divergence_step_is_the_first_out_of_range_step():
     leaves the float64-safe range at step 11165, found by bisection inside a 2e6-step chunk.
     The same step is found stepping one step per chunk, and a run that stops at the step
     before does not diverge."""
-    from rdyn.reduced_dynamics.divergence import STATE_BOUND
-    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.runs.divergence import STATE_BOUND
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
 
     cfg = TeacherConfig(D=20, K=4, eta=5.0)
     r = run(cfg, steps=100000)
@@ -292,7 +292,7 @@ def test_probe_leaves_no_file(tmp_path, capsys):
 def test_failed_checkpoint_write_keeps_the_result(tmp_path, capsys, monkeypatch):
     """A checkpoint that cannot be written after the probe (disk full): the run warns and
     still prints its result, identical to a run without --checkpoint."""
-    from rdyn.reduced_dynamics import checkpoint as ck
+    from rdyn.reduced_dynamics.runs import checkpoint as ck
 
     argv = ["teacher", "--D", "20", "--K", "4", "--steps", "50", "--json"]
     reference = run_main(capsys, argv)[1]
@@ -306,8 +306,8 @@ def test_failed_checkpoint_write_keeps_the_result(tmp_path, capsys, monkeypatch)
 
 
 def test_nan_checkpoint_is_refused(tmp_path, capsys):
-    from rdyn.reduced_dynamics import checkpoint as ck
-    from rdyn.reduced_dynamics import model_a as ma
+    from rdyn.reduced_dynamics.runs import checkpoint as ck
+    from rdyn.reduced_dynamics.model_a import dynamics as ma
 
     path = str(tmp_path / "t.npz")
     argv = ["teacher", "--D", "20", "--K", "4", "--steps", "50", "--json"]
@@ -592,7 +592,7 @@ def test_issue_32_sgd_memory_blames_the_given_option_and_the_advice_works(capsys
 
 
 def test_issue_32_smooth_crosscheck_memory_is_estimated_before_work(capsys, monkeypatch):
-    from rdyn.verification import full_matrix_smooth as fms
+    from rdyn.verification.references import full_matrix_smooth as fms
 
     def no_work(*args, **kwargs):
         raise AssertionError("the smooth crosscheck started before its memory was checked")
@@ -612,8 +612,8 @@ def test_issue_32_smooth_crosscheck_advice_lower_M_is_accepted(capsys):
 
 
 def test_issue_32_looped_ln_refused_before_work_and_qmc_accepted(capsys, monkeypatch):
-    from rdyn.reduced_dynamics import model_b as mb
-    from rdyn.reduced_dynamics import model_b_gaussian as gq
+    from rdyn.reduced_dynamics.model_b import run as mb
+    from rdyn.reduced_dynamics.model_b import gaussian as gq
 
     # the reach of the tau grid: about 2 L log(lam_max/lam_min) plus a tail, from the layout
     assert gq.looped_tau_reach((4, 3, 2), 100) == pytest.approx(167.75, abs=0.01)
@@ -638,8 +638,8 @@ def test_issue_32_gaussian_route_failure_is_never_divergence(capsys):
     """A looped run whose float64 grid is within range but whose quadrature misses its
     tolerance (or gives a non-finite value) is refused in one line, not reported as
     "diverged at step 0"."""
-    from rdyn.reduced_dynamics.model_b_gaussian_route import GaussianRoute
-    from rdyn.reduced_dynamics.model_b_gaussian import QuadratureError
+    from rdyn.reduced_dynamics.model_b.gaussian_route import GaussianRoute
+    from rdyn.reduced_dynamics.model_b.gaussian import QuadratureError
 
     route = GaussianRoute((4, 3, 2), None, 10)
     with pytest.raises(QuadratureError, match="not a finite number"):
@@ -710,7 +710,7 @@ def test_issue_32_teacher_D1000_estimate_from_the_slow_manifold():
     limit, so the run is capped at 1e12 steps, about 17 h at 60 ns a step, said before it
     starts (the run itself is not made)."""
     from rdyn.api._teacher import MIN_DEFAULT_STEPS
-    from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds
     from rdyn.run_time import TEACHER_F64_STEP_S, teacher_float64_estimate
 
     estimate = teacher_float64_estimate(TeacherConfig(D=1000, K=4), None, Thresholds(),
@@ -744,7 +744,7 @@ def test_issue_32_default_run_progress_bar_has_a_total(capsys):
 
 def test_issue_32_claims_says_how_long(capsys, monkeypatch):
     from rdyn.run_time import claims_estimate
-    from rdyn.verification import claims as ledger_module
+    from rdyn.verification.claims import ledger as ledger_module
 
     class Stop(Exception):
         pass
@@ -799,7 +799,7 @@ def _left(disk) -> set:
 
 
 def test_atomic_files_group_is_all_or_nothing(full_disk):
-    from rdyn.reduced_dynamics.atomic_files import AtomicFiles
+    from rdyn.reduced_dynamics.runs.atomic_files import AtomicFiles
 
     disk, fill = full_disk
     (disk / "doc.md").write_text("old document\n")
@@ -821,7 +821,7 @@ def test_atomic_files_group_is_all_or_nothing(full_disk):
 
 
 def test_atomic_file_keeps_the_umask_permissions(tmp_path):
-    from rdyn.reduced_dynamics.atomic_files import write_text_atomic
+    from rdyn.reduced_dynamics.runs.atomic_files import write_text_atomic
 
     write_text_atomic(tmp_path / "a.csv", "x\n")
     mask = os.umask(0)
@@ -878,7 +878,7 @@ def test_scaling_out_on_a_full_disk(full_disk, capsys, monkeypatch):
 
 
 def test_checkpoint_on_a_full_disk_keeps_the_previous_one(full_disk):
-    from rdyn.reduced_dynamics import checkpoint as ck
+    from rdyn.reduced_dynamics.runs import checkpoint as ck
 
     disk, fill = full_disk
     path = str(disk / "run.npz")
@@ -907,7 +907,7 @@ def test_figure_on_a_full_disk_is_rescued_whole(full_disk, capsys):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rdyn.verification.figure_layout import save_figure
+    from rdyn.verification.figures.layout import save_figure
 
     disk, fill = full_disk
     target = disk / "figure2_loss.png"
@@ -933,7 +933,7 @@ def test_erratum_and_report_on_a_full_disk(full_disk, capsys, suffix):
     from test_claims import _fake_errata_run
 
     from rdyn.output import write_rescued
-    from rdyn.verification import claims, claims_report, errata_writer
+    from rdyn.verification.claims import errata_writer, ledger as claims, report as claims_report
 
     run = _fake_errata_run()
     entries = [e for e in claims.entries("A") if e.label in ("Theorem 3.1 (loss)", "Lemma D.10")]
@@ -965,12 +965,12 @@ def test_erratum_and_report_on_a_full_disk(full_disk, capsys, suffix):
 def test_output_nowhere_writable_is_one_line(capsys, monkeypatch):
     """A figure that can be written neither at --out nor in the temporary folder: one line,
     exit 1, no traceback."""
-    from rdyn.verification import figure_layout
+    from rdyn.verification.figures import layout as figure_layout
 
     def no_space(path, write):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr("rdyn.reduced_dynamics.atomic_files.write_atomic", no_space)
+    monkeypatch.setattr("rdyn.reduced_dynamics.runs.atomic_files.write_atomic", no_space)
     rc, out, err = run_main(capsys, ["figures", "--paper", "B", "--quick", "--steps", "2"])
     assert rc == 1 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("rdyn figures: error: cannot write")
@@ -992,7 +992,7 @@ def test_readme_setup_order_installs_before_it_uses():
 
 def test_issue_32_verify_and_scaling_say_how_long(capsys, monkeypatch):
     from rdyn.run_time import fixed_size_estimate
-    from rdyn.verification import registry
+    from rdyn.verification.checks import registry
 
     assert fixed_size_estimate("verify", False).line() == ("rdyn verify: about 4 min (the full "
                                                           "checks of both papers)")

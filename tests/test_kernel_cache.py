@@ -1,4 +1,4 @@
-"""The on-disk kernel cache (rdyn.reduced_dynamics.kernel_cache): keys, integrity, concurrency,
+"""The on-disk kernel cache (rdyn.reduced_dynamics.runs.kernel_cache): keys, integrity, concurrency,
 cold/warm behaviour of the CLI, lazy imports, and hash-seed independence of generated source.
 
 Every test that looks at cold behaviour uses its own temporary RDYN_CACHE_DIR.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rdyn.reduced_dynamics import kernel_cache
+from rdyn.reduced_dynamics.runs import kernel_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPILING = "rdyn: compiling"
@@ -96,7 +96,7 @@ def test_source_cache_rebuilds_corrupt_entries(tmp_path, monkeypatch):
 _TINY = """
 import math
 
-from rdyn.reduced_dynamics.kernel_cache import njit
+from rdyn.reduced_dynamics.runs.kernel_cache import njit
 
 
 @njit
@@ -107,7 +107,7 @@ def f(x, n):
     return s
 """
 
-_CALL_TINY = ("from rdyn.reduced_dynamics import kernel_cache\n"
+_CALL_TINY = ("from rdyn.reduced_dynamics.runs import kernel_cache\n"
               f"m = kernel_cache.load_module('unit_tiny', {_TINY!r}, 'test kernel')\n"
               "print(repr(m.f(0.25, 7)))\n")
 _EXPECTED_TINY = repr(sum(__import__("math").exp(-0.25 * i) for i in range(7)))
@@ -154,7 +154,7 @@ def test_concurrent_cold_processes_and_corrupt_numba_files(tmp_path):
 
 # ------------------------------------------------------------------------ the CLI, cold/warm
 
-_FORBIDDEN = ("sympy", "matplotlib", "scipy.linalg", "rdyn.reduced_dynamics.model_b", "flint")
+_FORBIDDEN = ("sympy", "matplotlib", "scipy.linalg", "rdyn.reduced_dynamics.model_b.run", "flint")
 
 
 def _modules_after(args: list[str], cache: Path, modules=_FORBIDDEN) -> subprocess.CompletedProcess:
@@ -206,16 +206,16 @@ def test_ln_imports(tmp_path):
                           "--steps", "5", "--json"], tmp_path, _FORBIDDEN + ("numba",))
     report = json.loads(run.stdout)
     assert report["status"] == 0 and json.loads(report["out"])["gamma"] is not None
-    assert [m for m in report["loaded"] if m != "rdyn.reduced_dynamics.model_b"] == []
+    assert [m for m in report["loaded"] if m != "rdyn.reduced_dynamics.model_b.run"] == []
 
 
 # ------------------------------------------------------------------ hash-seed independence
 
 _SOURCES = """
 import hashlib
-from rdyn.reduced_dynamics import model_a_kernels as k
-from rdyn.reduced_dynamics.model_a import advance_module_source
-from rdyn.reduced_dynamics.batch import batch_module_source
+from rdyn.reduced_dynamics.model_a import kernels as k
+from rdyn.reduced_dynamics.model_a.dynamics import advance_module_source
+from rdyn.reduced_dynamics.model_a.batch import batch_module_source
 texts = []
 for activation, scale in (("leaky", "sqrtD"),):
     texts += [k.kernel_source(activation, scale), k.batch_kernel_source(activation, scale),
@@ -240,7 +240,7 @@ def test_generated_source_is_independent_of_hash_seed(tmp_path):
 def test_eta_limit_fraction_equals_sympy():
     from fractions import Fraction
 
-    from rdyn.reduced_dynamics.model_a import (TeacherConfig, eta_limit, eta_limit_exact,
+    from rdyn.reduced_dynamics.model_a.dynamics import (TeacherConfig, eta_limit, eta_limit_exact,
                                           eta_limit_fraction)
 
     for activation, kappa in (("identity", 0.1), ("relu", 0.1), ("leaky", 0.1),

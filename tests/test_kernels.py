@@ -9,7 +9,7 @@ import sympy as sp
 
 from rdyn.derivations import model_a as ma
 from rdyn.derivations.catalog import model_a_expressions
-from rdyn.reduced_dynamics.model_a_kernels import kernels
+from rdyn.reduced_dynamics.model_a.kernels import kernels
 
 PARAMS = {ma.D: 20, ma.K: 3, ma.eta: sp.Rational(3, 10), ma.vstar_norm2: sp.Rational(7, 5),
           ma.kappa: sp.Rational(1, 10), ma.s0: sp.Rational(1, 2)}
@@ -54,7 +54,7 @@ def test_kernels_match_sympy(activation, scale, backend):
 @pytest.mark.parametrize("backend", ["arb", "mpmath"])
 def test_driver_iterates_at_full_precision(backend):
     """run() itself (parameter conversion included) against three exact sympy steps."""
-    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
 
     x = model_a_expressions("relu", "D")
     params = {ma.D: 20, ma.K: 3, ma.eta: sp.Rational(3, 10), ma.vstar_norm2: 1, ma.kappa: 0, ma.s0: 1}

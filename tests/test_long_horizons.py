@@ -9,10 +9,10 @@ import mpmath
 import numpy as np
 import pytest
 
-from rdyn.reduced_dynamics import double_double as ddm
-from rdyn.reduced_dynamics.model_a import (MAX_STEPS, NO_EVENT, TeacherConfig, Thresholds, _Loop,
+from rdyn.reduced_dynamics.numerics import double_double as ddm
+from rdyn.reduced_dynamics.model_a.dynamics import (MAX_STEPS, NO_EVENT, TeacherConfig, Thresholds, _Loop,
                                       _iterate, _save_loop, log_grid, run, run_identity)
-from rdyn.reduced_dynamics.model_a_kernels import kernels
+from rdyn.reduced_dynamics.model_a.kernels import kernels
 
 CFG = TeacherConfig(D=20, K=4)
 
@@ -174,7 +174,7 @@ def test_dd_agrees_with_arb_long(activation):
 
 def test_dd_resume_is_bit_identical(tmp_path):
     """dd state is stored exactly (float pairs): interrupted + resumed = uninterrupted."""
-    from rdyn.reduced_dynamics import model_a
+    from rdyn.reduced_dynamics.model_a import dynamics as model_a
 
     whole = run(CFG, steps=3000, backend="dd")
     path = str(tmp_path / "dd.npz")
@@ -213,8 +213,8 @@ def test_cli_precision_options(capsys):
 def test_certify_resume_is_bit_identical(tmp_path, monkeypatch):
     """The interval64 certified pass, saved after every (small) chunk and resumed from a
     middle save, gives the same certificate, state and radii bit for bit."""
-    from rdyn.reduced_dynamics import certified_interval as ci
-    from rdyn.reduced_dynamics.certified import certified_run
+    from rdyn.reduced_dynamics.certified import interval as ci
+    from rdyn.reduced_dynamics.certified.arb_pass import certified_run
 
     cfg = TeacherConfig(D=20, K=4, eta=0.5)
     monkeypatch.setattr(ci, "CHUNK", 20_000)
@@ -240,7 +240,7 @@ def test_certify_resume_is_bit_identical(tmp_path, monkeypatch):
     assert [(x.mid().str(30), x.rad().str(10)) for x in resumed.state] == \
         [(x.mid().str(30), x.rad().str(10)) for x in whole.state]
     other = TeacherConfig(D=20, K=4, eta=0.4)
-    from rdyn.reduced_dynamics.checkpoint import CheckpointError
+    from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError
 
     with pytest.raises(CheckpointError, match="eta"):
         certified_run(other, steps=120_000, backend="interval64", resume=middle)

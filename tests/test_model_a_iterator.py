@@ -5,7 +5,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds, run
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds, run
 
 
 def rel(a, b):
@@ -80,7 +80,7 @@ def test_extreme_parameters_no_overflow():
 
 @pytest.mark.parametrize("activation", ["identity", "relu", "leaky"])
 def test_kernels_at_exp_underflow(activation):
-    from rdyn.reduced_dynamics.model_a_kernels import kernels
+    from rdyn.reduced_dynamics.model_a.kernels import kernels
 
     k = kernels(activation, "D", "float64")
     c = k.prepare(20, 4, 0.1, 1.0, 0.1, 1.0)

@@ -10,11 +10,11 @@ import pytest
 import sympy as sp
 
 from rdyn.derivations import model_b as dm
-from rdyn.reduced_dynamics import model_b as mb
-from rdyn.reduced_dynamics import model_b_looped
+from rdyn.reduced_dynamics.model_b import run as mb
+from rdyn.reduced_dynamics.model_b import looped as model_b_looped
 from rdyn import cli
-from rdyn.verification import checks_model_b as ck
-from rdyn.verification import model_b_full_matrix as fm
+from rdyn.verification.checks import model_b as ck
+from rdyn.verification.references import full_matrix_b as fm
 
 SPEC = (3, 1, 1, 1)
 

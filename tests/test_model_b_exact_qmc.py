@@ -7,9 +7,9 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from rdyn.reduced_dynamics import model_b as mb
-from rdyn.reduced_dynamics import model_b_qmc as mq
-from rdyn.verification import model_b_dirichlet as md
+from rdyn.reduced_dynamics.model_b import run as mb
+from rdyn.reduced_dynamics.model_b import qmc as mq
+from rdyn.verification.references import dirichlet_b as md
 
 GAMMAS = (0.0, 0.5, 3.0, 40.0)
 
@@ -49,7 +49,7 @@ def test_mapped_beta_integrates_a_near_branch_point(delta):
     """E[(u + delta)^(-1/2)], u ~ Beta(1/2, 3/2): branch point at distance delta beyond u = 0.
     Reference: delta^(-1/2) 2F1(1/2, 1/2; 2; -1/delta) (mpmath). Plain Gauss-Jacobi with 40
     nodes is off by > 1e-4 at delta = 1e-4; the exponential map reaches 30 digits."""
-    from rdyn.reduced_dynamics.dirichlet_rule import gauss_beta, mapped_beta
+    from rdyn.reduced_dynamics.model_b.dirichlet_rule import gauss_beta, mapped_beta
 
     a, b = Fraction(1, 2), Fraction(3, 2)
     with mpmath.workdps(40):
@@ -72,7 +72,7 @@ def test_mpfr_means_equal_mpf_means_and_leave_no_state():
     precision, converts nodes bit for bit, and leaves gmpy2's context as it found it."""
     import gmpy2
 
-    from rdyn.reduced_dynamics import mpfr_arrays
+    from rdyn.reduced_dynamics.numerics import mpfr_arrays
 
     before = gmpy2.get_context().precision
     rule = mb.exact_rule((3, 2, 1), 30)
@@ -170,9 +170,9 @@ def test_cli_qmc_json_and_refusals(capsys):
         assert rc == 2 and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.filterwarnings("error::rdyn.verification.figure_layout.FigureLayoutWarning")
+@pytest.mark.filterwarnings("error::rdyn.verification.figures.layout.FigureLayoutWarning")
 def test_figures_paper_b_quick(tmp_path):
-    from rdyn.verification.model_b_figures import make_figures
+    from rdyn.verification.figures.model_b import make_figures
 
     paths, table = make_figures(tmp_path, quick=True, steps=6)
     for p in paths.values():
@@ -184,11 +184,11 @@ def test_figures_paper_b_quick(tmp_path):
 @pytest.mark.parametrize("model,target", [("ln", None), ("noln", "normalized"), ("noln", "unnormalized")])
 def test_query_column_gradients_equal_full_backprop(model, target):
     """The figures' O(N d^2) single-layer gradients equal the all-columns back-propagation of
-    rdyn.verification.model_b_full_matrix at random (unstructured) W, V."""
+    rdyn.verification.references.full_matrix_b at random (unstructured) W, V."""
     import numpy as np
 
-    from rdyn.verification import model_b_figures as mf
-    from rdyn.verification import model_b_full_matrix as fm
+    from rdyn.verification.figures import model_b as mf
+    from rdyn.verification.references import full_matrix_b as fm
 
     rng = np.random.default_rng(0)
     s = fm.FullSetup(model=model, target=target, d=3, n=5, samples=50)

@@ -8,10 +8,10 @@ from dataclasses import replace
 import mpmath
 import pytest
 
-from rdyn.reduced_dynamics import model_b as mb
-from rdyn.reduced_dynamics import model_b_gaussian as gq
-from rdyn.reduced_dynamics.model_b_gaussian_route import GaussianRoute
-from rdyn.verification import model_b_gaussian as vg
+from rdyn.reduced_dynamics.model_b import run as mb
+from rdyn.reduced_dynamics.model_b import gaussian as gq
+from rdyn.reduced_dynamics.model_b.gaussian_route import GaussianRoute
+from rdyn.verification.references import gaussian_route_b as vg
 
 D16 = vg.D16
 GAMMAS = (0.0, 0.5, 3.0, 40.0)
@@ -178,7 +178,7 @@ def test_blocked_sums_equal_one_block(monkeypatch):
 def test_help_states_the_route_limits():
     """rdyn.options quotes the routes' --dps limits in --help; they are the routes' constants."""
     from rdyn import options
-    from rdyn.reduced_dynamics.model_a_smooth import SMOOTH_DPS_MAX
+    from rdyn.reduced_dynamics.model_a.smooth import SMOOTH_DPS_MAX
 
     assert options.GAUSSIAN_ROUTE_DPS_MAX == gq.GAUSSIAN_DPS_MAX
     assert options.SMOOTH_DPS_MAX == SMOOTH_DPS_MAX

@@ -56,7 +56,7 @@ def test_refused_figures_leave_no_folder(tmp_path, capsys, argv, needle):
 
 
 def test_figure_folder_removed_or_replaced_after_validation(tmp_path, capsys):
-    from rdyn.verification.figure_layout import output_folder
+    from rdyn.verification.figures.layout import output_folder
 
     removed = tmp_path / "figs"             # validated, then removed: created again
     assert output_folder(removed) == removed and removed.is_dir()
@@ -88,7 +88,7 @@ def _removing_folder_after(monkeypatch, module, name, folder: Path):
 
 
 def test_sweep_out_folder_removed_before_the_write(tmp_path, capsys, monkeypatch):
-    from rdyn.reduced_dynamics import batch
+    from rdyn.reduced_dynamics.model_a import batch
 
     argv = ["sweep", "--grid", "D=20;K=2,4", "--steps", "100", "--quiet"]
     rc, reference, _ = run_main(capsys, argv)
@@ -109,7 +109,7 @@ def test_sweep_out_folder_removed_before_the_write(tmp_path, capsys, monkeypatch
 def test_checkpoint_folder_removed_before_the_write(tmp_path, capsys, monkeypatch):
     """teacher --checkpoint: the folder disappears during the run; the final save warns in
     one line and the result is printed, identical to a run without --checkpoint."""
-    from rdyn.reduced_dynamics import model_a
+    from rdyn.reduced_dynamics.model_a import dynamics as model_a
 
     argv = ["teacher", "--D", "20", "--K", "4", "--steps", "50", "--json", "--quiet"]
     rc, reference, _ = run_main(capsys, argv)

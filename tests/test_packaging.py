@@ -111,6 +111,12 @@ def test_sdist_and_wheel_build_and_pass_twine_check(tmp_path):
     assert "\nLicense-Expression: MIT\n" in metadata
     for sub in ("derivations", "reduced_dynamics", "verification"):
         assert f"rdyn/{sub}/__init__.py" in names
+    # every module of every subpackage (a package missing from [tool.setuptools] packages
+    # would leave its modules out of the wheel)
+    expected = {_installed_name(p.parent).replace(".", "/") + "/" + p.name
+                for top in ("derivations", "reduced_dynamics", "verify", "rdyn")
+                for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts}
+    assert expected <= set(names), sorted(expected - set(names))
     # the documentation `rdyn --help` points to is in the wheel (issue 32): every page
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     assert "interface.md" in pages and {f"rdyn/docs/{p}" for p in pages} <= set(names)

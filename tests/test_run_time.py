@@ -40,7 +40,7 @@ def test_default_steps_are_those_of_the_dps_run():
     """The step count predicted for a run without --steps (float64 pre-runs) is the one the
     arb run at --dps 30 makes (D = 6, K = 2: T* = 1037, so max(2 T*, 1000) = 2074); D = 20,
     K = 4, eta = 0.5 needs the second pre-run (T* = 163348 > 1e5)."""
-    from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds, run
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds, run
 
     cfg = TeacherConfig(D=6, K=2)
     arb = run(cfg, backend="arb", dps=30)

@@ -54,8 +54,8 @@ def test_cli_prints_the_smooth_estimate_unless_quiet(capsys, monkeypatch, extra,
 def test_default_run_steps_come_from_a_float64_run():
     """Without --steps the smooth run stops at max(2 T*, 1000): the float64 pre-run's T*."""
     from rdyn.derivations.activations import Activation
-    from rdyn.reduced_dynamics.model_a import Thresholds
-    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig, run
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
+    from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig, run
 
     cfg = SmoothConfig(D=6, K=2, activation=Activation("erf"), eta=0.2, M=2)
     steps, lower = rt.default_smooth_steps(cfg, Thresholds(), 1000)
@@ -75,7 +75,7 @@ def test_pruned_nodes_are_not_counted():
 def test_ln_theta_rule_model(monkeypatch):
     """N = 100: degrees 7, 8, 9 built (theta_start_degree 7, accepted two on), 192, 384, 768
     nodes: 192^2 + 384^2 + 768^2 = 774144."""
-    from rdyn.reduced_dynamics.model_b_exact import theta_start_degree
+    from rdyn.reduced_dynamics.model_b.exact import theta_start_degree
 
     assert theta_start_degree(100) == 7 and theta_start_degree(1000) == 10
     monkeypatch.setattr(rt, "LN_THETA_BUILD_S", 1e-5)
@@ -93,10 +93,10 @@ def test_ln_theta_rule_model(monkeypatch):
 
 
 def test_ln_dirichlet_rule_model(monkeypatch):
-    """3 distinct eigenvalues at N = 30: orders 27 and 33 (model_b_exact.dirichlet_orders),
+    """3 distinct eigenvalues at N = 30: orders 27 and 33 (model_b.exact.dirichlet_orders),
     27^2 + 33^2 = 1818 nodes built, steps on 33^2 = 1089 (the rule the run uses)."""
-    from rdyn.reduced_dynamics import model_b as mb
-    from rdyn.reduced_dynamics.model_b_exact import dirichlet_orders
+    from rdyn.reduced_dynamics.model_b import run as mb
+    from rdyn.reduced_dynamics.model_b.exact import dirichlet_orders
 
     assert dirichlet_orders(30) == (27, 33)
     assert mb.exact_rule((4, 2, 1), 30).nodes == 33 ** 2
@@ -112,10 +112,10 @@ def test_ln_dirichlet_rule_model(monkeypatch):
 
 
 def test_ln_gaussian_route_model(monkeypatch):
-    """S = 40067 single-layer nodes for (5,4,3,2,1) at N = 30 (model_b_gaussian.grid_nodes),
+    """S = 40067 single-layer nodes for (5,4,3,2,1) at N = 30 (model_b.gaussian.grid_nodes),
     r = 5, cost c per node and level: constants 1.6 c r S, then (steps + 1) c r S (ln), nothing
     more (noln), (steps + 2) c r T on the looped model's T-node grid."""
-    from rdyn.reduced_dynamics.model_b_gaussian import grid_nodes
+    from rdyn.reduced_dynamics.model_b.gaussian import grid_nodes
 
     monkeypatch.setattr(rt, "GAUSS_NODE_S", 1e-6)
     monkeypatch.setattr(rt, "GAUSS_KNEE_DPS", 30.0)   # N factor 1 + 1 = 2

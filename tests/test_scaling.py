@@ -1,4 +1,4 @@
-"""rdyn.verification.scaling: the power-law fit and its intervals, the quick Model A report, rdyn scaling."""
+"""rdyn.verification.references.scaling: the power-law fit and its intervals, the quick Model A report, rdyn scaling."""
 import json
 import math
 
@@ -7,7 +7,8 @@ import pytest
 
 import rdyn.schemas
 from rdyn.cli import main
-from rdyn.verification import checks_scaling, scaling
+from rdyn.verification.checks import scaling as checks_scaling
+from rdyn.verification.references import scaling
 
 
 # ------------------------------------------------------------------------------ the fit
@@ -112,7 +113,7 @@ def test_quick_report_model_a_relu(quick_relu):
 
 
 def test_exponent_check_uses_scaling_fit():
-    from rdyn.verification import checks_model_a as c
+    from rdyn.verification.checks import model_a as c
 
     claim = next(x for x in c.EXPONENT_CLAIMS if x.id == "A.t1.eta_exponent")
     check = c.exponent_check(claim, "D")

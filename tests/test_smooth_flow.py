@@ -1,6 +1,6 @@
 """Gradient-flow and slow-manifold limits for smooth activations (issue 22, item 3):
-derivations/gradient_flow_general.py, reduced_dynamics/smooth_flow.py, the generic PlaneFlow
-machinery of reduced_dynamics/flow.py, and `rdyn teacher --activation A --method flow|slow`."""
+derivations/gradient_flow_general.py, reduced_dynamics/model_a/smooth_flow.py, the generic PlaneFlow
+machinery of reduced_dynamics/model_a/flow.py, and `rdyn teacher --activation A --method flow|slow`."""
 import json
 import math
 
@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from rdyn.derivations.activations import Activation
-from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig
+from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig
 
 
 def _config(name, D=8, K=2, M=2, eta=None):
@@ -50,7 +50,7 @@ def test_derived_field_shape():
 def test_field_is_the_map_increment(name, scale):
     """F(x) = (map(x) - x)/eta of the smooth map at two step sizes (F free of eta), and the
     C3 increment is K/(D-K) times the C2 increment (the state (C1, s) is closed)."""
-    from rdyn.reduced_dynamics.smooth_flow import smooth_field
+    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_field
 
     from dataclasses import replace
 
@@ -72,7 +72,7 @@ def test_jacobian_and_fixed_point_slope():
     """The Jacobian's derived entry D dm2/dC1 agrees with a central difference of the rate at a
     different step (1e-4), and C1*(s) is a zero of dC1/dtau whose s-slope is
     -F_C1,s / F_C1,C1 (implicit differentiation) to 1e-6."""
-    from rdyn.reduced_dynamics.smooth_flow import smooth_field
+    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_field
 
     field = smooth_field(_config("erf", D=12, K=3))
     s, h = 3.0, 1e-4
@@ -88,8 +88,8 @@ def test_jacobian_and_fixed_point_slope():
 def test_generic_slow_manifold_on_relu_matches_the_derived_one():
     """The numeric slow-manifold reduction of any PlaneFlow (used for the smooth activations),
     applied to ReLU's flow, against ReLU's closed-form slow manifold (float64 route)."""
-    from rdyn.reduced_dynamics.flow import homogeneous_flow, plane_slow_limits, slow_limits
-    from rdyn.reduced_dynamics.model_a import TeacherConfig, Thresholds
+    from rdyn.reduced_dynamics.model_a.flow import homogeneous_flow, plane_slow_limits, slow_limits
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds
 
     config = TeacherConfig(16, 4, "relu")
     generic = plane_slow_limits(homogeneous_flow(config), Thresholds().t1_fraction)
@@ -109,7 +109,7 @@ def test_map_converges_to_flow_at_order_one(name, D, K, etas):
     modified equation's t1 error shrinks like eta^2 (order 2 +- 0.3). M = 2, ||V*||^2 = 1.
     Measured (erf, D = 8): err T* 1.43e-6, 6.6e-7; err t1 0.135, 0.062; modified t1 0.016,
     0.0041."""
-    from rdyn.verification.flow_accuracy import observed_order
+    from rdyn.verification.references.flow_accuracy import observed_order
 
     result = observed_order(_config(name, D=D, K=K), *etas)
     order = result["order"]
@@ -123,8 +123,8 @@ def test_map_converges_to_flow_at_order_one(name, D, K, etas):
 def tanh_flow():
     """(config, (tau1, tau_star, s1, s_star)) of the tanh flow, D = 8, K = 2, M = 2 (order 0:
     free of eta)."""
-    from rdyn.reduced_dynamics.flow import integrate_plane_flow
-    from rdyn.reduced_dynamics.smooth_flow import smooth_field, smooth_plane_flow
+    from rdyn.reduced_dynamics.model_a.flow import integrate_plane_flow
+    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_field, smooth_plane_flow
 
     config = _config("tanh")
     return config, integrate_plane_flow(smooth_plane_flow(smooth_field(config)), 0.95)
@@ -136,8 +136,8 @@ def test_tanh_map_converges_to_flow_at_order_one(tanh_flow):
     in the slow test above)."""
     from dataclasses import replace
 
-    from rdyn.reduced_dynamics.model_a import Thresholds
-    from rdyn.verification.flow_accuracy import map_crossings
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
+    from rdyn.verification.references.flow_accuracy import map_crossings
 
     config, (tau1, tau_star, _, _) = tanh_flow
     errors = []
@@ -155,7 +155,7 @@ def test_flow_and_slow_agree(tanh_flow):
     """The slow manifold (first-order lag) against the flow: tau1 to 1e-9 (the same phase-one
     flow, DOP853 vs Radau), tau_star to 1e-5 relative (the stated tolerance of the first-order
     reduction at these sizes; measured 5.0e-7 for erf, D = 8, 4.6e-8 for tanh, D = 12)."""
-    from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits
+    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
 
     config, (tau1, tau_star, _, s_star) = tanh_flow
     slow = smooth_phase_limits(config, "slow")
@@ -187,8 +187,8 @@ def test_paper_size_erf_flow_predicts_the_map_events():
     """D = 36, K = 4, M = 4 at the default eta: the modified equation's T* (a real) rounds up
     to the map's integer T* (measured 1603728.14 vs 1603729), and the flow's tau_star/eta is
     within 1e-6 relative of it."""
-    from rdyn.reduced_dynamics.model_a_smooth import run
-    from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits
+    from rdyn.reduced_dynamics.model_a.smooth import run
+    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
 
     config = _config("erf", D=36, K=4, M=4)
     limits = smooth_phase_limits(config, "flow")

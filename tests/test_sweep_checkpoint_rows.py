@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from cli_runs import run_main
-from rdyn.reduced_dynamics import checkpoint as ck
-from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted
+from rdyn.reduced_dynamics.runs import checkpoint as ck
+from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError, Interrupted
 
 GRID = "D=20;K=4;eta=5,0.1"     # eta = 5 diverges at step 11165 (tests/test_hostile_inputs.py)
 STEPS = 30000
@@ -19,7 +19,7 @@ ARGV = ["sweep", "--grid", GRID, "--steps", str(STEPS), "--json", "--quiet"]
 
 
 def _configs():
-    from rdyn.reduced_dynamics.grid import config, parse_grid
+    from rdyn.reduced_dynamics.model_a.grid import config, parse_grid
 
     return [config(p) for p in parse_grid(GRID)]
 
@@ -28,7 +28,7 @@ def _configs():
 def diverged_checkpoint(tmp_path_factory):
     """A real checkpoint at step 15000, after row 1 (eta = 5) diverged: its state is
     non-finite, its events and captures hold what the kernel wrote after the overflow."""
-    import rdyn.reduced_dynamics.batch as batch
+    import rdyn.reduced_dynamics.model_a.batch as batch
 
     path = str(tmp_path_factory.mktemp("ck") / "sweep.npz")
     real = batch.compiled_batch_advance
@@ -53,8 +53,8 @@ def diverged_checkpoint(tmp_path_factory):
 
 def _edit(src, dst, **changes):
     """Copy checkpoint ``src`` to ``dst`` with arrays changed by ``changes[name](array)``."""
-    from rdyn.reduced_dynamics.batch import checkpoint_identity
-    from rdyn.reduced_dynamics.model_a import Thresholds
+    from rdyn.reduced_dynamics.model_a.batch import checkpoint_identity
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
     ident = checkpoint_identity(_configs(), STEPS, Thresholds(), False)
     arrays, meta = ck.load(src, "sweep", ident)
@@ -122,9 +122,9 @@ def test_corrupt_sweep_checkpoint_is_refused_naming_the_row(capsys, diverged_che
 
 def _smooth_setup(tmp_path):
     from rdyn.derivations.activations import Activation
-    from rdyn.reduced_dynamics.grid import parse_grid, smooth_config
-    from rdyn.reduced_dynamics.smooth_sweep import checkpoint_identity, run_smooth_batch
-    from rdyn.reduced_dynamics.model_a import Thresholds
+    from rdyn.reduced_dynamics.model_a.grid import parse_grid, smooth_config
+    from rdyn.reduced_dynamics.model_a.smooth_sweep import checkpoint_identity, run_smooth_batch
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
     configs = [smooth_config(p, Activation("erf"), 2)
                for p in parse_grid("D=6;K=2;eta=1e300,0.2")]
@@ -134,7 +134,7 @@ def _smooth_setup(tmp_path):
 
 
 def test_smooth_checkpoint_rows(tmp_path):
-    from rdyn.reduced_dynamics.smooth_sweep import CHECKPOINT_KIND, run_smooth_batch
+    from rdyn.reduced_dynamics.model_a.smooth_sweep import CHECKPOINT_KIND, run_smooth_batch
 
     configs, path, whole, ident = _smooth_setup(tmp_path)
     assert whole[0]["diverged_at_step"] == 1 and whole[0]["steps"] == 0

@@ -1,4 +1,4 @@
-"""rdyn sweep with a smooth activation (reduced_dynamics/smooth_sweep.py): rows equal single
+"""rdyn sweep with a smooth activation (reduced_dynamics/model_a/smooth_sweep.py): rows equal single
 rdyn.teacher runs exactly; checkpoint/resume; refusals."""
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import pytest
 
 import rdyn
 from rdyn.cli import main
-from rdyn.reduced_dynamics.batch import ROW_FIELDS
+from rdyn.reduced_dynamics.model_a.batch import ROW_FIELDS
 
 GRID = "D=6,8;K=2;eta=0.3,0.4"     # 2 x 2: D = 6 reaches T* (~1e3 steps), D = 8 does not
 STEPS = 3000
 
 
 def interrupt_second_run(monkeypatch) -> None:
-    """Make the second model_a_smooth.run of a sweep raise KeyboardInterrupt (Ctrl-C)."""
-    from rdyn.reduced_dynamics import model_a_smooth
+    """Make the second model_a.smooth.run of a sweep raise KeyboardInterrupt (Ctrl-C)."""
+    from rdyn.reduced_dynamics.model_a import smooth as model_a_smooth
 
     real, calls = model_a_smooth.run, []
 
@@ -51,11 +51,11 @@ def test_sweep_rows_equal_teacher_runs(activation):
 
 
 def test_smooth_sweep_resumes_after_interrupt(tmp_path, monkeypatch):
-    from rdyn.reduced_dynamics.checkpoint import CheckpointError, Interrupted
-    from rdyn.reduced_dynamics.grid import parse_grid, smooth_config
+    from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError, Interrupted
+    from rdyn.reduced_dynamics.model_a.grid import parse_grid, smooth_config
     from rdyn.derivations.activations import Activation
 
-    from rdyn.reduced_dynamics.smooth_sweep import run_smooth_batch
+    from rdyn.reduced_dynamics.model_a.smooth_sweep import run_smooth_batch
 
     configs = [smooth_config(p, Activation("erf"), 2) for p in parse_grid("D=6;K=2;eta=0.2,0.4")]
     whole = run_smooth_batch(configs, 500).rows

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from rdyn.verification import registry
+from rdyn.verification.checks import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 
 RUNNER = r"""
 import json, sys
-from rdyn.verification.registry import GROUPS
+from rdyn.verification.checks.registry import GROUPS
 names, quick = json.loads(sys.argv[1]), sys.argv[2] == "quick"
 by_name = {g.name: g for g in GROUPS}
 records = {}
@@ -68,7 +68,7 @@ def _docs_counts_line() -> str | None:
 
 
 def _as_checks(records: dict):
-    from rdyn.verification.report import Check
+    from rdyn.verification.checks.record import Check
 
     return [Check(**{k: v for k, v in r.items()}) for r in records.values()]
 

@@ -1,4 +1,4 @@
-"""rdyn.verification.registry: id patterns, group selection, --only, the stderr summary; and the
+"""rdyn.verification.checks.registry: id patterns, group selection, --only, the stderr summary; and the
 process-state hygiene that makes verdicts pure (issue 9)."""
 import mpmath
 import pytest
@@ -7,8 +7,8 @@ import sympy as sp
 from rdyn.derivations import gaussian as g
 from rdyn.derivations.numeric import at_correlation, evaluate
 from rdyn.cli import main
-from rdyn.verification import registry
-from rdyn.verification.report import Check
+from rdyn.verification.checks import registry
+from rdyn.verification.checks.record import Check
 
 
 def test_patterns_are_literal_except_star_and_question_mark():
@@ -40,7 +40,7 @@ def test_only_selects_groups_and_filters_ids():
 
 
 def test_undeclared_id_is_an_error(monkeypatch):
-    group = registry.CheckGroup("X", "A", "rdyn.verification.checks_model_a", "printed_appendix_f_checks",
+    group = registry.CheckGroup("X", "A", "rdyn.verification.checks.model_a", "printed_appendix_f_checks",
                                 ("A.something_else.*",))
     with pytest.raises(RuntimeError, match="not declared"):
         group.call(quick=True)
@@ -103,7 +103,7 @@ def test_evaluate_restores_precision_and_is_independent_of_it():
 def test_teacher_run_does_not_touch_global_precision():
     import flint
 
-    from rdyn.reduced_dynamics.model_a import TeacherConfig, run
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
 
     mp_before, flint_before = mpmath.mp.prec, flint.ctx.prec
     cfg = TeacherConfig(D=8, K=2)

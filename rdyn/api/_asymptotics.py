@@ -3,26 +3,27 @@ from __future__ import annotations
 
 from rdyn.api._common import options, usage_errors
 from rdyn.api._signature import api_function
+from rdyn.option_types import AsymptoticsOptions
 
 
 @api_function("asymptotics")
 def asymptotics(**kwargs):
     """Leading large-D behaviour at fixed K of ``tau1 = lim eta t1``, ``tau_star = lim eta T*``
     (eta -> 0) and the late excess-loss constant ``c_L`` in ``loss ~ c_L/(eta t)``, derived with
-    sympy (rdyn.reduced_dynamics.asymptotics; docs/flow_and_asymptotics.md): exponent of D exact,
+    sympy (rdyn.reduced_dynamics.model_a.asymptotics; docs/flow_and_asymptotics.md): exponent of D exact,
     constants as closed forms / 30 digits, the next correction term; checked against the
     slow-manifold quadrature at D = 10^3..10^6 unless ``no_check``.
     """
     return run(options("asymptotics", kwargs))
 
 
-def run(v: dict):
-    from rdyn.reduced_dynamics.asymptotics import asymptotic_summary
+def run(v: AsymptoticsOptions):
+    from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
     from rdyn.result import Result
 
-    kappa = 0.1 if v["kappa"] is None else v["kappa"]
+    kappa = 0.1 if v.kappa is None else v.kappa
     with usage_errors():
-        summary = asymptotic_summary(v["activation"], v["logit_scale"], v["K"],
-                                     v["vstar_norm2"], kappa, check_D=() if v["no_check"]
+        summary = asymptotic_summary(v.activation, v.logit_scale, v.K,
+                                     v.vstar_norm2, kappa, check_D=() if v.no_check
                                      else (10**3, 10**4, 10**5, 10**6))
     return Result(summary, None, detail={"summary": summary})

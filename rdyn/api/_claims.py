@@ -5,6 +5,7 @@ import sys
 
 from rdyn.api._common import options
 from rdyn.api._signature import api_function
+from rdyn.option_types import ClaimsOptions
 
 
 @api_function("claims")
@@ -23,29 +24,29 @@ def claims(**kwargs):
     return run(options("claims", kwargs))
 
 
-def run(v: dict, progress: bool = False):
+def run(v: ClaimsOptions, progress: bool = False):
     from rdyn.output import write_rescued
     from rdyn.result import Result
-    from rdyn.verification import claims as ledger_module
+    from rdyn.verification.claims import ledger as ledger_module
 
     if progress:
         from rdyn.run_time import announce, claims_estimate
 
-        announce(claims_estimate(v["paper"], v["full"]), quiet=False)
-    ledger = ledger_module.evaluate(paper=v["paper"] or "all", quick=not v["full"],
+        announce(claims_estimate(v.paper, v.full), quiet=False)
+    ledger = ledger_module.evaluate(paper=v.paper or "all", quick=not v.full,
                                     progress=progress)
-    if v["report"] is not None:
-        from rdyn.verification import claims_report
+    if v.report is not None:
+        from rdyn.verification.claims import report as claims_report
 
-        report = write_rescued("--report", v["report"],
+        report = write_rescued("--report", v.report,
                                lambda p: claims_report.write(ledger, p))
         if progress and report is not None:
             print(f"rdyn claims: wrote {report}", file=sys.stderr)
-    from rdyn.verification import errata_writer
+    from rdyn.verification.claims import errata_writer
 
-    if v["errata"] is not None:
+    if v.errata is not None:
         written = []
-        write_rescued("--errata", v["errata"],
+        write_rescued("--errata", v.errata,
                       lambda p: written.extend(errata_writer.write(ledger, p)))
         if progress and written:
             print(f"rdyn claims: wrote {', '.join(written)}", file=sys.stderr)

@@ -4,13 +4,14 @@ from __future__ import annotations
 import numbers
 from contextlib import contextmanager
 
-from rdyn.options import validate
+from rdyn.options import typed_options, validate
 from rdyn.output import UsageError
 
 
-def options(command: str, given: dict, *, api: bool = True) -> dict:
-    """Every option of ``command`` (validated, defaults filled in; UsageError otherwise)."""
-    return validate(command, given, api=api)
+def options(command: str, given: dict, *, api: bool = True):
+    """Every option of ``command`` (validated, defaults filled in; UsageError otherwise), as
+    the command's frozen dataclass of :mod:`rdyn.option_types` (``v.steps``)."""
+    return typed_options(command, validate(command, given, api=api))
 
 
 @contextmanager
@@ -28,7 +29,7 @@ def usage_errors():
 @contextmanager
 def checkpoint_errors():
     """A CheckpointError (missing, corrupt or mismatched checkpoint) becomes a UsageError."""
-    from rdyn.reduced_dynamics.checkpoint import CheckpointError
+    from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError
 
     try:
         yield

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from rdyn.api._common import options, usage_errors
 from rdyn.api._signature import api_function
+from rdyn.option_types import FiguresOptions
 
 
 @api_function("figures")
@@ -27,36 +28,36 @@ def figures(**kwargs):
     return run(options("figures", kwargs))
 
 
-def run(v: dict, progress: bool = False):
+def run(v: FiguresOptions, progress: bool = False):
     from rdyn.result import Result
     from rdyn.output import UsageError
 
-    if v["paper"] == "B":
+    if v.paper == "B":
         return _run_paper_b(v, progress)
-    from rdyn.verification.figures import PAPER_SLOPES, experiments_with, make_figures
+    from rdyn.verification.figures.model_a import PAPER_SLOPES, experiments_with, make_figures
 
     from rdyn.options import check_memory
-    from rdyn.verification.crosscheck import memory_driver, memory_estimate
+    from rdyn.verification.references.crosscheck import memory_driver, memory_estimate
 
-    steps = v["steps"] if v["steps"] is not None else (1500 if v["quick"] else 20000)
+    steps = v.steps if v.steps is not None else (1500 if v.quick else 20000)
     if steps < 10:
         raise UsageError(f"--steps must be in 10..1000000 for --paper A, got {steps}")
     # the largest experiment: D = 36 (cnn), M = 4, d = 8, online SGD with --batch inputs
-    sizes = (12 if v["quick"] else 36, 4, 8, steps, 100 if v["batch"] is None else v["batch"],
+    sizes = (12 if v.quick else 36, 4, 8, steps, 100 if v.batch is None else v.batch,
              "sgd")
     check_memory(memory_driver(*sizes), memory_estimate(*sizes))
     activation = smooth_activation(v)
     if progress and activation is None:
         from rdyn.run_time import announce, figures_estimate
 
-        announce(figures_estimate(steps, v["quick"]), quiet=False)
+        announce(figures_estimate(steps, v.quick), quiet=False)
     with usage_errors():   # e.g. a quadrature rule that cannot reach float64 for this teacher
-        results, paths = make_figures(Path(v["out"]), steps, v["quick"],
-                                      default_vstar_norm2(activation) if v["vstar_norm2"] is None
-                                      else v["vstar_norm2"],
-                                      100 if v["batch"] is None else v["batch"],
-                                      1.0 if v["noise_std"] is None else v["noise_std"],
-                                      v["seed"], experiments=experiments_with(activation))
+        results, paths = make_figures(Path(v.out), steps, v.quick,
+                                      default_vstar_norm2(activation) if v.vstar_norm2 is None
+                                      else v.vstar_norm2,
+                                      100 if v.batch is None else v.batch,
+                                      1.0 if v.noise_std is None else v.noise_std,
+                                      v.seed, experiments=experiments_with(activation))
     table = [{"experiment": e.label, "D": e.D, "K": e.K, "T_star": e.T_star,
               "fit_from": e.fit_from, "slope_train": e.slope_train, "slope_ood": e.slope_ood,
               "slope_collapsed": e.slope_collapsed, "final_cosine": float(e.cosine[-1]),
@@ -79,13 +80,13 @@ def default_vstar_norm2(activation) -> float:
     return 256.0 if activation is None else 2.0
 
 
-def smooth_activation(v: dict):
+def smooth_activation(v: FiguresOptions):
     """The smooth :class:`~rdyn.derivations.activations.Activation` of ``--activation`` /
     ``--activation-expr`` (validated by rdyn/options.py), or None for the paper's experiments."""
     from rdyn.derivations.activations import Activation
 
-    formula = v["activation_expr"]
-    name = "expr" if formula is not None else v["activation"]
+    formula = v.activation_expr
+    name = "expr" if formula is not None else v.activation
     if name is None:
         return None
     from rdyn.output import require
@@ -94,20 +95,20 @@ def smooth_activation(v: dict):
     return Activation(name, formula)
 
 
-def _run_paper_b(v: dict, progress: bool):
+def _run_paper_b(v: FiguresOptions, progress: bool):
     """Model B figures (seed 003): full-matrix GD of the LN / no-LN layers and the looped
-    model with the collapsed prediction drawn over them (rdyn.verification.model_b_figures)."""
+    model with the collapsed prediction drawn over them (rdyn.verification.figures.model_b)."""
     import sys
 
     from rdyn.output import UsageError
     from rdyn.result import Result
-    from rdyn.verification.model_b_figures import make_figures as make_b
+    from rdyn.verification.figures.model_b import make_figures as make_b
 
-    if v["steps"] is not None and v["steps"] > 10**5:
-        raise UsageError(f"--steps must be in 2..100000 for --paper B, got {v['steps']}")
+    if v.steps is not None and v.steps > 10**5:
+        raise UsageError(f"--steps must be in 2..100000 for --paper B, got {v.steps}")
     report = (lambda m: print(f"rdyn figures: training {m} ...", file=sys.stderr)) \
         if progress else (lambda m: None)
-    paths, table = make_b(Path(v["out"]), quick=v["quick"], seed=v["seed"], steps=v["steps"],
+    paths, table = make_b(Path(v.out), quick=v.quick, seed=v.seed, steps=v.steps,
                           progress=report)
     return Result({"figures": {k: str(p) for k, p in paths.items()}, **table}, None,
                   detail={"paths": paths})

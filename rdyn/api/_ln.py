@@ -5,6 +5,7 @@ import sys
 
 from rdyn.api._common import checkpoint_errors, options, usage_errors
 from rdyn.api._signature import api_function
+from rdyn.option_types import LnOptions
 from rdyn.options import check_memory, integral
 
 MAX_SPECTRUM_ENTRIES = 10**6   # d (one entry per eigen-direction)
@@ -17,40 +18,41 @@ from rdyn.output import UsageError, require
 DIVERGED_DROPS = ("contraction", "growth", "theorem_4_7", "irreducible_loss")
 
 
-def model_config(v: dict):
+def model_config(v: LnOptions):
     """Validate the Model B options (UsageError on bad input) and build the configuration."""
-    from rdyn.reduced_dynamics import model_b as mb
+    from rdyn.reduced_dynamics.model_b import run as mb
 
-    model = v["model"]
-    data = v["data"] or ("spectrum" if v["spectrum"] is not None else "sphere")
-    require(v["spectrum"] is None or data == "spectrum", "--spectrum requires --data spectrum")
-    d = v["d"]
+    model = v.model
+    data = v.data or ("spectrum" if v.spectrum is not None else "sphere")
+    require(v.spectrum is None or data == "spectrum", "--spectrum requires --data spectrum")
+    d = v.d
     spectrum = None
     if data == "spectrum":
-        require(v["spectrum"] is not None, "--data spectrum requires --spectrum m1,...,md")
-        raw = v["spectrum"]
-        entries = raw.split(",") if isinstance(raw, str) else list(raw)
-        spectrum = tuple(integral(m) for m in entries)   # the integer rule of rdyn.options
-        require(None not in spectrum, f"--spectrum must be integers (m1,...,md), got {raw!r}")
+        require(v.spectrum is not None, "--data spectrum requires --spectrum m1,...,md")
+        raw = v.spectrum
+        entries = raw.split(",") if isinstance(raw, str) else list(raw or ())
+        parsed = tuple(integral(m) for m in entries)   # the integer rule of rdyn.options
+        require(None not in parsed, f"--spectrum must be integers (m1,...,md), got {raw!r}")
+        spectrum = tuple(m for m in parsed if m is not None)
         require(len(spectrum) <= MAX_SPECTRUM_ENTRIES and all(m <= MAX_MULTIPLICITY for m in spectrum),
                 f"--spectrum: at most {MAX_SPECTRUM_ENTRIES} entries of at most "
                 f"{MAX_MULTIPLICITY} each")
         require(len(spectrum) == d, f"--spectrum has {len(spectrum)} entries, expected d = {d}")
         require(all(m > 0 for m in spectrum), "--spectrum entries must be positive integers")
         n = sum(spectrum)
-        require(v["n"] is None or v["n"] == n, f"--n {v['n']} differs from sum(spectrum) = {n}")
+        require(v.n is None or v.n == n, f"--n {v.n} differs from sum(spectrum) = {n}")
     else:
-        n = 32 if v["n"] is None else v["n"]
+        n = 32 if v.n is None else v.n
         require(n >= d, f"--n ({n}) must be at least --d ({d}) for sphere data")
-    L = 10 if v["L"] is None else v["L"]
-    require(not (v["alpha0"] == 0 and v["beta0"] == 0), "alpha0 = beta0 = 0: nothing can move")
-    target = (v["target"] or "normalized") if model == "noln" else None
+    L = 10 if v.L is None else v.L
+    require(not (v.alpha0 == 0 and v.beta0 == 0), "alpha0 = beta0 = 0: nothing can move")
+    target = (v.target or "normalized") if model == "noln" else None
     with usage_errors():
         cfg = mb.Config(model=model, target=target, data=data, d=d, n=n, spectrum=spectrum,
-                        L=L, eta=v["eta"], steps=v["steps"], alpha0=v["alpha0"],
-                        beta0=v["beta0"], dps=v["dps"], samples=v["samples"], seed=v["seed"],
-                        expectation=v["expectation"],
-                        replicas=16 if v["replicas"] is None else v["replicas"])
+                        L=L, eta=v.eta, steps=v.steps, alpha0=v.alpha0,
+                        beta0=v.beta0, dps=v.dps, samples=v.samples, seed=v.seed,
+                        expectation=v.expectation,
+                        replicas=16 if v.replicas is None else v.replicas)
     try:
         kind = mb.resolve_expectation(cfg)
     except mb.ExactUnavailable as exc:
@@ -59,23 +61,23 @@ def model_config(v: dict):
             f"--dps applies only when the expectation is exact (--data spectrum and "
             f"alpha0*beta0 >= 0, or --model noln --target unnormalized); this run uses {kind} (float64)")
     if kind == "exact" and spectrum is not None and cfg.dps is not None:
-        from rdyn.reduced_dynamics.model_b_exact import gaussian_route_at
-        from rdyn.reduced_dynamics.model_b_gaussian_route import dps_refusal
+        from rdyn.reduced_dynamics.model_b.exact import gaussian_route_at
+        from rdyn.reduced_dynamics.model_b.gaussian_route import dps_refusal
 
         refusal = dps_refusal(spectrum, cfg.dps) if gaussian_route_at(spectrum, model, cfg.dps) else None
         require(refusal is None, f"{refusal}; lower --dps, or drop it (float64 exact)")
     if kind == "exact" and spectrum is not None:
         gaussian_route_size(model, spectrum, cfg.dps, L)
-    require(v["replicas"] is None or kind == "qmc", "--replicas applies only to qmc expectations")
-    require(v["record"] is None or kind == "qmc", "--record applies only to qmc expectations")
-    require(kind != "qmc" or (v["checkpoint"] is None and v["resume"] is None),
+    require(v.replicas is None or kind == "qmc", "--replicas applies only to qmc expectations")
+    require(v.record is None or kind == "qmc", "--record applies only to qmc expectations")
+    require(kind != "qmc" or (v.checkpoint is None and v.resume is None),
             "--checkpoint/--resume apply to exact and monte_carlo expectations, not qmc")
     if kind != "exact":
         # the sample: levels, masses and weights per sample and eigen-direction (float64)
         check_memory(f"--samples {cfg.samples} with --d {d}", 8.0 * 4 * cfg.samples * (d + 2))
     if data == "sphere" and kind in ("qmc", "monte_carlo"):
-        from rdyn.reduced_dynamics.model_b_qmc import points_per_replica
-        from rdyn.reduced_dynamics.model_b_sampling import (SOBOL_MAX_DIMENSION, SPHERE_CHUNK,
+        from rdyn.reduced_dynamics.model_b.qmc import points_per_replica
+        from rdyn.reduced_dynamics.model_b.sampling import (SOBOL_MAX_DIMENSION, SPHERE_CHUNK,
                                                             sphere_sample_bytes)
 
         if kind == "qmc":  # every replica's points at once, d n + d Sobol coordinates each
@@ -96,8 +98,8 @@ def gaussian_route_size(model: str, spectrum: tuple, dps, L: int) -> None:
     (UsageError): the looped model's float64 tau grid must not overflow (its nodes e^tau reach
     about (lam_max/lam_min)^(2L)), and the grid (nodes x distinct eigenvalues, a few arrays of
     it) must fit in memory."""
-    from rdyn.reduced_dynamics.model_b_exact import gaussian_route_at
-    from rdyn.reduced_dynamics import model_b_gaussian as gq
+    from rdyn.reduced_dynamics.model_b.exact import gaussian_route_at
+    from rdyn.reduced_dynamics.model_b import gaussian as gq
 
     if not gaussian_route_at(tuple(spectrum), model, dps):
         return
@@ -135,28 +137,28 @@ def ln(**kwargs):
     return run(options("ln", kwargs))
 
 
-def run(v: dict, progress_lines: bool = True):
+def run(v: LnOptions, progress_lines: bool = True):
     """The ln job on validated options ``v`` (also used by the CLI)."""
-    from rdyn.reduced_dynamics import model_b as mb
-    from rdyn.reduced_dynamics.model_b_gaussian import QuadratureError
+    from rdyn.reduced_dynamics.model_b import run as mb
+    from rdyn.reduced_dynamics.model_b.gaussian import QuadratureError
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
     from rdyn.api._common import parse_steps_list
 
     cfg = model_config(v)
-    record = parse_steps_list(v["record"], "--record", cfg.steps)
-    long_run = cfg.steps >= 400 and progress_lines and not v["quiet"]
+    record = parse_steps_list(v.record, "--record", cfg.steps)
+    long_run = cfg.steps >= 400 and progress_lines and not v.quiet
 
     def progress(t):
         if long_run:
             print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
 
-    if v["resume"] is None and not v["quiet"] and cfg.spectrum is not None \
+    if v.resume is None and not v.quiet and cfg.spectrum is not None \
             and mb.resolve_expectation(cfg) == "exact":
         from rdyn.run_time import announce, ln_estimate
 
-        announce(ln_estimate(cfg.model, cfg.spectrum, cfg.dps, cfg.steps, cfg.L), v["quiet"])
+        announce(ln_estimate(cfg.model, cfg.spectrum, cfg.dps, cfg.steps, cfg.L), v.quiet)
     with checkpoint_errors():
         try:
             tr = mb.run(cfg, progress, **checkpoint_kwargs(v))
@@ -171,8 +173,8 @@ def run(v: dict, progress_lines: bool = True):
 
     import numpy as np
 
-    from rdyn.reduced_dynamics.divergence import reason
-    from rdyn.reduced_dynamics.model_b_report import report
+    from rdyn.reduced_dynamics.runs.divergence import reason
+    from rdyn.reduced_dynamics.model_b.report import report
 
     diverged = tr.diverged_at_step
     if diverged is not None:  # report the last finite step; no fitted or theorem figures

@@ -8,14 +8,15 @@ from pathlib import Path
 
 from rdyn.api._common import options
 from rdyn.api._signature import api_function
+from rdyn.option_types import ScalingOptions
 from rdyn.output import jsonable, require, write_rescued, write_text_atomic
 
 ACTIVATIONS = ("identity", "relu", "leaky")
 
 
-def activations(v: dict) -> tuple[str, ...]:
+def activations(v: ScalingOptions) -> tuple[str, ...]:
     """The Model A activations of ``--activation`` (comma list, "all", or a tuple)."""
-    raw = v["activation"]
+    raw = v.activation
     if raw is None:
         return ACTIVATIONS
     names = [a.strip() for a in raw.split(",") if a.strip()] if isinstance(raw, str) \
@@ -45,35 +46,35 @@ def scaling(**kwargs):
     return run(options("scaling", kwargs))
 
 
-def run(v: dict):
+def run(v: ScalingOptions):
     from rdyn.result import Result
-    from rdyn.verification import scaling
+    from rdyn.verification.references import scaling
 
     acts = activations(v)
-    if v["kappa"] is not None:
+    if v.kappa is not None:
         require("leaky" in acts, "--kappa applies to the leaky activation only")
     start = time.perf_counter()
-    if v["model"] == "all" and not v["extend"] and v["activation"] is None:
+    if v.model == "all" and not v.extend and v.activation is None:
         from rdyn.run_time import announce, fixed_size_estimate
 
-        announce(fixed_size_estimate("scaling", bool(v["quick"])), quiet=False)
+        announce(fixed_size_estimate("scaling", bool(v.quick)), quiet=False)
 
     def progress(message: str) -> None:
         print(f"rdyn scaling: {message} ({time.perf_counter() - start:.0f} s)", file=sys.stderr)
 
-    results = scaling.report(model=v["model"], activations=acts, quick=v["quick"],
-                             logit_scale=v["logit_scale"] or "D",
-                             kappa=scaling.LEAKY_KAPPA if v["kappa"] is None else v["kappa"],
-                             progress=progress, runner=v["runner"], extend=bool(v["extend"]))
-    payload = {"rows": [r.as_dict() for r in results], "quick": bool(v["quick"]),
-               "model": v["model"], "activations": list(acts) if v["model"] != "B" else [],
-               "logit_scale": v["logit_scale"] or "D", "extend": bool(v["extend"]),
+    results = scaling.report(model=v.model, activations=acts, quick=v.quick,
+                             logit_scale=v.logit_scale or "D",
+                             kappa=scaling.LEAKY_KAPPA if v.kappa is None else v.kappa,
+                             progress=progress, runner=v.runner, extend=bool(v.extend))
+    payload = {"rows": [r.as_dict() for r in results], "quick": bool(v.quick),
+               "model": v.model, "activations": list(acts) if v.model != "B" else [],
+               "logit_scale": v.logit_scale or "D", "extend": bool(v.extend),
                "level": scaling.LEVEL,
                "local_tolerance": scaling.LOCAL_TOLERANCE,
                "seconds": time.perf_counter() - start}
     table = scaling.format_table(results)
-    if v["out"] is not None:
-        out = Path(v["out"])
+    if v.out is not None:
+        out = Path(v.out)
         text = (json.dumps(jsonable(payload), allow_nan=False) if out.suffix == ".json"
                 else table) + "\n"
         written = write_rescued("--out", out, lambda p: write_text_atomic(p, text), text)

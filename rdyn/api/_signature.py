@@ -95,7 +95,7 @@ ValueError
     keyword is named with the list of options)."""
 
 
-def docstring(command: Command, hand_written: str) -> str:
+def docstring(command: Command, hand_written: str | None) -> str:
     """``hand_written`` (summary, then optionally a ``Returns`` section) with the generated
     ``Parameters`` section after the summary and ``Raises`` at the end."""
     text = inspect.cleandoc(hand_written or "")
@@ -112,7 +112,7 @@ def api_function(command: str) -> Callable[[Callable], Callable]:
     docstring (see the module docstring)."""
     def decorate(function: Callable) -> Callable:
         cmd = COMMANDS[command]
-        function.__signature__ = signature(cmd)
+        function.__signature__ = signature(cmd)  # type: ignore[attr-defined]
         function.__doc__ = docstring(cmd, function.__doc__)
         return function
     return decorate

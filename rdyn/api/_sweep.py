@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rdyn.api._common import checkpoint_errors, options, usage_errors
 from rdyn.api._signature import api_function
+from rdyn.option_types import SweepOptions
 from rdyn.output import UsageError, jsonable, require, write_rescued, write_text_atomic
 
 
@@ -18,7 +19,7 @@ def sweep(**kwargs):
     eta, vstar_norm2, activation, kappa, sigma_prime_zero, logit_scale) for ``steps`` GD steps,
     many at once (numba): the API of ``rdyn sweep``. With a smooth ``activation`` (erf, tanh,
     gelu, softplus, sigmoid, expr with ``activation_expr``; ``M`` rows of V*) every point is one
-    float64 run of :func:`rdyn.reduced_dynamics.model_a_smooth.run` (rows as ``rdyn.teacher``).
+    float64 run of :func:`rdyn.reduced_dynamics.model_a.smooth.run` (rows as ``rdyn.teacher``).
 
     Returns
     -------
@@ -32,24 +33,24 @@ def sweep(**kwargs):
     return run(options("sweep", kwargs))
 
 
-def smooth_activation(v: dict):
+def smooth_activation(v: SweepOptions):
     """The smooth Activation of ``--activation`` / ``--activation-expr`` (None for a sweep of
     the grid's homogeneous activations)."""
-    if v["activation"] is None and v["activation_expr"] is None:
+    if v.activation is None and v.activation_expr is None:
         return None
     from rdyn.derivations.activations import Activation
 
-    formula = v["activation_expr"]
-    require(v["activation"] != "expr" or formula is not None,
+    formula = v.activation_expr
+    require(v.activation != "expr" or formula is not None,
             "--activation expr needs --activation-expr EXPR")
     # sigma'(0) != 0 is checked with --activation-expr (rdyn/options.py)
-    return Activation("expr" if formula is not None else v["activation"], formula)
+    return Activation("expr" if formula is not None else v.activation, formula)
 
 
-def configurations(v: dict, activation=None) -> list:
+def configurations(v: SweepOptions, activation=None) -> list:
     """The grid's configurations: TeacherConfig, or with a smooth ``activation`` SmoothConfig
     (the grid keys it does not use are refused)."""
-    from rdyn.reduced_dynamics.grid import SMOOTH_UNUSED, config, parse_grid, smooth_config
+    from rdyn.reduced_dynamics.model_a.grid import SMOOTH_UNUSED, config, parse_grid, smooth_config
 
     refused = None
     if activation is not None:
@@ -59,52 +60,52 @@ def configurations(v: dict, activation=None) -> list:
                    for k in SMOOTH_UNUSED}
     configs = []
     with usage_errors():
-        for point in parse_grid(v["grid"], refused):
+        for point in parse_grid(v.grid, refused):
             try:
                 configs.append(config(point) if activation is None else
-                               smooth_config(point, activation, v["M"] or 1))
+                               smooth_config(point, activation, v.M or 1))
             except ValueError:
-                if not v["skip_invalid"]:
+                if not v.skip_invalid:
                     raise
     require(configs, "--grid has no valid configuration")
     return configs
 
 
-def run(v: dict):
-    from rdyn.reduced_dynamics.batch import ROW_FIELDS, run_batch
-    from rdyn.reduced_dynamics.model_a import Thresholds
+def run(v: SweepOptions):
+    from rdyn.reduced_dynamics.model_a.batch import ROW_FIELDS, run_batch
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
     activation = smooth_activation(v)
     configs = configurations(v, activation)
-    if v["threads"] is not None:
+    if v.threads is not None:
         import numba
 
-        numba.set_num_threads(min(v["threads"], numba.config.NUMBA_NUM_THREADS))
-    thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
-    steps = v["steps"]
+        numba.set_num_threads(min(v.threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+    thresholds = Thresholds(v.t1_fraction, v.tstar_attention)
+    steps = v.steps
     if activation is not None:
-        from rdyn.reduced_dynamics.smooth_sweep import run_smooth_batch
+        from rdyn.reduced_dynamics.model_a.smooth_sweep import run_smooth_batch
 
         with checkpoint_errors():
-            result = run_smooth_batch(configs, steps, thresholds, progress=not v["quiet"],
+            result = run_smooth_batch(configs, steps, thresholds, progress=not v.quiet,
                                       **checkpoint_kwargs(v))
-    elif v["scheduler"] is not None:
-        from rdyn.reduced_dynamics.batch import run_batch_distributed
+    elif v.scheduler is not None:
+        from rdyn.reduced_dynamics.model_a.batch import run_batch_distributed
 
         try:
-            result = run_batch_distributed(configs, steps, v["scheduler"], thresholds,
-                                           progress=not v["quiet"])
+            result = run_batch_distributed(configs, steps, v.scheduler, thresholds,
+                                           progress=not v.quiet)
         except OSError as exc:  # cannot connect (distributed raises OSError on timeout)
-            raise UsageError(f"--scheduler {v['scheduler']}: {exc}") from None
+            raise UsageError(f"--scheduler {v.scheduler}: {exc}") from None
     else:
         with checkpoint_errors():
-            result = run_batch(configs, steps, thresholds, progress=not v["quiet"],
-                               fast=v["fast"], **checkpoint_kwargs(v))
+            result = run_batch(configs, steps, thresholds, progress=not v.quiet,
+                               fast=v.fast, **checkpoint_kwargs(v))
     rows = result.rows
-    if v["out"] is not None:
-        out = Path(v["out"])
+    if v.out is not None:
+        out = Path(v.out)
         if out.suffix == ".json":
             text = json.dumps(jsonable({"rows": rows, "steps": steps}), allow_nan=False) + "\n"
         else:

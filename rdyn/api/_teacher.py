@@ -4,11 +4,18 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 from rdyn.api._common import checkpoint_errors, options, parse_steps_list, usage_errors
 from rdyn.api._signature import api_function
+from rdyn.option_types import CrosscheckOptions, LnOptions, SweepOptions, TeacherOptions
 from rdyn.options import SMOOTH_ACTIVATIONS
 from rdyn.output import UsageError, require
+
+# the options the Model A helpers below read (rdyn teacher and rdyn crosscheck share them)
+ModelAOptions = TeacherOptions | CrosscheckOptions
+# the commands that write checkpoints
+CheckpointOptions = TeacherOptions | LnOptions | SweepOptions
 
 
 MIN_DEFAULT_STEPS = 1000  # the default run (no --steps) runs to max(2 T*, 1000)
@@ -26,7 +33,7 @@ class CertifyInterrupted(KeyboardInterrupt):
 
 def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int | None]:
     """(backend, dps) from ``precision`` and ``dps`` (UsageError for conflicting choices)."""
-    from rdyn.reduced_dynamics.model_a import DD_DIGITS
+    from rdyn.reduced_dynamics.model_a.dynamics import DD_DIGITS
 
     if precision is None:
         return ("float64" if dps is None else "arb"), dps
@@ -41,102 +48,103 @@ def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int 
     return precision, dps
 
 
-def preset_size(v: dict) -> tuple[int, int] | None:
+def preset_size(v: ModelAOptions) -> tuple[int, int] | None:
     """(D, K) of a preset teacher from the options, without building anything (None when
     --groups gives the family); UsageError for a preset that cannot have them."""
-    from rdyn.reduced_dynamics.presets import check_preset
+    from rdyn.reduced_dynamics.model_a.presets import check_preset
 
-    if v["groups"] is not None:
+    if v.groups is not None:
         return None
-    task = v["task"] or ("sts" if (v["D"] is not None or v["K"] is not None) else "cnn")
+    task = v.task or ("sts" if (v.D is not None or v.K is not None) else "cnn")
     with usage_errors():
-        return check_preset(task, v["D"], v["K"])
+        return check_preset(task, v.D, v.K)
 
 
-def model_config(v: dict, with_groups: bool = True):
+def model_config(v: ModelAOptions, with_groups: bool = True):
     """(TeacherConfig, groups) from the validated Model A options (UsageError otherwise).
     ``with_groups=False``: a preset's D lists of groups are not built (groups is None; the
     collapsed map needs D and K only, so ``rdyn teacher --D 1e10`` costs no O(D) memory)."""
-    from rdyn.reduced_dynamics.model_a import TeacherConfig
-    from rdyn.reduced_dynamics.presets import PRESETS, check_preset, preset_groups, validate_groups
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
+    from rdyn.reduced_dynamics.model_a.presets import PRESETS, check_preset, preset_groups, validate_groups
 
+    groups: Any
     with usage_errors():
-        if v["groups"] is not None:
-            require(v["task"] is None, "--groups and --task are exclusive")
-            groups = v["groups"]
+        if v.groups is not None:
+            require(v.task is None, "--groups and --task are exclusive")
+            groups = v.groups
             if isinstance(groups, (str, os.PathLike)):
                 try:
                     with open(groups) as fh:
                         groups = json.load(fh)
                 except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
                     reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
-                    raise UsageError(f"cannot read --groups {v['groups']}: {reason}") from None
-            D, K = validate_groups(groups, v["D"])
-            require(v["K"] is None or v["K"] == K, f"--groups have size {K} but --K is {v['K']}")
+                    raise UsageError(f"cannot read --groups {v.groups}: {reason}") from None
+            D, K = validate_groups(groups, v.D)
+            require(v.K is None or v.K == K, f"--groups have size {K} but --K is {v.K}")
             groups = [list(g) for g in groups]
         else:
-            task = v["task"] or ("sts" if (v["D"] is not None or v["K"] is not None) else "cnn")
+            task = v.task or ("sts" if (v.D is not None or v.K is not None) else "cnn")
             assert task in PRESETS
-            D, K = check_preset(task, v["D"], v["K"])
+            D, K = check_preset(task, v.D, v.K)
             groups = preset_groups(task, D, K) if with_groups else None
-        if v.get("activation_expr") is not None or v["activation"] in SMOOTH_ACTIVATIONS:
+        if v.activation_expr is not None or v.activation in SMOOTH_ACTIVATIONS:
             return smooth_config(v, D, K), groups
-        kappa = 0.1 if v["kappa"] is None else v["kappa"]
-        config = TeacherConfig(D=D, K=K, activation=v["activation"], kappa=kappa, eta=v["eta"],
-                               vstar_norm2=v["vstar_norm2"],
-                               sigma_prime_zero=v["sigma_prime_zero"],
-                               logit_scale=v["logit_scale"])
+        kappa = 0.1 if v.kappa is None else v.kappa
+        config = TeacherConfig(D=D, K=K, activation=v.activation, kappa=kappa, eta=v.eta,
+                               vstar_norm2=v.vstar_norm2,
+                               sigma_prime_zero=v.sigma_prime_zero,
+                               logit_scale=v.logit_scale)
     return config, groups
 
 
-def smooth_config(v: dict, D: int, K: int, M: int | None = None):
+def smooth_config(v: ModelAOptions, D: int, K: int, M: int | None = None):
     """SmoothConfig of a smooth activation (erf, tanh, gelu, softplus, sigmoid, expr)."""
     from rdyn.derivations.activations import Activation
-    from rdyn.reduced_dynamics.model_a_smooth import SmoothConfig
+    from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig
 
-    formula = v.get("activation_expr")
-    name = "expr" if formula is not None else v["activation"]
+    formula = v.activation_expr
+    name = "expr" if formula is not None else v.activation
     require(name != "expr" or formula is not None, "--activation expr needs --activation-expr EXPR")
-    rows = M if M is not None else (v.get("M") or 1)
-    return SmoothConfig(D=D, K=K, activation=Activation(name, formula), eta=v["eta"],
-                        vstar_norm2=v["vstar_norm2"], M=rows, logit_scale=v["logit_scale"])
+    rows = M if M is not None else (v.M or 1)
+    return SmoothConfig(D=D, K=K, activation=Activation(name, formula), eta=v.eta,
+                        vstar_norm2=v.vstar_norm2, M=rows, logit_scale=v.logit_scale)
 
 
-def run_smooth(v: dict, config, thresholds):
-    """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a_smooth)."""
-    from rdyn.reduced_dynamics.certified_smooth import certifiable
-    from rdyn.reduced_dynamics.model_a_smooth import PRECISE_LADDER, SMOOTH_DPS_MAX
-    from rdyn.reduced_dynamics.model_a_smooth import run as run_smooth_dynamics
+def run_smooth(v: TeacherOptions, config, thresholds):
+    """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a.smooth)."""
+    from rdyn.reduced_dynamics.certified.smooth import certifiable
+    from rdyn.reduced_dynamics.model_a.smooth import PRECISE_LADDER, SMOOTH_DPS_MAX
+    from rdyn.reduced_dynamics.model_a.smooth import run as run_smooth_dynamics
     from rdyn.result import Result
 
-    if v["method"] != "map":
+    if v.method != "map":
         return run_limits(v, config, thresholds)
     for flag, given, why in (
-            ("--certify", v["certify"] and not certifiable(config.activation.name),
+            ("--certify", v.certify and not certifiable(config.activation.name),
              "its Gaussian expectations have no closed form, and the quadrature has no "
              "rigorous error bound (certified: erf, gelu)"),
-            ("--precision", v["precision"] not in (None, "float64", "arb"), "use --dps N")):
+            ("--precision", v.precision not in (None, "float64", "arb"), "use --dps N")):
         require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
-    require(v["precision"] != "arb" or v["dps"] is not None, "--precision arb needs --dps N")
-    require(v["dps"] is None or v["dps"] <= SMOOTH_DPS_MAX,
-            f"--dps {v['dps']}: --activation {config.activation.label} runs at most --dps "
+    require(v.precision != "arb" or v.dps is not None, "--precision arb needs --dps N")
+    require(v.dps is None or v.dps <= SMOOTH_DPS_MAX,
+            f"--dps {v.dps}: --activation {config.activation.label} runs at most --dps "
             f"{SMOOTH_DPS_MAX} (its Gauss-Hermite ladder ends at {PRECISE_LADDER[-1]} nodes, about "
             "what 300 digits need)")
-    record = parse_steps_list(v["record"], "--record", v["steps"])
-    if v["steps"] is None:
+    record = parse_steps_list(v.record, "--record", v.steps)
+    if v.steps is None:
         require(thresholds.attention(config.K) < 1 / config.K,
                 "T* is never reached when --tstar-attention >= 1/K; give --steps")
     with usage_errors():   # also a CheckpointError (a ValueError): one line, exit 2
-        result = run_smooth_dynamics(config, v["steps"], record, thresholds.t1_fraction,
-                                     thresholds.tstar_attention, v["dps"],
-                                     progress=not v["quiet"], min_default_steps=MIN_DEFAULT_STEPS,
+        result = run_smooth_dynamics(config, v.steps, record, thresholds.t1_fraction,
+                                     thresholds.tstar_attention, v.dps,
+                                     progress=not v.quiet, min_default_steps=MIN_DEFAULT_STEPS,
                                      on_rule=smooth_announcer(v, config, thresholds),
                                      **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
-    dps = v["dps"]
-    # eta: the decimal the iteration uses (repr of the float option, as model_a_smooth does);
-    # eta_limit: a float64 grid maximum (model_a_smooth.eta_limit), reported as float64 at any
+    dps = v.dps
+    # eta: the decimal the iteration uses (repr of the float option, as model_a.smooth does);
+    # eta_limit: a float64 grid maximum (model_a.smooth.eta_limit), reported as float64 at any
     # --dps rather than padded with digits it does not have
     convert = (lambda x: x) if dps is None else (lambda x: _decimal_at(x, dps))
     summary = {
@@ -158,8 +166,8 @@ def run_smooth(v: dict, config, thresholds):
                                                   else " tensor")},
     }
     certificate = None
-    if v["certify"]:
-        from rdyn.reduced_dynamics.certified_smooth import certified_smooth_run
+    if v.certify:
+        from rdyn.reduced_dynamics.certified.smooth import certified_smooth_run
 
         try:
             certificate = certified_smooth_run(config, result.eta, steps=result.steps,
@@ -171,31 +179,33 @@ def run_smooth(v: dict, config, thresholds):
     return Result(summary, dps, detail={"run": result, "certificate": certificate})
 
 
-def smooth_announcer(v: dict, config, thresholds):
-    """``on_rule(n)`` printing the time estimate of a smooth ``--dps`` run once its node count
-    n is chosen (rdyn/run_time.py; None for float64 runs, a --resume, or --quiet)."""
-    if v["resume"] is not None or v["quiet"]:
+def smooth_announcer(v: TeacherOptions, config, thresholds):
+    """``on_rule(n)`` printing the time estimate of a smooth run once its node count n is
+    chosen (rdyn/run_time.py; float64 runs: only when they may be long, returning the
+    estimated steps for the progress bar; None for a --resume or --quiet)."""
+    dps = v.dps
+    if v.resume is not None or v.quiet:
         return None
     from rdyn.run_time import (announce, default_smooth_steps, smooth_float64_estimate,
                                smooth_teacher_estimate)
 
-    if v["dps"] is None:
-        def on_rule_float64(nodes: int) -> None:
-            from rdyn.reduced_dynamics.model_a_smooth import MAX_DEFAULT_STEPS as most
+    if dps is None:
+        def on_rule_float64(nodes: int) -> int | None:
+            from rdyn.reduced_dynamics.model_a.smooth import MAX_DEFAULT_STEPS as most
 
-            estimate = smooth_float64_estimate(config, nodes, v["steps"], thresholds,
+            estimate = smooth_float64_estimate(config, nodes, v.steps, thresholds,
                                                MIN_DEFAULT_STEPS, most)
-            announce(estimate, v["quiet"])
+            announce(estimate, v.quiet)
             return None if estimate is None else estimate.steps
 
         return on_rule_float64
 
     def on_rule(nodes: int) -> None:
-        steps, lower = v["steps"], False
+        steps, lower = v.steps, False
         if steps is None:
             steps, lower = default_smooth_steps(config, thresholds, MIN_DEFAULT_STEPS)
-        announce(smooth_teacher_estimate(config.activation.name, nodes, steps, v["dps"],
-                                         v["certify"], lower), v["quiet"])
+        announce(smooth_teacher_estimate(config.activation.name, nodes, steps, dps,
+                                         v.certify, lower), v.quiet)
 
     return on_rule
 
@@ -217,11 +227,11 @@ def _decimal_at(x: float, dps: int):
         return mpmath.mpf(repr(float(x)))
 
 
-def checkpoint_kwargs(v: dict) -> dict:
-    every = 60.0 if v["checkpoint_every"] is None else v["checkpoint_every"]
-    return {"checkpoint": None if v["checkpoint"] is None else os.fspath(v["checkpoint"]),
+def checkpoint_kwargs(v: CheckpointOptions) -> dict:
+    every = 60.0 if v.checkpoint_every is None else v.checkpoint_every
+    return {"checkpoint": None if v.checkpoint is None else os.fspath(v.checkpoint),
             "checkpoint_every": every,
-            "resume": None if v["resume"] is None else os.fspath(v["resume"])}
+            "resume": None if v.resume is None else os.fspath(v.resume)}
 
 
 @api_function("teacher")
@@ -246,51 +256,51 @@ def teacher(**kwargs):
     return run(v)
 
 
-def run(v: dict):
+def run(v: TeacherOptions):
     """The teacher job on validated options ``v`` (also used by the CLI)."""
-    from rdyn.reduced_dynamics.model_a import Thresholds, run as run_dynamics
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, run as run_dynamics
     from rdyn.result import Result
 
     config, _ = model_config(v, with_groups=False)
-    thresholds = Thresholds(v["t1_fraction"], v["tstar_attention"])
+    thresholds = Thresholds(v.t1_fraction, v.tstar_attention)
     if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
         return run_smooth(v, config, thresholds)
-    record = parse_steps_list(v["record"], "--record", v["steps"])
-    if v["steps"] is None:  # the default run stops at max(2 T*, 1000): unknown in advance
+    record = parse_steps_list(v.record, "--record", v.steps)
+    if v.steps is None:  # the default run stops at max(2 T*, 1000): unknown in advance
         for s in record:
             require(s <= MIN_DEFAULT_STEPS, f"--record: step {s} needs --steps (the default run "
                     f"may stop at step {MIN_DEFAULT_STEPS})")
-    if v["method"] != "map":
+    if v.method != "map":
         return run_limits(v, config, thresholds)
-    if v["steps"] is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*
+    if v.steps is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*
         require(thresholds.attention(config.K) < 1 / config.K,
                 "T* is never reached when --tstar-attention >= 1/K; give --steps")
         require(config.sigma_prime_zero != 0,
                 "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); "
                 "give --steps")
-    backend, dps = precision_backend(v["precision"], v["dps"])
-    if v["certify"] and v["checkpoint"] is not None and backend != "arb":
+    backend, dps = precision_backend(v.precision, v.dps)
+    if v.certify and v.checkpoint is not None and backend != "arb":
         from rdyn.options import check_output_path
-        from rdyn.reduced_dynamics.certified import companion_path
+        from rdyn.reduced_dynamics.certified.arb_pass import companion_path
 
-        companion = companion_path(os.fspath(v["checkpoint"]))  # the interval64 pass's file
+        companion = companion_path(os.fspath(v.checkpoint))  # the interval64 pass's file
         check_output_path("--checkpoint", companion)
         check_output_path("--checkpoint", companion + ".tmp")
     expected = None   # the progress bar's total of a default run (2 T*, estimated)
-    if backend == "arb" and v["resume"] is None and not v["quiet"]:
+    if backend == "arb" and v.resume is None and not v.quiet:
         from rdyn.run_time import announce, teacher_estimate
 
-        announce(teacher_estimate(config, v["steps"], dps, v["certify"], thresholds,
-                                  MIN_DEFAULT_STEPS), v["quiet"])
-    elif backend == "float64" and v["resume"] is None and not v["quiet"]:
+        announce(teacher_estimate(config, v.steps, dps, v.certify, thresholds,
+                                  MIN_DEFAULT_STEPS), v.quiet)
+    elif backend == "float64" and v.resume is None and not v.quiet:
         from rdyn.run_time import announce, teacher_float64_estimate
 
-        estimate = teacher_float64_estimate(config, v["steps"], thresholds, MIN_DEFAULT_STEPS)
-        announce(estimate, v["quiet"])
+        estimate = teacher_float64_estimate(config, v.steps, thresholds, MIN_DEFAULT_STEPS)
+        announce(estimate, v.quiet)
         expected = None if estimate.lower_bound else estimate.steps
     with checkpoint_errors():
-        result = run_dynamics(config, steps=v["steps"], record=record, thresholds=thresholds,
-                              backend=backend, dps=dps, progress=not v["quiet"],
+        result = run_dynamics(config, steps=v.steps, record=record, thresholds=thresholds,
+                              backend=backend, dps=dps, progress=not v.quiet,
                               expected_steps=expected, **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
@@ -300,21 +310,21 @@ def run(v: dict):
               "T* is never reached; stopped there", file=sys.stderr)
     summary = result_summary(result, dps)
     certificate = None
-    if v["certify"]:
-        from rdyn.reduced_dynamics.certified import certified_run, companion_path
+    if v.certify:
+        from rdyn.reduced_dynamics.certified.arb_pass import certified_run, companion_path
 
         cert_backend = "arb" if backend == "arb" else "interval64"   # dd: interval64 too
         cert_options = {}
-        if cert_backend == "interval64" and (v["checkpoint"] or v["resume"]) is not None:
+        if cert_backend == "interval64" and (v.checkpoint or v.resume) is not None:
             # the interval64 pass: its own checkpoint next to the main one (NAME.certify.npz)
-            resumed = companion_path(os.fspath(v["resume"])) if v["resume"] is not None else None
-            cert_options = {"checkpoint": v["checkpoint"] and companion_path(os.fspath(v["checkpoint"])),
+            resumed = companion_path(os.fspath(v.resume)) if v.resume is not None else None
+            cert_options = {"checkpoint": v.checkpoint and companion_path(os.fspath(v.checkpoint)),
                             "checkpoint_every": checkpoint_kwargs(v)["checkpoint_every"],
                             "resume": resumed if resumed and os.path.exists(resumed) else None}
         try:  # the arb pass is not checkpointed: a resume re-runs it
             with checkpoint_errors():
                 certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
-                                            dps=dps, progress=not v["quiet"],
+                                            dps=dps, progress=not v.quiet,
                                             backend=cert_backend, **cert_options)
         except KeyboardInterrupt as exc:
             raise CertifyInterrupted(getattr(exc, "step", None), getattr(exc, "path", None)) from exc
@@ -334,14 +344,14 @@ def _exact(value, dps):
 
 
 def divergence_reason() -> str:
-    from rdyn.reduced_dynamics.divergence import reason
+    from rdyn.reduced_dynamics.runs.divergence import reason
 
     return reason("the state (C1, C2, C3)")
 
 
 def result_summary(result, dps=None) -> dict:
     """The JSON object of the interface contract (plus eta, loss_slope, model)."""
-    from rdyn.reduced_dynamics.model_a import eta_limit_exact, eta_limit_fraction
+    from rdyn.reduced_dynamics.model_a.dynamics import eta_limit_exact, eta_limit_fraction
 
     c = result.config
     if dps is None:  # the same floats, without importing sympy (eta_limit_fraction is exact)
@@ -366,26 +376,26 @@ def result_summary(result, dps=None) -> dict:
     }
 
 
-def run_limits(v: dict, config, thresholds):
-    """``method="flow"|"slow"``: the eta -> 0 phase limits (rdyn.reduced_dynamics.flow; for a
-    smooth activation rdyn.reduced_dynamics.smooth_flow): JSON keys
+def run_limits(v: TeacherOptions, config, thresholds):
+    """``method="flow"|"slow"``: the eta -> 0 phase limits (rdyn.reduced_dynamics.model_a.flow; for a
+    smooth activation rdyn.reduced_dynamics.model_a.smooth_flow): JSON keys
     ``limit``, ``method``, ``tau1``, ``tau_star``, and ``t1``, ``T_star`` = tau/eta as reals
     (limits, never step counts); flow adds ``modified`` (the first-order modified equation at
     this eta), slow ``s_shift`` and ``quadrature_error``."""
-    from rdyn.reduced_dynamics.flow import limits_summary, phase_limits
+    from rdyn.reduced_dynamics.model_a.flow import limits_summary, phase_limits
     from rdyn.result import Result
 
     smooth = not hasattr(config, "sigma_prime_zero")
-    for flag, given in (("--record", v["record"]), ("--steps", v["steps"]),
-                        ("--certify", v["certify"]), ("--checkpoint", v["checkpoint"]),
-                        ("--resume", v["resume"]), ("--precision", v["precision"])):
+    for flag, given in (("--record", v.record), ("--steps", v.steps),
+                        ("--certify", v.certify), ("--checkpoint", v.checkpoint),
+                        ("--resume", v.resume), ("--precision", v.precision)):
         require(not given, f"{flag} applies to --method map only")
-    require(v["method"] != "flow" or v["dps"] is None,
+    require(v.method != "flow" or v.dps is None,
             "--method flow is float64 (scipy); use --method slow with --dps")
-    require(v["dps"] is None or v["dps"] <= SLOW_DPS_MAX,
+    require(v.dps is None or v.dps <= SLOW_DPS_MAX,
             f"--dps must be at most {SLOW_DPS_MAX} with --method slow (its quadratures at N "
-            f"digits: measured 3.6 s at --dps 30, 43 s at 100, over 120 s at 200), got {v['dps']}")
-    require(not smooth or v["dps"] is None,
+            f"digits: measured 3.6 s at --dps 30, 43 s at 100, over 120 s at 200), got {v.dps}")
+    require(not smooth or v.dps is None,
             f"--method slow with --activation {getattr(config.activation, 'label', '')} is "
             "float64 (its moments are float64 Gauss-Hermite sums): --dps is not available")
     require(thresholds.attention(config.K) < 1 / config.K,
@@ -394,9 +404,9 @@ def run_limits(v: dict, config, thresholds):
             "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached)")
     with usage_errors():
         if smooth:
-            from rdyn.reduced_dynamics.smooth_flow import smooth_phase_limits
+            from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
 
-            limits = smooth_phase_limits(config, v["method"], thresholds)
+            limits = smooth_phase_limits(config, v.method, thresholds)
         else:
-            limits = phase_limits(config, v["method"], thresholds, v["dps"])
-    return Result(limits_summary(limits), v["dps"], detail={"limits": limits, "config": config})
+            limits = phase_limits(config, v.method, thresholds, v.dps)
+    return Result(limits_summary(limits), v.dps, detail={"limits": limits, "config": config})

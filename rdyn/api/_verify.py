@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rdyn.api._common import options
 from rdyn.api._signature import api_function
+from rdyn.option_types import VerifyOptions
 from rdyn.output import UsageError
 
 
@@ -21,18 +22,18 @@ def verify(**kwargs):
     return run(options("verify", kwargs))
 
 
-def run(v: dict, progress: bool = False):
+def run(v: VerifyOptions, progress: bool = False):
     from rdyn.result import Result
-    from rdyn.verification.registry import run_checks, select_groups
+    from rdyn.verification.checks.registry import run_checks, select_groups
 
-    only = v.get("only")
-    if only and not select_groups(v["model"], v["quick"], only):
+    only = v.only
+    if only and not select_groups(v.model, v.quick, only):
         raise UsageError(f"--only: no check id can match {', '.join(only)}")
-    if progress and not only and v["model"] == "all":   # fixed sizes: the measured time
+    if progress and not only and v.model == "all":   # fixed sizes: the measured time
         from rdyn.run_time import announce, fixed_size_estimate
 
-        announce(fixed_size_estimate("verify", bool(v["quick"])), quiet=False)
-    checks = run_checks(only=only, model=v["model"], quick=v["quick"], progress=progress)
+        announce(fixed_size_estimate("verify", bool(v.quick)), quiet=False)
+    checks = run_checks(only=only, model=v.model, quick=v.quick, progress=progress)
     if only and not checks:
         raise UsageError(f"--only: no check id matches {', '.join(only)}")
-    return Result({"checks": [c.as_dict() for c in checks]}, v["dps"], detail={"checks": checks})
+    return Result({"checks": [c.as_dict() for c in checks]}, v.dps, detail={"checks": checks})

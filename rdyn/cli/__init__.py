@@ -1,0 +1,126 @@
+"""The ``rdyn`` console command: a thin shell over the Python API (:mod:`rdyn.api`).
+
+The options of every subcommand are declared once in :mod:`rdyn.options` (parsers and checks
+are generated from that table). Each subcommand module ``rdyn/cli/<name>.py`` holds the
+command's description (its docstring) and ``run(values, args) -> int`` (``values``: the
+command's typed options, :mod:`rdyn.option_types`), which calls the API
+and prints. Bad input raises :class:`rdyn.output.UsageError`, reported as one line on stderr
+with exit status 2 (never a traceback). ``rdyn.cli.docs`` renders docs/cli.md from
+:func:`build_parser` (``python -m rdyn.cli.docs > docs/cli.md``).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from typing import NoReturn
+
+from rdyn.output import UsageError
+
+SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling", "claims",
+               "asymptotics")
+
+
+# A value that starts with "-" but is a number ("-1e-3", "-inf", "-nan", "-.5"): argparse's
+# own pattern covers "-3" and "-3.5" only, so "--eta -inf" would read "-inf" as an option.
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|inf(inity)?|nan)$",
+                             re.IGNORECASE)
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
+
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
+        print(f"{self.prog}: error: {' '.join(message.split())}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _load(name: str):
+    try:
+        return importlib.import_module(f"rdyn.cli.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"rdyn.cli.{name}":
+            return None
+        raise
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``rdyn`` parser; with ``command`` (a known subcommand) only that subcommand's
+    module is imported (start-up time)."""
+    from rdyn import __version__
+    from rdyn.options import COMMANDS, add_arguments
+
+    parser = _Parser(prog="rdyn", description="rdyn: exact, checkable training dynamics of two "
+                     "transformer theory papers (see README.md). Input rules: "
+                     "docs/input_rules.md; Python API: docs/api.md.")
+    parser.add_argument("--version", action="version", version=f"rdyn {__version__}",
+                        help="print the version (rdyn.__version__) and exit")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        if command in SUBCOMMANDS and name != command:
+            continue
+        module = _load(name)
+        if module is None or name not in COMMANDS:
+            continue
+        p = sub.add_parser(name, help=COMMANDS[name].help.replace("%", "%%"),
+                           description=module.__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        add_arguments(p, COMMANDS[name])
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``rdyn ARGV``; returns the exit status (0 done, 1 a failed check, closed stdout or
+    an output that cannot be written anywhere, 2 bad input, 3 a diverged run, 130 SIGINT, 143 SIGTERM: docs/input_rules.md)."""
+    from rdyn import signals
+
+    previous = signals.current_handlers()
+    stop = signals.install()
+    try:
+        return _main(sys.argv[1:] if argv is None else argv, stop)
+    except KeyboardInterrupt:  # before the command started (imports, parsing)
+        print("rdyn: interrupted", file=sys.stderr)
+        return stop.exit_status() if stop is not None else 130
+    finally:
+        if stop is not None:
+            signals.restore(previous)
+
+
+def _main(argv: list[str], stop) -> int:
+    from rdyn.options import COMMANDS, given_from_args, typed_options, validate
+
+    parser = build_parser(argv[0] if argv else None)
+    if not argv:  # bare `rdyn`: the usage and the list of commands
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    try:
+        command = COMMANDS[args.command]
+        values = typed_options(command, validate(command, given_from_args(command, args)))
+        status = int(args._module.run(values, args) or 0)
+    except UsageError as exc:
+        print(f"rdyn {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"rdyn {args.command}: interrupted", file=sys.stderr)
+        status = 130
+    except BrokenPipeError:  # stdout closed early (e.g. piped into head): no traceback
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except OSError as exc:   # an output that could not be written even where results are
+        # rescued (a full disk everywhere): one line, exit 1; no partial file was left
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"rdyn {args.command}: error: cannot write{where}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    if status == 130 and stop is not None:  # the commands report an interrupt as 130
+        status = stop.exit_status()
+    return status

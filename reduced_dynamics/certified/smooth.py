@@ -1,0 +1,240 @@
+"""Certified iteration of Model A's collapsed map for a smooth activation whose expectations
+are all closed forms (erf, GELU; issue 22), on python-flint ``arb`` balls.
+
+The map is :mod:`rdyn.reduced_dynamics.model_a.smooth`'s (derived in
+:mod:`rdyn.derivations.model_a_general`): ``C1' = C1 + eta D m2``, ``C2' = C2 - eta g_in /
+scale``, ``C3' = C3 + eta g_out / scale`` with the logit gradients of
+:func:`rdyn.derivations.model_a_general.logit_gradient_functions` at ``(hY1, hY2) = (m1, m2)``.
+``m1``, ``m2`` are the closed forms of :func:`rdyn.derivations.activations.closed_moments`
+(the same sympy expressions the float64 compiled loop evaluates), lambdified for balls by
+:func:`rdyn.derivations.activations.guarded_arb_lambdify`, at the geometry of
+``e = exp(-(C2 + C3)/scale)``: ``p = 1/(K + N e)``, ``q = e p``, ``s2 = sqrt(K p^2 + N q^2)``,
+``s_res = q sqrt(N/K)/s2``, ``rho = p/s2``, ``W^2 = smoothing_width(r s_res)``, ``r =
+sqrt(||V*||_F^2 / M)`` (``model_a.smooth.Expectations.level``).
+
+Rigour. Every operation is a ball operation (python-flint guarantees that each result
+contains the exact image of its arguments), so by induction each state ball contains the
+exact real trajectory from the exact inputs: D, K, M exact; eta, ||V*||_F^2 and the t1
+fraction as their decimal forms (eta: the decimal of the float the float64 run uses); the T*
+level 1/(2K) exactly (:mod:`rdyn.reduced_dynamics.certified.exact_inputs`). Branch points are guarded:
+a square root, fractional power or log of a ball not certainly positive, a quotient by a ball
+containing 0 raises :class:`~rdyn.derivations.activations.BranchPointError`, and the run stops
+there ("not certified", ``stopped`` says where). A non-finite state stops it too.
+
+Phase boundaries, certified as in :mod:`rdyn.reduced_dynamics.certified.arb_pass` (the event step is
+the first whose test enclosure is certainly >= 0, every earlier one certainly < 0):
+T*: ``p - level``; t1 (t >= 1): ``-m2(C1 / fraction, p)``, the float64 path's test
+(``C1 >= fraction C1*`` iff ``m2(C1 / fraction) <= 0``, since at fixed p, m2 is positive
+below its positive root C1* and negative above it).
+
+Dependency effect. C1 enters its own update twice (``C1 + eta D m2(C1)``): evaluated on a ball,
+the radius would grow by about ``1 + eta D |dm2/dC1|`` per step instead of
+``|1 + eta D dm2/dC1| < 1``, i.e. geometrically. The C1 update is therefore taken in mean-value
+form in C1: for every e in the ball E of the step, ``C1 -> C1 + eta D m2(C1, e)`` is smooth
+(m2 is a Gaussian expectation of a smooth integrand with Gaussian tails, differentiable under
+the integral), so by the mean-value theorem on the ball X of C1, with c = mid(X)
+
+    C1' in  c + eta D m2(c, E) + (1 + eta D dm2/dC1(X, E)) (X - c),
+
+dm2/dC1 being the derived closed form of :func:`rdyn.derivations.activations.closed_moments`
+(the same expression the stability test uses). C2 and C3 are plain ball updates: they enter
+through ``e`` with a factor O(eta/scale^2), so their dependency effect is small but still
+geometric (measured: 0.1 to 0.3 bits per step, e.g. 140-bit balls lose 30 digits in about
+130 steps of erf at D = 6, K = 2, ||V*||^2 = 2 near T*; none at the 400-step examples). That
+remainder is paid by precision: iterate at ``ceil(dps log2 10) + 40`` bits; when the relative
+radius exceeds ``10^-dps`` (the digits the run must certify) at step t, restart at the
+precision :func:`next_precision` predicts from the bits lost so far and the recent loss rate
+(at most :data:`MAX_PREC`; at the cap the run goes on to the end and reports whatever it
+certifies). The precision sequence is a function of the inputs only, so the certificate is
+too. (A full mean-value form would also need the e-derivatives of GELU's large closed forms;
+the precision restart is simpler and, measured, cheap: arb costs about 0.1 ms a step.)
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
+
+MAX_PREC = 8192          # bits: the cap of the adaptive working precision
+MAX_ATTEMPTS = 4
+
+
+@lru_cache(maxsize=None)
+def ball_map(name: str):
+    """(moments, m2, dm2, width): the closed forms of ``name`` as guarded arb callables:
+    ``moments(C1, r, rho, s_res, s2, W, K) -> [m1, m2]``, ``m2(...)`` alone, ``dm2/dC1(...)``
+    and ``width(s) = W^2`` (callables that evaluate at the caller's precision)."""
+    from rdyn.derivations import activations as act
+
+    forms = act.closed_forms(name)
+    args = (act.state_C1, act.state_r, act.state_rho, act.state_sres, act.state_s2,
+            act.state_W, act.state_K)
+    return (act.guarded_arb_lambdify(args, [forms["m1"], forms["m2"]]),
+            act.guarded_arb_lambdify(args, forms["m2"]),
+            act.guarded_arb_lambdify(args, forms["dm2"]),
+            act.guarded_arb_lambdify((act.s,), forms["width"]))
+
+
+def certifiable(name: str) -> bool:
+    """True for the activations with every expectation closed (erf, gelu)."""
+    from rdyn.derivations.activations import CLOSED_MOMENTS
+
+    return name in CLOSED_MOMENTS
+
+
+def log2_relative_radius(state) -> float:
+    """log2 of the largest relative radius of a box of arb balls, in arb (no float underflow
+    at any precision): -inf for exact components only, +inf for a ball centred at 0."""
+    from flint import arb
+
+    worst = -math.inf
+    for v in state:
+        if v.rad() == 0:
+            continue
+        if v.mid() == 0:
+            return math.inf
+        ratio = arb(v.rad()) / abs(arb(v.mid()))
+        worst = max(worst, float((ratio.log() / arb(2).log()).mid()))
+    return worst
+
+
+class _TooWide(Exception):
+    """The relative radius passed the limit at ``step`` (``growth``: the (t, log2 radius)
+    samples of the pass so far)."""
+
+    def __init__(self, step: int, log2_radius: float, growth: list):
+        super().__init__(step, log2_radius)
+        self.step, self.log2_radius, self.growth = step, log2_radius, growth
+
+
+def next_precision(prec: int, target_bits: int, wide: _TooWide, end: int) -> int:
+    """The restart precision after a pass at ``prec`` bits outgrew the target at step t:
+    target + the bits lost by t + 1.25 x (the loss rate since the last sample at or before
+    t/2) x (the steps left) + 64, and at least ``prec + 64``. The rate is the recent one
+    because the loss accelerates after T* (measured)."""
+    lost = wide.log2_radius + prec
+    past = [(s, r) for s, r in wide.growth if math.isfinite(r) and s <= wide.step // 2]
+    if past:
+        s, r = past[-1]
+        rate = max(lost - (r + prec), 0.0) / (wide.step - s)
+    else:
+        rate = lost / max(wide.step, 1)
+    need = target_bits + lost + 1.25 * rate * max(end - wide.step, 0) + 64
+    return max(prec + 64, math.ceil(need))
+
+
+def certified_smooth_run(config, eta: float, steps: int | None = None, thresholds=None,
+                         dps: int | None = 30, tstar_level=None,
+                         min_default_steps: int = 1000, prec: int | None = None) -> CertifiedResult:
+    """Certified enclosures of the smooth run of ``config`` (a
+    :class:`~rdyn.reduced_dynamics.model_a.smooth.SmoothConfig` with activation erf or gelu)
+    at step size ``eta`` (the float the float64 run used; read as its decimal). ``steps=None``:
+    to T*, then to max(2 T*, ``min_default_steps``). ``dps``: digits the final enclosure
+    should certify (default 30); the working precision is chosen as the module docstring says,
+    or fixed at ``prec`` bits (no adaptation). ``tstar_level`` overrides the T* level (string,
+    arb ball or number)."""
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
+
+    if not certifiable(config.activation.name):
+        raise ValueError(f"no certified iteration for activation {config.activation.label}")
+    thresholds = thresholds or Thresholds()
+    digits = 30 if dps is None else int(dps)
+    target_bits = math.ceil(digits * math.log2(10))
+    limit = -digits * math.log2(10)          # log2 of the relative radius to certify
+    if prec is not None:
+        return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None)
+    prec = target_bits + 40
+    for _ in range(MAX_ATTEMPTS):
+        last = prec >= MAX_PREC
+        try:
+            return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps,
+                            prec, None if last else limit)
+        except _TooWide as wide:
+            end = steps if steps is not None else max(2 * wide.step, min_default_steps)
+            prec = min(MAX_PREC, next_precision(prec, target_bits, wide, end))
+    return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None)
+
+
+def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec,
+             radius_limit) -> CertifiedResult:
+    """One pass at ``prec`` bits; raises _TooWide when log2 of the relative radius exceeds
+    ``radius_limit`` (None: never)."""
+    import flint
+    from flint import arb
+
+    from rdyn.derivations.activations import BranchPointError
+    from rdyn.derivations.model_a_general import logit_gradient_functions
+    from rdyn.reduced_dynamics.certified.exact_inputs import decimal_ball, threshold_balls
+    from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS
+
+    moments, m2_alone, dm2, width = ball_map(config.activation.name)
+    grad_in, grad_out = logit_gradient_functions()
+    with flint.ctx.workprec(prec):
+        D, K, N, M = arb(config.D), arb(config.K), arb(config.D - config.K), arb(config.M)
+        V, step_size = decimal_ball(config.vstar_norm2), decimal_ball(eta)
+        fraction, level = threshold_balls(config.K, thresholds, tstar_level)
+        r = (V / M).sqrt()
+        scale = D if config.logit_scale == "D" else D.sqrt()
+        ratio_root = (N / K).sqrt()
+
+        def geometry(C2, C3):
+            e = (-(C2 + C3) / scale).exp()
+            p = 1 / (K + N * e)
+            q = e * p
+            s2 = (K * p * p + N * q * q).sqrt()
+            s_res = q * ratio_root / s2
+            W2 = width(r * s_res)
+            if not W2 > 0:
+                raise BranchPointError(f"W^2 = {W2} not certainly positive")
+            return e, p, (r, p / s2, s_res, s2, W2.sqrt(), K)
+
+        t1, tstar = EventCertificate("t1"), EventCertificate("T_star")
+        end = steps if steps is not None else MAX_STEPS
+        state = (arb(0), arb(0), arb(0))
+        stopped, radius_at_tstar, growth, log2_growth, next_sample = None, None, [], [], 1
+        t = 0
+        while True:
+            C1, C2, C3 = state
+            try:
+                e, p, geo = geometry(C2, C3)
+                if tstar.step is None:
+                    tstar.observe(t, p - level)
+                    if tstar.step is not None:
+                        radius_at_tstar = relative_radius(state)
+                        if steps is None:
+                            end = max(2 * t, min_default_steps)
+                if t >= 1 and t1.step is None:
+                    t1.observe(t, -m2_alone(C1 / fraction, *geo))
+                if t >= next_sample:
+                    growth.append((t, relative_radius(state)))
+                    log2_growth.append((t, log2_relative_radius(state)))
+                    next_sample *= 2
+                if t >= end:
+                    break
+                m1, m2 = moments(C1, *geo)
+                args = (C1, e, K, N, V, m1, m2)
+                if C1.rad() == 0:
+                    C1_next = C1 + step_size * D * m2
+                else:   # mean-value form in C1 (module docstring)
+                    centre = arb(C1.mid())
+                    slope = 1 + step_size * D * dm2(C1, *geo)
+                    C1_next = (centre + step_size * D * m2_alone(centre, *geo)
+                               + slope * (C1 - centre))
+                state = (C1_next, C2 - step_size * grad_in(*args) / scale,
+                         C3 + step_size * grad_out(*args) / scale)
+            except BranchPointError as exc:
+                stopped = f"branch point at step {t}: {exc}"
+                break
+            t += 1
+            if not all(v.is_finite() for v in state):
+                stopped = f"enclosure not finite at step {t}"
+                break
+            if radius_limit is not None:
+                log2_radius = log2_relative_radius(state)
+                if log2_radius > radius_limit:
+                    raise _TooWide(t, log2_radius, log2_growth)
+        return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=prec,
+                               radius_final=relative_radius(state),
+                               radius_at_T_star=radius_at_tstar, radius_growth=growth,
+                               stopped=stopped)

@@ -1,0 +1,19 @@
+"""Model A (teacher-model paper, seed 000): the collapsed ``(C1, C2, C3)`` dynamics, iterated.
+
+Paper sections: Section 4.1 and Appendix D (Lemma D.2's collapsed map; Lemmas D.13-D.19, the
+phases t1 and T*), Appendix F (the Gaussian expectations of smooth activations).
+
+Modules (import them by full path, e.g. ``from rdyn.reduced_dynamics.model_a import dynamics``;
+this ``__init__`` imports nothing):
+
+* ``kernels``: the collapsed map as generated source for every numeric backend;
+* ``dynamics``: iterating it (float64/numba, arb, mpmath), the event loop (t1, T*, stability):
+  ``Config``, ``run``, ``RunResult``;
+* ``double_double_run``: the map in compiled double-double arithmetic (``--precision dd``);
+* ``smooth``, ``gauss_hermite``, ``compiled``, ``compiled_rule``: smooth activations
+  (Gauss-Hermite expectations, compiled closed forms and tensor rules);
+* ``flow``, ``smooth_flow``: the eta -> 0 limits (gradient flow, slow manifold);
+* ``asymptotics``: large-D behaviour of the phase limits;
+* ``batch``, ``grid``, ``smooth_sweep``: many configurations at once (``rdyn sweep``);
+* ``presets``: the preset teachers and user group families.
+"""

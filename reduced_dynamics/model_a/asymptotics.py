@@ -1,0 +1,119 @@
+"""Large-D behaviour of Model A's phase limits at fixed K, evaluated from the derivation
+(:mod:`rdyn.derivations.asymptotics`) and checked against the slow-manifold quadrature
+(:func:`rdyn.reduced_dynamics.model_a.flow.slow_limits`).
+
+At logit scale D (seed), with N = D - K and v = ||V*||_F^2:
+``tau_star = D N^2 (I0 + I1 N^{-1/2} + O(log N / N))``; at scale sqrt(D) the same divided by D.
+``tau1 -> log(1/(1 - t1_fraction)) / lambda_inf``. Late loss ``~ c_L / tau`` (tau = eta t).
+"""
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from rdyn.derivations import asymptotics as da
+from rdyn.derivations import model_a as ma
+
+
+def _subs(expr, K, vstar_norm2, kappa, D=None):
+    values = {ma.K: K, ma.vstar_norm2: sp.Rational(repr(vstar_norm2)),
+              ma.kappa: sp.Rational(repr(kappa))}
+    if D is not None:
+        values[ma.D] = D
+    return (sp.Integer(expr) if isinstance(expr, int) else expr).subs(values)
+
+
+def tau_star_exponent(logit_scale: str = "D") -> int:
+    """Exponent of D in ``tau_star = lim eta T*`` as D -> oo at fixed K: the leading term of
+    :func:`rdyn.derivations.asymptotics.tau_star_expansion` is ``D (D-K)^2 I0`` with ``I0 != 0``
+    (logits / D, exponent 3), and ``tau_star(sqrtD) = tau_star(D) / D``
+    (:func:`rdyn.derivations.asymptotics.scale_relation`, exponent 2)."""
+    if logit_scale not in ("D", "sqrtD"):
+        raise ValueError(f"unknown logit scale {logit_scale!r}")
+    return 3 if logit_scale == "D" else 2
+
+
+def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
+                       vstar_norm2: float = 1.0, kappa: float = 0.1, t1_fraction: float = 0.95,
+                       check_D=(10**3, 10**4, 10**5, 10**6), digits: int = 30) -> dict:
+    """Exponents, constants (closed form and ``digits`` digits) and next corrections of
+    tau_star, tau1 and the late loss constant as D -> oo, with the slow-manifold values at
+    ``check_D`` (relative deviation from the two-term expansion, and the leading term alone)."""
+    expansion = da.tau_star_expansion(activation)
+    extra = 0 if logit_scale == "D" else 1  # tau_star(sqrtD) = tau_star(D) / D
+    assert da.scale_relation(activation)
+    I0 = _subs(expansion.I0, K, vstar_norm2, kappa)
+    I1 = _subs(expansion.I1, K, vstar_norm2, kappa)
+    rate = _subs(da.phase_one_rate_limit(activation), K, vstar_norm2, kappa)
+    tau1_inf = sp.log(1 / (1 - sp.Rational(repr(t1_fraction)))) / rate
+    l2, g2, c_L = da.late_loss_constant(activation, logit_scale)
+    c_L_lead = sp.limit(_subs(c_L, K, vstar_norm2, kappa) / ma.D ** (3 - extra), ma.D, sp.oo)
+
+    def n(x):
+        return sp.N(x, digits)
+
+    closed = da.slow_integral_closed_form(activation)
+    out = {
+        "activation": activation, "logit_scale": logit_scale, "K": K,
+        "vstar_norm2": vstar_norm2, "kappa": kappa if activation == "leaky" else None,
+        "tau_star": {
+            "exponent": tau_star_exponent(logit_scale),
+            "form": f"D^{1 - extra} (D-K)^2 (I0 + I1 (D-K)^(-1/2) + O(log D / D))",
+            "I0": str(expansion.I0), "I1": str(expansion.I1),
+            "I0_value": float(I0), "I1_value": float(I1),
+            "I0_digits": str(n(I0)), "I1_digits": str(n(I1)),
+            "next_correction_exponent": -0.5 if I1 != 0 else None,
+            "closed_form": None if closed is None else
+            f"D^{1 - extra} * ({closed})  (tau_star - tau1, from e = 1 to K/(D-K))",
+        },
+        "tau1": {"exponent": 0, "limit": str(tau1_inf), "limit_digits": str(n(tau1_inf)),
+                 "rate_limit": str(rate)},
+        "late_loss": {"c_L": str(c_L), "exponent": 3 - extra, "leading_coefficient": str(c_L_lead),
+                      "form": "excess loss ~ c_L / (eta t) as t -> oo"},
+        "checks": [],
+    }
+    if check_D:
+        from rdyn.reduced_dynamics.model_a.flow import LimitsUnavailable, phase_limits
+        from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds
+
+        previous = None
+        for Dv in check_D:
+            config = TeacherConfig(int(Dv), K, activation, kappa=kappa, vstar_norm2=vstar_norm2,
+                                   logit_scale=logit_scale)
+            try:
+                limits = phase_limits(config, "slow", Thresholds(t1_fraction))
+            except LimitsUnavailable:
+                raise ValueError(f"--vstar-norm2 {vstar_norm2}: the slow-manifold limits that "
+                                 f"check the expansion at D = {int(Dv)} cannot be computed in "
+                                 "float64; rerun with --no-check") from None
+            Nv = Dv - K
+            lead = float(I0) * Dv ** (1 - extra) * Nv**2
+            two = lead * (1 + float(I1 / I0) / math.sqrt(Nv))
+            out["checks"].append({
+                "D": int(Dv), "tau_star_slow": float(limits.tau_star),
+                "ratio_to_leading": float(limits.tau_star) / lead,
+                "rel_dev_two_term": float(limits.tau_star) / (two + float(limits.tau1)) - 1,
+                "tau1_slow": float(limits.tau1), "tau1_dev": float(limits.tau1) - float(tau1_inf),
+                "local_exponent": None if previous is None else
+                math.log(float(limits.tau_star) / previous[1]) / math.log(Dv / previous[0])})
+            previous = (Dv, float(limits.tau_star))
+    return out
+
+
+def text(summary: dict) -> str:
+    t, a, L = summary["tau_star"], summary["tau1"], summary["late_loss"]
+    lines = [f"Model A large-D asymptotics: {summary['activation']}, logits/{summary['logit_scale']}, "
+             f"K={summary['K']}, ||V*||^2={summary['vstar_norm2']}",
+             f"  tau_star = eta T* ~ {t['form']}",
+             f"    exponent of D: {t['exponent']}; I0 = {t['I0']} = {t['I0_digits']}",
+             f"    I1 = {t['I1']} = {t['I1_digits']}",
+             *([f"    exact: {t['closed_form']}"] if t["closed_form"] else []),
+             f"  tau1 = eta t1 -> {a['limit']} = {a['limit_digits']} (C1 rate lambda -> {a['rate_limit']})",
+             f"  late excess loss ~ c_L/(eta t), c_L = {L['c_L']} ~ {L['leading_coefficient']} D^{L['exponent']}"]
+    for c in summary["checks"]:
+        lines.append(f"  D={c['D']:>8}: slow tau_star = {c['tau_star_slow']:.12e}  /leading = "
+                     f"{c['ratio_to_leading']:.8f}  two-term rel. dev = {c['rel_dev_two_term']:.2e}  "
+                     f"tau1 - limit = {c['tau1_dev']:.2e}"
+                     + (f"  local exponent = {c['local_exponent']:.5f}" if c["local_exponent"] else ""))
+    return "\n".join(lines)
