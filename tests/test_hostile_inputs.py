@@ -962,7 +962,7 @@ def test_erratum_and_report_on_a_full_disk(full_disk, capsys, suffix):
         os.remove(where)
 
 
-def test_output_nowhere_writable_is_one_line(capsys, monkeypatch):
+def test_output_nowhere_writable_is_one_line(tmp_path, capsys, monkeypatch):
     """A figure that can be written neither at --out nor in the temporary folder: one line,
     exit 1, no traceback."""
     from rdyn.verification.figures import layout as figure_layout
@@ -971,7 +971,9 @@ def test_output_nowhere_writable_is_one_line(capsys, monkeypatch):
         raise OSError(28, "No space left on device", str(path))
 
     monkeypatch.setattr("rdyn.reduced_dynamics.runs.atomic_files.write_atomic", no_space)
-    rc, out, err = run_main(capsys, ["figures", "--paper", "B", "--quick", "--steps", "2"])
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_main(capsys, ["figures", "--paper", "B", "--quick", "--steps", "2",
+                                     "--out", str(tmp_path / "figs")])
     assert rc == 1 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("rdyn figures: error: cannot write")
     assert figure_layout is not None
