@@ -1,4 +1,4 @@
-"""Output conventions of the interface contract (SPEC.md, "Interface contract").
+"""Output conventions of the interface contract (docs/interface.md).
 
 * ``--json`` prints exactly one JSON object on stdout; progress and logs go to stderr.
 * float64 results are JSON numbers in shortest round-trip form; with ``--dps N`` every

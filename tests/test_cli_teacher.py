@@ -1,4 +1,4 @@
-"""rdyn teacher: the interface contract of SPEC.md."""
+"""rdyn teacher: the interface contract of docs/interface.md."""
 import json
 import subprocess
 import sys

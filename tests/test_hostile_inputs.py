@@ -1041,3 +1041,41 @@ def test_figures_command_on_a_full_disk(full_disk, capsys):
     assert not [n for n in os.listdir(out) if n.startswith(".")]                # no temporaries
     for p in rescued:
         shutil.rmtree(os.path.dirname(p), ignore_errors=True)
+
+
+# ------------------------------------------------------------------ issue 32: the contract inside the project
+
+def test_no_tracked_file_cites_the_external_contract():
+    """The contract is docs/interface.md (and the conventions docs/models_and_conventions.md):
+    no docstring, help text, schema, notebook or page cites the external specification file,
+    which neither the repository nor the wheel contains."""
+    import subprocess as sp
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    needle = "SPEC" + ".md"   # spelled apart: this file is tracked too
+    listed = sp.run(["git", "ls-files"], cwd=root, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    citing = []
+    for name in listed.stdout.split():
+        path = root / name
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue   # binary files
+        citing += [f"{name}:{n}" for n, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert not citing, citing
+    assert (root / "docs" / "interface.md").is_file()
+
+
+def test_help_points_to_documentation_that_exists(capsys):
+    import re
+
+    rc, out, err = run_main(capsys, ["--help"])
+    assert rc == 0
+    text = " ".join(out.split())
+    folder = re.search(r"installed with the package:\n  (\S+)\n", out).group(1)
+    assert folder == rdyn.docs_folder() and os.path.isfile(os.path.join(folder, "interface.md"))
+    for page in ("input_rules.md", "api.md", "cli.md"):
+        assert page in text and os.path.isfile(os.path.join(folder, page))

@@ -14,7 +14,7 @@ LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 
 @api_function("crosscheck")
 def crosscheck(**kwargs):
     """Run full-matrix gradient descent (population gradient or online SGD) next to the
-    collapsed dynamics from zero and compare (SPEC.md, "How collapsed maps relate to
+    collapsed dynamics from zero and compare (docs/interface.md, "How a collapsed map relates to
     full-matrix GD").
 
     Returns

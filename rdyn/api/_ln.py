@@ -119,7 +119,7 @@ def gaussian_route_size(model: str, spectrum: tuple, dps, L: int) -> None:
 
 @api_function("ln")
 def ln(**kwargs):
-    """Iterate Model B's collapsed recursion (SPEC.md, Model B).
+    """Iterate Model B's collapsed recursion (docs/models_and_conventions.md, Model B).
 
     Returns
     -------

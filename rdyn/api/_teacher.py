@@ -236,7 +236,7 @@ def checkpoint_kwargs(v: CheckpointOptions) -> dict:
 
 @api_function("teacher")
 def teacher(**kwargs):
-    """Iterate Model A's collapsed dynamics (SPEC.md, Model A; seed 000, Lemma D.2) from
+    """Iterate Model A's collapsed dynamics (docs/models_and_conventions.md, Model A; seed 000, Lemma D.2) from
     C1 = C2 = C3 = 0: the API of ``rdyn teacher``. ``method="flow"``/``"slow"`` give the
     eta -> 0 phase limits instead (:func:`run_limits`).
 

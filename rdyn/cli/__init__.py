@@ -53,9 +53,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     from rdyn import __version__
     from rdyn.options import COMMANDS, add_arguments
 
-    parser = _Parser(prog="rdyn", description="rdyn: exact, checkable training dynamics of two "
-                     "transformer theory papers (see README.md). Input rules: "
-                     "docs/input_rules.md; Python API: docs/api.md.")
+    from rdyn import docs_folder
+
+    # the pages ship with the package (rdyn/docs in a wheel; docs/ in a checkout): the path
+    # printed exists wherever rdyn runs
+    # (raw text: the path is never wrapped, not even at a hyphen)
+    parser = _Parser(prog="rdyn", formatter_class=argparse.RawDescriptionHelpFormatter,
+                     description="rdyn: exact, checkable training dynamics of two transformer "
+                     "theory papers.\n\nDocumentation, installed with the package:\n"
+                     f"  {docs_folder()}\n"
+                     "  interface.md: the command-line and JSON contract\n"
+                     "  input_rules.md: accepted inputs; api.md: the Python API; cli.md: every "
+                     "option")
     parser.add_argument("--version", action="version", version=f"rdyn {__version__}",
                         help="print the version (rdyn.__version__) and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,

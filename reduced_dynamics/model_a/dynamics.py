@@ -6,7 +6,7 @@ and the same Python function runs on python-flint ``arb`` (``--dps``, fast) or m
 checkpoint or stop between chunks, and a batch or compiled backend only has to supply
 another ``advance``.
 
-Definitions (SPEC.md, "Phase boundaries"):
+Definitions (docs/models_and_conventions.md, "Phase boundaries"):
 ``t1 = min{t >= 1 : C1(t) >= t1_fraction * C1*(t)}`` (Lemma D.13, default 0.95) and
 ``T* = min{t >= 0 : p(t) >= tstar_attention}`` (Lemma D.16, default 1/(2K)).
 ``lost_at_step`` is the first t in 0..N-1 where the C1 multiplier at p(t) leaves (-1, 1).
@@ -39,7 +39,7 @@ NO_EVENT = -1
 
 @dataclass(frozen=True)
 class TeacherConfig:
-    """Parameters of one collapsed Model A run (symbols as in SPEC.md, Model A).
+    """Parameters of one collapsed Model A run (symbols as in docs/models_and_conventions.md, Model A).
 
     ``vstar_norm2`` is ||V*||_F^2; ``sigma_prime_zero`` is sigma'(0); ``logit_scale`` is the
     softmax divisor ("D" or "sqrtD"); ``kappa`` is used by the leaky activation only.

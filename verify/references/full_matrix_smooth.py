@@ -64,7 +64,7 @@ def population_gd(vstar: np.ndarray, groups, activation: Activation, eta: float,
                   logit_scale: str = "D", P: np.ndarray | None = None, n: int = 96,
                   keep_wv: bool = False):
     """Population GD from W_V = 0, W_KQ = 0; returns the list of (C1, C2, C3) read off the
-    matrices (SPEC.md projections) at steps 0..steps, the structure residuals and the losses
+    matrices (the projections of docs/interface.md) at steps 0..steps, the structure residuals and the losses
     (and, with ``keep_wv``, a fourth list: (W_V, (C2, C3)) per step)."""
     M, d = vstar.shape
     D = len(groups)
