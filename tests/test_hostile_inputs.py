@@ -525,6 +525,8 @@ ISSUE_32_REFUSED = [
     (["crosscheck", "--mode", "sgd", "--d", "1e9"], "--d 1000000000 (with --batch 100"),
     (["ln", "--model", "looped", "--data", "spectrum", "--d", "3", "--spectrum", "4,3,2", "--L",
       "1000000"], "--L 1000000: the looped model's exact float64 quadrature"),
+    (["ln", "--model", "looped", "--data", "spectrum", "--d", "1000", "--spectrum",
+      ",".join(str(i) for i in range(1, 1001)), "--L", "1000000"], "use --expectation qmc"),
     # advice that works (the smooth rule): a kink is named, no row norm advice
     (["teacher", "--activation-expr", "x/(1+abs(x))", "--steps", "10"], "x/sqrt(1+x**2)"),
 ]
@@ -632,6 +634,17 @@ def test_issue_32_looped_ln_refused_before_work_and_qmc_accepted(capsys, monkeyp
                                                 "--json"])
     data = valid("ln", json.loads(out))
     assert rc == 0 and data["expectation"] == "qmc" and data["diverged_at_step"] is None
+
+
+def test_issue_32_looped_ln_at_dps_is_sized_before_work(capsys, monkeypatch):
+    """At --dps the grid has no float64 range limit, so --L 1e6 is sized instead: 142920313
+    nodes of 3 eigenvalues, MPFR objects of about 58 bytes at 20 digits, refused on a machine
+    with 16 GB before anything is built."""
+    monkeypatch.setattr("rdyn.options.available_memory", lambda: 16 * 10**9)
+    argv = ["ln", "--model", "looped", "--data", "spectrum", "--d", "3", "--spectrum", "4,3,2",
+            "--L", "1000000", "--dps", "20"]
+    assert_refused(*run_main(capsys, argv), "--L 1000000 with --spectrum (3 distinct eigenvalues: "
+                   "142920313 quadrature nodes each): this job needs about 199 GB")
 
 
 def test_issue_32_gaussian_route_failure_is_never_divergence(capsys):
