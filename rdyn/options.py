@@ -541,7 +541,7 @@ SCALING = Command("scaling", "fit the exponents and constants of the papers' The
     Option("kappa", "float", None, "LeakyReLU slope (leaky only; default 0.1)", lo=0, hi=1,
            hi_open=True, applies=lambda v: v["model"] != "B",
            refusal="--kappa applies to the leaky activation only"),
-    Option("logit_scale", "choice", None, "softmax divisor for Model A (default D, the seed\'s "
+    Option("logit_scale", "choice", None, "softmax divisor for Model A (default D, the seed's "
            "convention)", choices=("D", "sqrtD"), applies=lambda v: v["model"] != "B",
            refusal="--logit-scale applies to Model A only (not with --model B)"),
     Option("quick", "flag", False, "small sizes (about 30 s)"),
