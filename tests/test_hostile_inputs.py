@@ -1092,3 +1092,26 @@ def test_help_points_to_documentation_that_exists(capsys):
     assert folder == rdyn.docs_folder() and os.path.isfile(os.path.join(folder, "interface.md"))
     for page in ("input_rules.md", "api.md", "cli.md"):
         assert page in text and os.path.isfile(os.path.join(folder, page))
+
+
+def test_issue_32_sampled_ln_says_how_long(capsys, monkeypatch):
+    """rdyn ln on sphere data (qmc / monte_carlo): 1.1e-7 s per drawn coordinate (d n + d per
+    point) and 6.7e-9 s per step, point and dimension: the looped defaults (d = 16, n = 32,
+    1e5 points, 2000 steps) about 27 s, said first."""
+    from rdyn.run_time import sampled_ln_estimate
+
+    est = sampled_ln_estimate(16, 32, 100000, 2000)
+    assert est.seconds == pytest.approx(1.1e-7 * 1e5 * 528 + 6.7e-9 * 2000 * 1e5 * 16)
+    assert est.line() == "rdyn ln: about 27 s (100000 sampled points of dimension 16, 2000 steps)"
+    from rdyn.reduced_dynamics.model_b import run as mb
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Stop
+
+    monkeypatch.setattr(mb, "run", stop)
+    with pytest.raises(Stop):
+        run_main(capsys, ["ln", "--model", "looped", "--json"])
+    assert capsys.readouterr().err.startswith("rdyn ln: about 27 s (100000 sampled points")

@@ -159,6 +159,10 @@ def run(v: LnOptions, progress_lines: bool = True):
         from rdyn.run_time import announce, ln_estimate
 
         announce(ln_estimate(cfg.model, cfg.spectrum, cfg.dps, cfg.steps, cfg.L), v.quiet)
+    elif v.resume is None and not v.quiet and cfg.data == "sphere":
+        from rdyn.run_time import announce, sampled_ln_estimate
+
+        announce(sampled_ln_estimate(cfg.d, cfg.n, cfg.samples, cfg.steps), v.quiet)
     with checkpoint_errors():
         try:
             tr = mb.run(cfg, progress, **checkpoint_kwargs(v))
