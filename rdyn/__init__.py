@@ -14,7 +14,7 @@ message), results whose attributes are the JSON keys and whose ``to_dict()`` is 
     r.t1, r.T_star, r.final.C1, r.to_dict()
     b = rdyn.ln(model="ln", data="spectrum", spectrum=(4, 1, 1), d=3, eta=0.5, steps=200, dps=30)
 
-Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures, claims, asymptotics;
+Functions: teacher, crosscheck, ln, sweep, scaling, verify, figures, claims, asymptotics, prove;
 ``rdyn.schema(name)``: the JSON Schema of ``rdyn NAME --json`` (docs/schemas.md). Importing rdyn is cheap:
 each function imports its machinery on first use.
 """
@@ -74,12 +74,12 @@ def _find_checkout_subpackages() -> None:
 _find_checkout_subpackages()
 from rdyn.reduced_dynamics._version import __version__  # noqa: E402
 
-__all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims", "asymptotics", "Result",
+__all__ = ["teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims", "asymptotics", "prove", "Result",
            "schema", "__version__"]
 
 
 _FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims",
-              "asymptotics")
+              "asymptotics", "prove")
 
 
 def __getattr__(name: str):

@@ -195,7 +195,28 @@ class AsymptoticsOptions:
     no_check: bool
 
 
-AnyOptions = Union[TeacherOptions, CrosscheckOptions, FiguresOptions, LnOptions, VerifyOptions, SweepOptions, ScalingOptions, ClaimsOptions, AsymptoticsOptions]
+@dataclass(frozen=True)
+class ProveOptions:
+    """The validated options of ``rdyn prove`` (every option, defaults filled in)."""
+
+    json: bool
+    dps: int | None
+    D: int
+    K: int
+    activation: Literal['identity', 'relu', 'leaky']
+    kappa: float | None
+    vstar_norm2: float
+    eta: float | None
+    logit_scale: Literal['D', 'sqrtD']
+    statement: list[str] | list[Any] | tuple[Any, ...] | None
+    max_steps: int | None
+    max_boxes: int
+    checkpoint: str | os.PathLike[str] | None
+    checkpoint_every: float | None
+    resume: str | os.PathLike[str] | None
+
+
+AnyOptions = Union[TeacherOptions, CrosscheckOptions, FiguresOptions, LnOptions, VerifyOptions, SweepOptions, ScalingOptions, ClaimsOptions, AsymptoticsOptions, ProveOptions]
 
 CLASSES: dict[str, type] = {
     'teacher': TeacherOptions,
@@ -207,4 +228,5 @@ CLASSES: dict[str, type] = {
     'scaling': ScalingOptions,
     'claims': ClaimsOptions,
     'asymptotics': AsymptoticsOptions,
+    'prove': ProveOptions,
 }

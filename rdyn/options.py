@@ -637,8 +637,46 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
     Option("no_check", "flag", False, "skip the slow-manifold comparison at D = 10^3..10^6"),
 ))
 
+PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+
+
+def _check_prove_label(value) -> None:
+    for v in (value if isinstance(value, (list, tuple)) else [value]):
+        if v not in PROVE_LABELS:
+            raise ValueError(f"--statement must be one of {', '.join(repr(x) for x in PROVE_LABELS)}, got {v!r}")
+
+
+PROVE = Command("prove", "Model A: prove or refute the papers' induction statements (printed and "
+                "corrected) for one instance, by certified iteration and an invariant region", (
+    _json(),
+    _dps(applies=_never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits; "
+         "counterexamples are printed to 40 digits)"),
+    Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4),
+    Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4),
+    Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky",
+           choices=("identity", "relu", "leaky")),
+    Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
+           lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
+           refusal="--kappa applies to --activation leaky only"),
+    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=1e6),
+    Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
+           "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
+           "eta_limit (the C1 update contracts)", lo=0, lo_open=True),
+    Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
+           choices=("D", "sqrtD")),
+    Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.5', "
+           "'Lemma D.13 (attention)', 'Lemma D.15', 'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
+           api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
+    Option("max_steps", "int", None, "step budget of the certified iteration (default: max(2 T*, "
+           "T0)); a statement neither refuted nor carried by the region by then is undecided",
+           lo=1, hi=10**9),
+    Option("max_boxes", "int", 200000, "box budget of the branch and bound on the invariant "
+           "region (default 200000)", lo=1, hi=10**8),
+    *_checkpoint_options(),
+))
+
 COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,
-                                                    SWEEP, SCALING, CLAIMS, ASYMPTOTICS)}
+                                                    SWEEP, SCALING, CLAIMS, ASYMPTOTICS, PROVE)}
 
 
 # ---------------------------------------------------------------------------------------------

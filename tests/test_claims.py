@@ -79,7 +79,8 @@ def test_ledger_json_shape_with_injected_checks():
     assert set(obj) == {"claims", "summary", "root_causes"} and len(obj["claims"]) == len(claims.entries("A"))
     for c in obj["claims"]:
         assert set(c) == {"paper", "label", "section", "statement", "verdict", "checks", "evidence", "reason",
-                          "kind", "root_cause", "correction"}
+                          "kind", "root_cause", "correction", "strength", "strength_basis"}
+        assert (c["strength"] is None) == (c["verdict"] == "not_checkable")
         assert c["paper"] == "A" and c["verdict"] in claims.VERDICTS
     _validate(obj)
     assert obj["summary"]["A"]["discrepancies"] == 1 and obj["root_causes"]["A"]["D10_condition"]["entries"] == ["Lemma D.10"]
@@ -87,6 +88,28 @@ def test_ledger_json_shape_with_injected_checks():
     assert by_label["Lemma D.3"]["verdict"] == "pass" and by_label["Lemma D.3"]["checks"] == ["A.claim.D3"]
     assert by_label["Lemma D.10"]["verdict"] == "discrepancy"
     assert by_label["Lemma D.14"]["verdict"] == "not_checkable"  # its check was not in the run
+    # strength: a trajectory check is sampled at its points; a statement rdyn prove decides is certified
+    # at the instances tests/test_prove.py pins; the summary counts them
+    assert by_label["Lemma D.3"]["strength"] == "sampled"
+    assert by_label["Lemma D.3"]["strength_basis"] == {"points": ["A.claim.D3"]}
+    assert by_label["Lemma D.14"]["strength"] is None
+    counts = obj["summary"]["A"]["strengths"]
+    assert sum(counts.values()) == len(obj["claims"]) and counts["none"] == obj["summary"]["A"]["verdicts"]["not_checkable"]
+
+
+def test_strength_rules():
+    from rdyn.verification.claims import strength
+
+    assert strength.of_checks(["A.F3.identity", "A.errata.derived.D19"])[0] == "proved"
+    assert strength.of_checks(["A.F3.identity", "A.claim.D3"])[0] == "sampled"      # the weakest decides
+    assert strength.of_checks(["A.claim.D3", "A.flow.Tstar_exponent.relu"])[0] == "fitted"
+    s, basis = strength.of_entry("A", "Lemma D.19", "discrepancy", ["A.claim.phase3.dC23_upper.paper"])
+    assert s == "certified" and {"D": 12, "K": 3, "activation": "relu", "vstar_norm2": 1.0, "eta": 0.01,
+                                 "logit_scale": "D"} in basis["instances"]
+    assert strength.of_entry("A", "Lemma D.14", "not_checkable", []) == (None, None)
+    s, basis = strength.of_correction("A", "Lemma D.18", ["A.errata.bound.D18"])
+    assert s == "certified"
+    # that every listed instance is proved is tests/test_prove.py::test_listed_instances_are_certified
 
 
 def _validate(obj):

@@ -104,6 +104,13 @@ REFUSED = [
     (["asymptotics", "--K", "0"], "--K"),
     (["asymptotics", "--kappa", "0.5"], "--kappa"),
     (["asymptotics", "--vstar-norm2", "0"], "--vstar-norm2"),
+    # prove: sizes, budgets, instances outside the papers' hypotheses (named)
+    (["prove", "--D", "3", "--K", "3"], "1 <= K < D"),
+    (["prove", "--D", "8", "--K", "4"], "exceed 2K"),
+    (["prove", "--eta", "5"], "eta_limit"),
+    (["prove", "--max-steps", "0"], "--max-steps"),
+    (["prove", "--max-boxes", "1e9"], "--max-boxes"),
+    (["prove", "--D", "1e6"], "--D"),
     (["nosuch"], "nosuch"),
 ]
 

@@ -82,6 +82,7 @@ CASES = [
     ("figures-B", ["figures", "--paper", "B", "--quick", "--steps", "2", "--out", "{tmp}"],
      (_slow,)),
     ("asymptotics", ["asymptotics", "--activation", "identity", "--no-check"], ()),
+    ("prove", ["prove", "--D", "9", "--K", "3", "--statement", "Lemma D.19"], ()),
     ("claims", ["claims", "--paper", "B"], (_slow,)),
 ]
 ARGV = {case_id: argv for case_id, argv, _ in CASES}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 
 FUNCTIONS = ("teacher", "crosscheck", "ln", "sweep", "scaling", "verify", "figures", "claims",
-              "asymptotics")
+              "asymptotics", "prove")
 
 __all__ = list(FUNCTIONS)
 

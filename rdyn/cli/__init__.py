@@ -19,7 +19,7 @@ from typing import NoReturn
 from rdyn.output import UsageError
 
 SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling", "claims",
-               "asymptotics")
+               "asymptotics", "prove")
 
 
 # A value that starts with "-" but is a number ("-1e-3", "-inf", "-nan", "-.5"): argparse's

@@ -36,20 +36,21 @@ def run(values: ClaimsOptions, args) -> int:
         print(res.to_json())
     else:
         for c in ledger.claims:
-            line = f"[{c.verdict:13s}] {c.entry.paper} {c.entry.label}: {c.entry.statement}"
+            line = f"[{c.verdict:13s}|{c.strength()[0] or 'none':9s}] {c.entry.paper} {c.entry.label}: {c.entry.statement}"
             print(line if len(line) <= 160 else line[:157] + "...")
             if c.reason:
                 reason = c.reason if len(c.reason) <= 400 else c.reason[:397] + "..."
                 print(f"{'':16s}{reason}")
             if c.verdict == "discrepancy":
                 fix = c.correction
-                tail = (f"correction ({fix['verdict']}): {fix['statement']}" if fix is not None
+                tail = (f"correction ({fix['verdict']}, {fix.get('strength')}): {fix['statement']}" if fix is not None
                         else "no derived correction yet")
                 print(f"{'':16s}[{c.kind}; root cause {c.root_cause}] {tail}"[:400])
     summary = ledger.summary()
     for paper, row in sorted(ledger.counts().items()):
         s = summary[paper]
         print(f"rdyn claims: {paper}: " + ", ".join(f"{n} {v}" for v, n in row.items())
+              + "; strength " + ", ".join(f"{n} {k}" for k, n in (s.get("strengths") or {}).items())
               + f"; {s['discrepancies']} discrepancies from {s['root_causes']} root causes, "
               f"{s['corrected']} with a passing correction", file=sys.stderr)
     return 1 if ledger.failed else 0

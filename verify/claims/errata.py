@@ -127,15 +127,21 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        expression_from="A.errata.bound.D18", logit_scale="D")),
     ("A", "Lemma D.19"): Classification(
         "wrong_constant", "late_increment_D_power",
-        CorrectionSpec("For T >= T*: expression <= Delta(C2 + C3) <= upper_expression, i.e. q_min eta g2 "
-                       "e^{-2(C2+C3)/D} <= Delta(C2+C3) <= eta g2 e^{-2(C2+C3)/D} (g2 = M/K^3 identity, "
+        CorrectionSpec("For T >= T*: expression (1 - |C1/C1* - 1|) <= Delta(C2 + C3) <= upper_expression, i.e. "
+                       "q_min eta g2 e^{-2(C2+C3)/D} (1 - |C1/C1* - 1|) <= Delta(C2+C3) <= eta g2 e^{-2(C2+C3)/D} "
+                       "(C1* the fixed point of the C1 update at p(T); the lag factor is needed: the derivation "
+                       "assumed C1 = C1*, and without it the lower side fails at T* itself, e.g. ratio "
+                       "0.99999897 at ReLU, D = 12, K = 3, eta = 0.01, a certified counterexample of rdyn prove; "
+                       "`expression` is the lower side on the slow manifold C1 = C1*) (g2 = M/K^3 identity, "
                        "M (1+kappa^2)/(2K^3) Leaky ReLU, kappa = 0 ReLU; q_min = ((D-K)/D)^2 identity, "
                        "((D-K)/D)^2 (1 - b/pi)(1 - b/pi + sqrt(K/(D-K))/pi) ReLU with b = arctan sqrt(K/(D-K))): "
                        "no 1/D^3. The two sides differ by 1/q_min (2.1 at D = 4K, 5.0 at D = 2K, -> 1 as "
                        "D/K -> oo); Delta(C2+C3) ~ eta g2 e^{-2(C2+C3)/D} as T -> oo",
                        "delta_C2_plus_C3", "lower_bound", None,
-                       "T >= T* (p >= 1/(2K)); checked inside the paper's step-size conditions and at "
-                       "eta = eta_limit/2; logits/D (sqrtD: exponent -2(C2+C3)/sqrt(D), g2 times sqrt(D))",
+                       "T >= T* (p >= 1/(2K)), with the lag factor on the lower side; certified by rdyn prove "
+                       "for the instances in `strength_basis` (docs/proofs.md); checked inside the paper's "
+                       "step-size conditions and at eta = eta_limit/2; logits/D (sqrtD: exponent "
+                       "-2(C2+C3)/sqrt(D), g2 times sqrt(D))",
                        ("A.errata.bound.D19", "A.errata.bound.D19.sqrtD",
                         "A.errata.late.delta_C2_plus_C3", "A.errata.late.delta_C2_plus_C3.sqrtD"),
                        expression_from="A.errata.bound.D19", logit_scale="D")),
@@ -195,6 +201,9 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
 }
 
 
+_LABEL_OF = {id(cls.correction): key for key, cls in CLASSIFICATION.items() if cls.correction is not None}
+
+
 def correction_object(spec: CorrectionSpec, cls: Classification, checks: Sequence) -> dict:
     """The correction object (docs/interface.md) from the spec and the checks that ran."""
     from rdyn.verification.checks.registry import id_matches
@@ -228,6 +237,10 @@ def correction_object(spec: CorrectionSpec, cls: Classification, checks: Sequenc
                                    else _spec_symbols(upper))
     if not deciding:
         out["reason"] = f"no check matching {list(spec.checks)} ran"
+    from rdyn.verification.claims import strength
+
+    out["strength"], out["strength_basis"] = strength.of_correction(*_LABEL_OF.get(id(spec), ("", "")),
+                                                                    [c.id for c in deciding])
     return out
 
 

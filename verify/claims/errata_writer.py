@@ -145,7 +145,8 @@ def latex(ledger: Ledger, figure_path=None) -> str:
                                  tex_escape(e["reason"] or ""))
                 else:
                     lines.append(r"\textbf{Corrected} " + tex_escape(f"({fix['relation']}"
-                                 + (f", {fix['limit']}" if fix["limit"] else "") + f"; check verdict {fix['verdict']}). ")
+                                 + (f", {fix['limit']}" if fix["limit"] else "") + f"; check verdict {fix['verdict']}, "
+                                 f"strength {fix.get('strength')}). ")
                                  + tex_escape(fix["statement"]))
                     if fix["tex"]:
                         lines += [r"\[", fix["tex"], r"\]"]
@@ -183,7 +184,8 @@ def markdown(ledger: Ledger, figure_path=None) -> str:
                 if e["printed_tex"]:
                     out += ["Printed: $$" + e["printed_tex"] + "$$", ""]
                 if fix and fix["tex"]:
-                    out += [f"Corrected ({fix['relation']}, check verdict **{fix['verdict']}**): $$" + fix["tex"] + "$$", ""]
+                    out += [f"Corrected ({fix['relation']}, check verdict **{fix['verdict']}**, strength "
+                            f"**{fix.get('strength')}**): $$" + fix["tex"] + "$$", ""]
                 if fix and expression_items(fix):
                     out += [f"- {a}: `{x}`" for a, x in expression_items(fix)] + [""]
                 out += [f"- `{d['id']}` [{d['status']}]: {d['claim']}" for d in e["deciding"]] + [""]
@@ -215,7 +217,8 @@ def html_page(ledger: Ledger) -> str:
                          + (_formula_html(fix["tex"]) if fix["tex"] else "")
                          + f"<div class='small'>{html.escape(fix['relation'])}"
                          + (f", {html.escape(fix['limit'])}" if fix["limit"] else "")
-                         + f"; valid: {html.escape(fix['valid'])}; check verdict <b>{fix['verdict']}</b></div>")
+                         + f"; valid: {html.escape(fix['valid'])}; check verdict <b>{fix['verdict']}</b>, "
+                           f"strength <b>{html.escape(str(fix.get('strength')))}</b></div>")
                 out.append(f"<div class='entry'><b>{html.escape(e['label'])}</b> "
                            f"<span class='small'>({html.escape(e['kind'])})</span>"
                            f"<table class='side'><tr><th>printed</th><th>corrected</th></tr>"

@@ -419,7 +419,15 @@ class ClaimResult:
         e = self.entry
         return {"paper": e.paper, "label": e.label, "section": e.section, "statement": e.statement,
                 "verdict": self.verdict, "checks": self.checks, "evidence": self.evidence, "reason": self.reason,
-                "kind": self.kind, "root_cause": self.root_cause, "correction": self.correction}
+                "kind": self.kind, "root_cause": self.root_cause, "correction": self.correction,
+                "strength": self.strength()[0], "strength_basis": self.strength()[1]}
+
+    def strength(self):
+        """(strength, basis) of the verdict (:mod:`rdyn.verification.claims.strength`)."""
+        from rdyn.verification.claims import strength
+
+        deciding = [c for c in self.checks if self.evidence.get("checks", {}).get(c, {}).get("role") == "decides"]
+        return strength.of_entry(self.entry.paper, self.entry.label, self.verdict, deciding)
 
 
 def entries(paper: str = "all") -> tuple[Entry, ...]:
@@ -571,7 +579,12 @@ class Ledger:
     def summary(self) -> dict[str, Any]:
         """Counts of verdicts and of root causes per paper (the ``summary`` key of --json)."""
         causes = self.root_causes()
-        return {paper: {"verdicts": row, "discrepancies": row["discrepancy"],
+        strengths: dict[str, dict[str, int]] = {}
+        for c in self.claims:
+            row = strengths.setdefault(c.entry.paper, {"proved": 0, "certified": 0, "sampled": 0, "fitted": 0,
+                                                       "none": 0})
+            row[c.strength()[0] or "none"] += 1
+        return {paper: {"verdicts": row, "strengths": strengths.get(paper), "discrepancies": row["discrepancy"],
                         "root_causes": len(causes.get(paper, {})),
                         "corrected": sum(c["corrected"] for c in causes.get(paper, {}).values())}
                 for paper, row in self.counts().items()}

@@ -216,7 +216,8 @@ def markdown(ledger: Ledger) -> str:
         out += [f"### {section}", ""]
         for r in results:
             e = r.entry
-            out += [f"#### {e.label} — **{r.verdict}**", "", f"> {e.statement}", ""]
+            out += [f"#### {e.label} — **{r.verdict}** (strength: {r.strength()[0] or 'none'})", "",
+                    f"> {e.statement}", ""]
             if e.tex:
                 out += ["Printed:", "", "$$" + e.tex + "$$", ""]
             for cid, which, text in _forms(r):
@@ -285,7 +286,7 @@ def html_report(ledger: Ledger) -> str:
             colour = COLOURS[r.verdict]
             out.append(f"<div class='entry' style='border-left-color:{colour}'>")
             out.append(f"<b>{html.escape(e.label)}</b> <span class='verdict' style='background:{colour}'>"
-                       f"{r.verdict}</span>")
+                       f"{r.verdict}</span> <span class='small'>strength: {r.strength()[0] or 'none'}</span>")
             out.append(f"<div class='stmt'>{html.escape(e.statement)}</div>")
             if e.tex:
                 out.append("<div class='small'>printed:</div>" + _formula_html(e.tex))

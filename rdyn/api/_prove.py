@@ -1,0 +1,72 @@
+"""``rdyn.prove``: computer-assisted proofs of Model A's induction statements for one instance
+(rdyn.verification.proofs; docs/proofs.md)."""
+from __future__ import annotations
+
+from rdyn.api._common import options
+from rdyn.option_types import ProveOptions
+from rdyn.api._signature import api_function
+from rdyn.output import UsageError
+
+
+@api_function("prove")
+def prove(**kwargs):
+    """For one Model A instance, prove or refute the papers' statements that hold for all steps
+    up to t1 or after t1 / T* (Lemma D.13's attention bound, Lemma D.17's C1 band, Lemmas D.18
+    and D.19, each side, printed and corrected): certified arb iteration to
+    T0, then an invariant region in (e, w) by interval branch and bound. Verdicts ``certified``,
+    ``refuted`` (with a certified counterexample at 40 digits), ``undecided`` (never a pass).
+    """
+    return run(options("prove", kwargs))
+
+
+def hypotheses(v: ProveOptions) -> dict:
+    """The instance's options after the papers' hypotheses are checked (UsageError naming the
+    hypothesis otherwise): 1 <= K < D (Lemma D.2), D > 2K (T* > 0), 0 < eta < eta_limit (the C1 update contracts at
+    every attention level; the papers' step-size conditions of Lemmas D.5 and D.9 are stricter).
+    The default eta is the papers' condition min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1)))."""
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
+
+    D, K = v.D, v.K
+    if not 1 <= K < D:
+        raise UsageError(f"--K must satisfy 1 <= K < D (Lemma D.2: each query attends to K of the D "
+                         f"tokens), got D={D}, K={K}")
+    if D <= 2 * K:
+        raise UsageError(f"--D must exceed 2K (Lemmas D.13-D.16: p(0) = 1/D must lie below the threshold "
+                         f"1/(2K) of T*, so that T* > 0), got D={D}, K={K}")
+    kappa = 0.1 if v.kappa is None else v.kappa
+    M = v.vstar_norm2
+    paper = min(K / D, K**3 * (D - K) / (M * D**3 * (D + 1)))
+    eta = paper if v.eta is None else v.eta
+    limit = eta_limit_fraction(TeacherConfig(D=D, K=K, activation=v.activation,
+                                             kappa=kappa if v.activation == "leaky" else 0.0))
+    from fractions import Fraction
+
+    if Fraction(repr(float(eta))) >= limit:
+        raise UsageError(f"--eta {eta!r} is outside the papers' hypotheses: the C1 update must contract at "
+                         f"every attention level, eta < eta_limit = {float(limit):.6g} (Lemma D.5 assumes "
+                         f"1 - eta D/K >= 0)")
+    import dataclasses
+
+    return {**{f.name: getattr(v, f.name) for f in dataclasses.fields(v)}, "kappa": kappa, "eta": eta,
+            "paper_conditions": {
+        "lemma_D5": eta <= K / D, "lemma_D9": eta * M * D * (D + 1) / (K**3 * (D - K)) <= 1 / D**2}}
+
+
+def run(options_: ProveOptions, progress=None):
+    from rdyn.result import Result
+    from rdyn.verification.proofs.engine import Instance, prove as engine_prove
+
+    v = hypotheses(options_)
+    inst = Instance(D=v["D"], K=v["K"], activation=v["activation"],
+                    kappa=v["kappa"] if v["activation"] == "leaky" else 0.0,
+                    vstar_norm2=v["vstar_norm2"], eta=v["eta"], logit_scale=v["logit_scale"])
+    from rdyn.api._common import checkpoint_errors
+
+    with checkpoint_errors():
+        report = engine_prove(inst, labels=v["statement"], max_steps=v["max_steps"], max_boxes=v["max_boxes"],
+                              progress=progress, checkpoint=v["checkpoint"],
+                              checkpoint_every=60.0 if v["checkpoint_every"] is None else v["checkpoint_every"],
+                              resume=v["resume"])
+    data = report.to_dict()
+    data["instance"]["paper_conditions"] = v["paper_conditions"]
+    return Result(data, None, detail={"report": report})

@@ -1,0 +1,57 @@
+"""Computer-assisted proofs of Model A's induction statements for one instance (docs/proofs.md).
+
+For each statement (seed 000: Lemma D.13's attention bound up to t1, Lemma D.17's C1 band after t1,
+Lemmas D.18 and D.19 after T*, each side, printed and corrected): steps up to T0 are decided by the certified arb iteration of the collapsed map (radii ~1e-45 at
+200 bits); steps t >= T0 by an invariant region in e = exp(-(C2+C3)/scale),
+w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
+  certified   rigorous for this instance (certificate: T0, region, boxes, min_margin, seconds)
+  refuted     a certified counterexample (step, state, lhs, rhs, ratio to 40 digits)
+  undecided   a budget ran out (reason says where); never a pass
+With --checkpoint FILE the iteration's state (and the region proof) is saved periodically, at the
+end and on Ctrl-C (exit 130, printing the command that resumes); --resume FILE continues it,
+keeping everything certified before the interruption.
+Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
+"""
+from __future__ import annotations
+
+import sys
+
+from rdyn.option_types import ProveOptions
+
+NAME = "prove"
+
+
+def run(values: ProveOptions, args) -> int:
+    from rdyn.api._prove import run as api_run
+
+    def progress(t):
+        if t % 1000000 == 0:
+            print(f"rdyn prove: step {t}", file=sys.stderr)
+
+    try:
+        res = api_run(values, progress=progress)
+    except KeyboardInterrupt as exc:
+        from rdyn.cli.teacher import interrupted
+
+        return interrupted(NAME, exc, values.checkpoint)
+    data = res.to_dict()
+    print(f"rdyn prove: {data['seconds']:.1f} s (T* = {data['T_star']})", file=sys.stderr)
+    if values.json:
+        print(res.to_json())
+    else:
+        for r in data["statements"] + [dict(x, form="superseded") for x in data["superseded"]]:
+            head = f"[{r['verdict']:10s}] {r['label']} {r['form']} {r['side'] or ''}: {r['statement']}"
+            print(head)
+            if r["certificate"]:
+                c = r["certificate"]
+                region = ("" if c["margin_on_region"] is None
+                          else f", margin on region = {c['margin_on_region']:.6g}")
+                print(f"{'':13s}T0 = {c['T0']}, boxes = {c['boxes']}, min_margin = {c['min_margin']:.6g}"
+                      f"{region}, {c['seconds']} s")
+            if r["counterexample"]:
+                c = r["counterexample"]
+                print(f"{'':13s}step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, ratio = {c['ratio']}")
+            if r["reason"]:
+                print(f"{'':13s}{r['reason']}")
+    report = res.detail["report"]
+    return 0 if report.all_corrected_certified else 1

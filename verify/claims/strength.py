@@ -1,0 +1,109 @@
+"""The strength of every verdict of the claims ledger and of every correction (docs/claims.md,
+"Strength"): how much a ``pass`` (or a ``discrepancy``) is worth.
+
+* ``proved``: a symbolic derivation (sympy identity or exact comparison of derived forms)
+  establishes it for every parameter value in a stated ``domain``;
+* ``certified``: rigorous ball arithmetic (``rdyn prove``, :mod:`rdyn.verification.proofs`)
+  establishes it for the listed ``instances`` (each pinned by tests/test_prove.py);
+* ``sampled``: true at the listed ``points`` only (the deciding checks: trajectories, grids,
+  quadrature or Monte Carlo comparisons);
+* ``fitted``: a finite-size fit of a rate decides (evidence only);
+* ``None`` for ``not_checkable``.
+
+The strength of an entry is the weakest over its deciding checks (``proved`` > ``certified`` >
+``sampled`` > ``fitted``), read from :data:`CHECK_STRENGTH` (first matching pattern; unlisted
+checks are ``sampled``), except that the statements ``rdyn prove`` decides (:data:`PROVED_BY_PROVE`)
+are ``certified`` at :data:`PROVE_INSTANCES`: a printed statement refuted there by a certified
+counterexample, a printed or corrected one certified there.
+"""
+from __future__ import annotations
+
+ORDER = ("fitted", "sampled", "certified", "proved")   # weakest first
+
+# check id pattern -> strength (first match wins; registry glob syntax)
+CHECK_STRENGTH = (
+    # symbolic: derived expressions compared exactly (sympy identities over every parameter value)
+    ("A.*.identity", "proved"),
+    ("A.F?.identity", "proved"),
+    ("A.F2_?.identity", "proved"),
+    ("A.errata.derived.*", "proved"),
+    ("A.errata.D15_condition", "proved"),
+    ("B.recursion.identities", "proved"),
+    # finite-size fits of rates
+    ("*exponent*", "fitted"),
+    ("*slope*", "fitted"),
+    ("A.errata.late.*", "fitted"),
+    ("A.errata.ood", "fitted"),
+    ("A.errata.Tstar", "fitted"),
+    ("B.claim.thm42.linear_rate", "fitted"),
+)
+DOMAINS = {
+    "proved": "every parameter value admitted by the derivation (D > K >= 1, eta > 0, ||V*||^2 > 0, "
+              "0 <= kappa < 1; exact sympy identities)",
+}
+
+# The instances at which tests/test_prove.py pins rdyn prove's verdicts (options of rdyn prove;
+# eta None: the papers' step-size condition, rdyn prove's default).
+PROVE_INSTANCES = (
+    {"D": 9, "K": 3, "activation": "relu", "vstar_norm2": 1.0, "eta": None,
+     "logit_scale": "D"},
+    {"D": 7, "K": 2, "activation": "identity", "vstar_norm2": 1.0, "eta": None, "logit_scale": "D"},
+    {"D": 7, "K": 2, "activation": "relu", "vstar_norm2": 1.0, "eta": None, "logit_scale": "sqrtD"},
+    {"D": 12, "K": 3, "activation": "relu", "vstar_norm2": 1.0, "eta": 0.01, "logit_scale": "D"},
+)
+# ledger labels decided by rdyn prove (Model A)
+PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+
+
+def _matches(check_id: str, pattern: str) -> bool:
+    from rdyn.verification.checks.registry import id_matches
+
+    return id_matches(check_id, pattern)
+
+
+def of_check(check_id: str) -> str:
+    for pattern, strength in CHECK_STRENGTH:
+        if _matches(check_id, pattern):
+            return strength
+    return "sampled"
+
+
+DERIVED_RATE_DOMAIN = ("the derived leading-order law as T -> oo (slow-manifold limit of the map, sympy limits) "
+                       "compared exactly with the printed form, for every D > K >= 1, eta > 0, ||V*||^2 > 0")
+
+
+def _basis(strength: str, ids) -> dict:
+    if strength == "proved":
+        derived = any(_matches(i, "A.errata.derived.*") for i in ids)
+        return {"domain": DERIVED_RATE_DOMAIN if derived else DOMAINS["proved"], "checks": list(ids)}
+    if strength == "certified":
+        return {"instances": [dict(i) for i in PROVE_INSTANCES], "by": "rdyn prove (docs/proofs.md)"}
+    if strength == "fitted":
+        return {"fits": list(ids)}
+    return {"points": list(ids)}
+
+
+def of_checks(ids) -> tuple[str | None, dict | None]:
+    """(strength, basis) of a verdict decided by the checks ``ids`` (None, None when none ran)."""
+    ids = list(ids)
+    if not ids:
+        return None, None
+    strength = min((of_check(i) for i in ids), key=ORDER.index)
+    return strength, _basis(strength, ids)
+
+
+def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | None, dict | None]:
+    """(strength, basis) of a ledger verdict."""
+    if verdict == "not_checkable":
+        return None, None
+    if paper == "A" and label in PROVED_BY_PROVE:
+        return "certified", _basis("certified", ())
+    return of_checks(deciding_ids)
+
+
+def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dict | None]:
+    """(strength, basis) of a correction's verdict."""
+    if paper == "A" and label in PROVED_BY_PROVE:
+        return "certified", _basis("certified", ())
+    strength, basis = of_checks(deciding_ids)
+    return (strength or "sampled"), (basis or {"points": []})

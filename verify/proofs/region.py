@@ -1,0 +1,237 @@
+"""Steps t >= T0: an invariant region and interval branch and bound (python-flint ``arb``).
+
+Coordinates: ``e = exp(-x/scale)`` (``x = C2 + C3``; e decreases to 0 as t -> oo) and
+``w = (C1/C1*(e) - 1)/e^3`` (the lag of C1 behind the slow manifold, of order 1 because C1 relaxes
+to C1* at the rate lambda while C1* moves by O(e^3) per step). The region is the box
+
+    R = { 0 <= e <= e_top, w_lo <= w <= w_hi },
+
+``e_top`` the upper end of the certified ball of e(T0), the band ``[w_lo, w_hi]`` chosen around
+the slow-manifold lag ``w*(e)`` and the certified w(T0). One step of the map in these coordinates
+(no 0/0 anywhere, so e = 0 is a point of R like any other):
+
+    Delta x = e^2 X(e, w)                      X = dx_e2 of :mod:`.kernels` (atan(c e) = z - z^3 B)
+    e' = e r,  r = exp(-u),  u = e^2 X/scale
+    w' = (alpha(e) C1*(e) w + C1*'(xi) X phi(u)/scale) / (C1*(e') r^3),
+
+with ``1 - r = u phi(u)``, ``phi(u)`` in ``[1 - u/2, 1]`` for u >= 0, ``xi`` between e' and e
+(mean value theorem for ``C1*(e) - C1*(e')``), and ``B`` enclosed over the box
+(:func:`.balls.b_enclosure`). ``map(R)`` inside ``R`` holds when, on every box of a finite cover of
+R, ``X > 0`` (so e' <= e <= e_top) and the ball of w' lies in ``[w_lo, w_hi]``. Each statement's
+region condition (:data:`CONDITIONS`) must be certainly positive on every box; a box on which some
+pending condition is undecided is bisected (in e, or in w when its e-width is already small),
+down to a minimum width; the number of boxes is bounded by a budget.
+
+Region conditions (normalised by eta g2):
+  dx_upper          (eta g2 - X)/(e^m eta g2) >= 0        Delta x <= eta g2 e^2 (divided by e^m, m = 1, or 2
+                                                          for identity: 0 at e = 0 otherwise)
+  dx_lower          (X - q_min eta g2)/(eta g2) >= 0
+  dx_lower_factor   (X - q_min eta g2 (1 - |w| e^3))/(eta g2) >= 0   (|C1/C1* - 1| = |w| e^3)
+  dx_printed_lower  (X - c_printed)/(eta g2) >= 0 (logits/D)
+  dx_printed_upper  (c_printed - X)/(eta g2) >= 0 (logits/D)
+  increment_upper   e^-2 grows by at most 2 g2 eta/scale per step: e'^-2 - e^-2 = (2 X/scale) psi(v),
+                    v = 2 u, psi(v) = (exp(v) - 1)/v = 1 + v chi(v), chi in [1/2, exp(v)/2]; the condition
+                    (eta g2 - X)/e^m - X^2 (2 e^(2-m)/scale) chi >= 0
+  increment_lower   e^-2 grows by at least 2 q_min g2 eta/scale per step: implied by dx_lower (psi >= 1)
+  band_lower        1 + w e^3 - 0.95 >= 0                 C1 >= 0.95 C1* (Lemma D.17's band; not normalised)
+  band_upper        4 pi - w e^3 >= 0                     C1 <= (4 pi + 1) C1*
+  d5_upper          4/5 (A/F3)(K + N e)/(K (1 - e)) - w e^2 >= 0   Lemma D.5 (divided by e C1*; e_top < 1)
+  d15_lower         min(1 + w e^3 - 0.95, w e^2 + 4/5 (A/F3)(K + N e)/(K (1 - e))) >= 0   Lemma D.15
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
+
+CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_printed_lower", "dx_printed_upper",
+              "increment_upper", "increment_lower", "band_lower", "band_upper", "d5_upper", "d15_lower")
+MIN_E_WIDTH = 2.0 ** -40
+
+
+@dataclass(frozen=True)
+class Region:
+    e_top: float
+    w_lo: float
+    w_hi: float
+
+    def to_dict(self) -> dict:
+        return {"coordinates": "e = exp(-(C2+C3)/scale), w = (C1/C1*(e) - 1)/e^3",
+                "e": [0.0, self.e_top], "w": [self.w_lo, self.w_hi]}
+
+
+@dataclass
+class RegionResult:
+    region: Region
+    invariant: bool
+    decided: dict          # condition -> bool (certified on all of R)
+    margins: dict          # condition -> smallest certified normalised slack on R
+    boxes: int
+    seconds: float
+    reason: str | None     # where the budget ran out / what failed
+
+
+class BoxMap:
+    """Evaluates the map and the conditions on one box (arb balls)."""
+
+    def __init__(self, k, c, consts, atan_coefficient, slack_power: int = 1):
+        from flint import arb
+
+        self.k, self.c = k, c
+        self.scale = consts["scale"]
+        self.eg2 = consts["eta_g2"]
+        self.qmin = consts["q_min"]
+        self.printed_lower = consts.get("printed_d19_lower")
+        self.printed_upper = consts.get("printed_d19_upper")
+        self.cz = atan_coefficient   # ball or None
+        self.m = slack_power         # slack_upper is (eta g2 - X)/e^m
+        self.K, self.N = consts["K"], consts["N"]
+        self.arb = arb
+
+    def evaluate(self, e_lo, e_hi, w_lo, w_hi, pending, band):
+        arb = self.arb
+        E, W = ball(e_lo, e_hi), ball(w_lo, w_hi)
+        if self.cz is None:
+            Bz = arb(0)
+        else:
+            Bz = b_enclosure(max(0.0, lower(self.cz * arb(e_lo))), upper(self.cz * arb(e_hi)))
+        X = self.k.dx_e2(E, W, Bz, self.c)
+        res = {}
+        for cond in pending:
+            if cond == "invariant":
+                res[cond] = self._invariant(E, W, X, band)
+                continue
+            v = self._condition(cond, E, W, Bz, X)
+            res[cond] = (1 if v > 0 else (-1 if v < 0 else 0), v)
+        return res
+
+    def _condition(self, cond, E, W, Bz, X):
+        eg2 = self.eg2
+        if cond == "dx_upper":
+            return self.k.slack_upper(E, W, Bz, self.c) / eg2
+        if cond in ("dx_lower", "increment_lower"):
+            return (X - self.qmin * eg2) / eg2
+        if cond == "dx_lower_factor":   # factor 1 - |C1/C1* - 1| = 1 - |w| e^3
+            return (X - self.qmin * eg2 * (1 - abs(W) * E * E * E)) / eg2
+        if cond == "dx_printed_lower":
+            return (X - self.printed_lower) / eg2
+        if cond == "dx_printed_upper":
+            return (self.printed_upper - X) / eg2
+        if cond == "d5_upper":        # (C1*-factor - C1/C1*)/e: 4/5 (A/F3) (K + N e)/(K (1 - e)) - w e^2
+            K, N = self.K, self.N
+            return (4 * self.k.a_over_f3(E, self.c) * (K + N * E) / (5 * K * (1 - E)) - W * E * E)
+        if cond == "d15_lower":       # 1 + w e^3 >= max(0.95, 1 - 4/5 (A/F3) e (K + N e)/(K (1 - e))): the
+            K, N = self.K, self.N     # smaller of the two slacks (the second divided by e)
+            second = W * E * E + 4 * self.k.a_over_f3(E, self.c) * (K + N * E) / (5 * K * (1 - E))
+            first = 1 + W * E * E * E - self.arb("0.95")
+            return first if first < second else (second if second < first else hull(first, second))
+        if cond == "band_lower":      # C1/C1* = 1 + w e^3 >= 0.95
+            return 1 + W * E * E * E - self.arb("0.95")
+        if cond == "band_upper":      # C1/C1* <= 4 pi + 1
+            return 4 * self.arb.pi() - W * E * E * E
+        if cond == "increment_upper":
+            v = 2 * E * E * X / self.scale
+            chi = hull(self.arb(1) / 2, v.exp() / 2)
+            tail = X * X * 2 * chi / self.scale * (E if self.m == 1 else 1)   # X (psi - 1)/e^m
+            return (self.k.slack_upper(E, W, Bz, self.c) - tail) / eg2
+        raise KeyError(cond)
+
+    def _invariant(self, E, W, X, band):
+        arb = self.arb
+        k, c = self.k, self.c
+        S = k.star(E, c)
+        # X > 0: e' <= e; C1*(e) > 0 and 1 + w e^3 > 0: C1 > 0, the branch of the map used
+        if not (X > 0 and S > 0 and 1 + W * E * E * E > 0):
+            return (0, None)
+        u = E * E * X / self.scale
+        r = (-u).exp()
+        phi = hull(1 - u / 2, arb(1))
+        Ep = E * r
+        xi = hull(Ep, E)
+        Wp = (k.alpha(E, c) * W * S + k.star_prime(xi, c) * X * phi / self.scale) / (k.star(Ep, c) * r * r * r)
+        inside = Wp.lower() >= band[0] and Wp.upper() <= band[1]
+        if inside:
+            return (1, Wp)
+        outside = Wp.upper() < band[0] or Wp.lower() > band[1]
+        return (-1 if outside else 0, Wp)
+
+
+def prove_region(bm: BoxMap, region: Region, conditions, *, max_boxes: int) -> RegionResult:
+    """Branch and bound over R for invariance and every condition (see the module docstring)."""
+    t0 = time.perf_counter()
+    band = (region.w_lo, region.w_hi)
+    decided = {c: True for c in conditions}
+    margins = {c: math.inf for c in conditions}
+    invariant = True
+    reason = None
+    stack = [(0.0, region.e_top, region.w_lo, region.w_hi, ("invariant",) + tuple(conditions))]
+    boxes = 0
+    while stack:
+        e_lo, e_hi, w_lo, w_hi, pending = stack.pop()
+        pending = tuple(p for p in pending if p == "invariant" and invariant or decided.get(p, False))
+        if not pending:
+            continue
+        boxes += 1
+        if boxes > max_boxes:
+            reason = (f"box budget {max_boxes} exhausted at e in [{e_lo:.6g}, {e_hi:.6g}], "
+                      f"w in [{w_lo:.6g}, {w_hi:.6g}] (pending: {', '.join(pending)})")
+            for p in pending + tuple(q for b in stack for q in b[4]):
+                if p == "invariant":
+                    invariant = False
+                else:
+                    decided[p] = False
+            break
+        res = bm.evaluate(e_lo, e_hi, w_lo, w_hi, pending, band)
+        left = []
+        for p, (sign, value) in res.items():
+            if sign > 0:
+                if p != "invariant":
+                    margins[p] = min(margins[p], lower(value))
+                continue
+            left.append(p)
+        if not left:
+            continue
+        if e_hi - e_lo <= MIN_E_WIDTH * max(region.e_top, 1e-300) and w_hi - w_lo <= 2.0**-30 * (band[1] - band[0]):
+            where = f"e in [{e_lo:.6g}, {e_hi:.6g}], w in [{w_lo:.6g}, {w_hi:.6g}]"
+            for p in left:
+                if p == "invariant":
+                    invariant = False
+                    reason = reason or f"invariance not shown on the box {where}"
+                else:
+                    decided[p] = False
+                    reason = reason or f"{p} not shown on the box {where}"
+            continue
+        e_rel = (e_hi - e_lo) / region.e_top
+        w_rel = (w_hi - w_lo) / (band[1] - band[0])
+        if e_rel >= w_rel * 0.25 and e_hi - e_lo > MIN_E_WIDTH * region.e_top:
+            m = (e_lo + e_hi) / 2
+            stack += [(e_lo, m, w_lo, w_hi, tuple(left)), (m, e_hi, w_lo, w_hi, tuple(left))]
+        else:
+            m = (w_lo + w_hi) / 2
+            stack += [(e_lo, e_hi, w_lo, m, tuple(left)), (e_lo, e_hi, m, w_hi, tuple(left))]
+    if not invariant:
+        decided = {c: False for c in conditions}
+    margins = {c: (v if decided[c] and v != math.inf else None) for c, v in margins.items()}
+    return RegionResult(region, invariant, decided, margins, boxes, time.perf_counter() - t0, reason)
+
+
+def choose_region(bm: BoxMap, e_top: float, w_T0, pad: float = 0.5, grid: int = 64) -> Region:
+    """A band around the slow-manifold lag: w*(e) = C1*'(e) X/(scale C1*(e) (1 - alpha(e))) at
+    midpoints on a grid of [0, e_top], and the certified w(T0); widened by ``pad`` times the
+    larger of its width and its largest |w|. (Any band may be tried; invariance is what is proved.)"""
+    from flint import arb
+
+    k, c = bm.k, bm.c
+    values = [float(w_T0.lower()), float(w_T0.upper())]
+    for i in range(grid + 1):
+        e = arb(e_top * i / grid)
+        z = None if bm.cz is None else bm.cz * e
+        Bz = arb(0) if z is None else (arb(1) / 3 if i == 0 else arb(b_enclosure(lower(z), upper(z)).mid()))
+        X = k.dx_e2(e, arb(0), Bz, c)
+        ws = k.star_prime(e, c) * X / (bm.scale * k.star(e, c) * (1 - k.alpha(e, c)))
+        values.append(float(ws.mid()))
+    lo, hi = min(values), max(values)
+    width = max(hi - lo, abs(lo), abs(hi), 1e-30)
+    return Region(math.nextafter(e_top, math.inf), lo - pad * width, hi + pad * width)

@@ -1,0 +1,162 @@
+"""The collapsed map of Model A (seed 000, Lemma D.2; derived in :mod:`rdyn.derivations.model_a`) in the
+forms the proofs need, derived with sympy from the same catalogue expressions as every iterator.
+
+Parameters are kept symbolic (``sK = sqrt(K)``, ``sN = sqrt(D - K)``, ``eta``, ``M = ||V*||_F^2``,
+``kappa``), so one reduction serves every instance of an activation and logit scale. On the
+``C1 > 0`` branch, with ``e = exp(-x/scale)``, ``x = C2 + C3`` (``C3 = K/(D-K) C2`` along the
+trajectory, so ``x`` carries the whole attention state):
+
+* ``C1' = alpha(e) C1 + beta(e)`` (affine in ``C1``; so ``C1`` enters its update once, and
+  ``C1*(e) = beta/(1 - alpha)`` is the fixed point of Section D.2);
+* ``Delta x = (D/(D-K)) (C2' - C2)``, a function of ``(C1, e)``.
+
+For the region ``e -> 0`` the 0/0 quotients are written in closed form: every ``atan(c e)`` of the
+map is replaced by ``z - z^3 B`` with ``z = c e`` and ``B = (z - atan z)/z^3`` a separate
+variable (enclosed by :func:`rdyn.verification.proofs.region.b_enclosure`), ``C1`` by
+``C1*(e) (1 + w e^3)``; then ``Delta x / e^2`` and ``(eta g2 - Delta x/e^2)/e^m`` (m = 1, or 2 where the e^1 term vanishes too: identity) are polynomial
+quotients whose numerators are divided by the power of ``e`` exactly (a nonzero remainder is an
+error, never dropped). ``eta g2`` (the leading late-phase constant, Lemma D.19 corrected) comes out as
+``Delta x/e^2`` at ``e = 0`` and is checked against :mod:`rdyn.derivations.late_phase`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+sK, sN = sp.symbols("sK sN", positive=True)
+eta, M, kappa, s0 = sp.symbols("eta M kappa s0", positive=True)
+e, w, B, C1, x = sp.symbols("e w B C1 x", real=True)
+PARAMETERS = (sK, sN, eta, M, kappa, s0)
+VARIABLES = frozenset({e, w, B, C1, x})
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """sympy expressions of one activation and logit scale (parameters symbolic)."""
+
+    activation: str
+    scale: str
+    scale_expr: sp.Expr        # D or sqrt(D), in sK, sN
+    alpha: sp.Expr             # dC1'/dC1 (e)
+    beta: sp.Expr              # C1' at C1 = 0 (e)
+    c1_zero_branch: sp.Expr    # C1(1) from the exact initial state (C1 = 0 branch at e = 1)
+    dx: sp.Expr                # Delta x (C1, e)
+    star: sp.Expr              # C1*(e)
+    star_prime: sp.Expr        # dC1*/de
+    atan_coefficient: sp.Expr | None   # c in atan(c e) (None: no atan, identity)
+    dx_over_e2: tuple          # (numerator, denominator) in e, w, B: Delta x / e^2
+    slack_upper_over_e: tuple  # (numerator, denominator): (eta g2 - Delta x/e^2)/e^slack_power
+    eta_g2: sp.Expr            # Delta x/e^2 at e = 0
+    slack_power: int = 1       # the power of e dividing eta g2 - Delta x/e^2 (1; 2 for identity)
+    a_over_f3: sp.Expr = None  # Lemma D.5's A(t)/(A(t)+B(t)) = A/F3 as a function of e (no 0/0)
+
+
+def _internal(expr: sp.Expr) -> sp.Expr:
+    from rdyn.derivations import model_a as ma
+
+    expr = expr.subs({ma.N: sN**2}).subs({ma.D: sK**2 + sN**2, ma.K: sK**2, ma.eta: eta,
+                                          ma.vstar_norm2: M, ma.kappa: kappa, ma.s0: s0})
+    return sp.powsimp(sp.powdenest(expr, force=True), force=True)
+
+
+def _exact_quotient(numerator: sp.Expr, power: int) -> sp.Poly:
+    """``numerator / e^power`` as a polynomial in e (coefficients in w, B and the parameters);
+    raises if a low coefficient does not vanish identically."""
+    poly = sp.Poly(sp.expand(numerator), e)
+    coeffs = poly.all_coeffs()[::-1]   # c0, c1, ...
+    for k in range(power):
+        if k < len(coeffs) and sp.expand(coeffs[k]) != 0:
+            raise ArithmeticError(f"e^{k} coefficient does not vanish: {sp.factor(coeffs[k])}")
+    return sp.Poly(list(reversed(coeffs[power:])), e)
+
+
+def _horner(poly: sp.Poly) -> sp.Expr:
+    """Horner form in e; each coefficient expanded in (w, B)."""
+    out = sp.S.Zero
+    for c in poly.all_coeffs():
+        out = sp.Add(sp.Mul(out, e, evaluate=False), sp.expand(c), evaluate=False) if out != 0 else sp.expand(c)
+    return out
+
+
+@lru_cache(maxsize=None)
+def reduced(activation: str, scale: str = "D") -> Reduced:
+    """The reduction of the module docstring (a few tenths of a second of sympy)."""
+    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.catalog import model_a_expressions
+
+    xs = model_a_expressions(activation, scale)
+    rename = {ma.out_group_ratio: e, ma.C1: C1}
+    c1n = _internal(xs["C1_next_positive"].subs(rename))
+    c2n = _internal(xs["C2_next_positive"].subs(rename))
+    star = _internal(xs["C1_star"].subs(rename))
+    zero = _internal(xs["C1_next_zero"].subs(rename)).subs(e, 1)
+    alpha = sp.simplify(sp.diff(c1n, C1))
+    assert sp.diff(alpha, C1) == 0, "C1' is not affine in C1"
+    beta = sp.simplify(c1n.subs(C1, 0))
+    scale_expr = sK**2 + sN**2 if scale == "D" else sp.sqrt(sK**2 + sN**2)
+    dx = sp.simplify((c2n - ma.C2) * (sK**2 + sN**2) / sN**2)
+    assert ma.C2 not in dx.free_symbols
+    # C1* is the fixed point of the C1 update
+    assert sp.simplify(alpha * star + beta - star) == 0, "C1* is not the fixed point of C1'"
+    atans = (dx.atoms(sp.atan) | star.atoms(sp.atan) | alpha.atoms(sp.atan) | beta.atoms(sp.atan))
+    coefficient = None
+    if atans:
+        coefficients = {sp.simplify(a.args[0] / e) for a in atans}
+        assert len(coefficients) == 1 and not (next(iter(coefficients)).free_symbols & {e}), atans
+        coefficient = next(iter(coefficients))
+    subs_b = {} if coefficient is None else {sp.atan(coefficient * e): coefficient * e - (coefficient * e) ** 3 * B}
+
+    def b_form(expr):
+        return expr.xreplace(subs_b) if subs_b else expr
+
+    star_b = b_form(star)
+    dx_w = sp.together(b_form(dx).subs(C1, star_b * (1 + w * e**3)))
+    num, den = sp.fraction(dx_w)
+    q_num = _exact_quotient(num, 2)
+    den_poly = sp.Poly(sp.expand(den), e)
+    eta_g2 = sp.simplify(q_num.eval(0) / den_poly.eval(0))
+    assert not (eta_g2.free_symbols & {w, B}), eta_g2
+    # (eta g2 - N/Dd)/e^m = (eta g2 Dd - N)/(e^m Dd), m the largest power of e that divides the
+    # numerator identically in w and B (at most 2: the slack is then positive at e = 0)
+    slack = sp.expand(eta_g2 * den_poly.as_expr() - q_num.as_expr())
+    power = 1
+    s_num = _exact_quotient(slack, 1)
+    try:
+        s_num, power = _exact_quotient(slack, 2), 2
+    except ArithmeticError:
+        pass
+    return Reduced(activation, scale, scale_expr, alpha, beta, zero, dx, star, sp.diff(star, e),
+                   coefficient, (_horner(q_num), _horner(den_poly)), (_horner(s_num), _horner(den_poly)), eta_g2,
+                   power, a_over_f3(activation))
+
+
+def a_over_f3(activation: str) -> sp.Expr:
+    """Lemma D.5/D.6: ``A/(A+B) = A/F3`` with A = E[s(p u) s'(y) p u], F3 = E[s(x1) s(x1+x2)] (the
+    Appendix F expectations of :mod:`rdyn.derivations.gaussian`, as in the ledger's D.5 check) at
+    ``p = 1/(K + N e)``; ``acos(sqrt(K)/sqrt(K + N e^2))`` is rewritten ``atan(sqrt(N/K) e)``
+    (equal for e >= 0), so the form is regular at e = 0 (p = 1/K)."""
+    from rdyn.derivations import gaussian as g
+    from rdyn.derivations import model_a as ma
+
+    p = sp.Symbol("p", positive=True)
+    Ks, Ns = ma.K, ma.N
+    q = (1 - Ks * p) / Ns
+
+    def f(name, a, b):
+        return g.appendix_f(name, activation).subs({g.a_var: a, g.b_var: b}, simultaneous=True)
+
+    ratio = f("E[x1 s(x1) s'(x1+x2)]", Ks * p**2, Ns * q**2) / f("E[s(x1) s(x1+x2)]", Ks * p**2, Ns * q**2)
+    ratio = sp.simplify(ratio.subs(p, 1 / (Ks + Ns * e)))
+    ratio = ratio.subs({Ks: sK**2, Ns: sN**2, g.kappa: kappa})
+    ratio = sp.powsimp(sp.powdenest(ratio, force=True), force=True)
+    ratio = ratio.replace(lambda z: isinstance(z, sp.acos), lambda z: sp.atan(sN * e / sK))
+    assert not ratio.atoms(sp.acos), ratio
+    return sp.simplify(ratio)
+
+
+def instance_parameters(D: int, K: int, eta_value, M_value, kappa_value) -> dict:
+    """sympy values of the symbolic parameters (eta, M, kappa exact rationals of their decimals)."""
+    return {sK: sp.sqrt(K), sN: sp.sqrt(D - K), eta: sp.Rational(eta_value), M: sp.Rational(M_value),
+            kappa: sp.Rational(kappa_value)}
