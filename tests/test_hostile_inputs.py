@@ -520,6 +520,7 @@ ISSUE_32_REFUSED = [
     (["teacher", "--D", "1e19", "--K", "4"], "--D must be in 2..1000000000000000000"),
     (["ln", "--model", "looped", "--L", "1e300"], "--L must be at most 9223372036854775807"),
     (["crosscheck", "--d", "1e300"], "got 1.000e+300 (an integer of 301 digits)"),
+    (["prove", "--D", "1e300"], "--D must be in 2..10000, got 1.000e+300"),
     # an explicit activation that conflicts with the formula
     (["teacher", "--activation", "relu", "--activation-expr", "x+tanh(x)"],
      "--activation-expr goes with --activation expr"),
