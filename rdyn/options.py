@@ -1093,19 +1093,10 @@ def option_types_source() -> str:
 def write_option_types(path: str | None = None) -> str:
     """(Re)write rdyn/option_types.py from the table (a temporary sibling, then renamed);
     returns the path."""
-    import tempfile
+    from rdyn.reduced_dynamics.runs.atomic_files import write_text_atomic
 
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), OPTION_TYPES_MODULE)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
-                               dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(option_types_source())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    write_text_atomic(path, option_types_source())   # the one helper of every writer
     return path
 
 
