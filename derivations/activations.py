@@ -165,8 +165,10 @@ def lambdify_for(args, expr: sp.Expr, backend: str, bits: int = 53):
     if backend == "numpy":
         import functools   # the numpy printer writes Max/Min as functools.reduce(numpy.maximum, ...)
 
-        return sp.lambdify(args, expr, modules=[{"erf": _np_erf(), "functools": functools}, "numpy"],
-                           printer=_NumpyErfPrinter)
+        names = {"functools": functools}
+        if expr.has(sp.erf):   # scipy.special costs 0.5 s to import: only where erf is used
+            names["erf"] = _np_erf()
+        return sp.lambdify(args, expr, modules=[names, "numpy"], printer=_NumpyErfPrinter)
     if backend == "arb":
         return sp.lambdify(args, expr, modules=[_arb_module(bits)], printer=_ArbPrinter)
     return sp.lambdify(args, expr, modules=["mpmath"])

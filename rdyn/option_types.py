@@ -35,6 +35,7 @@ class TeacherOptions:
     tstar_attention: float | None
     quiet: bool
     method: Literal['map', 'flow', 'slow']
+    smooth_route: Literal['auto', 'table', 'exact'] | None
     precision: Literal['float64', 'dd', 'arb'] | None
     certify: bool
     checkpoint: str | os.PathLike[str] | None

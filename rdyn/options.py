@@ -369,6 +369,14 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "(limits, not step counts). Smooth activations: both, float64 only, C1* solved "
            "numerically per s, derivatives without closed form by central differences "
            "(docs/any_activation.md)", choices=("map", "flow", "slow")),
+    Option("smooth_route", "choice", None, "smooth activations, float64: how each step's "
+           "moments are computed. auto (default) or table: tabulated (piecewise Chebyshev tiles "
+           "built from the Gauss-Hermite rule, docs/any_activation.md); exact: the compiled "
+           "closed forms (erf, gelu) or Gauss-Hermite rule (the others) at every step",
+           choices=("auto", "table", "exact"),
+           applies=lambda v: _smooth(v) and v["dps"] is None and v["method"] == "map",
+           refusal="--smooth-route applies to float64 map runs of the smooth activations "
+           "(erf, tanh, gelu, softplus, sigmoid, expr) only"),
     Option("precision", "choice", None, "arithmetic: float64 (default without --dps), arb "
            "(python-flint, --dps digits; default with --dps) or dd: compiled double-double, 106 "
            "bits (~31 digits), about 17x the arb speed, for long runs; reported with --dps "
@@ -377,8 +385,9 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
     Option("certify", "flag", False, "also iterate with rigorous enclosures: outward-rounded "
            "float64 intervals (compiled; default, also with --precision dd) or, with --dps "
            "(arb), arb balls; --activation erf|gelu: arb balls always (closed-form "
-           "expectations; working precision adapted to certify --dps digits, default 30), "
-           "other smooth activations are refused (no rigorous quadrature bound). JSON gains "
+           "expectations; working precision adapted to certify --dps digits, default 30); "
+           "tanh|softplus|sigmoid: arb balls with a strip quadrature of proved remainder "
+           "(radii about 1e-15); formulas are refused (no derived strip bound). JSON gains "
            "'certified' (t1 and T* proven), 'radius' (relative, final step), "
            "'certified_backend' (interval64 | arb) and 'certificate' (with the final "
            "enclosure). With --checkpoint FILE the interval64 pass checkpoints to FILE's "

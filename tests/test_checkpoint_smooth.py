@@ -36,7 +36,11 @@ SIGNAL_CASES = [
     # slow: the subprocess compiles erf's closed form with numba (about 20 s on 2 busy cores)
     pytest.param(["--activation", "erf"], 1_000_000, id="erf-float64-compiled",
                  marks=pytest.mark.slow),
-    pytest.param(["--activation", "tanh"], 40_000, id="tanh-float64-compiled-rule"),
+    pytest.param(["--activation", "tanh", "--smooth-route", "exact"], 40_000,
+                 id="tanh-float64-compiled-rule"),
+    # the tabulated route (the float64 default since issue 31): 4-5e6 steps/s
+    pytest.param(["--activation", "tanh"], 6_000_000, id="tanh-float64-table",
+                 marks=pytest.mark.slow),
     pytest.param(["--activation", "erf", "--dps", "30"], 120, id="erf-dps30",
                  marks=pytest.mark.slow),
     pytest.param(["--activation", "tanh", "--dps", "30"], 80, id="tanh-dps30",
@@ -68,8 +72,13 @@ def test_sigterm_then_resume_is_byte_identical(tmp_path, capsys, activation, ste
 
 def _interrupt_after(monkeypatch, factory_name: str, chunks: int):
     """Make the ``chunks + 1``-th chunk of the next smooth run raise KeyboardInterrupt half way
-    (its state partly advanced: the driver must fall back to the chunk's start)."""
-    real = getattr(ms, factory_name)
+    (its state partly advanced: the driver must fall back to the chunk's start).
+    ``factory_name``: a function of model_a_smooth, or "TableRoute.advancer" (smooth_tables)."""
+    from rdyn.reduced_dynamics.model_a import smooth_tables as st
+
+    owner = st.TableRoute if factory_name == "TableRoute.advancer" else ms
+    factory_name = factory_name.split(".")[-1]
+    real = getattr(owner, factory_name)
     calls = {"n": 0}
 
     def factory(*args, **kwargs):
@@ -84,18 +93,19 @@ def _interrupt_after(monkeypatch, factory_name: str, chunks: int):
 
         return wrapped
 
-    monkeypatch.setattr(ms, factory_name, factory)
+    monkeypatch.setattr(owner, factory_name, factory)
     return calls
 
 
-@pytest.mark.parametrize("name,dps,factory,chunk", [
-    ("erf", None, "_compiled_advance", "compiled"),
-    ("gelu", None, "_compiled_advance", "compiled"),
-    ("tanh", None, "_compiled_advance", "rule"),   # CHUNK["rule"]: lattice points (n = 128)
-    ("sigmoid", 20, "_quadrature_advance", "precise"),
+@pytest.mark.parametrize("name,dps,factory,chunk,route", [
+    ("erf", None, "_compiled_advance", "compiled", "exact"),
+    ("gelu", None, "_compiled_advance", "compiled", "exact"),
+    ("tanh", None, "_compiled_advance", "rule", "exact"),   # CHUNK["rule"]: lattice points (n = 128)
+    ("tanh", None, "TableRoute.advancer", "compiled", "auto"),   # the tables (issue 31)
+    ("sigmoid", 20, "_quadrature_advance", "precise", "auto"),
 ])
 def test_interrupted_mid_chunk_resumes_bit_identically(tmp_path, monkeypatch, name, dps, factory,
-                                                      chunk):
+                                                      chunk, route):
     """Simulated Ctrl-C in the third chunk (half advanced), in-process: Interrupted names the
     chunk boundary saved; the resume equals the uninterrupted run in every reported field,
     including the captured (record) states and the default run's stop at 2 T*."""
@@ -106,16 +116,17 @@ def test_interrupted_mid_chunk_resumes_bit_identically(tmp_path, monkeypatch, na
     size = 7 if dps is not None else 97   # steps per chunk
     setting = size * 128 * 128 if chunk == "rule" else size
     monkeypatch.setitem(ms.CHUNK, chunk, setting)
-    reference = ms.run(config, steps, record=[3, 33], dps=dps)
+    reference = ms.run(config, steps, record=[3, 33], dps=dps, route=route)
     path = str(tmp_path / "c.npz")
     calls = _interrupt_after(monkeypatch, factory, 2)
     with pytest.raises(ck.Interrupted) as info:
-        ms.run(config, steps, record=[3, 33], dps=dps, checkpoint=path, checkpoint_every=1e9)
+        ms.run(config, steps, record=[3, 33], dps=dps, checkpoint=path, checkpoint_every=1e9,
+               route=route)
     assert info.value.step == 2 * size and calls["n"] == 3
     assert chunk != "rule" or reference.nodes == 128
     monkeypatch.undo()   # the real advance again, the same chunk size
     monkeypatch.setitem(ms.CHUNK, chunk, setting)
-    resumed = ms.run(config, steps, record=[3, 33], dps=dps, resume=path)
+    resumed = ms.run(config, steps, record=[3, 33], dps=dps, resume=path, route=route)
     for key in ("steps", "t1", "T_star", "lost_at_step", "final", "record", "loss_curve",
                 "loss_slope", "nodes", "quadrature_error", "backend"):
         assert getattr(resumed, key) == getattr(reference, key), key

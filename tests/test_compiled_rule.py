@@ -47,7 +47,7 @@ def test_compiled_rule_run_equals_the_numpy_step(name, formula):
     """400 steps: every state of the compiled run within 1e-14 relative of the numpy loop's
     (1e-300 absolute at the zero start), the same t1, T* and lost_at_step."""
     config = _config(name, formula)
-    run = ms.run(config, STEPS, record=range(STEPS + 1))
+    run = ms.run(config, STEPS, record=range(STEPS + 1), route="exact")   # not the tables
     assert compiled_rule_loop(config.activation, run.nodes) is not None   # the compiled route
     ref = numpy_trajectory(config, run.nodes, STEPS)
     assert (run.t1, run.T_star, run.lost_at_step) == (ref.t1, ref.T_star, ref.lost)
@@ -127,12 +127,12 @@ def test_formula_numba_cannot_compile_runs_on_the_numpy_step(capsys, monkeypatch
     formula = "x/2 + tanh(x)/4"
     monkeypatch.setattr(mcr, "compiled_rule_loop", lambda activation, nodes: None)
     rc = cli.main(["teacher", "--activation-expr", formula, "--D", "8", "--K", "2", "--M", "2",
-                   "--eta", "0.2", "--steps", "30", "--quiet"])
+                   "--eta", "0.2", "--steps", "30", "--quiet", "--smooth-route", "exact"])
     out, err = capsys.readouterr()
     assert rc == 0 and "Traceback" not in err and "t1 = " in out
     assert "does not compile under numba" in err and len(err.strip().splitlines()) == 1
     config = _config("expr", formula)
-    run = ms.run(config, 30)
+    run = ms.run(config, 30, route="exact")
     capsys.readouterr()
     ref = numpy_trajectory(config, run.nodes, 30)
     assert (float(run.final.C1), float(run.final.C2), float(run.final.C3)) == tuple(ref.captured[30])

@@ -121,8 +121,9 @@ def run_smooth(v: TeacherOptions, config, thresholds):
         return run_limits(v, config, thresholds)
     for flag, given, why in (
             ("--certify", v.certify and not certifiable(config.activation.name),
-             "its Gaussian expectations have no closed form, and the quadrature has no "
-             "rigorous error bound (certified: erf, gelu)"),
+             "the certified quadrature needs a strip of analyticity with bounds on sigma, "
+             "sigma', sigma'' there, derived for tanh, softplus and sigmoid, not for a formula "
+             "(certified: erf, gelu, tanh, softplus, sigmoid)"),
             ("--precision", v.precision not in (None, "float64", "arb"), "use --dps N")):
         require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
     require(v.precision != "arb" or v.dps is not None, "--precision arb needs --dps N")
@@ -139,6 +140,7 @@ def run_smooth(v: TeacherOptions, config, thresholds):
                                      thresholds.tstar_attention, v.dps,
                                      progress=not v.quiet, min_default_steps=MIN_DEFAULT_STEPS,
                                      on_rule=smooth_announcer(v, config, thresholds),
+                                     route=v.smooth_route or "auto",
                                      **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
@@ -163,7 +165,8 @@ def run_smooth(v: TeacherOptions, config, thresholds):
         "quadrature": {"nodes": result.nodes, "error_estimate": result.quadrature_error,
                        "rule": "Gauss-Hermite" + (" (inner average closed form)"
                                                   if config.activation.name in ("erf", "gelu")
-                                                  else " tensor")},
+                                                  else " tensor"),
+                       "route": result.route, "table_error": result.table_error},
     }
     certificate = None
     if v.certify:

@@ -122,6 +122,9 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
     if getattr(result, "nodes", None) is not None:
         lines.append(f"  quadrature: {result.nodes}-point Gauss-Hermite, estimated error "
                      f"{result.quadrature_error:.1e}")
+        if getattr(result, "route", None) == "table":
+            lines.append(f"  steps: moments from piecewise Chebyshev tiles of that rule, table "
+                         f"error {result.table_error:.1e} (--smooth-route exact: the rule)")
     for t, r in sorted(result.record.items()):
         lines.append(f"  t={t}: C1={format_real(r.C1, 12, dps=dps)} C2={format_real(r.C2, 12, dps=dps)} "
                      f"C3={format_real(r.C3, 12, dps=dps)} p={format_real(r.p, 12, dps=dps)} loss={format_real(r.loss, 12, dps=dps)}")

@@ -1,5 +1,7 @@
 """Certified iteration of Model A's collapsed map for a smooth activation whose expectations
-are all closed forms (erf, GELU; issue 22), on python-flint ``arb`` balls.
+are all closed forms (erf, GELU; issue 22), on python-flint ``arb`` balls. tanh, softplus
+and sigmoid (no closed forms) go to :mod:`rdyn.reduced_dynamics.certified.strip` (issue 31):
+a strip quadrature with a proved remainder, the same loop.
 
 The map is :mod:`rdyn.reduced_dynamics.model_a.smooth`'s (derived in
 :mod:`rdyn.derivations.model_a_general`): ``C1' = C1 + eta D m2``, ``C2' = C2 - eta g_in /
@@ -77,10 +79,13 @@ def ball_map(name: str):
 
 
 def certifiable(name: str) -> bool:
-    """True for the activations with every expectation closed (erf, gelu)."""
+    """True for the activations with every expectation closed (erf, gelu) and for those whose
+    strip of analyticity is derived (tanh, softplus, sigmoid: the certified quadrature of
+    :mod:`rdyn.reduced_dynamics.certified.strip`)."""
     from rdyn.derivations.activations import CLOSED_MOMENTS
+    from rdyn.reduced_dynamics.certified.strip import strip_certifiable
 
-    return name in CLOSED_MOMENTS
+    return name in CLOSED_MOMENTS or strip_certifiable(name)
 
 
 def log2_relative_radius(state) -> float:
@@ -134,8 +139,12 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
     should certify (default 30); the working precision is chosen as the module docstring says,
     or fixed at ``prec`` bits (no adaptation). ``tstar_level`` overrides the T* level (string,
     arb ball or number)."""
+    from rdyn.reduced_dynamics.certified.strip import certified_strip_run, strip_certifiable
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
+    if strip_certifiable(config.activation.name):   # no closed forms: certified quadrature
+        return certified_strip_run(config, eta, steps, thresholds, tstar_level,
+                                   min_default_steps)
     if not certifiable(config.activation.name):
         raise ValueError(f"no certified iteration for activation {config.activation.label}")
     thresholds = thresholds or Thresholds()

@@ -28,12 +28,28 @@ class GaussRule:
 
 @lru_cache(maxsize=32)
 def float64_rule(n: int) -> GaussRule:
-    """The n-point rule in float64 (weights normalised to sum 1; none pruned)."""
-    nodes, weights = np.polynomial.hermite_e.hermegauss(n)
-    weights = weights / weights.sum()
+    """The n-point rule in float64 (weights normalised to sum 1; none pruned). numpy's
+    ``hermegauss`` is O(n^3) (0.1 s at n = 256); its result is kept in the source cache of
+    :mod:`rdyn.reduced_dynamics.kernel_cache` as the exact decimal forms (``repr``) of the
+    floats, read back as the same bits (:func:`_float64_rule_text`)."""
+    values = [float(v) for v in _float64_rule_text(n).split()]
+    nodes, weights = np.array(values[:n]), np.array(values[n:])
     nodes.setflags(write=False)
     weights.setflags(write=False)
     return GaussRule(n, nodes, weights)
+
+
+def _float64_rule_text(n: int) -> str:
+    """The normalised n-point float64 rule as text: n nodes, then n weights, one ``repr`` a
+    line (read from the source cache; computed with ``hermegauss`` when missing)."""
+    from rdyn.reduced_dynamics.runs import kernel_cache
+
+    def generate():
+        nodes, weights = np.polynomial.hermite_e.hermegauss(n)
+        weights = weights / weights.sum()
+        return "\n".join(repr(float(v)) for v in (*nodes, *weights)) + "\n"
+
+    return kernel_cache.cached_source("gauss_hermite_float64", (int(n),), generate)
 
 
 @lru_cache(maxsize=32)

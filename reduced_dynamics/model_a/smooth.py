@@ -87,6 +87,31 @@ class SmoothConfig:
 # Backends: float64 numpy arrays, or object arrays of arb balls / mpf numbers
 # --------------------------------------------------------------------------------------------
 
+def _numpy_smoothing(name: str):
+    """``smoothing_functions(name, "numpy")`` (erf's and GELU's closed inner averages) through
+    the source cache of :mod:`rdyn.reduced_dynamics.runs.kernel_cache`: sympy derives them
+    (about 1.5 s of integration) once per machine; a warm process reads the printed numpy
+    source back (sealed by its sha256) instead."""
+    import inspect
+
+    from rdyn.reduced_dynamics.runs import kernel_cache
+
+    if name not in COMPILED:
+        return None
+
+    def generate():
+        funcs = smoothing_functions(name, "numpy")
+        return "".join(inspect.getsource(f).replace("_lambdifygenerated", f"S{k}") + "\n"
+                       for k, f in enumerate(funcs))
+
+    from scipy.special import erf
+
+    namespace = {"numpy": np, "erf": erf}
+    exec(compile(kernel_cache.cached_source("smoothing_numpy", (name,), generate),   # noqa: S102
+                 f"<rdyn smoothing [{name}]>", "exec"), namespace)
+    return namespace["S0"], namespace["S1"]
+
+
 class Numbers:
     """Scalar construction and elementwise functions of one backend."""
 
@@ -98,7 +123,7 @@ class Numbers:
             self.sqrt, self.exp = math.sqrt, math.exp
             funcs = numeric_functions(activation, "numpy")
             self.sigma, self.dsigma, self.d2sigma = funcs
-            smooth = smoothing_functions(activation.name, "numpy")
+            smooth = _numpy_smoothing(activation.name)
         else:
             self.kind = "arb" if activation.name != "expr" else "mpmath"
             self.bits = int(math.ceil((dps + 12) * 3.3219280948873626))
@@ -194,7 +219,14 @@ class Expectations:
         self.scale = self.D if config.logit_scale == "D" else num.sqrt(self.D)
         self.w, self.z = rule.weights, rule.nodes
         self.teacher_square = teacher_square(config, num)  # E[sigma(r Y1)^2], once
-        self._grad_in, self._grad_out = logit_gradient_functions()
+
+    @property
+    def _grad_in(self):   # derived on first use (sympy, ~1 s): the tabulated route needs none
+        return logit_gradient_functions()[0]
+
+    @property
+    def _grad_out(self):
+        return logit_gradient_functions()[1]
 
     def level(self, e) -> AttentionLevel:
         num, r, K, N = self.num, self.r, self.K, self.N
@@ -417,6 +449,22 @@ class SmoothRun(RunResult):
 
     nodes: int = 0
     quadrature_error: float = 0.0
+    route: str = "rule"
+    table_error: float | None = None
+
+
+ROUTES = ("auto", "table", "exact")
+
+
+def table_route(config: SmoothConfig, dps: int | None, route: str = "auto") -> bool:
+    """Whether a run takes the tabulated moments (:mod:`rdyn.reduced_dynamics.model_a.smooth_tables`):
+    every float64 run ("auto" and "table" alike; erf and GELU too: their compiled closed forms
+    cost 4-5 s of numba compilation in every process and step slower than the tiles), unless
+    ``route`` is "exact" (the closed forms of erf and GELU, the compiled Gauss-Hermite rule of
+    the others)."""
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(ROUTES)}, got {route!r}")
+    return dps is None and route != "exact"
 
 
 def eta_limit(config: SmoothConfig, points: int = 17) -> float:
@@ -444,7 +492,7 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
         tstar_attention: float | None = None, dps: int | None = None, progress: bool = False,
         max_default_steps: int = MAX_DEFAULT_STEPS, min_default_steps: int = 1000,
         checkpoint: str | None = None, checkpoint_every: float = 60.0,
-        resume: str | None = None, on_rule=None) -> SmoothRun:
+        resume: str | None = None, on_rule=None, route: str = "auto") -> SmoothRun:
     """Iterate from C1 = C2 = C3 = 0. ``steps = None``: to T*, then as many again (at least
     ``min_default_steps``, at most ``max_default_steps``). At ``dps`` the node count chosen at
     the start is checked a posteriori at the final state against the next order; if they
@@ -465,6 +513,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     probes = default_probes(config, dps, level)
     n, qerr = choose_rule(config, dps, probes)
     backend = "float64" if dps is None else Numbers(config.activation, dps).kind
+    if table_route(config, dps, route):   # a checkpoint of the tabulated route resumes only it
+        backend = "float64 table"
 
     def identity(nodes):
         return run_identity(config, steps, record, t1_fraction, tstar_attention, dps, backend,
@@ -478,7 +528,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     for _ in range(4):
         expected = on_rule(n) if on_rule is not None else None   # estimated steps, or None
         result = _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
-                      min_default_steps, n, qerr, store, resume, identity(n), expected)
+                      min_default_steps, n, qerr, store, resume, identity(n),
+                      probes if table_route(config, dps, route) else None, expected)
         resume = None
         if dps is None:
             return result
@@ -502,7 +553,7 @@ CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16, "rule": 1 << 22}
 
 def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
          min_default_steps, n, qerr, store=None, resume=None, identity=None,
-         expected_steps=None) -> SmoothRun:
+         table_probes=None, expected_steps=None) -> SmoothRun:
     from rdyn.reduced_dynamics.model_a.dynamics import StateReport, late_slope, log_grid
     from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop, load_loop, save_loop
 
@@ -513,8 +564,17 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     grid = set(int(s) for s in log_grid(end)) | set(int(s) for s in record)
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
-        route = _compiled_loop(config, n) if num.kind == "float64" else False   # numba loops
-        if route is not False:
+        table = None
+        if table_probes is not None:   # the tabulated moments (smooth_tables.py, issue 31)
+            table = make_table_route(config, n, table_probes)
+            advance = table.advancer(eta_f, t1_fraction, level, steps is None,
+                                     min_default_steps, end, grid)
+            chunk, route = CHUNK["compiled"], None
+        else:
+            route = _compiled_loop(config, n) if num.kind == "float64" else False   # numba loops
+        if table is not None:
+            pass
+        elif route is not False:
             advance = _compiled_advance(config, eta_f, t1_fraction, level, steps is None,
                                         min_default_steps, end, grid, route)
             chunk = CHUNK["compiled"] if route is None else max(CHUNK["rule"] // (n * n), 1)
@@ -565,7 +625,27 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     return SmoothRun(config=config, eta=eta_f, steps=t, t1=t1, T_star=T_star, lost_at_step=lost,
                      eta_limit=limit, final=final, record=rec, loss_curve=curve, loss_slope=slope,
                      backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr,
-                     diverged_at_step=diverged)
+                     diverged_at_step=diverged, route="rule" if table is None else "table",
+                     table_error=None if table is None else table.error)
+
+
+def make_table_route(config: SmoothConfig, n: int, probes):
+    """The tabulated route of a float64 run (:class:`rdyn.reduced_dynamics.model_a.
+    smooth_tables.TableRoute`) on the n-point rule, with the exact route's compiled advance
+    for states beyond the table's lattice."""
+    from rdyn.reduced_dynamics.model_a.smooth_tables import TableRoute
+
+    def exact_advance(eta_f, t1_fraction, level, default_run, min_default_steps, end, grid):
+        route = _compiled_loop(config, n)
+        if route is False:
+            raise ValueError(f"--activation {config.activation.label}: the state left the "
+                             "table's reach and the formula does not compile under numba; use "
+                             "--smooth-route exact")
+        return _compiled_advance(config, eta_f, t1_fraction, level, default_run,
+                                 min_default_steps, end, grid, route)
+
+    ex = Expectations(config, Numbers(config.activation, None), float64_rule(n))
+    return TableRoute(config, n, probes, ex, exact_advance)
 
 
 def _drive(advance, loop, chunk: int, save, bar, end: int | None = None):

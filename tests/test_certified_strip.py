@@ -1,0 +1,112 @@
+"""Issue 31: certified runs of tanh, softplus and sigmoid (reduced_dynamics/certified/strip.py):
+each step's moments enclosed by a tensor trapezoidal rule on arb balls plus a proved remainder
+bound for integrands analytic in a strip; checked against independent high-precision values."""
+from __future__ import annotations
+
+import json
+
+import flint
+import mpmath
+import pytest
+from flint import arb
+
+from rdyn import cli
+from rdyn.derivations.activations import Activation
+from rdyn.reduced_dynamics.certified import strip as cs
+from rdyn.reduced_dynamics.model_a import smooth as ms
+
+SIGMA = {"tanh": (mpmath.tanh, lambda w: mpmath.sech(w) ** 2,
+                  lambda w: -2 * mpmath.tanh(w) * mpmath.sech(w) ** 2),
+         "sigmoid": (lambda w: 1 / (1 + mpmath.exp(-w)),
+                     lambda w: mpmath.exp(-w) / (1 + mpmath.exp(-w)) ** 2,
+                     lambda w: mpmath.exp(-w) * (mpmath.exp(-w) - 1) / (1 + mpmath.exp(-w)) ** 3),
+         "softplus": (lambda w: mpmath.log(1 + mpmath.exp(w)),
+                      lambda w: 1 / (1 + mpmath.exp(-w)),
+                      lambda w: mpmath.exp(-w) / (1 + mpmath.exp(-w)) ** 2)}
+
+
+@pytest.mark.parametrize("name", sorted(cs.STRIP))
+def test_strip_bounds_hold_on_a_grid(name):
+    """The derived bounds |sigma| <= alpha0 + beta0 |w|, |sigma'| <= alpha1, |sigma''| <= alpha2
+    on |Im w| <= v_max, checked at 41 x 9 complex points (u in [-20, 20], v up to v_max), and
+    they are not vacuous: each is within a factor 60 of the largest value seen (sigmoid'': 3
+    against 0.18; crude bounds only cost a few nodes, logarithmically)."""
+    v_max, a0, b0, a1, a2 = (float(t) for t in cs.STRIP[name])
+    f, df, d2f = SIGMA[name]
+    seen = [0.0, 0.0, 0.0]
+    with mpmath.workdps(30):
+        for i in range(41):
+            for j in range(9):
+                w = mpmath.mpc(-20 + i, v_max * (j - 4) / 4)
+                values = (abs(f(w)), abs(df(w)), abs(d2f(w)))
+                assert values[0] <= a0 + b0 * abs(w)
+                assert values[1] <= a1 and values[2] <= a2
+                seen = [max(s, float(v) / (a0 + b0 * abs(w)) if k == 0 else float(v) / (a1, a2)[k - 1])
+                        for k, (s, v) in enumerate(zip(seen, values))]
+    assert min(seen) > 1 / 60
+
+
+@pytest.mark.parametrize("name", sorted(cs.STRIP))
+@pytest.mark.parametrize("e, C1", [(1.0, 0.5), (0.2, 1.1)])
+def test_moment_enclosures_contain_the_30_digit_rule(name, e, C1):
+    """m1, m2, dm2/dC1 enclosed at a state contain the 30-digit Gauss-Hermite values of
+    model_a_smooth (another rule, at 30 digits), and the enclosures are narrow (< 1e-13)."""
+    config = ms.SmoothConfig(D=8, K=2, activation=Activation(name), eta=0.2, M=2)
+    num = ms.Numbers(config.activation, 30)
+    with num.precision():
+        n, _ = ms.choose_rule(config, 30, [(e, C1)])
+        ex = ms.Expectations(config, num, num.rule(n))
+        lvl = ex.level(num.make(repr(e)))
+        want = ex.moments(num.make(repr(C1)), lvl)[:3]
+    with flint.ctx.workprec(cs.PREC):
+        K, N = arb(2), arb(6)
+        E = arb(repr(e))
+        p = 1 / (K + N * E)
+        s2 = (K * p * p + N * E * E * p * p).sqrt()
+        s_res = E * p * (N / K).sqrt() / s2
+        moments = cs.StripMoments(config)
+        moments.level(arb("0.5").sqrt(), p / s2, s_res, s2, C1 * 1.1)
+        m1, m2 = moments.moments(arb(repr(C1)))
+        dm2 = moments.dm2(arb(repr(C1)))
+    with flint.ctx.workprec(200):
+        for got, exact in zip((m1, m2, dm2), want):
+            assert got.contains(arb(exact.mid().str(40, radius=False))), (got, exact)
+            assert got.rad() < 1e-13
+
+
+def test_issue_command_certifies_and_contains_the_dps40_run(capsys):
+    """The issue's command: t1 certified (17), the final enclosure contains the --dps 40
+    trajectory's final state, the centre equals the float64 run to 1e-13."""
+    argv = ["teacher", "--activation", "tanh", "--D", "8", "--K", "2", "--M", "2",
+            "--vstar-norm2", "1", "--eta", "0.2", "--steps", "400", "--quiet", "--json"]
+    assert cli.main(argv + ["--certify"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["certified"] is True and out["certified_backend"] == "arb"
+    assert out["certificate"]["t1"]["step"] == out["t1"] == 17
+    assert out["certificate"]["t1"]["certified"] is True
+    assert cli.main(argv + ["--dps", "40"]) == 0
+    precise = json.loads(capsys.readouterr().out)
+    assert precise["t1"] == 17
+    enclosure = out["certificate"]["final_enclosure"]
+    with mpmath.workdps(45):
+        for key in ("C1", "C2", "C3"):
+            mid = mpmath.mpf(enclosure[key]["mid"])
+            rad = mpmath.mpf(enclosure[key]["rad"])
+            assert abs(mpmath.mpf(precise["final"][key]) - mid) <= rad, key
+            assert 0 < rad < 1e-13 * abs(mid)
+            assert abs(mid - out["final"][key]) <= 1e-13 * abs(out["final"][key])
+
+
+@pytest.mark.parametrize("name", ["softplus", "sigmoid"])
+def test_softplus_sigmoid_certified_short_runs(name):
+    """60 steps: the enclosure contains the 30-digit run's state; t1 certified where the run
+    has one."""
+    config = ms.SmoothConfig(D=8, K=2, activation=Activation(name), eta=0.2, M=2)
+    certificate = cs.certified_strip_run(config, 0.2, steps=60)
+    precise = ms.run(config, 60, dps=30)
+    assert certificate.stopped is None and certificate.steps == 60
+    assert certificate.t1.step == precise.t1
+    with flint.ctx.workprec(200):
+        for ball, value in zip(certificate.state, (precise.final.C1, precise.final.C2,
+                                                   precise.final.C3)):
+            assert ball.contains(arb(mpmath.nstr(value, 35)))
