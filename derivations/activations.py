@@ -1,4 +1,4 @@
-"""Smooth activations beyond the paper (SPEC.md, "Activations beyond the paper"): erf, tanh,
+"""Smooth activations beyond the paper (docs/models_and_conventions.md, "Activations beyond the paper"): erf, tanh,
 GELU (exact, x Phi(x)), softplus, sigmoid, and a user formula in ``x``.
 
 Each activation is a sympy expression ``sigma(x)``; its derivatives ``sigma'``, ``sigma''`` are
@@ -26,7 +26,7 @@ from rdyn.derivations.reproducible import seeded
 
 x = sp.Symbol("x", real=True)
 
-# The named activations (SPEC.md): sympy expressions in x.
+# The named activations (docs/models_and_conventions.md): sympy expressions in x.
 NAMED = {
     "erf": sp.erf(x),
     "tanh": sp.tanh(x),

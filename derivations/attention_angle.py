@@ -1,6 +1,6 @@
 """Lemma D.6's ``A(t)`` in readable form (seed 000; issue 19): the in-group part of ``F3``,
 ``A = E[sigma(x1) sigma'(x1 + x2) x1]`` with ``x1 ~ N(0, a)``, ``x2 ~ N(0, b)`` independent,
-``a = K p^2`` and ``b = (D-K) q^2``, ``q = (1 - K p)/(D - K)`` (SPEC conventions; Leaky ReLU
+``a = K p^2`` and ``b = (D-K) q^2``, ``q = (1 - K p)/(D - K)`` (docs/models_and_conventions.md conventions; Leaky ReLU
 ``sigma(x) = max(x, kappa x)``, ReLU at ``kappa = 0``).
 
 Derived from :func:`rdyn.derivations.gaussian.appendix_f` (never typed in): with the angle

@@ -12,7 +12,7 @@ integrand is a homogeneous polynomial in ``z``; its radial part is a Gamma momen
 angular part a trigonometric polynomial that sympy integrates exactly. ``sympy.stats`` is not
 used: it returns wrong results on integrands mixing ``Max`` with indicators (NUMERICS.md).
 
-Activations follow SPEC.md: ``sigma(x) = x`` (identity), ``max(x, 0)`` (ReLU),
+Activations follow docs/models_and_conventions.md: ``sigma(x) = x`` (identity), ``max(x, 0)`` (ReLU),
 ``max(x, kappa x)`` (LeakyReLU, ``0 <= kappa < 1``), with ``sigma'(x) = 1`` for ``x >= 0`` and
 the negative slope below; ``sigma'(0)`` only matters on a null set except where an argument
 is identically zero, which callers treat explicitly.

@@ -1,7 +1,7 @@
 """Model A: the gradient-flow limit of the collapsed map, its modified equation, the slow manifold.
 
 Derived from :func:`rdyn.derivations.catalog.model_a_expressions` (the collapsed map of Lemma D.2,
-seed 000, C1 > 0 branch) under the conventions of SPEC.md; nothing here is transcribed.
+seed 000, C1 > 0 branch) under the conventions of docs/models_and_conventions.md; nothing here is transcribed.
 
 1. Vector field. The map is ``x' = x + eta F(x)`` with ``F`` free of ``eta`` (asserted), so with
    ``tau = eta t`` the limit eta -> 0 is ``dx/dtau = F(x)`` (:func:`vector_field`). The state is

@@ -2,7 +2,7 @@
 manifold, derived without positive homogeneity (issue 22, item 3).
 
 Derived from :func:`rdyn.derivations.model_a_general.general_update` (the collapsed map for M
-rows of ``V*`` of equal norm ``r = sqrt(vstar_norm2 / M)``, SPEC.md "Activations beyond the
+rows of ``V*`` of equal norm ``r = sqrt(vstar_norm2 / M)``, docs/models_and_conventions.md, "Activations beyond the
 paper"); nothing is transcribed. The Gaussian moments ``m_k = E[h Y_k] / r`` of that map depend
 on the state only through ``C1`` and ``e = exp(-(C2+C3)/scale)`` (``h`` is built from
 ``sigma(r Y1)``, ``sigma(C1 r Y2)`` and the law of ``(Y1, Y2)``, which is fixed by p, q), and

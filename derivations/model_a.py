@@ -1,7 +1,7 @@
 """Model A: the collapsed (C1, C2, C3) dynamics of the teacher-model paper, derived.
 
 Reproduces Lemma D.2 (with Lemmas D.4, D.8) of Zhang, Zhao, Gu, Cao (seed 000) under the
-conventions of SPEC.md: ``X`` has iid N(0,1) entries, ``P = I`` (any orthogonal ``P`` gives the
+conventions of docs/models_and_conventions.md: ``X`` has iid N(0,1) entries, ``P = I`` (any orthogonal ``P`` gives the
 same collapsed map), ``S = softmax_col(P^T W_KQ P / scale)`` with ``scale = D`` (seed) or
 ``sqrt(D)`` (conference version), loss ``1/2 E||Y - TF(X)||_F^2`` summed over all M*D entries,
 ``sigma'(0) = s0`` (default 1), full-batch GD from ``W_V = 0, W_KQ = 0``.
@@ -23,7 +23,7 @@ Derivation, step by step (each step is a sympy computation below):
 5. ``dL/dS_{j,i} = -C1 ||V*||^2 E[h x_j']``; exchangeability gives ``E[h x_j'] = E[h Y1]``
    in-group and ``(E[h Y2] - p K E[h Y1])/q / (D-K)`` out-group; the softmax Jacobian
    then gives the logit gradient in closed form (:func:`logit_gradients`).
-6. Projection onto the structure (SPEC.md, "How collapsed maps relate to full-matrix GD")
+6. Projection onto the structure (docs/interface.md, "How a collapsed map relates to full-matrix GD")
    gives the update; ``E[h Y1]``, ``E[h Y2]`` come from :mod:`rdyn.derivations.gaussian`.
 
 The branch ``C1 > 0`` is the one the paper analyses; ``C1 = 0`` (the first step, where
@@ -124,7 +124,7 @@ def residual_factor(branch: str) -> sp.Expr:
     """h = (sigma(Y1) - sigma(C1 Y2)) sigma'(C1 Y2) on a branch of the sign of C1.
 
     On ``zero`` the student pre-activation is identically 0, so ``sigma(0) = 0`` and
-    ``sigma'(0) = s0`` (SPEC.md's convention, exposed as ``--sigma-prime-zero``).
+    ``sigma'(0) = s0`` (the convention of docs/models_and_conventions.md, exposed as ``--sigma-prime-zero``).
     On ``negative`` C1 = -c with c > 0.
     """
     if branch == "positive":

@@ -2,7 +2,7 @@
 
 Reproduces Appendix B (no-LN layer, Theorem 4.2), Appendix C (LN layer, Theorem 4.3) and the
 looped model of Appendix A (Theorem 4.1) of Wu, Zhang, Cao (seed 003) under the conventions of
-SPEC.md ("Model B"): unit-norm columns of ``X``, ``S = X X^T``, ``a`` uniform on S^{d-1}
+docs/models_and_conventions.md ("Model B"): unit-norm columns of ``X``, ``S = X X^T``, ``a`` uniform on S^{d-1}
 independent of ``X``, losses without a factor 1/2, simultaneous GD updates, collapsed structure
 ``W12 = alpha I``, ``V21 = beta I`` (looped: ``w, v``), every other block zero.
 

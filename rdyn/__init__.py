@@ -28,6 +28,18 @@ SUBPACKAGE_FOLDERS = {"rdyn.derivations": "derivations",
                       "rdyn.reduced_dynamics": "reduced_dynamics",
                       "rdyn.verification": "verify"}
 
+# Folders the build ships as data, without Python code: the documentation pages (docs/*.md,
+# installed as rdyn/docs/; docs/interface.md states the command-line and JSON contract).
+DATA_FOLDERS = {"rdyn.docs": "docs"}
+
+
+def docs_folder() -> str:
+    """The folder of the documentation pages: ``rdyn/docs`` inside an installed package (the
+    wheel ships them), else ``docs/`` of the source checkout."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    installed = _os.path.join(here, "docs")
+    return installed if _os.path.isdir(installed) else _os.path.join(_os.path.dirname(here), "docs")
+
 
 def _find_checkout_subpackages() -> None:
     """When rdyn is imported from a source checkout (tests run from the repository, the

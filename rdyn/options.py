@@ -55,6 +55,11 @@ INITIAL_MAX = 1e50
 # label noise of online SGD (crosscheck --mode sgd, figures): the loss holds noise_std^2, so
 # above 1e50 it leaves the float64-safe range (1e100) before the first step
 NOISE_STD_MAX = 1e50
+# the most tokens D (and group size K) of Model A: the collapsed map, the eta -> 0 limits and the
+# step counters take D as a 64-bit integer and as a float64 (sqrt(D), log D); 10^18 < 2^63
+D_MAX = 10**18
+# every other integer option: a 64-bit integer at most (numba loops, numpy seeds, step counters)
+INT_OPTION_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,10 @@ class Option:
     # a check of the value alone beyond type and range (raises ValueError with a one-line
     # message, e.g. a formula that does not parse); run after coercion, before any work
     check_value: Callable[[Any], None] | None = None
+    # (name, values): refused when the option ``name`` is also *given* (CLI or API, not its
+    # default) with a value outside ``values`` (e.g. --activation-expr with an explicit
+    # --activation relu: the default relu is no conflict, an explicit one is)
+    exclusive_with: tuple | None = None
 
     @property
     def flag(self) -> str:
@@ -151,6 +160,16 @@ def integer_argument(text: str) -> int:
 
 
 integer_argument.__name__ = "integer"  # argparse: "invalid integer value: '2.5'"
+
+
+def shown_integer(value: int) -> str:
+    """An integer in a message: as is up to 24 digits, else in scientific form with its digit
+    count (``--D 1e300`` -> "1.000e+300 (an integer of 301 digits)"): one short line."""
+    text = str(abs(int(value)))
+    if len(text) <= 24:
+        return str(value)
+    sign = "-" if value < 0 else ""
+    return f"{sign}{text[0]}.{text[1:4]}e+{len(text) - 1} (an integer of {len(text)} digits)"
 
 
 def _num(x) -> str:
@@ -212,8 +231,9 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
     return (
         Option("task", "choice", None, "preset teacher (default: sts if --D/--K are given, "
                "else cnn)", choices=("cnn", "gcn", "sts", "gslp")),
-        Option("D", "int", None, "number of tokens D (default: the preset's)", lo=2),
-        Option("K", "int", None, "group size K (1 <= K < D; default: the preset's)", lo=1),
+        Option("D", "int", None, "number of tokens D (default: the preset's)", lo=2, hi=D_MAX),
+        Option("K", "int", None, "group size K (1 <= K < D; default: the preset's)", lo=1,
+               hi=D_MAX - 1),
         Option("groups", "path", None, "JSON file: list of D index lists (group G^i of each "
                "query column i), all of size K; indices are integers in 0..D-1 (the API also "
                "takes the list itself)", api_types=(list, tuple)),
@@ -228,7 +248,7 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
                "with finite sigma', sigma'' on [-40, 40] and |sigma| <= 1e6 (1 + x^2) there", metavar="EXPR",
                applies=lambda v: v["activation"] in ("relu", "expr"),
                refusal="--activation-expr goes with --activation expr (or no --activation)",
-               check_value=_check_activation_expr),
+               check_value=_check_activation_expr, exclusive_with=("activation", ("expr",))),
         Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
                lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
                applies_text="to --activation leaky",
@@ -530,7 +550,7 @@ SCALING = Command("scaling", "fit the exponents and constants of the papers' The
     Option("kappa", "float", None, "LeakyReLU slope (leaky only; default 0.1)", lo=0, hi=1,
            hi_open=True, applies=lambda v: v["model"] != "B",
            refusal="--kappa applies to the leaky activation only"),
-    Option("logit_scale", "choice", None, "softmax divisor for Model A (default D, the SPEC "
+    Option("logit_scale", "choice", None, "softmax divisor for Model A (default D, the seed's "
            "convention)", choices=("D", "sqrtD"), applies=lambda v: v["model"] != "B",
            refusal="--logit-scale applies to Model A only (not with --model B)"),
     Option("quick", "flag", False, "small sizes (about 30 s)"),
@@ -737,12 +757,16 @@ def _coerce(o: Option, value: Any) -> Any:
     if o.kind == "int":
         if isinstance(value, str) or integral(value) is None:  # the API takes numbers only
             raise UsageError(f"{o.flag} must be an integer, got {shown(value)}")
-        value = integral(value)
+        value = integral(value)   # an exact Python int: compared as an integer, never a float
         if o.lo is not None and (value < o.lo or (o.lo_open and value == o.lo)) or \
                 o.hi is not None and (value > o.hi or (o.hi_open and value == o.hi)):
             if o.name == "dps" and o.hi is not None and value > o.hi:
-                raise UsageError(f"--dps {value} is above the supported maximum {int(o.hi)}")
-            raise UsageError(f"{o.flag} must be {o.range_text()}, got {value}")
+                raise UsageError(f"--dps {shown_integer(value)} is above the supported maximum "
+                                 f"{int(o.hi)}")
+            raise UsageError(f"{o.flag} must be {o.range_text()}, got {shown_integer(value)}")
+        if o.hi is None and value > INT_OPTION_MAX:
+            raise UsageError(f"{o.flag} must be at most {INT_OPTION_MAX} (a 64-bit integer), got "
+                             f"{shown_integer(value)}")
         return value
     if o.kind == "float":
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -907,6 +931,12 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
             continue
         if not o.applies(values):
             raise UsageError(o.refusal or f"{o.flag} applies only {o.applies_text}")
+        if o.exclusive_with is not None:
+            other, allowed = o.exclusive_with
+            if given.get(other) is not None and values[other] not in allowed:
+                other_flag = "--" + other.replace("_", "-")
+                raise UsageError(o.refusal or f"{o.flag} conflicts with {other_flag} "
+                                 f"{values[other]}")
     for o in cmd.options:
         if o.needs is not None and given.get(o.name) is not None:
             check_dependency(o.flag, *o.needs)
@@ -917,7 +947,23 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
                 check_output_path(o.flag, os.fspath(values[o.name]) + suffix, o.output)
         if o.kind == "path" and isinstance(values[o.name], (str, os.PathLike)):
             check_input_file(o.flag, values[o.name])
+    check_distinct_outputs(cmd, values)
     return values
+
+
+def check_distinct_outputs(cmd: Command, values: dict) -> None:
+    """Refuse two output options naming the same file (``rdyn claims --report same.md --errata
+    same.md``: the second write would replace the first), compared after resolving symbolic
+    links and relative paths."""
+    seen: dict[str, str] = {}
+    for o in cmd.options:
+        if o.output != "file" or values.get(o.name) is None:
+            continue
+        real = os.path.realpath(os.fspath(values[o.name]))
+        if real in seen:
+            raise UsageError(f"{o.flag} {os.fspath(values[o.name])} names the same file as "
+                             f"{seen[real]}; give each output its own file")
+        seen[real] = o.flag
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1056,19 +1102,10 @@ def option_types_source() -> str:
 def write_option_types(path: str | None = None) -> str:
     """(Re)write rdyn/option_types.py from the table (a temporary sibling, then renamed);
     returns the path."""
-    import tempfile
+    from rdyn.reduced_dynamics.runs.atomic_files import write_text_atomic
 
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), OPTION_TYPES_MODULE)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
-                               dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(option_types_source())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    write_text_atomic(path, option_types_source())   # the one helper of every writer
     return path
 
 

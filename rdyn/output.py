@@ -1,4 +1,4 @@
-"""Output conventions of the interface contract (SPEC.md, "Interface contract").
+"""Output conventions of the interface contract (docs/interface.md).
 
 * ``--json`` prints exactly one JSON object on stdout; progress and logs go to stderr.
 * float64 results are JSON numbers in shortest round-trip form; with ``--dps N`` every
@@ -99,8 +99,18 @@ def format_real(value: Any, digits: int = 10, dps: int | None = None) -> str:
     return f"{float(value):.{digits}g}"
 
 
+def write_text_atomic(path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary sibling renamed when
+    complete; :mod:`rdyn.reduced_dynamics.runs.atomic_files`)."""
+    from rdyn.reduced_dynamics.runs.atomic_files import write_text_atomic as write
+
+    write(path, text)
+
+
 def write_rescued(flag: str, path, write, text: str | None = None) -> str | None:
-    """Write a finished result with ``write(path)``; if that fails (a full disk, a file made
+    """Write a finished result with ``write(path)`` (``write`` writes whole or not at all:
+    :mod:`rdyn.reduced_dynamics.runs.atomic_files`, so a failure leaves no partial file at ``path``
+    and any earlier file there untouched); if that fails (a full disk, a file made
     read-only meanwhile), write it to a new file in the temporary folder (same suffix) and
     warn where it went, or, failing that too, print ``text`` on stdout. Nothing finished is
     discarded. Returns the path written (None when printed)."""
@@ -113,11 +123,17 @@ def write_rescued(flag: str, path, write, text: str | None = None) -> str | None
     except OSError as exc:
         reason = exc.strerror or str(exc)
     suffix = os.path.splitext(os.fspath(path))[1]
+    rescue = None
     try:
         fd, rescue = tempfile.mkstemp(prefix="rdyn-rescued-", suffix=suffix)
         os.close(fd)
         write(rescue)
     except OSError:
+        if rescue is not None:   # no empty or partial rescue file left behind
+            try:
+                os.remove(rescue)
+            except OSError:
+                pass
         if text is None:
             warn(f"cannot write {flag} {os.fspath(path)} ({reason}) nor a copy in "
                  f"{tempfile.gettempdir()}; the result is lost")

@@ -78,10 +78,62 @@ LN_DIRICHLET_STEP_S = 4e-6
 GAUSS_NODE_S = 1.9e-6
 GAUSS_KNEE_DPS = 300.0
 GAUSS_CONSTANTS_EVALUATIONS = 1.6
+# the Gaussian route in float64 (numpy): seconds per node and distinct eigenvalue, measured 13 ns
+# (27 ms of CPU per step on 40765 nodes x 50 eigenvalues, --spectrum 1..50, 2 shared cores)
+GAUSS_F64_NODE_S = 1.3e-8
 # smooth full-matrix crosscheck: seconds per output entry and step (entry_expectations of
 # verify/references/full_matrix_smooth.py, measured 0.7-2.1 ms per entry over erf, tanh, gelu, softplus,
 # sigmoid at M x D = 100 x 8 and 400 x 16 on 2 shared cores)
 SMOOTH_ENTRY_S = 1.5e-3
+
+
+# rdyn claims: wall-clock seconds of the checks on 2 shared cores (docs/claims.md, "Timing"):
+# quick, both papers, 130 s (105 s of CPU), --paper B about 40 s, so A about 90 s; --full, both
+# papers, 12-14 min wall (8.5-9 min of CPU), its Model B groups about 4 min (B.exact_dirichlet
+# 147 s, B.exact_gaussian 80 s), so A about 9 min
+CLAIMS_SECONDS = {("all", True): 130.0, ("A", True): 90.0, ("B", True): 40.0,
+                  ("all", False): 780.0, ("A", False): 540.0, ("B", False): 240.0}
+
+
+# rdyn verify (every group, both papers) and rdyn scaling (default activations, no --extend):
+# fixed sizes, measured wall clock on 2 cores (docs/performance.md, "Run times of the other
+# commands"; docs/verify.md): verify about 4 min, --quick about 2.5 min; scaling about 80 s on
+# idle cores, --quick about 20 s
+VERIFY_SECONDS = {False: 240.0, True: 150.0}
+SCALING_SECONDS = {False: 80.0, True: 20.0}
+
+
+# rdyn figures --paper A (six SGD experiments of the full model): seconds of CPU, measured on 2
+# shared cores: 121 s at the default 20000 steps, 12.6 s with --quick (1500 steps, smaller
+# sizes), 24.7 s with --quick --steps 6000; modelled as FIGURES_A_START_S plus, per SGD step of
+# all six experiments, FIGURES_A_STEP_S[quick] (the default batch of 100; under load the wall
+# clock is longer)
+FIGURES_A_START_S = 8.6
+FIGURES_A_STEP_S = {False: 5.6e-3, True: 2.7e-3}
+
+
+def figures_estimate(steps: int, quick: bool) -> "RunTimeEstimate":
+    """The estimate of ``rdyn figures --paper A`` (:data:`FIGURES_A_STEP_S`)."""
+    return RunTimeEstimate("figures", FIGURES_A_START_S + steps * FIGURES_A_STEP_S[quick],
+                           f"six experiments of {steps} SGD steps{' (quick sizes)' if quick else ''}",
+                           steps=steps)
+
+
+def fixed_size_estimate(command: str, quick: bool) -> "RunTimeEstimate":
+    """The estimate of ``rdyn verify`` (all groups) or ``rdyn scaling`` (defaults): their
+    sizes are fixed, so the line states the measured time."""
+    table = VERIFY_SECONDS if command == "verify" else SCALING_SECONDS
+    return RunTimeEstimate(command, table[quick], f"the {'quick' if quick else 'full'} "
+                           f"{'checks' if command == 'verify' else 'fits'} of both papers")
+
+
+def claims_estimate(paper: str | None, full: bool) -> "RunTimeEstimate":
+    """The estimate of ``rdyn claims`` (:data:`CLAIMS_SECONDS`; the checks' sizes are fixed,
+    so the time is known up to the machine's load)."""
+    key = (paper or "all", not full)
+    which = "both papers" if key[0] == "all" else f"paper {key[0]}"
+    return RunTimeEstimate("claims", CLAIMS_SECONDS[key],
+                           f"the {'full-size' if full else 'quick'} checks of {which}")
 
 
 @dataclass(frozen=True)
@@ -93,6 +145,7 @@ class RunTimeEstimate:
     seconds: float
     work: str
     lower_bound: bool = False
+    steps: int | None = None   # the steps counted, where the estimate counts steps
 
     def line(self) -> str:
         """The stderr line, e.g. ``rdyn teacher: about 65 s (40000 steps at --dps 4000)``."""
@@ -129,6 +182,102 @@ def default_teacher_steps(config, thresholds, min_steps: int) -> tuple[int, bool
         if probe.diverged_at_step is not None:
             return max(probe.diverged_at_step, 1), False
     return max(2 * PRE_RUN_STEPS, min_steps), True
+
+
+# the compiled float64 loop of rdyn teacher (identity, relu, leaky): seconds per step, measured
+# 44-56 ns of CPU per step over 1e8-step runs (D = 20 and 1000, relu and leaky) on 2 shared
+# cores (load about 5)
+TEACHER_F64_STEP_S = 6e-8
+F64_PRE_RUN_STEPS = 10**7   # at most about 0.6 s of probes; a run beyond it takes over 1 s
+
+
+def default_float64_steps(config, thresholds, min_steps: int) -> tuple[int, bool]:
+    """(steps, lower_bound) of a float64 run without ``--steps`` (it stops at max(2 T*,
+    min_steps), at most ``model_a.MAX_STEPS``): T* from float64 runs of 1e5, 1e6, 1e7 steps
+    (:data:`F64_PRE_RUN_STEPS`; stopping at the first that reaches T*), else from the
+    slow-manifold limit
+    (``--method slow``: T* ~ tau_star / eta, a few seconds for any D; rdyn teacher --D 1000:
+    T* ~ 8.3e11, so the run is capped at 1e12 steps, about 17 h), else a lower bound."""
+    import math
+
+    from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS, run
+
+    for probe_steps in (F64_PRE_RUN_STEPS // 100, F64_PRE_RUN_STEPS // 10, F64_PRE_RUN_STEPS):
+        # growing probes: a run cut short by T* costs at most about what the run itself does
+        probe = run(config, steps=probe_steps, thresholds=thresholds, progress=False)
+        if probe.T_star is not None:
+            return max(2 * probe.T_star, min_steps), False
+        if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
+            return max(probe.steps, min_steps), False
+    try:
+        from rdyn.reduced_dynamics.model_a.flow import phase_limits
+
+        T_star = phase_limits(config, "slow", thresholds).T_star
+    except Exception:   # the limit is an estimate only: without it, a lower bound
+        T_star = math.nan
+    if not math.isfinite(T_star):
+        return F64_PRE_RUN_STEPS, True
+    return int(min(max(2 * T_star, min_steps), MAX_STEPS)), False
+
+
+def teacher_float64_estimate(config, steps: int | None, thresholds,
+                             min_steps: int) -> RunTimeEstimate:
+    """The estimate of a float64 ``rdyn teacher`` map run (identity, relu, leaky):
+    steps (given, or :func:`default_float64_steps`) times :data:`TEACHER_F64_STEP_S`."""
+    lower, note = False, ""
+    if steps is None:
+        steps, lower = default_float64_steps(config, thresholds, min_steps)
+        if not lower and steps > 2 * F64_PRE_RUN_STEPS:   # beyond the probes: the limit's T*
+            note = ", to 2 T* of the slow-manifold limit"
+    count = str(steps) if steps < 10**6 else f"{steps:.3g}"
+    return RunTimeEstimate("teacher", steps * TEACHER_F64_STEP_S,
+                           f"{count} steps in float64{note}", lower, steps)
+
+
+# smooth activations in float64 (compiled loops, reduced_dynamics/model_a_compiled*.py): seconds
+# per step of erf's and GELU's closed forms (measured 2-3 us over 1e6-step runs, D = 20, K = 4,
+# 48-64 nodes, 2 shared cores at load 5) and per lattice point of the tensor rule (n^2 points a
+# step; measured 10 ns for tanh on 96 nodes, 15 ns for x*tanh(x)+x on 128); a formula numba
+# cannot compile runs the numpy step, slower
+SMOOTH_F64_STEP_S = {"erf": 3e-6, "gelu": 4e-6}
+SMOOTH_F64_POINT_S = 1.5e-8
+
+
+def smooth_float64_step_seconds(activation: str, nodes: int) -> float:
+    """Predicted seconds per step of a float64 smooth run on ``nodes`` Gauss-Hermite nodes."""
+    if activation in SMOOTH_F64_STEP_S:
+        return SMOOTH_F64_STEP_S[activation]
+    return SMOOTH_F64_POINT_S * nodes * nodes
+
+
+def smooth_float64_estimate(config, nodes: int, steps: int | None, thresholds, min_steps: int,
+                            max_steps: int) -> RunTimeEstimate | None:
+    """The estimate of a float64 smooth ``rdyn teacher`` run once its node count is chosen, or
+    None when even the longest run it may make (``steps``, or a default run's ``max_steps``)
+    is predicted below :data:`ANNOUNCE_ABOVE_S`. A default run's length is 2 T* from the
+    slow-manifold limit (``smooth_flow``, a few seconds; computed only when the run may be
+    long), at least ``min_steps``, at most ``max_steps``."""
+    import math
+
+    per_step = smooth_float64_step_seconds(config.activation.name, nodes)
+    if (steps if steps is not None else max_steps) * per_step <= ANNOUNCE_ABOVE_S:
+        return None
+    lower, note = False, ""
+    if steps is None:
+        try:
+            from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
+
+            T_star = smooth_phase_limits(config, "slow", thresholds).T_star
+        except Exception:   # an estimate only
+            T_star = math.nan
+        if math.isfinite(T_star):
+            steps = int(min(max(2 * T_star, min_steps), max_steps))
+            note = ", to 2 T* of the slow-manifold limit" if steps < max_steps else \
+                ", the default run's most (T* of the slow-manifold limit is beyond)"
+        else:
+            steps, note = max_steps, ", the default run's most"
+    return RunTimeEstimate("teacher", steps * per_step,
+                           f"{steps} steps on {nodes} nodes in float64{note}", lower, steps)
 
 
 def teacher_estimate(config, steps: int | None, dps: int | None, certify: bool, thresholds,
@@ -203,7 +352,24 @@ def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:
                            f"{steps} steps of {M} x {D} Gaussian expectations")
 
 
-def gaussian_route_estimate(model: str, spectrum, dps: int, steps: int,
+# rdyn ln on sphere data with a sampled expectation (qmc, monte_carlo): drawing the sample,
+# per point and coordinate of the d n + d it needs, then per step, point and dimension d;
+# measured on the looped model's defaults (d = 16, n = 32, 1e5 points): 6.3 s of CPU for 20
+# steps, 10.4 s for 400 (2 shared cores)
+SAMPLED_DRAW_S = 1.1e-7
+SAMPLED_STEP_S = 6.7e-9
+
+
+def sampled_ln_estimate(d: int, n: int, samples: int, steps: int) -> RunTimeEstimate:
+    """The estimate of ``rdyn ln --data sphere`` with a sampled expectation: ``samples (d n + d)``
+    coordinates drawn at :data:`SAMPLED_DRAW_S` each, then ``steps samples d`` at
+    :data:`SAMPLED_STEP_S` (a rough model, measured on the looped model's defaults)."""
+    seconds = SAMPLED_DRAW_S * samples * (d * n + d) + SAMPLED_STEP_S * steps * samples * d
+    return RunTimeEstimate("ln", seconds, f"{samples} sampled points of dimension {d}, "
+                           f"{steps} steps")
+
+
+def gaussian_route_estimate(model: str, spectrum, dps: int | None, steps: int,
                             L: int | None = None) -> RunTimeEstimate:
     """The estimate of a Gaussian-route run at ``dps`` digits: its grids are sized from the
     spectrum alone (``model_b.gaussian.grid_nodes``, nothing allocated). ``r`` distinct
@@ -214,14 +380,18 @@ def gaussian_route_estimate(model: str, spectrum, dps: int, steps: int,
     from rdyn.reduced_dynamics.model_b.gaussian import grid_nodes
 
     r = len(set(spectrum))
-    per_node = GAUSS_NODE_S * (1 + (dps / GAUSS_KNEE_DPS) ** 1.5) * r
+    per_node = (GAUSS_F64_NODE_S if dps is None else
+                GAUSS_NODE_S * (1 + (dps / GAUSS_KNEE_DPS) ** 1.5)) * r
     single = grid_nodes(tuple(spectrum), dps)
     seconds = GAUSS_CONSTANTS_EVALUATIONS * per_node * single
+    shown = single
     if model == "ln":
         seconds += (steps + 1) * per_node * single
-    elif model == "looped":
-        seconds += (steps + 2) * per_node * grid_nodes(tuple(spectrum), dps, L)
-    return RunTimeEstimate("ln", seconds, f"the Gaussian route on {single} nodes at --dps {dps}, "
+    elif model == "looped":   # the steps run on the looped model's tau grid
+        shown = grid_nodes(tuple(spectrum), dps, L)
+        seconds += (steps + 2) * per_node * shown
+    where = "in float64" if dps is None else f"at --dps {dps}"
+    return RunTimeEstimate("ln", seconds, f"the Gaussian route on {shown} nodes {where}, "
                            f"{steps} steps")
 
 
@@ -232,16 +402,18 @@ def ln_estimate(model: str, spectrum, dps: int | None, steps: int,
     single layers) as the ``LN_*`` constants above say, and the Gaussian route (more distinct
     eigenvalues, the looped model with 3 or more, or a Dirichlet rule over its node budget:
     :func:`gaussian_route_estimate`; ``L``: the looped model's loop count). None for float64
-    runs and one distinct eigenvalue (no quadrature)."""
+    runs off the Gaussian route (fast) and one distinct eigenvalue (no quadrature)."""
     from rdyn.reduced_dynamics.model_b.exact import (MAX_EXACT_LEVELS, THETA_MAX_DEGREE,
                                                      dirichlet_orders, gaussian_route_at,
                                                      theta_start_degree)
 
-    if dps is None or spectrum is None:
+    if spectrum is None:
         return None
     r = len(set(spectrum))
-    if gaussian_route_at(tuple(spectrum), model, dps):
+    if gaussian_route_at(tuple(spectrum), model, dps):   # float64 too: large spectra are slow
         return gaussian_route_estimate(model, spectrum, dps, steps, L if model == "looped" else None)
+    if dps is None:
+        return None
     step_cost = 0.0 if model == "noln" else 1.0
     if r == 2:
         factor = 1 + (dps / LN_KNEE_DPS) ** 1.5

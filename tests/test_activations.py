@@ -100,7 +100,7 @@ def test_crosscheck_cli_reports_unequal_row_norms(capsys):
 @pytest.mark.parametrize("name", ["tanh", "gelu", "sigmoid"])
 def test_step_is_the_gradient_of_the_restricted_loss(name):
     """C1' - C1 = -eta dL/dC1 / ||V*||^2, C2' - C2 = -eta dL/dC2 / (D K),
-    C3' - C3 = -eta dL/dC3 / (D (D - K)) (SPEC.md projections), with dL/dC by central
+    C3' - C3 = -eta dL/dC3 / (D (D - K)) (the projections of docs/interface.md), with dL/dC by central
     differences of the excess loss of the same expectations at 30 digits."""
     c = _config(name, D=6, K=2, M=3, vstar_norm2=1.5)
     num = ms.Numbers(c.activation, 30)

@@ -1,4 +1,4 @@
-"""rdyn teacher: the interface contract of SPEC.md."""
+"""rdyn teacher: the interface contract of docs/interface.md."""
 import json
 import subprocess
 import sys
@@ -34,7 +34,7 @@ def test_json_dps_strings():
 
 @pytest.mark.parametrize("args, message", [
     (["--D", "20", "--K", "20"], "K < D"),
-    (["--D", "20", "--K", "0"], "K must be >= 1"),
+    (["--D", "20", "--K", "0"], "--K must be in 1..999999999999999999, got 0"),
     (["--eta", "0"], "eta must be > 0"),
     (["--activation", "leaky", "--kappa", "1"], "kappa"),
     (["--kappa", "0.2"], "leaky only"),

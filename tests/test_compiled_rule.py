@@ -81,8 +81,19 @@ def test_compiled_moments_equal_numpy_moments_on_both_lattice_branches(name, vst
                                                 np.empty((2, n)))
         assert p == pytest.approx(float(lvl.p), rel=1e-15)
         assert (M1, M2, DM2) == pytest.approx((m1, m2, dm2), rel=1e-13, abs=1e-15)
-        compiled_loss = config.M * config.D / 2 * (ex.teacher_square - 2 * cross + square)
-        assert compiled_loss == pytest.approx(float(loss), rel=1e-12, abs=1e-15)
+        # the loss sums sum_i w_i B_i T_i, sum_i w_i B_i^2 (the compiled loop does not use
+        # them; the reported loss is Expectations.moments' cancellation-free form, below)
+        B = ex.num.sigma(lvl.y2 * (C1 * config.row_norm))
+        assert (cross, square) == pytest.approx((np.dot(w, B * lvl.teacher_mean), np.dot(w, B * B)),
+                                                rel=1e-12, abs=1e-15)
+        # the reported loss: the rule's own E[(sigma(r y1_ij) - B_i)^2], summed directly on
+        # the lattice y1_ij = mu_i + s_res z_j (D = 8, K = 2)
+        K, N = 2.0, 6.0
+        s2 = np.sqrt(K * lvl.p ** 2 + N * lvl.q ** 2)
+        s_res = lvl.q * np.sqrt(N / K) / s2
+        A = ex.num.sigma(np.add.outer(lvl.mu, z * s_res) * config.row_norm)
+        direct = config.M * 8.0 / 2 * np.dot(w, ((A - B[:, None]) ** 2) @ w)
+        assert float(loss) == pytest.approx(direct, rel=1e-12, abs=1e-15)
 
 
 def test_exponential_separation_is_derived_and_exact():

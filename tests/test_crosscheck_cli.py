@@ -1,4 +1,4 @@
-"""rdyn crosscheck: the interface contract of SPEC.md and the bars of issue 3."""
+"""rdyn crosscheck: the interface contract of docs/interface.md and the bars of issue 3."""
 import json
 import subprocess
 import sys

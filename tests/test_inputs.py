@@ -45,6 +45,7 @@ BAD_STRINGS = {
     ("sweep", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3", "x**2"],
     ("figures", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3", "x**2"],
     ("crosscheck", "vstar_row_norms"): ["a,b", "1,-2,3,4", "nan,1,1,1", "1,2", "0,1,1,1"],
+    ("prove", "statement"): ["Lemma Z.9", "", "Lemma D.5; rm -rf /"],
 }
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 

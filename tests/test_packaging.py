@@ -31,7 +31,7 @@ def test_only_top_level_import_name_is_rdyn():
     import rdyn
 
     assert {name: folder for name, folder in SETUPTOOLS["package-dir"].items() if name != "rdyn"} \
-        == rdyn.SUBPACKAGE_FOLDERS
+        == {**rdyn.SUBPACKAGE_FOLDERS, **rdyn.DATA_FOLDERS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,3 +117,16 @@ def test_sdist_and_wheel_build_and_pass_twine_check(tmp_path):
                 for top in ("derivations", "reduced_dynamics", "verify", "rdyn")
                 for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts}
     assert expected <= set(names), sorted(expected - set(names))
+    # the documentation `rdyn --help` points to is in the wheel (issue 32): every page, and
+    # the unpacked wheel's `rdyn --help` names its own rdyn/docs folder, which holds them
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert "interface.md" in pages and {f"rdyn/docs/{p}" for p in pages} <= set(names)
+    unpacked = tmp_path / "unpacked"
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        wheel.extractall(unpacked)
+    shown = subprocess.run([sys.executable, "-m", "rdyn", "--help"], cwd=tmp_path,
+                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(unpacked)},
+                           capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    folder = str(unpacked / "rdyn" / "docs")
+    assert f"\n  {folder}\n" in shown.stdout and (unpacked / "rdyn/docs/interface.md").is_file()

@@ -126,7 +126,11 @@ def test_ln_gaussian_route_model(monkeypatch):
     assert rt.ln_estimate("noln", (5, 4, 3, 2, 1), 30, 20).seconds == pytest.approx(c * S * 1.6)
     assert rt.ln_estimate("looped", (5, 4, 3, 2, 1), 30, 20, 4).seconds == pytest.approx(
         c * (1.6 * S + 22 * T))
-    assert rt.ln_estimate("ln", (5, 4, 3, 2, 1), None, 20) is None     # float64: fast
+    # float64 (issue 32: a large spectrum is slow in float64 too): 13 ns per node and level
+    S64 = grid_nodes((5, 4, 3, 2, 1), None)
+    assert rt.ln_estimate("ln", (5, 4, 3, 2, 1), None, 20).seconds == pytest.approx(
+        rt.GAUSS_F64_NODE_S * 5 * S64 * (1.6 + 21))
+    assert "nodes in float64, 20 steps" in rt.ln_estimate("ln", (5, 4, 3, 2, 1), None, 20).line()
     assert "40067 nodes at --dps 30, 20 steps" in rt.ln_estimate("ln", (5, 4, 3, 2, 1), 30, 20).line()
 
 

@@ -59,6 +59,10 @@ def run(v: ClaimsOptions, progress: bool = False):
     from rdyn.output import write_rescued
     from rdyn.verification.claims import ledger as ledger_module
 
+    if progress:
+        from rdyn.run_time import announce, claims_estimate
+
+        announce(claims_estimate(v.paper, v.full), quiet=False)
     ledger = ledger_module.evaluate(paper=v.paper or "all", quick=not v.full,
                                     progress=progress)
     if v.report is not None:

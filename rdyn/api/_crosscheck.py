@@ -14,7 +14,7 @@ LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 
 @api_function("crosscheck")
 def crosscheck(**kwargs):
     """Run full-matrix gradient descent (population gradient or online SGD) next to the
-    collapsed dynamics from zero and compare (SPEC.md, "How collapsed maps relate to
+    collapsed dynamics from zero and compare (docs/interface.md, "How a collapsed map relates to
     full-matrix GD").
 
     Returns
@@ -101,6 +101,11 @@ def run_smooth(v: CrosscheckOptions, config, groups, steps: int, row_norms):
             "(population GD only)")
     require(v.record is None, "--record is not available for the smooth activations")
     config = replace(config, M=v.M)
+    from rdyn.verification.references.full_matrix_smooth import memory_estimate as smooth_memory
+
+    check_memory(f"--M {config.M} (with --D {config.D}, --activation {config.activation.label}: "
+                 f"the expectations of all M x D entries at once)",
+                 smooth_memory(config.M, config.D, v.d))
     if not v.quiet:
         from rdyn.run_time import announce, crosscheck_smooth_estimate
 

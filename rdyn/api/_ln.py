@@ -66,6 +66,8 @@ def model_config(v: LnOptions):
 
         refusal = dps_refusal(spectrum, cfg.dps) if gaussian_route_at(spectrum, model, cfg.dps) else None
         require(refusal is None, f"{refusal}; lower --dps, or drop it (float64 exact)")
+    if kind == "exact" and spectrum is not None:
+        gaussian_route_size(model, spectrum, cfg.dps, L)
     require(v.replicas is None or kind == "qmc", "--replicas applies only to qmc expectations")
     require(v.record is None or kind == "qmc", "--record applies only to qmc expectations")
     require(kind != "qmc" or (v.checkpoint is None and v.resume is None),
@@ -91,9 +93,33 @@ def model_config(v: LnOptions):
     return cfg
 
 
+def gaussian_route_size(model: str, spectrum: tuple, dps, L: int) -> None:
+    """Sizes of an exact run on the Gaussian route, checked before any grid is built
+    (UsageError): the looped model's float64 tau grid must not overflow (its nodes e^tau reach
+    about (lam_max/lam_min)^(2L)), and the grid (nodes x distinct eigenvalues, a few arrays of
+    it) must fit in memory."""
+    from rdyn.reduced_dynamics.model_b.exact import gaussian_route_at
+    from rdyn.reduced_dynamics.model_b import gaussian as gq
+
+    if not gaussian_route_at(tuple(spectrum), model, dps):
+        return
+    looped = model == "looped"
+    if looped and dps is None and gq.looped_tau_reach(tuple(spectrum), L) > gq.FLOAT64_TAU_MAX:
+        reach = gq.looped_tau_reach(tuple(spectrum), L)
+        raise UsageError(
+            f"--L {L}: the looped model's exact float64 quadrature for this spectrum needs "
+            f"e^{2 * reach:.0f} (about (lam_max/lam_min)^(4L)), beyond float64's range; use "
+            "--expectation qmc")
+    r = len(set(spectrum))
+    nodes = gq.grid_nodes(tuple(spectrum), dps, L if looped else None)
+    per_value = 8.0 if dps is None else 48.0 + dps / 2   # float64, or an MPFR object
+    check_memory(f"{'--L ' + str(L) + ' with ' if looped else ''}--spectrum ({r} distinct "
+                 f"eigenvalues: {nodes} quadrature nodes each)", 8 * per_value * nodes * r)
+
+
 @api_function("ln")
 def ln(**kwargs):
-    """Iterate Model B's collapsed recursion (SPEC.md, Model B).
+    """Iterate Model B's collapsed recursion (docs/models_and_conventions.md, Model B).
 
     Returns
     -------
@@ -114,6 +140,7 @@ def ln(**kwargs):
 def run(v: LnOptions, progress_lines: bool = True):
     """The ln job on validated options ``v`` (also used by the CLI)."""
     from rdyn.reduced_dynamics.model_b import run as mb
+    from rdyn.reduced_dynamics.model_b.gaussian import QuadratureError
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
@@ -127,10 +154,15 @@ def run(v: LnOptions, progress_lines: bool = True):
         if long_run:
             print(f"rdyn ln: step {t}/{cfg.steps}", file=sys.stderr)
 
-    if cfg.dps is not None and v.resume is None and not v.quiet:
+    if v.resume is None and not v.quiet and cfg.spectrum is not None \
+            and mb.resolve_expectation(cfg) == "exact":
         from rdyn.run_time import announce, ln_estimate
 
         announce(ln_estimate(cfg.model, cfg.spectrum, cfg.dps, cfg.steps, cfg.L), v.quiet)
+    elif v.resume is None and not v.quiet and cfg.data == "sphere":
+        from rdyn.run_time import announce, sampled_ln_estimate
+
+        announce(sampled_ln_estimate(cfg.d, cfg.n, cfg.samples, cfg.steps), v.quiet)
     with checkpoint_errors():
         try:
             tr = mb.run(cfg, progress, **checkpoint_kwargs(v))
@@ -138,6 +170,9 @@ def run(v: LnOptions, progress_lines: bool = True):
             hint = "drop --dps (float64 exact) or use --expectation qmc" if cfg.dps is not None \
                 else "use --expectation qmc"
             raise UsageError(f"{exc}; {hint}") from None
+        except QuadratureError as exc:   # the exact route cannot vouch for its values: no answer
+            raise UsageError(f"--spectrum: {exc}; the exact expectation is not available for "
+                             "this run, use --expectation qmc") from None
     from dataclasses import replace
 
     import numpy as np

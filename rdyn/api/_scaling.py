@@ -9,7 +9,7 @@ from pathlib import Path
 from rdyn.api._common import options
 from rdyn.api._signature import api_function
 from rdyn.option_types import ScalingOptions
-from rdyn.output import jsonable, require, write_rescued
+from rdyn.output import jsonable, require, write_rescued, write_text_atomic
 
 ACTIVATIONS = ("identity", "relu", "leaky")
 
@@ -54,6 +54,10 @@ def run(v: ScalingOptions):
     if v.kappa is not None:
         require("leaky" in acts, "--kappa applies to the leaky activation only")
     start = time.perf_counter()
+    if v.model == "all" and not v.extend and v.activation is None:
+        from rdyn.run_time import announce, fixed_size_estimate
+
+        announce(fixed_size_estimate("scaling", bool(v.quick)), quiet=False)
 
     def progress(message: str) -> None:
         print(f"rdyn scaling: {message} ({time.perf_counter() - start:.0f} s)", file=sys.stderr)
@@ -73,7 +77,7 @@ def run(v: ScalingOptions):
         out = Path(v.out)
         text = (json.dumps(jsonable(payload), allow_nan=False) if out.suffix == ".json"
                 else table) + "\n"
-        written = write_rescued("--out", out, lambda p: Path(p).write_text(text), text)
+        written = write_rescued("--out", out, lambda p: write_text_atomic(p, text), text)
         if written is not None:
             print(f"rdyn scaling: report written to {written}", file=sys.stderr)
     return Result(payload, None, detail={"table": table})

@@ -10,7 +10,7 @@ from pathlib import Path
 from rdyn.api._common import checkpoint_errors, options, usage_errors
 from rdyn.api._signature import api_function
 from rdyn.option_types import SweepOptions
-from rdyn.output import UsageError, jsonable, require, write_rescued
+from rdyn.output import UsageError, jsonable, require, write_rescued, write_text_atomic
 
 
 @api_function("sweep")
@@ -112,7 +112,7 @@ def run(v: SweepOptions):
             buffer = io.StringIO()
             write_csv(buffer, rows, ROW_FIELDS)
             text = buffer.getvalue()
-        written = write_rescued("--out", out, lambda p: Path(p).write_text(text), text)
+        written = write_rescued("--out", out, lambda p: write_text_atomic(p, text), text)
         if written is not None:
             print(f"rdyn sweep: {len(rows)} rows written to {written}", file=sys.stderr)
     return Result({"rows": rows, "steps": steps}, None,

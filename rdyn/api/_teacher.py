@@ -183,12 +183,25 @@ def run_smooth(v: TeacherOptions, config, thresholds):
 
 
 def smooth_announcer(v: TeacherOptions, config, thresholds):
-    """``on_rule(n)`` printing the time estimate of a smooth ``--dps`` run once its node count
-    n is chosen (rdyn/run_time.py; None for float64 runs, a --resume, or --quiet)."""
+    """``on_rule(n)`` printing the time estimate of a smooth run once its node count n is
+    chosen (rdyn/run_time.py; float64 runs: only when they may be long, returning the
+    estimated steps for the progress bar; None for a --resume or --quiet)."""
     dps = v.dps
-    if dps is None or v.resume is not None or v.quiet:
+    if v.resume is not None or v.quiet:
         return None
-    from rdyn.run_time import announce, default_smooth_steps, smooth_teacher_estimate
+    from rdyn.run_time import (announce, default_smooth_steps, smooth_float64_estimate,
+                               smooth_teacher_estimate)
+
+    if dps is None:
+        def on_rule_float64(nodes: int) -> int | None:
+            from rdyn.reduced_dynamics.model_a.smooth import MAX_DEFAULT_STEPS as most
+
+            estimate = smooth_float64_estimate(config, nodes, v.steps, thresholds,
+                                               MIN_DEFAULT_STEPS, most)
+            announce(estimate, v.quiet)
+            return None if estimate is None else estimate.steps
+
+        return on_rule_float64
 
     def on_rule(nodes: int) -> None:
         steps, lower = v.steps, False
@@ -226,7 +239,7 @@ def checkpoint_kwargs(v: CheckpointOptions) -> dict:
 
 @api_function("teacher")
 def teacher(**kwargs):
-    """Iterate Model A's collapsed dynamics (SPEC.md, Model A; seed 000, Lemma D.2) from
+    """Iterate Model A's collapsed dynamics (docs/models_and_conventions.md, Model A; seed 000, Lemma D.2) from
     C1 = C2 = C3 = 0: the API of ``rdyn teacher``. ``method="flow"``/``"slow"`` give the
     eta -> 0 phase limits instead (:func:`run_limits`).
 
@@ -276,15 +289,22 @@ def run(v: TeacherOptions):
         companion = companion_path(os.fspath(v.checkpoint))  # the interval64 pass's file
         check_output_path("--checkpoint", companion)
         check_output_path("--checkpoint", companion + ".tmp")
+    expected = None   # the progress bar's total of a default run (2 T*, estimated)
     if backend == "arb" and v.resume is None and not v.quiet:
         from rdyn.run_time import announce, teacher_estimate
 
         announce(teacher_estimate(config, v.steps, dps, v.certify, thresholds,
                                   MIN_DEFAULT_STEPS), v.quiet)
+    elif backend == "float64" and v.resume is None and not v.quiet:
+        from rdyn.run_time import announce, teacher_float64_estimate
+
+        estimate = teacher_float64_estimate(config, v.steps, thresholds, MIN_DEFAULT_STEPS)
+        announce(estimate, v.quiet)
+        expected = None if estimate.lower_bound else estimate.steps
     with checkpoint_errors():
         result = run_dynamics(config, steps=v.steps, record=record, thresholds=thresholds,
                               backend=backend, dps=dps, progress=not v.quiet,
-                              **checkpoint_kwargs(v))
+                              expected_steps=expected, **checkpoint_kwargs(v))
     for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
         require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
     if result.fixed_point_at is not None:

@@ -29,6 +29,10 @@ def run(v: VerifyOptions, progress: bool = False):
     only = v.only
     if only and not select_groups(v.model, v.quick, only):
         raise UsageError(f"--only: no check id can match {', '.join(only)}")
+    if progress and not only and v.model == "all":   # fixed sizes: the measured time
+        from rdyn.run_time import announce, fixed_size_estimate
+
+        announce(fixed_size_estimate("verify", bool(v.quick)), quiet=False)
     checks = run_checks(only=only, model=v.model, quick=v.quick, progress=progress)
     if only and not checks:
         raise UsageError(f"--only: no check id matches {', '.join(only)}")

@@ -53,9 +53,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     from rdyn import __version__
     from rdyn.options import COMMANDS, add_arguments
 
-    parser = _Parser(prog="rdyn", description="rdyn: exact, checkable training dynamics of two "
-                     "transformer theory papers (see README.md). Input rules: "
-                     "docs/input_rules.md; Python API: docs/api.md.")
+    from rdyn import docs_folder
+
+    # the pages ship with the package (rdyn/docs in a wheel; docs/ in a checkout): the path
+    # printed exists wherever rdyn runs
+    # (raw text: the path is never wrapped, not even at a hyphen)
+    parser = _Parser(prog="rdyn", formatter_class=argparse.RawDescriptionHelpFormatter,
+                     description="rdyn: exact, checkable training dynamics of two transformer "
+                     "theory papers.\n\nDocumentation, installed with the package:\n"
+                     f"  {docs_folder()}\n"
+                     "  interface.md: the command-line and JSON contract\n"
+                     "  input_rules.md: accepted inputs; api.md: the Python API; cli.md: every "
+                     "option")
     parser.add_argument("--version", action="version", version=f"rdyn {__version__}",
                         help="print the version (rdyn.__version__) and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
@@ -75,8 +84,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``rdyn ARGV``; returns the exit status (0 done, 1 a failed check or closed stdout,
-    2 bad input, 3 a diverged run, 130 SIGINT, 143 SIGTERM: docs/input_rules.md)."""
+    """Run ``rdyn ARGV``; returns the exit status (0 done, 1 a failed check, closed stdout or
+    an output that cannot be written anywhere, 2 bad input, 3 a diverged run, 130 SIGINT, 143 SIGTERM: docs/input_rules.md)."""
     from rdyn import signals
 
     previous = signals.current_handlers()
@@ -114,6 +123,12 @@ def _main(argv: list[str], stop) -> int:
 
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except OSError as exc:   # an output that could not be written even where results are
+        # rescued (a full disk everywhere): one line, exit 1; no partial file was left
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"rdyn {args.command}: error: cannot write{where}: {exc.strerror or exc}",
+              file=sys.stderr)
         return 1
     if status == 130 and stop is not None:  # the commands report an interrupt as 130
         status = stop.exit_status()

@@ -1,6 +1,6 @@
 """Run Model A's full-matrix gradient descent next to the collapsed (C1, C2, C3) dynamics.
 
-Full model (SPEC.md, Model A; seed 000, Sections 2 and 4.1): W_V (M x d), W_KQ (D x D),
+Full model (docs/models_and_conventions.md, Model A; seed 000, Sections 2 and 4.1): W_V (M x d), W_KQ (D x D),
 S = softmax_col(P^T W_KQ P / scale), loss 1/2 E||Y - sigma(W_V X S)||_F^2 summed over all M*D
 entries, simultaneous GD from W_V = 0, W_KQ = 0. V* is Gaussian rescaled to ||V*||_F^2 =
 --vstar-norm2; P is I or a Haar-random orthogonal matrix (--P random).

@@ -7,7 +7,7 @@ Claims tested (seed 000 = Model A, for identity, ReLU and LeakyReLU(kappa); seed
   B.ln.gamma, B.ln.alpha, B.ln.beta        LN layer: gamma ~ t^(1/3), alpha, beta ~ t^(1/6)
   B.looped.rho, B.looped.w, B.looped.v     looped (L=2): rho = w v ~ t^(1/2), w, v ~ t^(1/4)
 
-Definitions (SPEC.md; units: GD steps, all other quantities dimensionless):
+Definitions (docs/models_and_conventions.md; units: GD steps, all other quantities dimensionless):
   t1 = min{t >= 1 : C1(t) >= 0.95 C1*(t)}   (C1* the fixed point of the C1 update at p(t))
   T* = min{t >= 0 : p(t) >= 1/(2K)}          (p the attention on an in-group key)
   excess loss L = 1/2 E||Y - TF(X)||_F^2 - 1/2 E||E||_F^2 (noise constant removed)

@@ -1,7 +1,7 @@
 """Sweep Model A's collapsed dynamics over a grid of configurations (float64, batched).
 
 Every configuration of the Cartesian product given by --grid is iterated for --steps GD
-updates from C1 = C2 = C3 = 0 (SPEC.md, Model A), many at once (numba, parallel over
+updates from C1 = C2 = C3 = 0 (docs/models_and_conventions.md, Model A), many at once (numba, parallel over
 configurations; results equal single `rdyn teacher --steps N` runs bit for bit). One row per
 configuration, in grid order (the last key varies fastest).
 

@@ -1,6 +1,6 @@
 """Run Model A's collapsed (C1, C2, C3) dynamics and report the phase boundaries t1 and T*.
 
-Model (SPEC.md, Model A; seed 000, Lemma D.2): W_V(t) = C1(t) V*, W_KQ(t) = C2(t) A_in -
+Model (docs/models_and_conventions.md, Model A; seed 000, Lemma D.2): W_V(t) = C1(t) V*, W_KQ(t) = C2(t) A_in -
 C3(t) A_out, full-batch GD on L = 1/2 E||Y - TF(X)||_F^2 (summed over all M*D entries) from
 zero. p(t) = 1/(K + (D-K) exp(-(C2+C3)/scale)) is the attention on an in-group key
 (scale = D, or sqrt(D) with --logit-scale sqrtD). C1*(t) is the fixed point of the C1 update

@@ -1,4 +1,4 @@
-"""JSON Schemas (Draft 2020-12) of the ``--json`` outputs (SPEC.md, "Interface contract").
+"""JSON Schemas (Draft 2020-12) of the ``--json`` outputs (docs/interface.md).
 
 One file per subcommand, ``rdyn/schemas/<subcommand>.schema.json``, shipped inside the
 package (docs/schemas.md)::
@@ -10,7 +10,7 @@ package (docs/schemas.md)::
 
 A real is a JSON number (float64), a string of N significant digits (``--dps N``) or null (a
 non-finite value); integers are numbers. The top level of every object admits further keys
-(outputs grow by adding keys); the state objects fixed by SPEC.md (``final``, ``record``
+(outputs grow by adding keys); the state objects fixed by docs/interface.md (``final``, ``record``
 entries, ...) admit no others.
 """
 from __future__ import annotations

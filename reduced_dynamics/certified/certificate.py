@@ -2,7 +2,7 @@
 (:class:`EventCertificate`) and of the run (:class:`CertifiedResult`), shared by the two
 certified backends (arb balls, :mod:`rdyn.reduced_dynamics.certified.arb_pass`; float64 intervals,
 :mod:`rdyn.reduced_dynamics.certified.interval`). Definitions: the module docstring of
-:mod:`rdyn.reduced_dynamics.certified.arb_pass` (SPEC.md, "Phase boundaries"; Lemmas D.13, D.16).
+:mod:`rdyn.reduced_dynamics.certified.arb_pass` (docs/models_and_conventions.md, "Phase boundaries"; Lemmas D.13, D.16).
 """
 from __future__ import annotations
 

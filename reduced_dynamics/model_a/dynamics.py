@@ -6,7 +6,7 @@ and the same Python function runs on python-flint ``arb`` (``--dps``, fast) or m
 checkpoint or stop between chunks, and a batch or compiled backend only has to supply
 another ``advance``.
 
-Definitions (SPEC.md, "Phase boundaries"):
+Definitions (docs/models_and_conventions.md, "Phase boundaries"):
 ``t1 = min{t >= 1 : C1(t) >= t1_fraction * C1*(t)}`` (Lemma D.13, default 0.95) and
 ``T* = min{t >= 0 : p(t) >= tstar_attention}`` (Lemma D.16, default 1/(2K)).
 ``lost_at_step`` is the first t in 0..N-1 where the C1 multiplier at p(t) leaves (-1, 1).
@@ -39,7 +39,7 @@ NO_EVENT = -1
 
 @dataclass(frozen=True)
 class TeacherConfig:
-    """Parameters of one collapsed Model A run (symbols as in SPEC.md, Model A).
+    """Parameters of one collapsed Model A run (symbols as in docs/models_and_conventions.md, Model A).
 
     ``vstar_norm2`` is ||V*||_F^2; ``sigma_prime_zero`` is sigma'(0); ``logit_scale`` is the
     softmax divisor ("D" or "sqrtD"); ``kappa`` is used by the leaky activation only.
@@ -486,9 +486,12 @@ def working_precision(backend: str, dps: int | None):
 def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] = (),
         thresholds: Thresholds = Thresholds(), backend: str = "float64", dps: int | None = None,
         progress: bool = False, chunk: int = 2_000_000, checkpoint: str | None = None,
-        checkpoint_every: float = 60.0, resume: str | None = None) -> RunResult:
+        checkpoint_every: float = 60.0, resume: str | None = None,
+        expected_steps: int | None = None) -> RunResult:
     """Iterate the collapsed map from C1 = C2 = C3 = 0 (see :func:`_run`), at the precision
-    of :func:`working_precision`, whatever the caller's mpmath / flint state."""
+    of :func:`working_precision`, whatever the caller's mpmath / flint state.
+    ``expected_steps``: the progress bar's total of a run without ``steps`` until its stop
+    step is known (the estimate of :mod:`rdyn.run_time`; 2 T* from the slow-manifold limit)."""
     if backend not in ("float64", "dd", "arb", "mpmath"):
         raise ValueError(f"unknown backend {backend!r}")
     if backend == "dd" and dps is None:
@@ -497,13 +500,14 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
         raise ValueError("arbitrary-precision backends need dps")
     with working_precision(backend, dps):
         return _run(config, steps, record, thresholds, backend, dps, progress, chunk,
-                    checkpoint, checkpoint_every, resume)
+                    checkpoint, checkpoint_every, resume, expected_steps)
 
 
 def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] = (),
          thresholds: Thresholds = Thresholds(), backend: str = "float64", dps: int | None = None,
          progress: bool = False, chunk: int = 2_000_000, checkpoint: str | None = None,
-         checkpoint_every: float = 60.0, resume: str | None = None) -> RunResult:
+         checkpoint_every: float = 60.0, resume: str | None = None,
+         expected_steps: int | None = None) -> RunResult:
     """Iterate the collapsed map from C1 = C2 = C3 = 0.
 
     ``steps = None`` runs to T* and then as many steps again (at least 1000 steps in all,
@@ -588,7 +592,8 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
     if resume is not None:
         loop = _load_loop(resume, identity, capture_steps)
     long_run = steps is None or steps > {"float64": 10**6, "dd": 10**5}.get(backend, 10**4)
-    bar = _progress_bar(progress and long_run, steps, initial=loop.t)
+    bar = _progress_bar(progress and long_run, steps if steps is not None else expected_steps,
+                        initial=loop.t)
     loop = _iterate(advance, loop, chunk, c, capture_steps, settings,
                     strip=num.strip if backend in ("arb", "mpmath") else None, bar=bar,
                     checkpoint=checkpoint, identity=identity, save_every=checkpoint_every,
@@ -695,7 +700,8 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
             loop.t = t_new
             boundary = None
             if bar is not None and (t_new - shown >= 100_000 or done):
-                bar.total = int(loop.events[3]) if loop.events[3] < MAX_STEPS else None
+                if loop.events[3] < MAX_STEPS:   # the stop step, once known (else the estimate)
+                    bar.total = int(loop.events[3])
                 bar.update(t_new - shown)
                 shown = t_new
             if done:

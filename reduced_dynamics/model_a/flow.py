@@ -2,7 +2,7 @@
 
 ``tau = eta t``. The map ``x' = x + eta F(x)`` (:mod:`rdyn.derivations.gradient_flow`) has, as
 eta -> 0, the flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)``, ``s = C2 + C3``
-(``C3 = K C2/(D-K)``). The phase boundaries are the map's (SPEC.md, "Phase boundaries";
+(``C3 = K C2/(D-K)``). The phase boundaries are the map's (docs/models_and_conventions.md, "Phase boundaries";
 :mod:`rdyn.reduced_dynamics.model_a.dynamics`) written as event functions of the flow:
 
 * ``t1 = min{t >= 1 : C1 >= t1_fraction C1*}``  ->  ``tau1``: first zero of

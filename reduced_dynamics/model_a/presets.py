@@ -1,4 +1,4 @@
-"""Model A's preset teachers and user group families (SPEC.md, Model A, "Preset teachers").
+"""Model A's preset teachers and user group families (docs/models_and_conventions.md, "Model A conventions" (preset teachers)).
 
 For every query column ``i`` the teacher averages the tokens of a group ``G^i`` of exactly ``K``
 token indices (``S*[j, i] = 1{j in G^i} / K``). The presets are the paper's Section 4
@@ -17,7 +17,7 @@ PRESETS = {  # task: (default D, default K, K fixed?)
 
 
 def preset_groups(task: str, D: int, K: int) -> list[list[int]]:
-    """The group G^i of every query column i for a preset teacher (SPEC.md table):
+    """The group G^i of every query column i for a preset teacher (docs/models_and_conventions.md, preset teachers):
     cnn: consecutive blocks of K; gcn: {i-1, i, i+1} mod D; sts: {0..K-1} for every i;
     gslp: {0} for every i."""
     if task == "cnn":

@@ -48,6 +48,7 @@ PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)
 # 300 digits need (erf at --dps 250: 320 nodes, 133 s for 3 steps on 2 shared cores)
 SMOOTH_DPS_MAX = 300
 FLOAT64_TOLERANCE = 1e-13
+MAX_DEFAULT_STEPS = 10**7   # a run without steps stops at 2 T*, at most here
 # float64 runs of these go through compiled closed forms (reduced_dynamics/model_a/compiled.py):
 # erf's, GELU's 1-D sums; the others through the compiled tensor rule (compiled_rule.py)
 COMPILED = ("erf", "gelu")
@@ -200,6 +201,9 @@ class AttentionLevel:
     mu: np.ndarray
     teacher_mean: np.ndarray
     teacher_y1: np.ndarray
+    # E[Var(sigma(r Y1) | Z1)] >= 0: the part of the excess loss no student state removes
+    # (Expectations.moments: the loss in a form without cancellation)
+    teacher_var: object = 0.0
 
 
 class Expectations:
@@ -238,12 +242,19 @@ class Expectations:
             mean = S0(a_mu, r * s_res)
             slope = S1(a_mu, r * s_res)
             mean_y1 = mu * mean + slope * (s_res * s_res * r)
+            # E[sigma^2] - E[E[sigma | Z1]^2]: a variance, >= 0; a negative difference is
+            # rounding (a level where sigma(r Y1) is nearly a function of Z1, p -> 1/K)
+            var = self.teacher_square - np.dot(self.w, mean * mean)
+            if num.to_float(var) < 0:
+                var = var * 0
         else:
             y1 = np.add.outer(mu, self.z * s_res)
             A = num.sigma(y1 * r)
             mean = A @ self.w
             mean_y1 = (A * y1) @ self.w
-        return AttentionLevel(e, p, q, y2, mu, mean, mean_y1)
+            dev = A - mean[:, None]   # the rule's own conditional variances: sums of squares
+            var = np.dot(self.w, (dev * dev) @ self.w)
+        return AttentionLevel(e, p, q, y2, mu, mean, mean_y1, var)
 
     def moments(self, C1, lvl: AttentionLevel, derivative: bool = True):
         """(m1, m2, dm2/dC1, excess loss) at state C1 and attention level ``lvl``."""
@@ -258,7 +269,11 @@ class Expectations:
         if derivative:
             B2 = num.d2sigma(arg)
             dm2 = np.dot(w, lvl.y2 * lvl.y2 * (resid * B2 - B1 * B1))
-        square = self.teacher_square - 2 * np.dot(w, B * lvl.teacher_mean) + np.dot(w, B * B)
+        # excess loss E[(sigma(r Y1) - B)^2] = E[(T - B)^2] + E[Var(sigma(r Y1) | Z1)] (T: the
+        # teacher's conditional mean): a sum of squares, never negative. The expanded form
+        # E[sigma^2] - 2 E[T B] + E[B^2] cancels to rounding (relative to ||V*||^2 D) when the
+        # student fits (p -> 1/K, C1 -> C1*): it gave -3e85 at ||V*||^2 = 1e100 (issue 32)
+        square = np.dot(w, resid * resid) + lvl.teacher_var
         loss = self.M * self.D / 2 * square
         return m1, m2, dm2, loss
 
@@ -389,12 +404,37 @@ def choose_rule(config: SmoothConfig, dps: int | None, probes: list, start: int 
                 return n_next, error
             previous = current
     digits = "float64" if dps is None else f"{dps} digits"
-    remedy = "lower --dps" if dps is not None else (
-        f"a smaller row norm sqrt(vstar_norm2 / M) = {config.row_norm:.3g} (lower --vstar-norm2 "
-        "or raise --M) makes sigma(r Y) smoother")
+    kink = _kink(config.activation)
+    if kink is not None:   # a jump in sigma'' (abs, sign, Max, ...): no row norm helps
+        remedy = (f"{kink}, so the rule converges only slowly at any row norm; use a smooth "
+                  "formula (e.g. x/sqrt(1+x**2) instead of x/(1+abs(x)))")
+    elif dps is not None:
+        remedy = "lower --dps"
+    else:
+        remedy = (f"a smaller row norm sqrt(vstar_norm2 / M) = {config.row_norm:.3g} (lower "
+                  "--vstar-norm2 or raise --M) makes sigma(r Y) smoother")
     raise ValueError(f"--activation {config.activation.label}: the Gauss-Hermite rule does not "
                      f"reach {digits} with {ladder[-1]} nodes (estimated error {error:.1e}); "
                      f"{remedy}")
+
+
+def _kink(activation: Activation) -> str | None:
+    """A user formula whose sigma, sigma' or sigma'' contains a non-smooth function (abs, sign,
+    Max, Min, Heaviside, Piecewise): "sigma'' = ... (abs)"-style text naming it, else None."""
+    if activation.formula is None:
+        return None
+    import sympy as sp
+
+    from rdyn.derivations.activations import derivatives, parse_expression
+
+    kinds = (sp.Abs, sp.sign, sp.Max, sp.Min, sp.Heaviside, sp.Piecewise)
+    for name, form in zip(("sigma", "sigma'", "sigma''"),
+                          derivatives(parse_expression(activation.formula))):
+        found = sorted({type(a).__name__ for a in form.atoms(*kinds)})
+        if found:
+            return (f"{name} of {activation.formula} contains {', '.join(found)} (not smooth where "
+                    "its argument is 0)")
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,7 +490,7 @@ def eta_limit(config: SmoothConfig, points: int = 17) -> float:
 
 def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_fraction: float = 0.95,
         tstar_attention: float | None = None, dps: int | None = None, progress: bool = False,
-        max_default_steps: int = 10**7, min_default_steps: int = 1000,
+        max_default_steps: int = MAX_DEFAULT_STEPS, min_default_steps: int = 1000,
         checkpoint: str | None = None, checkpoint_every: float = 60.0,
         resume: str | None = None, on_rule=None, route: str = "auto") -> SmoothRun:
     """Iterate from C1 = C2 = C3 = 0. ``steps = None``: to T*, then as many again (at least
@@ -465,7 +505,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     checkpoint of a repeated ``dps`` run resumes that repetition); the result is bit-identical
     to an uninterrupted run. ``on_rule(n)``: called once the node count n is chosen, before
     the loop, and again before a repetition with more nodes (the API prints its time
-    estimate there)."""
+    estimate there; it may return the run's estimated step count, the progress bar's total
+    until the stop step is known)."""
     from rdyn.reduced_dynamics.runs.smooth_checkpoint import run_identity, saved_rule
 
     level = 1.0 / (2 * config.K) if tstar_attention is None else tstar_attention
@@ -485,11 +526,10 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
             n, qerr = saved_n, saved_err
     store = None if checkpoint is None else (checkpoint, checkpoint_every)
     for _ in range(4):
-        if on_rule is not None:
-            on_rule(n)
+        expected = on_rule(n) if on_rule is not None else None   # estimated steps, or None
         result = _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
                       min_default_steps, n, qerr, store, resume, identity(n),
-                      probes if table_route(config, dps, route) else None)
+                      probes if table_route(config, dps, route) else None, expected)
         resume = None
         if dps is None:
             return result
@@ -513,7 +553,7 @@ CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16, "rule": 1 << 22}
 
 def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
          min_default_steps, n, qerr, store=None, resume=None, identity=None,
-         table_probes=None) -> SmoothRun:
+         table_probes=None, expected_steps=None) -> SmoothRun:
     from rdyn.reduced_dynamics.model_a.dynamics import StateReport, late_slope, log_grid
     from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop, load_loop, save_loop
 
@@ -555,8 +595,12 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
         if progress and (steps is None or steps > 20000):
             from tqdm import tqdm
 
-            bar = tqdm(total=steps, initial=loop.t, mininterval=1.0, leave=False)
-        loop = _drive(advance, loop, chunk, save, bar)
+            import sys
+
+            # total: the steps asked, or the default run's most until its stop step is known
+            bar = tqdm(total=steps or expected_steps or end, initial=loop.t, mininterval=1.0, leave=False, unit="step",
+                       unit_scale=True, file=sys.stderr, desc="rdyn teacher")
+        loop = _drive(advance, loop, chunk, save, bar, end)
         t, t1, T_star, lost, diverged = loop.t, loop.t1, loop.T_star, loop.lost, loop.diverged
         captured = loop.captured
         captured[t] = tuple(loop.state)
@@ -604,7 +648,7 @@ def make_table_route(config: SmoothConfig, n: int, probes):
     return TableRoute(config, n, probes, ex, exact_advance)
 
 
-def _drive(advance, loop, chunk: int, save, bar):
+def _drive(advance, loop, chunk: int, save, bar, end: int | None = None):
     """Advance ``loop`` chunk by chunk until the run ends. ``save`` = (write(loop), path,
     seconds) or None: the loop is written at most every ``seconds`` between chunks, at the end,
     and on KeyboardInterrupt (the last complete chunk boundary; then
@@ -623,6 +667,8 @@ def _drive(advance, loop, chunk: int, save, bar):
             advance(loop, loop.t + chunk)
             boundary = None
             if bar is not None:
+                if end is not None and loop.stop_at < end:   # the stop step, once T* is found
+                    bar.total = loop.stop_at
                 bar.update(loop.t - shown)
             if save is not None and not loop.done and time.monotonic() - last_save >= save[2]:
                 save_or_warn(lambda: save[0](loop))

@@ -229,6 +229,18 @@ def looped_layout(spectrum: tuple[int, ...], L: int, dps: int | None = None) -> 
     return tau_layout(-math.log(2.0), 2 * L * math.log(R) + math.log(2.0), len(spectrum) / 2, dps)
 
 
+# float64's exp overflows above 709.78: the looped tau grid's nodes v = e^tau, and their squares
+# (product_ratio_mean), must stay finite
+FLOAT64_TAU_MAX = 350.0
+
+
+def looped_tau_reach(spectrum: tuple[int, ...], L: int) -> float:
+    """The largest ``tau`` of the looped model's grid (:func:`looped_layout`; arithmetic on the
+    layout only, nothing allocated): about ``2 L log(lam_max / lam_min)`` plus the tail."""
+    layout = looped_layout(spectrum, L, None)
+    return layout.tau0 + KAPPA * math.sinh(layout.h * layout.n_hi)
+
+
 def grid_nodes(spectrum: tuple[int, ...], dps: int | None, L: int | None = None) -> int:
     """Nodes of the grid a run builds (``n_tau`` times ``n_phi + 1``; looped: ``n_tau``), from
     the layouts alone (no allocation)."""

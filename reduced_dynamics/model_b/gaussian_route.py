@@ -26,6 +26,8 @@ kept in ``worst_estimate``.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 import mpmath
@@ -45,6 +47,15 @@ def dps_refusal(spectrum: tuple, dps: int | None) -> str | None:
     return (f"the Gaussian route ({r} distinct eigenvalues) runs at most --dps {gq.GAUSSIAN_DPS_MAX} "
             f"(its grid grows like dps^2: {gq.grid_nodes(spectrum, gq.GAUSSIAN_DPS_MAX)} nodes at "
             f"{gq.GAUSSIAN_DPS_MAX}), got --dps {dps}")
+
+
+def spectrum_text(spectrum) -> str:
+    """A spectrum in a one-line message: the tuple when short, else its size and range."""
+    spectrum = tuple(spectrum)
+    if len(spectrum) <= 8:
+        return str(spectrum)
+    return (f"of {len(spectrum)} entries, {len(set(spectrum))} distinct, from {min(spectrum)} "
+            f"to {max(spectrum)}")
 
 
 @dataclass
@@ -97,10 +108,14 @@ class GaussianRoute:
         """``value`` if ``estimate <= tol |value|`` (recording the relative estimate), else
         :class:`gq.QuadratureError`."""
         rel = float(abs(estimate) / abs(value)) if value != 0 else float(abs(estimate))
+        if not math.isfinite(float(value)) or not math.isfinite(rel):
+            raise gq.QuadratureError(   # a numerical failure, never reported as divergence
+                f"Gaussian-route quadrature for {what}: not a finite number "
+                f"(spectrum {spectrum_text(self.spectrum)})")
         if rel > self.grid.tol:
             raise gq.QuadratureError(
                 f"Gaussian-route quadrature for {what}: a-posteriori estimate {rel:.1e} exceeds the "
-                f"tolerance {self.grid.tol:.0e} (spectrum {self.spectrum})")
+                f"tolerance {self.grid.tol:.0e} (spectrum {spectrum_text(self.spectrum)})")
         self.worst_estimate = max(self.worst_estimate, rel)
         return value
 

@@ -1,4 +1,4 @@
-"""The report of one Model B run (the JSON object of ``rdyn ln``; SPEC.md, ``rdyn ln``).
+"""The report of one Model B run (the JSON object of ``rdyn ln``; docs/interface.md, ``rdyn ln``).
 
 Final ``alpha, beta, gamma, loss`` (looped model: w, v, rho), the exact moments
 ``kappa1 = E[a^T S a]`` and ``kappa2 = E||S a||^2`` (rationals), ``kappa3 = E||S a||``,

@@ -70,14 +70,13 @@ def save(path: str, kind: str, identity: dict, arrays: dict[str, np.ndarray], me
     header = json.dumps({"format": FORMAT, "kind": kind, "identity": identity, "meta": meta},
                         allow_nan=True)
     payload[HEADER_KEY] = np.array(header)
-    tmp = path + ".tmp"
+    from rdyn.reduced_dynamics.runs.atomic_files import AtomicFiles
+
     with signals_blocked():
-        try:
-            with open(tmp, "wb") as handle:
-                np.savez(handle, **payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
+        try:   # FILE.tmp, then renamed; a failed write removes FILE.tmp, FILE stays as it was
+            with AtomicFiles(fixed_suffix=".tmp") as files:
+                with open(files.path(path), "wb") as handle:
+                    np.savez(handle, **payload)
         except OSError as exc:
             raise CheckpointError(f"cannot write checkpoint {path}: {exc.strerror or exc}") from None
 

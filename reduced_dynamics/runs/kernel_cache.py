@@ -126,17 +126,9 @@ def module_key(source: str) -> str:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a unique temporary file in the same folder and
     ``os.replace`` (readers see the old file or the whole new one, never a partial one)."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from rdyn.reduced_dynamics.runs.atomic_files import write_bytes_atomic
+
+    write_bytes_atomic(path, data)
 
 
 def _read(path: Path) -> bytes | None:

@@ -549,7 +549,7 @@ def lemma_d17_checks(quick: bool) -> list[Check]:
                       "printed p(T*) >= 1/2 is reached on the trajectories (K >= 2)",
                       "pass" if reached else "discrepancy", None, None,
                       {"printed": "p(T*) >= 1/2", "derived": "p(t) < 1/K <= 1/2 for K >= 2; the reachable "
-                       "threshold is 1/(2K) (SPEC.md)", "per_config": rows})
+                       "threshold is 1/(2K) (docs/models_and_conventions.md)", "per_config": rows})
     parts_lo, parts_hi = [], []
     for tr in trs:
         idx = np.nonzero(tr.t >= tr.t1)[0]

@@ -33,7 +33,7 @@ EXTRAPOLATION_TOL = 0.01
 LATE_START = 4.0  # fit window: T - T* >= LATE_START T*
 ACTIVATIONS = ("identity", "relu", "leaky")  # leaky: symbolic in kappa (validated at kappa = 0.1 and 0.3)
 
-# printed forms (SPEC symbols; M = ||V*||_F^2), the quantity they bound, the variables compared
+# printed forms (symbols of docs/interface.md; M = ||V*||_F^2), the quantity they bound, the variables compared
 PRINTED = {
     "loss_theorem31": ("excess_loss", "K*D**4/(eta*T)", ("T", "D", "eta"), "Theorem 3.1"),
     "training_slope": ("excess_loss", "1/T", ("T",), "Section 4.1"),
@@ -48,7 +48,7 @@ SYMBOLS = {name: sp.Symbol(name, positive=True) for name in ("D", "K", "M", "eta
 
 
 def _public(expr: sp.Expr) -> sp.Expr:
-    """A late-phase expression in the SPEC symbols (M for ||V*||_F^2; C2 + C3 for x)."""
+    """A late-phase expression in the symbols of docs/interface.md (M for ||V*||_F^2; C2 + C3 for x)."""
     from rdyn.derivations import model_a as ma
     from rdyn.derivations import late_phase as lp
 
@@ -59,7 +59,7 @@ def _public(expr: sp.Expr) -> sp.Expr:
 
 @lru_cache(maxsize=None)
 def asymptote(quantity: str, activation: str, scale: str = "D") -> sp.Expr:
-    """The derived leading term in SPEC symbols; ``delta_C2_plus_C3`` includes
+    """The derived leading term in symbols of docs/interface.md; ``delta_C2_plus_C3`` includes
     ``exp(-2 (C2 + C3)/scale)``."""
     from rdyn.derivations.late_phase import late_phase
 
@@ -203,7 +203,7 @@ BOUND_TOL = 1e-9  # relative slack for float64 rounding when a bound is attained
 
 @lru_cache(maxsize=None)
 def bound_expressions(activation: str, scale: str = "D") -> dict:
-    """The corrected bounds of Lemmas D.18 and D.19 (SPEC symbols), valid for T >= T*
+    """The corrected bounds of Lemmas D.18 and D.19 (symbols of docs/interface.md), valid for T >= T*
     (``p >= 1/(2K)``, i.e. ``e = exp(-(C2+C3)/scale) <= K/(D-K)``).
 
     Lemma D.19: on the slow manifold ``Delta(C2+C3) = eta g2 q(e) e^2`` with ``q`` decreasing
@@ -279,7 +279,7 @@ def _q_monotone(activation: str, scale: str) -> dict:
 
 
 def gf_e() -> sp.Symbol:
-    """The symbol e = exp(-(C2+C3)/scale) of the late-phase expressions (SPEC has no name for it)."""
+    """The symbol e = exp(-(C2+C3)/scale) of the late-phase expressions (the contract has no name for it)."""
     from rdyn.derivations import gradient_flow as gf
     return _public(gf.e)
 

@@ -179,7 +179,7 @@ def structural_checks() -> list[Check]:
         stein = ma.D * ma.eta * ma.s0 * (1 / (ma.K + (ma.D - ma.K) * ma.out_group_ratio)) * \
             {"identity": 1, "relu": sp.Rational(1, 2), "leaky": (1 + ma.kappa) / 2}[activation]
         checks.append(exact_check(
-            f"A.first_step.{activation}", f"{PAPER}, Lemma D.2 at t = 0 (SPEC: sigma'(0) = s0)",
+            f"A.first_step.{activation}", f"{PAPER}, Lemma D.2 at t = 0 (convention: sigma'(0) = s0)",
             "C1(1) = eta D s0 p E[sigma'(g)] (Stein's lemma on E[sigma(Y1) Y2] s0)",
             sp.simplify(ma.to_internal(first - stein)) == 0, derived=str(first)))
     return checks

@@ -1,4 +1,4 @@
-"""The check record of ``rdyn verify`` (SPEC.md, "Interface contract").
+"""The check record of ``rdyn verify`` (docs/interface.md).
 
 Each check has ``id``, ``source`` (paper and lemma/equation), ``claim``, ``status``
 (``pass``, ``fail``, ``discrepancy`` where the paper's printed form differs from the

@@ -175,9 +175,11 @@ def run_checks(only: Sequence[str] | None = None, model: str = "all", quick: boo
     import time
 
     out: list[Check] = []
-    for group in select_groups(model, quick, only, groups):
-        if progress:
-            print(f"rdyn verify: {group.name} ...", file=sys.stderr, end="", flush=True)
+    selected = list(select_groups(model, quick, only, groups))
+    for number, group in enumerate(selected, 1):
+        if progress:   # the group's place among all selected: the progress has a total
+            print(f"rdyn verify: [{number}/{len(selected)}] {group.name} ...", file=sys.stderr,
+                  end="", flush=True)
         start = time.monotonic()
         records = group.call(quick)
         if progress:

@@ -8,7 +8,7 @@ Per line (one factor varied geometrically, the rest fixed), two checks:
   :mod:`rdyn.verification.claims.fit_rule` (``detail.fit_decision``): ``pass`` when the printed exponent
   lies in the 95% interval of the stabilised window, ``discrepancy`` when it is excluded by a
   narrow interval of a stabilised slope that is not moving towards it, and ``info`` when the
-  rule says ``inconclusive`` (``rdyn verify`` has no inconclusive status: SPEC.md; the claim
+  rule says ``inconclusive`` (``rdyn verify`` has no inconclusive status: docs/interface.md; the claim
   text and ``detail.fit_decision.reason`` say what would decide it). Never ``fail``: the exponent
   claims are checked as printed. ``rdyn scaling``'s own "confirmed" (interval or local exponent
   within 10%) is a description of the measured line, not a verdict;

@@ -1,4 +1,4 @@
-"""Errata data for the claims ledger (issue 19; SPEC.md, "Claims: corrections"): the
+"""Errata data for the claims ledger (issue 19; docs/interface.md, "rdyn claims", corrections): the
 classification of every discrepancy (``kind``, ``root_cause``) and the corrected statements.
 
 A correction is data plus checks: :class:`CorrectionSpec` names the quantity, relation, limit
@@ -364,7 +364,7 @@ _LABEL_OF = {id(cls.correction): key for key, cls in CLASSIFICATION.items() if c
 
 
 def correction_object(spec: CorrectionSpec, cls: Classification, checks: Sequence) -> dict:
-    """The SPEC correction object from the spec and the checks that ran."""
+    """The correction object (docs/interface.md) from the spec and the checks that ran."""
     from rdyn.verification.checks.registry import id_matches
 
     deciding = [c for c in checks if any(id_matches(c.id, g) for g in spec.checks)]
@@ -404,7 +404,7 @@ def correction_object(spec: CorrectionSpec, cls: Classification, checks: Sequenc
 
 
 def _spec_symbols(text: str) -> str:
-    """A derived sympy string in the SPEC vocabulary (M for ||V*||_F^2)."""
+    """A derived sympy string in the vocabulary of docs/interface.md (M for ||V*||_F^2)."""
     return text.replace("vstar_norm2", "M")
 
 

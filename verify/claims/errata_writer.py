@@ -423,23 +423,28 @@ def html_page(ledger: Ledger) -> str:
 
 def write(ledger: Ledger, path: str) -> list[str]:
     """Write the erratum; returns the files written (the document first, then its plots)."""
+    from rdyn.reduced_dynamics.runs.atomic_files import AtomicFiles
+
     written = [path]
     stem, _ = os.path.splitext(path)
+    # the plots and the document are one group: all of them, complete, or none (a full disk
+    # leaves no truncated FILE_figN.png and every earlier file as it was)
+    with AtomicFiles() as files:
 
-    from rdyn.verification.claims.report import write_atomic
+        def figure(n: int, png: bytes) -> str:
+            name = f"{stem}_fig{n}.png"
+            with open(files.path(name), "wb") as fh:
+                fh.write(png)
+            written.append(name)
+            return os.path.basename(name)
 
-    def figure(n: int, png: bytes) -> str:
-        name = f"{stem}_fig{n}.png"
-        write_atomic(name, png)
-        written.append(name)
-        return os.path.basename(name)
-
-    lower = path.lower()
-    if lower.endswith((".html", ".htm")):
-        text = html_page(ledger)
-    elif lower.endswith(".tex"):
-        text = latex(ledger, figure)
-    else:
-        text = markdown(ledger, figure)
-    write_atomic(path, text)
+        lower = path.lower()
+        if lower.endswith((".html", ".htm")):
+            text = html_page(ledger)
+        elif lower.endswith(".tex"):
+            text = latex(ledger, figure)
+        else:
+            text = markdown(ledger, figure)
+        with open(files.path(path), "w", encoding="utf-8") as fh:
+            fh.write(text)
     return written

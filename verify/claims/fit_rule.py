@@ -47,7 +47,7 @@ from typing import Sequence
 
 STABLE_SPREAD = 0.05  # largest spread of the local slopes in the window for "stabilised"
 MAX_WIDTH = 0.10      # widest 95% interval that may exclude a printed exponent
-#: ``rdyn verify``'s status for each verdict of the rule (verify has no ``inconclusive``: SPEC.md)
+#: ``rdyn verify``'s status for each verdict of the rule (verify has no ``inconclusive``: docs/interface.md)
 VERIFY_STATUS = {"pass": "pass", "discrepancy": "discrepancy", "inconclusive": "info"}
 TREND_TOLERANCE = 1e-3  # approach towards the printed exponent (absolute) that counts as a drift
 MIN_GAP = 0.01          # smallest |printed - fitted| exponent gap a fit may call a discrepancy

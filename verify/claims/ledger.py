@@ -253,7 +253,7 @@ LEDGER: tuple[Entry, ...] = (
        ("A.flow.Tstar_exponent.*",),
        ("S.A.Tstar.*", "A.Tstar.*_exponent.*", "A.claim.Tstar_D_exponent.paper"),
        r"T^* = \Theta\left(\frac{K D^2}{\eta \sum_m \|v_m^*\|_2^2}\right)", rate=True,
-       note="README/SPEC and the older checks cite this lemma as D.16"),
+       note="README and the older checks cite this lemma as D.16"),
     _A("Lemma D.17 (threshold)", S_D2, "p(T*) >= 1/2", ("A.claim.D17.threshold",), (), r"p(T^*) \ge \frac{1}{2}"),
     _A("Lemma D.17 (C1 band)", S_D2, "0.95 C1*(t) <= C1(t) <= (4 pi + 1) C1*(t)",
        ("A.claim.D17.band_*",), (), r"0.95\, C_1^*(t) \le C_1(t) \le (4\pi + 1)\, C_1^*(t)"),

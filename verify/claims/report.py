@@ -315,26 +315,8 @@ def html_report(ledger: Ledger) -> str:
     return "\n".join(out)
 
 
-def write_atomic(path: str, data: str | bytes) -> None:
-    """Write ``data`` to a temporary sibling of ``path`` and rename it over ``path``."""
-    import os
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".rdyn-", suffix=os.path.splitext(path)[1], dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 -> the permissions open() would have given
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write(ledger: Ledger, path: str) -> None:
     text = html_report(ledger) if path.lower().endswith((".html", ".htm")) else markdown(ledger)
-    write_atomic(path, text)
+    from rdyn.reduced_dynamics.runs.atomic_files import write_text_atomic
+
+    write_text_atomic(path, text)   # whole or not at all

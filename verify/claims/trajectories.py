@@ -1,6 +1,6 @@
 """Recorded Model A trajectories for the claims ledger (``rdyn.verification.checks.claims_a``).
 
-One trajectory = one collapsed run (float64, SPEC.md conventions, softmax scale 1/D) from zero
+One trajectory = one collapsed run (float64, docs/models_and_conventions.md conventions, softmax scale 1/D) from zero
 to ``T* (1 + multiple)``, recorded at every step of the first phase (``t <= 4 t1 + 50``) and on
 a geometric grid (40 points per doubling) together with each grid point's successor, so that
 one-step increments ``Delta p``, ``Delta(C2+C3)``, ``Delta C1*`` are available everywhere.

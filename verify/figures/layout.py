@@ -70,15 +70,33 @@ def label_overlaps(fig, tolerance_px: float = 0.5) -> list[tuple[str, str]]:
     return overlaps
 
 
-def save_figure(fig, path: Path, dpi: int) -> None:
-    """Write ``fig`` to ``path``; warn (FigureLayoutWarning) if any labels overlap."""
+def save_figure(fig, path: Path, dpi: int) -> Path:
+    """Write ``fig`` to ``path`` whole or not at all (a temporary sibling renamed when
+    complete); warn (FigureLayoutWarning) if any labels overlap. Returns the path written: if
+    ``path`` cannot be written (a full disk), the figure goes to a new folder
+    ``rdyn-rescued-figures-*`` in the temporary folder, with one warning line on stderr (no
+    partial file is left at ``path``, and an earlier file there is untouched)."""
     fig.set_dpi(dpi)  # measure at the resolution that is written
     overlaps = label_overlaps(fig)
     if overlaps:
         shown = "; ".join(f"{a} / {b}" for a, b in overlaps[:5])
         warnings.warn(f"{Path(path).name}: {len(overlaps)} overlapping labels: {shown}",
                       FigureLayoutWarning, stacklevel=2)
-    fig.savefig(path, dpi=dpi)
+    import sys
+    import tempfile
+
+    from rdyn.reduced_dynamics.runs.atomic_files import write_atomic
+
+    try:
+        write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=dpi))
+        return Path(path)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    rescue = Path(tempfile.mkdtemp(prefix="rdyn-rescued-figures-")) / Path(path).name
+    write_atomic(rescue, lambda tmp: fig.savefig(tmp, dpi=dpi))   # fails too: the error stands
+    print(f"rdyn figures: warning: cannot write {path} ({reason}); saved to {rescue} instead",
+          file=sys.stderr)
+    return rescue
 
 
 def output_folder(out: Path) -> Path:

@@ -205,7 +205,7 @@ def _activation_title(experiments) -> str:
     return "sigma = " + ", ".join(names) + " (beyond the paper)"
 
 
-def plot_figure2(experiments, path: Path) -> None:
+def plot_figure2(experiments, path: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -232,11 +232,12 @@ def plot_figure2(experiments, path: Path) -> None:
         ax.legend(fontsize=7)
     fig.suptitle(f"Figure 2 (seed 000, Sec. 4.1), {_activation_title(experiments)}: solid = online "
                  "SGD of the full model, dashed = collapsed (C1, C2, C3) prediction", fontsize=10)
-    save_figure(fig, path, dpi=110)
+    written = save_figure(fig, path, dpi=110)
     plt.close(fig)
+    return written
 
 
-def plot_figure3(experiments, path: Path) -> None:
+def plot_figure3(experiments, path: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -256,8 +257,9 @@ def plot_figure3(experiments, path: Path) -> None:
     fig.suptitle(f"Figure 3 (seed 000), {_activation_title(experiments)}: attention "
                  f"softmax(P^T W_KQ P / D) at t = {experiments[0].steps[-1]} (colour scale 0..1/K)",
                  fontsize=10)
-    save_figure(fig, path, dpi=110)
+    written = save_figure(fig, path, dpi=110)
     plt.close(fig)
+    return written
 
 
 def _slope_note(e: Experiment, slope) -> str:
@@ -285,6 +287,6 @@ def make_figures(out: Path, steps: int, quick: bool, vstar_norm2: float, batch_s
                                       batch_size=batch_size, noise_std=noise_std, seed=seed))
     out = output_folder(out)
     paths = {"figure2": out / "figure2_loss.png", "figure3": out / "figure3_attention.png"}
-    plot_figure2(results, paths["figure2"])
-    plot_figure3(results, paths["figure3"])
+    paths["figure2"] = plot_figure2(results, paths["figure2"])   # the path written (rescued?)
+    paths["figure3"] = plot_figure3(results, paths["figure3"])
     return results, paths

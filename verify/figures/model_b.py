@@ -210,7 +210,7 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
     fig.suptitle(f"Model B (seed 003): LN vs no-LN, d={p['d']}, n={p['n']}, eta={p['eta']}, "
                  f"{p['samples']} training points (full-batch GD); dashed = collapsed prediction", fontsize=10)
     paths["training_loss"] = out / "modelB_training_loss.png"
-    save_figure(fig, paths["training_loss"], dpi=100)
+    paths["training_loss"] = save_figure(fig, paths["training_loss"], dpi=100)
     plt.close(fig)
     # 2. heat maps
     fig, axes = plt.subplots(2, 2, figsize=(9, 8), layout="constrained")
@@ -226,7 +226,7 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
     fig.suptitle("learned matrices: only the diagonals of W12 (top right) and V21 (bottom left) survive",
                  fontsize=10)
     paths["heatmaps"] = out / "modelB_heatmaps.png"
-    save_figure(fig, paths["heatmaps"], dpi=100)
+    paths["heatmaps"] = save_figure(fig, paths["heatmaps"], dpi=100)
     plt.close(fig)
     # 3. active parameters
     slopes = {"ln_alpha": _slope(ln.steps, ln.alpha), "ln_beta": _slope(ln.steps, ln.beta),
@@ -246,7 +246,7 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
         ax.set_xlabel("GD step t")
         ax.legend(fontsize=7)
     paths["active_parameters"] = out / "modelB_active_parameters.png"
-    save_figure(fig, paths["active_parameters"], dpi=100)
+    paths["active_parameters"] = save_figure(fig, paths["active_parameters"], dpi=100)
     plt.close(fig)
     # 4. looped error vs number of loops
     Xt, at = test_point(p["d"], p["n"], seed)
@@ -274,7 +274,7 @@ def make_figures(out: Path, quick: bool = False, seed: int = 0, steps: int | Non
     fig.suptitle("fixed test point (uniform unit columns); collapsed: geometric decay at rate (1+g l2)/(1+g l1); "
                  "full GD plateaus where finite-sample off-diagonal W12 moves the fixed point", fontsize=9)
     paths["looped_error"] = out / "modelB_looped_error.png"
-    save_figure(fig, paths["looped_error"], dpi=100)
+    paths["looped_error"] = save_figure(fig, paths["looped_error"], dpi=100)
     plt.close(fig)
     table = {"slopes": slopes, "paper_claims": PAPER_CLAIMS,
              "final_loss": {f"{m} {t or ''} {dt}".replace("  ", " "): float(r.loss[-1]) for (m, t, dt), r in runs.items()},

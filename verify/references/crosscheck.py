@@ -1,6 +1,6 @@
 """Run Model A's full-matrix gradient descent next to the collapsed (C1, C2, C3) dynamics.
 
-Full model (SPEC.md, Model A; seed 000, Sections 2 and 4.1): W_V (M x d), W_KQ (D x D),
+Full model (docs/models_and_conventions.md, Model A; seed 000, Sections 2 and 4.1): W_V (M x d), W_KQ (D x D),
 S = softmax_col(P^T W_KQ P / scale), loss 1/2 E||Y - sigma(W_V X S)||_F^2 summed over all M*D
 entries, simultaneous GD from W_V = 0, W_KQ = 0. V* is Gaussian rescaled to ||V*||_F^2 =
 --vstar-norm2; P is I or a Haar-random orthogonal matrix (--P random).
@@ -158,8 +158,12 @@ def memory_driver(D: int, M: int, d: int, steps: int, batch: int, mode: str) -> 
     terms = memory_terms(D, M, d, steps, batch, mode)
     flag = max(terms, key=terms.get)
     value = {"--D": D, "--steps": steps, "--batch": batch}[flag]
-    if flag == "--batch":
-        return f"--batch {value} (with --d {d}, --M {M}, --D {D})"
+    if flag == "--batch":   # batch x (d + M) x D: name its largest factor (--mode sgd --d 1e9
+        # blames --d, not the default --batch 100)
+        factors = {"--batch": batch, "--d": d, "--M": M}
+        big = max(factors, key=factors.get)
+        others = ", ".join(f"{k} {v}" for k, v in factors.items() if k != big)
+        return f"{big} {factors[big]} (with {others}, --D {D})"
     if flag == "--D" and 4.0 * (M + d) > 30.0 * D:
         return f"--M {M} / --d {d} (with --D {D})"
     return f"{flag} {value}"

@@ -1,6 +1,6 @@
 """Model A's full student and teacher as real matrices: exact population GD and online SGD.
 
-Reproduces the setting of Section 4.1 of the teacher-model paper (seed 000; SPEC.md, Model A)
+Reproduces the setting of Section 4.1 of the teacher-model paper (seed 000; docs/models_and_conventions.md, Model A)
 without the collapse ansatz, so that the collapsed (C1, C2, C3) map can be checked against it:
 
 * ``X`` in R^{d x D} with iid N(0,1) entries, teacher ``f*(X) = sigma(V* X S*)`` with
@@ -34,7 +34,7 @@ without the collapse ansatz, so that the collapsed (C1, C2, C3) map can be check
   the excess OOD loss uses a batch with iid Exp(1) input entries (Section 4.1:
   ``L_OOD - 1/(2N) sum_n ||Y_n - f*(X_n)||^2``).
 
-Projections (SPEC.md, "How collapsed maps relate to full-matrix GD"):
+Projections (docs/interface.md, "How a collapsed map relates to full-matrix GD"):
 ``C1 = <W_V, V*>/||V*||^2``, ``C2 = <P^T W_KQ P, A_in>/||A_in||^2``,
 ``C3 = -<P^T W_KQ P, A_out>/||A_out||^2`` with ``A_in[j, i] = 1{j in G^i}``, ``A_out = 1 - A_in``.
 """
@@ -57,7 +57,7 @@ NEGATIVE_SLOPE = {"identity": lambda kappa: 1.0, "relu": lambda kappa: 0.0,
 
 @dataclass(frozen=True, eq=False)
 class FullModel:
-    """Teacher and student architecture of Model A (SPEC.md). ``groups[i]`` is G^i (sizes may
+    """Teacher and student architecture of Model A (docs/models_and_conventions.md). ``groups[i]`` is G^i (sizes may
     differ only for the beyond-the-paper study); ``P`` is the orthogonal positional matrix;
     ``activation`` identity, relu, leaky (``kappa``, ``sigma_prime_zero``) or a smooth one
     (``formula`` for ``expr``)."""
@@ -169,7 +169,7 @@ def sigma(x: np.ndarray, negative_slope: float) -> np.ndarray:
 
 
 def sigma_prime(x: np.ndarray, negative_slope: float, at_zero: float) -> np.ndarray:
-    """sigma'(x) with SPEC's convention sigma'(0) = at_zero (a parameter, default 1)."""
+    """sigma'(x) with docs/models_and_conventions.md's convention sigma'(0) = at_zero (a parameter, default 1)."""
     return np.where(x > 0, 1.0, np.where(x < 0, negative_slope, at_zero))
 
 

@@ -10,7 +10,7 @@ Lemma D.2 of the teacher-model paper (seed 000) shows that population GD *from z
    logits does not change the softmax, so that part of ``W_KQ`` is a gauge direction with zero
    gradient; it is neither attracted nor repelled) and ``A_c`` the column-centred ``A_in``.
    Per phase (``[0, t1)``, ``[t1, T*)``, ``[T*, end]``, from the collapsed run's t1 and T*,
-   SPEC.md "Phase boundaries") the rate is the mean per-step log change
+   docs/models_and_conventions.md, "Phase boundaries") the rate is the mean per-step log change
    ``(log off(end) - log off(start)) / (end - start)``: negative = attracting (nan once the
    norm has reached the float64 rounding floor, 1e-12 of its largest value).
 2. Unequal group sizes. With ``|G^i|`` not all equal (``S*[j, i] = 1/|G^i|``), GD from zero

@@ -1,6 +1,6 @@
 """Measured exponents and constants behind the papers' Theta-claims (``rdyn scaling``).
 
-Claims (seed 000, Model A, SPEC.md conventions, softmax scale 1/D unless told otherwise):
+Claims (seed 000, Model A, docs/models_and_conventions.md conventions, softmax scale 1/D unless told otherwise):
 
 * ``A.t1``     Lemma D.13   ``t1 = Theta(1/eta)``
 * ``A.Tstar``  Lemma D.16   ``T* = Theta(K D^2 / (eta ||V*||_F^2))``
