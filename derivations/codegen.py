@@ -131,7 +131,7 @@ def arb_namespace() -> SimpleNamespace:
 
     Arguments that are not yet balls (integer parameters in ``prepare``) are converted.
     ``sqrt`` takes the non-negative part first, so a ball touching 0 stays finite
-    (NUMERICS.md).
+    (docs/numerics.md).
     """
     from flint import arb
 

@@ -1,6 +1,6 @@
 """Exact Gaussian expectations of piecewise-linear, positively homogeneous integrands.
 
-Route (NUMERICS.md, "What works"): write the two Gaussian arguments as linear forms of
+Route (docs/numerics.md, "Gaussian expectations with sympy"): write the two Gaussian arguments as linear forms of
 independent standard normals ``z1, z2``,
 
     Y1 = sd1 * z1,        Y2 = sd2 * (cos(theta) z1 + sin(theta) z2),   0 < theta < pi,
@@ -10,7 +10,7 @@ of ``sigma`` or indicator of ``sigma'`` applied to ``+-Y1`` or ``+-Y2`` is a ray
 fixed angles ``-pi/2, theta - pi/2, pi/2, theta + pi/2``. On each of the four sectors the
 integrand is a homogeneous polynomial in ``z``; its radial part is a Gamma moment and its
 angular part a trigonometric polynomial that sympy integrates exactly. ``sympy.stats`` is not
-used: it returns wrong results on integrands mixing ``Max`` with indicators (NUMERICS.md).
+used: it returns wrong results on integrands mixing ``Max`` with indicators (docs/numerics.md).
 
 Activations follow docs/models_and_conventions.md: ``sigma(x) = x`` (identity), ``max(x, 0)`` (ReLU),
 ``max(x, kappa x)`` (LeakyReLU, ``0 <= kappa < 1``), with ``sigma'(x) = 1`` for ``x >= 0`` and
@@ -163,7 +163,7 @@ def at_covariance(expr: sp.Expr, a: sp.Expr, b: sp.Expr, c: sp.Expr) -> sp.Expr:
     ``cos(theta)`` and ``sin(theta)`` are replaced structurally by ``rho = c/sqrt(a b)`` and
     ``sqrt(1 - rho^2)``, and only a bare ``theta`` becomes ``acos(rho)``: substituting
     ``theta = acos(rho)`` and letting sympy simplify ``cos(acos(rho))`` is process-dependent
-    for numbers near 1 (sympy #23086, NUMERICS.md)."""
+    for numbers near 1 (sympy #23086, docs/numerics.md)."""
     rho = c / sp.sqrt(a * b)
     trig = sp.expand_trig(expr).xreplace({sp.cos(theta): rho, sp.sin(theta): sp.sqrt(1 - rho**2)})
     return trig.xreplace({sd1: sp.sqrt(a), sd2: sp.sqrt(b), theta: sp.acos(rho)})

@@ -2,7 +2,7 @@
 
 Substituting numbers into a sympy expression and simplifying is NOT a pure function of the
 inputs: ``cos(acos(r))`` for a rational ``r`` near 1 is sometimes evaluated at low precision
-during automatic simplification and comes back as ``1`` (sympy issue #23086, NUMERICS.md),
+during automatic simplification and comes back as ``1`` (sympy issue #23086, docs/numerics.md),
 depending on the cache and ordering state of the process. This was the root cause of the
 irreproducible ``A.gauss.*`` verdicts (issue 9).
 

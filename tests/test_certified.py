@@ -19,7 +19,7 @@ from rdyn.reduced_dynamics.model_a.kernels import kernels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = TeacherConfig(D=8, K=2, eta=0.5)          # T* = 4610, t1 = 11
-PAPER = TeacherConfig(D=20, K=4, eta=0.5)         # T* = 163348 (NUMERICS.md)
+PAPER = TeacherConfig(D=20, K=4, eta=0.5)         # T* = 163348 (docs/numerics.md)
 
 
 @lru_cache(maxsize=None)

@@ -14,7 +14,7 @@ def rel(a, b):
 
 
 def test_tstar_matches_numerics_md():
-    # NUMERICS.md (independent measurement): T* = 163348 at D=20, K=4, ReLU, eta=0.5, ||V*||^2=1
+    # docs/numerics.md (independent measurement): T* = 163348 at D=20, K=4, ReLU, eta=0.5, ||V*||^2=1
     r = run(TeacherConfig(D=20, K=4, activation="relu", eta=0.5))
     assert r.T_star == 163348
     assert r.steps == 2 * 163348

@@ -14,7 +14,7 @@ enclosure contains 0 (the overlap).
 
 Why not just run the generated ``step`` on balls: C1 enters its own update several times, so
 ball arithmetic overestimates (the dependency effect) and the radius grows ~1.25x per step
-(NUMERICS.md). Instead a mean-value form is used. Within one branch of the map (C1 > 0 or
+(docs/numerics.md). Instead a mean-value form is used. Within one branch of the map (C1 > 0 or
 C1 < 0) f is smooth, so for x, m in X_t, f(x) = f(m) + J(xi)(x - m) with xi on the segment
 [m, x], which lies in the convex box X_t. Hence
 

@@ -232,6 +232,21 @@ def compiled_loop(name: str):
     return (compiled_iterate() if name == "erf" else compiled_gelu_iterate())[0]
 
 
+def sync_loop(loop, state: np.ndarray, ev: np.ndarray, out: np.ndarray,
+              capture_steps: np.ndarray) -> None:
+    """Copy a compiled loop's state, event counters (``ev``, indexed by ``EV_*``) and the
+    captures it wrote into ``out`` back into the Python-side ``loop`` record (shared by the
+    closed-form loop here and the table route of :mod:`rdyn.reduced_dynamics.model_a.smooth_tables`)."""
+    captured = dict(loop.captured)
+    for i in range(int(np.searchsorted(capture_steps, loop.t, side="left")), int(ev[EV_CURSOR])):
+        captured[int(capture_steps[i])] = tuple(float(v) for v in out[i])
+    event = lambda k: None if ev[k] < 0 else int(ev[k])  # noqa: E731
+    loop.state = [float(v) for v in state]
+    loop.t, loop.t1, loop.T_star, loop.lost = (int(ev[EV_T]), event(EV_T1), event(EV_TSTAR),
+                                               event(EV_LOST))
+    loop.stop_at, loop.captured, loop.diverged = (int(ev[EV_STOP]), captured, event(EV_DIVERGED))
+
+
 def advance_compiled(config, state: np.ndarray, ev: np.ndarray, chunk_end: int, eta: float,
                      fraction: float, level: float, default_run: bool, min_default: int,
                      end: int, capture_steps: np.ndarray, capture_out: np.ndarray,

@@ -574,7 +574,7 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
                     1 if eta >= limit * (1 - 1e-9) else 0, 1 if steps is None else 0,
                     num.make(prefilter)]
         # arb midpoints: the radius from the dependency effect grows ~1.25x per step
-        # (NUMERICS.md); dropping it every STRIP_EVERY steps keeps it far below the guard bits.
+        # (docs/numerics.md); dropping it every STRIP_EVERY steps keeps it far below the guard bits.
         # A checkpoint is only taken between chunks, so a resume keeps this phase.
         chunk = STRIP_EVERY
     events = np.array([NO_EVENT, NO_EVENT, NO_EVENT, end], dtype=np.int64)

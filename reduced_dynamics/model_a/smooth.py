@@ -727,16 +727,7 @@ def _compiled_advance(config, eta_f, t1_fraction, level, default_run, min_defaul
         done = mc.advance_compiled(config, state, ev, chunk_end, eta_f, t1_fraction, level,
                                    default_run, min_default_steps, end, capture_steps, out,
                                    compiled_loop)
-        captured = dict(loop.captured)
-        for i in range(int(np.searchsorted(capture_steps, loop.t, side="left")),
-                       int(ev[mc.EV_CURSOR])):
-            captured[int(capture_steps[i])] = tuple(float(v) for v in out[i])
-        event = lambda k: None if ev[k] < 0 else int(ev[k])  # noqa: E731
-        loop.state = [float(v) for v in state]
-        loop.t, loop.t1, loop.T_star, loop.lost = (int(ev[mc.EV_T]), event(mc.EV_T1),
-                                                   event(mc.EV_TSTAR), event(mc.EV_LOST))
-        loop.stop_at, loop.captured, loop.diverged = (int(ev[mc.EV_STOP]), captured,
-                                                      event(mc.EV_DIVERGED))
+        mc.sync_loop(loop, state, ev, out, capture_steps)
         loop.done = done
 
     return advance

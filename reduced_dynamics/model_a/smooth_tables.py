@@ -619,16 +619,7 @@ class TableRoute:
 
         def _sync(loop, state, ev, out):
             """Copy the compiled loop's state, counters and captures into ``loop``."""
-            captured = dict(loop.captured)
-            for i in range(int(np.searchsorted(capture_steps, loop.t, side="left")),
-                           int(ev[mc.EV_CURSOR])):
-                captured[int(capture_steps[i])] = tuple(float(v) for v in out[i])
-            event = lambda k: None if ev[k] < 0 else int(ev[k])  # noqa: E731
-            loop.state = [float(v) for v in state]
-            loop.t, loop.t1, loop.T_star, loop.lost = (int(ev[mc.EV_T]), event(mc.EV_T1),
-                                                       event(mc.EV_TSTAR), event(mc.EV_LOST))
-            loop.stop_at, loop.captured, loop.diverged = (int(ev[mc.EV_STOP]), captured,
-                                                          event(mc.EV_DIVERGED))
+            mc.sync_loop(loop, state, ev, out, capture_steps)
 
         def advance(loop, chunk_end):
             state = np.array([float(v) for v in loop.state])

@@ -14,7 +14,7 @@ Two step-size policies:
   with ``M = ||V*||_F^2`` for unit rows ``v_m``).
 
 ``1 - K p`` is computed from ``e = exp(-(C2+C3)/D)`` as ``(D-K) e / (K + (D-K) e)`` (no
-cancellation as ``p -> 1/K``, NUMERICS.md).
+cancellation as ``p -> 1/K``, docs/numerics.md).
 """
 from __future__ import annotations
 
