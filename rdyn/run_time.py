@@ -119,6 +119,21 @@ def figures_estimate(steps: int, quick: bool) -> "RunTimeEstimate":
                            steps=steps)
 
 
+# rdyn figures --paper B (full-matrix GD of seven Model B trainings): wall clock on 2 cores,
+# measured 2026-12-05: 146 s at the default 2000 steps (230 s of CPU: BLAS uses both cores),
+# 4.4 s with --quick (60 steps, d = 4); modelled as FIGURES_B_START_S plus, per GD step of all
+# seven trainings, FIGURES_B_STEP_S[quick]
+FIGURES_B_START_S = 3.0
+FIGURES_B_STEP_S = {False: 0.072, True: 0.023}
+
+
+def figures_b_estimate(steps: int, quick: bool) -> "RunTimeEstimate":
+    """The estimate of ``rdyn figures --paper B`` (:data:`FIGURES_B_STEP_S`)."""
+    return RunTimeEstimate("figures", FIGURES_B_START_S + steps * FIGURES_B_STEP_S[quick],
+                           f"seven full-matrix Model B trainings of {steps} GD steps"
+                           f"{' (quick sizes)' if quick else ''}", steps=steps)
+
+
 def fixed_size_estimate(command: str, quick: bool) -> "RunTimeEstimate":
     """The estimate of ``rdyn verify`` (all groups) or ``rdyn scaling`` (defaults): their
     sizes are fixed, so the line states the measured time."""

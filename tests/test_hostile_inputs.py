@@ -1043,6 +1043,18 @@ def test_issue_32_figures_say_how_long():
     assert figures_estimate(1500, True).seconds == pytest.approx(8.6 + 4.05)
 
 
+def test_issue_32_figures_b_say_how_long(capsys):
+    """rdyn figures --paper B: 3 s + 72 ms per GD step of the seven trainings (measured 146 s
+    wall at the default 2000 steps, 4.4 s with --quick); announced before the training, the
+    quick run (under 10 s) silently."""
+    from rdyn.run_time import figures_b_estimate
+
+    assert figures_b_estimate(2000, False).seconds == pytest.approx(3.0 + 144.0)
+    assert figures_b_estimate(2000, False).line() == (
+        "rdyn figures: about 2 min (seven full-matrix Model B trainings of 2000 GD steps)")
+    assert figures_b_estimate(60, True).seconds == pytest.approx(3.0 + 1.38)
+
+
 def test_figures_command_on_a_full_disk(full_disk, capsys):
     """The issue's `rdyn figures` on a full disk (a 61-line ENOSPC traceback, the figures
     lost): each figure goes whole to a rescue folder, one warning line each, the JSON names

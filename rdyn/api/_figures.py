@@ -106,6 +106,12 @@ def _run_paper_b(v: FiguresOptions, progress: bool):
 
     if v.steps is not None and v.steps > 10**5:
         raise UsageError(f"--steps must be in 2..100000 for --paper B, got {v.steps}")
+    if progress:
+        from rdyn.run_time import announce, figures_b_estimate
+        from rdyn.verification.figures.model_b import PAPER, QUICK
+
+        steps = v.steps if v.steps is not None else (QUICK if v.quick else PAPER)["steps"]
+        announce(figures_b_estimate(steps, v.quick), quiet=False)
     report = (lambda m: print(f"rdyn figures: training {m} ...", file=sys.stderr)) \
         if progress else (lambda m: None)
     paths, table = make_b(Path(v.out), quick=v.quick, seed=v.seed, steps=v.steps,
