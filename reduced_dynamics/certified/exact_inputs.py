@@ -62,3 +62,20 @@ def exact_inputs(config, thresholds, tstar_level=None):
               decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
               decimal_ball(config.sigma_prime_zero)]
     return (params, *threshold_balls(config.K, thresholds, tstar_level))
+
+
+def smooth_run_balls(config, eta, thresholds, tstar_level=None) -> dict:
+    """The balls a certified smooth-activation run needs (call inside the run's
+    ``flint.ctx.workprec``): ``D, K, N = D - K, M`` exact; ``V`` (||V*||_F^2) and ``step_size``
+    (eta) from their decimal forms; ``fraction, level`` (:func:`threshold_balls`); the row norm
+    ``r = sqrt(V/M)``, the logit ``scale`` (D or sqrt(D)) and ``ratio_root = sqrt(N/K)``.
+    Shared by the closed-form (erf, GELU) and the strip-quadrature (tanh, softplus, sigmoid)
+    certified passes."""
+    from flint import arb
+
+    D, K, N, M = arb(config.D), arb(config.K), arb(config.D - config.K), arb(config.M)
+    V = decimal_ball(config.vstar_norm2)
+    fraction, level = threshold_balls(config.K, thresholds, tstar_level)
+    return dict(D=D, K=K, N=N, M=M, V=V, step_size=decimal_ball(eta), fraction=fraction,
+                level=level, r=(V / M).sqrt(), scale=D if config.logit_scale == "D" else D.sqrt(),
+                ratio_root=(N / K).sqrt())

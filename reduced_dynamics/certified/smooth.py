@@ -174,18 +174,16 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
 
     from rdyn.derivations.activations import BranchPointError
     from rdyn.derivations.model_a_general import logit_gradient_functions
-    from rdyn.reduced_dynamics.certified.exact_inputs import decimal_ball, threshold_balls
+    from rdyn.reduced_dynamics.certified.exact_inputs import smooth_run_balls
     from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS
 
     moments, m2_alone, dm2, width = ball_map(config.activation.name)
     grad_in, grad_out = logit_gradient_functions()
     with flint.ctx.workprec(prec):
-        D, K, N, M = arb(config.D), arb(config.K), arb(config.D - config.K), arb(config.M)
-        V, step_size = decimal_ball(config.vstar_norm2), decimal_ball(eta)
-        fraction, level = threshold_balls(config.K, thresholds, tstar_level)
-        r = (V / M).sqrt()
-        scale = D if config.logit_scale == "D" else D.sqrt()
-        ratio_root = (N / K).sqrt()
+        b = smooth_run_balls(config, eta, thresholds, tstar_level)
+        D, K, N, M, V, step_size = b["D"], b["K"], b["N"], b["M"], b["V"], b["step_size"]
+        fraction, level, r, scale, ratio_root = (b["fraction"], b["level"], b["r"], b["scale"],
+                                                 b["ratio_root"])
 
         def geometry(C2, C3):
             e = (-(C2 + C3) / scale).exp()

@@ -289,7 +289,7 @@ def certified_strip_run(config, eta: float, steps: int | None = None, thresholds
     from flint import arb
 
     from rdyn.derivations.model_a_general import logit_gradient_functions
-    from rdyn.reduced_dynamics.certified.exact_inputs import decimal_ball, threshold_balls
+    from rdyn.reduced_dynamics.certified.exact_inputs import smooth_run_balls
     from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
     from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS, Thresholds
 
@@ -299,12 +299,10 @@ def certified_strip_run(config, eta: float, steps: int | None = None, thresholds
     ex = StripMoments(config)
     grad_in, grad_out = logit_gradient_functions()
     with flint.ctx.workprec(PREC):
-        D, K, N, M = arb(config.D), arb(config.K), arb(config.D - config.K), arb(config.M)
-        V, step_size = decimal_ball(config.vstar_norm2), decimal_ball(eta)
-        fraction, level = threshold_balls(config.K, thresholds, tstar_level)
-        r = (V / M).sqrt()
-        scale = D if config.logit_scale == "D" else D.sqrt()
-        ratio_root = (N / K).sqrt()
+        b = smooth_run_balls(config, eta, thresholds, tstar_level)
+        D, K, N, M, V, step_size = b["D"], b["K"], b["N"], b["M"], b["V"], b["step_size"]
+        fraction, level, r, scale, ratio_root = (b["fraction"], b["level"], b["r"], b["scale"],
+                                                 b["ratio_root"])
         t1, tstar = EventCertificate("t1"), EventCertificate("T_star")
         end = steps if steps is not None else MAX_STEPS
         state = (arb(0), arb(0), arb(0))
