@@ -165,10 +165,45 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
     return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None)
 
 
+class _ClosedFormStep:
+    """The moments of one step from the closed forms of ``name`` (:func:`ball_map`) at the
+    step's geometry (the interface the loop of :func:`_iterate` reads: ``moments(C1) -> (m1,
+    m2)``, ``m2(C1)``, ``dm2(C1)``, as enclosures)."""
+
+    def __init__(self, name: str, b: dict):
+        self._moments, self._m2, self._dm2, self._width = ball_map(name)
+        self._b = b
+
+    def at(self, C1, e, p, s2, s_res):
+        """Set the step's geometry (BranchPointError if ``W^2`` is not certainly positive)."""
+        from rdyn.derivations.activations import BranchPointError
+
+        r = self._b["r"]
+        W2 = self._width(r * s_res)
+        if not W2 > 0:
+            raise BranchPointError(f"W^2 = {W2} not certainly positive")
+        self._geo = (r, p / s2, s_res, s2, W2.sqrt(), self._b["K"])
+        return self
+
+    def moments(self, C1):
+        return self._moments(C1, *self._geo)
+
+    def m2(self, C1):
+        return self._m2(C1, *self._geo)
+
+    def dm2(self, C1):
+        return self._dm2(C1, *self._geo)
+
+
 def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec,
-             radius_limit) -> CertifiedResult:
+             radius_limit, step_moments=None) -> CertifiedResult:
     """One pass at ``prec`` bits; raises _TooWide when log2 of the relative radius exceeds
-    ``radius_limit`` (None: never)."""
+    ``radius_limit`` (None: never). ``step_moments(b)`` (``b``: the run's balls,
+    :func:`rdyn.reduced_dynamics.certified.exact_inputs.smooth_run_balls`) gives the object
+    whose ``at(C1, e, p, s2, s_res)`` sets a step's geometry and returns the step's moment
+    enclosures (``moments(C1)``, ``m2(C1)``, ``dm2(C1)``); None: the closed forms
+    (:class:`_ClosedFormStep`). The strip quadrature of
+    :mod:`rdyn.reduced_dynamics.certified.strip` passes its own."""
     import flint
     from flint import arb
 
@@ -177,25 +212,13 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
     from rdyn.reduced_dynamics.certified.exact_inputs import smooth_run_balls
     from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS
 
-    moments, m2_alone, dm2, width = ball_map(config.activation.name)
     grad_in, grad_out = logit_gradient_functions()
     with flint.ctx.workprec(prec):
         b = smooth_run_balls(config, eta, thresholds, tstar_level)
-        D, K, N, M, V, step_size = b["D"], b["K"], b["N"], b["M"], b["V"], b["step_size"]
-        fraction, level, r, scale, ratio_root = (b["fraction"], b["level"], b["r"], b["scale"],
-                                                 b["ratio_root"])
-
-        def geometry(C2, C3):
-            e = (-(C2 + C3) / scale).exp()
-            p = 1 / (K + N * e)
-            q = e * p
-            s2 = (K * p * p + N * q * q).sqrt()
-            s_res = q * ratio_root / s2
-            W2 = width(r * s_res)
-            if not W2 > 0:
-                raise BranchPointError(f"W^2 = {W2} not certainly positive")
-            return e, p, (r, p / s2, s_res, s2, W2.sqrt(), K)
-
+        D, K, N, V, step_size = b["D"], b["K"], b["N"], b["V"], b["step_size"]
+        fraction, level, scale, ratio_root = b["fraction"], b["level"], b["scale"], b["ratio_root"]
+        stepper = (step_moments(b) if step_moments is not None
+                   else _ClosedFormStep(config.activation.name, b))
         t1, tstar = EventCertificate("t1"), EventCertificate("T_star")
         end = steps if steps is not None else MAX_STEPS
         state = (arb(0), arb(0), arb(0))
@@ -204,7 +227,12 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
         while True:
             C1, C2, C3 = state
             try:
-                e, p, geo = geometry(C2, C3)
+                # the attention geometry of e (model_a.smooth.Expectations.level)
+                e = (-(C2 + C3) / scale).exp()
+                p = 1 / (K + N * e)
+                q = e * p
+                s2 = (K * p * p + N * q * q).sqrt()
+                ex = stepper.at(C1, e, p, s2, q * ratio_root / s2)
                 if tstar.step is None:
                     tstar.observe(t, p - level)
                     if tstar.step is not None:
@@ -212,22 +240,21 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
                         if steps is None:
                             end = max(2 * t, min_default_steps)
                 if t >= 1 and t1.step is None:
-                    t1.observe(t, -m2_alone(C1 / fraction, *geo))
+                    t1.observe(t, -ex.m2(C1 / fraction))
                 if t >= next_sample:
                     growth.append((t, relative_radius(state)))
                     log2_growth.append((t, log2_relative_radius(state)))
                     next_sample *= 2
                 if t >= end:
                     break
-                m1, m2 = moments(C1, *geo)
+                m1, m2 = ex.moments(C1)
                 args = (C1, e, K, N, V, m1, m2)
                 if C1.rad() == 0:
                     C1_next = C1 + step_size * D * m2
                 else:   # mean-value form in C1 (module docstring)
                     centre = arb(C1.mid())
-                    slope = 1 + step_size * D * dm2(C1, *geo)
-                    C1_next = (centre + step_size * D * m2_alone(centre, *geo)
-                               + slope * (C1 - centre))
+                    slope = 1 + step_size * D * ex.dm2(C1)
+                    C1_next = centre + step_size * D * ex.m2(centre) + slope * (C1 - centre)
                 state = (C1_next, C2 - step_size * grad_in(*args) / scale,
                          C3 + step_size * grad_out(*args) / scale)
             except BranchPointError as exc:

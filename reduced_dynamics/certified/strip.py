@@ -243,6 +243,20 @@ class StripMoments:
         errors = [_remainder(p, a1, a2, outer, inner) for p in bounds]
         self._state = (r, rho, s, s2, xs, ws, T, U, errors, C1_abs_upper)
 
+    def for_run(self, b: dict):
+        """Bind the run's balls (``b``: :func:`rdyn.reduced_dynamics.certified.exact_inputs.
+        smooth_run_balls`) for :meth:`at`; returns self."""
+        self._run = b
+        return self
+
+    def at(self, C1, e, p, s2, s_res):
+        """The step's level (the interface of ``certified.smooth._iterate``): the strip must
+        hold C1 and C1 / fraction (the t1 test); returns self."""
+        r, fraction = self._run["r"], self._run["fraction"]
+        reach = _upper(C1) / float(fraction.lower()) * 1.0001 + 1e-12
+        self.level(r, p / s2, s_res, s2, reach)
+        return self
+
     def _check(self, C1):
         if _upper(C1) > self._state[-1]:
             raise ValueError("C1 outside the level's strip bound")
@@ -284,68 +298,12 @@ def certified_strip_run(config, eta: float, steps: int | None = None, thresholds
     """Certified enclosures of the float64 run of ``config`` (tanh, softplus, sigmoid) at step
     size ``eta`` (its decimal form), as :func:`rdyn.reduced_dynamics.certified.smooth.
     certified_smooth_run` reports them (a :class:`~rdyn.reduced_dynamics.certified.certificate.
-    CertifiedResult`, backend "arb")."""
-    import flint
-    from flint import arb
-
-    from rdyn.derivations.model_a_general import logit_gradient_functions
-    from rdyn.reduced_dynamics.certified.exact_inputs import smooth_run_balls
-    from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
-    from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS, Thresholds
+    CertifiedResult`, backend "arb"): that module's loop at :data:`PREC` bits with the moments
+    of :class:`StripMoments`."""
+    from rdyn.reduced_dynamics.certified.smooth import _iterate
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
     if not strip_certifiable(config.activation.name):
         raise ValueError(f"no certified quadrature for activation {config.activation.label}")
-    thresholds = thresholds or Thresholds()
-    ex = StripMoments(config)
-    grad_in, grad_out = logit_gradient_functions()
-    with flint.ctx.workprec(PREC):
-        b = smooth_run_balls(config, eta, thresholds, tstar_level)
-        D, K, N, M, V, step_size = b["D"], b["K"], b["N"], b["M"], b["V"], b["step_size"]
-        fraction, level, r, scale, ratio_root = (b["fraction"], b["level"], b["r"], b["scale"],
-                                                 b["ratio_root"])
-        t1, tstar = EventCertificate("t1"), EventCertificate("T_star")
-        end = steps if steps is not None else MAX_STEPS
-        state = (arb(0), arb(0), arb(0))
-        stopped, radius_at_tstar, growth, next_sample = None, None, [], 1
-        t = 0
-        while True:
-            C1, C2, C3 = state
-            e = (-(C2 + C3) / scale).exp()
-            p = 1 / (K + N * e)
-            q = e * p
-            s2 = (K * p * p + N * q * q).sqrt()
-            s_res = q * ratio_root / s2
-            # the strip must hold C1 and C1 / fraction (the t1 test)
-            reach = _upper(C1) / float(fraction.lower()) * 1.0001 + 1e-12
-            ex.level(r, p / s2, s_res, s2, reach)
-            if tstar.step is None:
-                tstar.observe(t, p - level)
-                if tstar.step is not None:
-                    radius_at_tstar = relative_radius(state)
-                    if steps is None:
-                        end = max(2 * t, min_default_steps)
-            if t >= 1 and t1.step is None:
-                t1.observe(t, -ex.m2(C1 / fraction))
-            if t >= next_sample:
-                growth.append((t, relative_radius(state)))
-                next_sample *= 2
-            if t >= end:
-                break
-            m1, m2 = ex.moments(C1)
-            args = (C1, e, K, N, V, m1, m2)
-            if C1.rad() == 0:
-                C1_next = C1 + step_size * D * m2
-            else:   # mean-value form in C1 (certified_smooth's docstring)
-                centre = arb(C1.mid())
-                slope = 1 + step_size * D * ex.dm2(C1)
-                C1_next = centre + step_size * D * ex.m2(centre) + slope * (C1 - centre)
-            state = (C1_next, C2 - step_size * grad_in(*args) / scale,
-                     C3 + step_size * grad_out(*args) / scale)
-            t += 1
-            if not all(v.is_finite() for v in state):
-                stopped = f"enclosure not finite at step {t}"
-                break
-        return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=PREC,
-                               radius_final=relative_radius(state),
-                               radius_at_T_star=radius_at_tstar, radius_growth=growth,
-                               stopped=stopped)
+    return _iterate(config, eta, steps, thresholds or Thresholds(), tstar_level,
+                    min_default_steps, PREC, None, StripMoments(config).for_run)
