@@ -110,3 +110,68 @@ def test_softplus_sigmoid_certified_short_runs(name):
         for ball, value in zip(certificate.state, (precise.final.C1, precise.final.C2,
                                                    precise.final.C3)):
             assert ball.contains(arb(mpmath.nstr(value, 35)))
+
+
+FORMULAS = ["x*tanh(x) + x/3", "x*erf(x/2) + x", "x + besselj(0, x)/4", "x/2 + tanh(2*x)",
+            "x + sin(x)/2"]
+
+
+@pytest.mark.parametrize("formula", FORMULAS)
+def test_formula_strip_bounds_hold_on_a_grid(formula):
+    """The bounds derived node by node from a formula's sympy tree (strip.formula_strip) hold at
+    81 x 9 complex points of the strip (u in [-20, 20], |v| <= v_max), for sigma, sigma',
+    sigma'' evaluated by mpmath from sympy's derivatives (an independent evaluation)."""
+    import sympy as sp
+
+    from rdyn.derivations.activations import derivatives, parse_expression, x
+
+    bounds = cs.formula_strip(formula)
+    v_max = float(bounds.v_max)
+    funcs = [sp.lambdify(x, d, modules="mpmath") for d in derivatives(parse_expression(formula))]
+    with mpmath.workdps(30):
+        for i in range(81):
+            for j in range(9):
+                w = mpmath.mpc(-20 + i / 2, v_max * (j - 4) / 4)
+                for f, poly in zip(funcs, bounds.polys):
+                    bound = sum(mpmath.mpf(c) * abs(w) ** k for k, c in enumerate(poly))
+                    assert abs(f(w)) <= bound, (formula, w)
+
+
+@pytest.mark.parametrize("formula, needle", [("x + abs(x)**3/10", "Abs(x)"),
+                                             ("x + Max(x, 0)**3", "Max(0, x)"),
+                                             ("log(1 + exp(x))", "branch"),
+                                             ("x + sqrt(1 + x**2)", "not an integer"),
+                                             ("x + tanh(x**2)", "not affine")])
+def test_formula_without_strip_bounds_is_refused_with_its_reason(formula, needle, capsys):
+    """A formula with a kink (abs, Max), a branch cut (log, sqrt) or a non-affine argument of
+    tanh: --certify refused before any work, one line, exit 2, naming the part and why."""
+    assert not cs.strip_certifiable(Activation("expr", formula))
+    assert cli.main(["teacher", "--activation-expr", formula, "--D", "8", "--K", "2",
+                     "--steps", "5", "--certify"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert needle in err and "--certify is not available" in err
+
+
+def test_formula_certified_run_contains_the_dps40_run(capsys):
+    """x*tanh(x) + x/3 (D = 8, K = 2, M = 2, eta = 0.2, 400 steps): certified, t1 = 33
+    certified, the final enclosure contains the --dps 40 run's state (relative radius about
+    1e-12: the formula's bounds are cruder than tanh's) and its centre is the float64 run."""
+    argv = ["teacher", "--activation-expr", "x*tanh(x) + x/3", "--D", "8", "--K", "2", "--M",
+            "2", "--vstar-norm2", "1", "--eta", "0.2", "--steps", "400", "--quiet", "--json"]
+    assert cli.main(argv + ["--certify"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["certified"] is True and out["certified_backend"] == "arb"
+    assert out["certificate"]["t1"]["step"] == out["t1"] == 33
+    assert out["certificate"]["t1"]["certified"] is True
+    assert cli.main(argv + ["--dps", "40"]) == 0
+    precise = json.loads(capsys.readouterr().out)
+    assert precise["t1"] == 33
+    enclosure = out["certificate"]["final_enclosure"]
+    with mpmath.workdps(45):
+        for key in ("C1", "C2", "C3"):
+            mid = mpmath.mpf(enclosure[key]["mid"])
+            rad = mpmath.mpf(enclosure[key]["rad"])
+            assert abs(mpmath.mpf(precise["final"][key]) - mid) <= rad, key
+            assert 0 < rad < 1e-10 * abs(mid)
+            assert abs(mid - out["final"][key]) <= 1e-12 * abs(out["final"][key])

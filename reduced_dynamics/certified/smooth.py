@@ -78,14 +78,16 @@ def ball_map(name: str):
             act.guarded_arb_lambdify((act.s,), forms["width"]))
 
 
-def certifiable(name: str) -> bool:
+def certifiable(activation) -> bool:
     """True for the activations with every expectation closed (erf, gelu) and for those whose
-    strip of analyticity is derived (tanh, softplus, sigmoid: the certified quadrature of
-    :mod:`rdyn.reduced_dynamics.certified.strip`)."""
+    strip of analyticity is derived (tanh, softplus, sigmoid, and formulas whose strip bounds
+    :func:`rdyn.reduced_dynamics.certified.strip.formula_strip` derives: the certified
+    quadrature of :mod:`rdyn.reduced_dynamics.certified.strip`). ``activation``: an
+    :class:`rdyn.derivations.activations.Activation`."""
     from rdyn.derivations.activations import CLOSED_MOMENTS
     from rdyn.reduced_dynamics.certified.strip import strip_certifiable
 
-    return name in CLOSED_MOMENTS or strip_certifiable(name)
+    return activation.name in CLOSED_MOMENTS or strip_certifiable(activation)
 
 
 def log2_relative_radius(state) -> float:
@@ -142,10 +144,10 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
     from rdyn.reduced_dynamics.certified.strip import certified_strip_run, strip_certifiable
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
-    if strip_certifiable(config.activation.name):   # no closed forms: certified quadrature
+    if strip_certifiable(config.activation):   # no closed forms: certified quadrature
         return certified_strip_run(config, eta, steps, thresholds, tstar_level,
                                    min_default_steps)
-    if not certifiable(config.activation.name):
+    if not certifiable(config.activation):
         raise ValueError(f"no certified iteration for activation {config.activation.label}")
     thresholds = thresholds or Thresholds()
     digits = 30 if dps is None else int(dps)
