@@ -95,6 +95,15 @@ def test_issue_command_certifies_and_contains_the_dps40_run(capsys):
             assert abs(mpmath.mpf(precise["final"][key]) - mid) <= rad, key
             assert 0 < rad < 1e-13 * abs(mid)
             assert abs(mid - out["final"][key]) <= 1e-13 * abs(out["final"][key])
+    # aiming at 30 digits (library dps=30: nodes for 1e-30 per moment, 164 bits): the tighter
+    # enclosure also contains the --dps 40 state, with a relative radius below 1e-28
+    config = ms.SmoothConfig(D=8, K=2, activation=Activation("tanh"), eta=0.2, M=2)
+    tight = cs.certified_strip_run(config, 0.2, steps=400, dps=30)
+    assert tight.t1.step == 17 and tight.t1.certified and tight.prec == cs.strip_precision(30)[1]
+    with mpmath.workdps(45), flint.ctx.workprec(300):
+        for key, ball in zip(("C1", "C2", "C3"), tight.state):
+            assert ball.contains(arb(mpmath.nstr(mpmath.mpf(precise["final"][key]), 42))), key
+            assert float(ball.rad()) < 1e-28 * abs(float(ball.mid()))
 
 
 @pytest.mark.parametrize("name", ["softplus", "sigmoid"])

@@ -146,7 +146,7 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
 
     if strip_certifiable(config.activation):   # no closed forms: certified quadrature
         return certified_strip_run(config, eta, steps, thresholds, tstar_level,
-                                   min_default_steps)
+                                   min_default_steps, dps=dps)
     if not certifiable(config.activation):
         raise ValueError(f"no certified iteration for activation {config.activation.label}")
     thresholds = thresholds or Thresholds()

@@ -47,14 +47,17 @@ Theorem 5.1): for g analytic in ``|Im x| < a`` with ``int |g(x + iy)| dx <= M`` 
 computed in arb; the moment's enclosure is the rule's ball sum widened by the bound.
 
 h and n are chosen per step (floats, from the balls' upper bounds) so that the bound is about
-:data:`MOMENT_TOLERANCE`; whatever they are, the enclosure is rigorous. The run itself is
+the run's moment tolerance; whatever they are, the enclosure is rigorous. The run itself is
 :func:`rdyn.reduced_dynamics.certified.smooth.certified_smooth_run`'s loop (mean-value form in
 C1 with the enclosure of dm2/dC1 over the C1 ball; C2, C3 plain ball updates) at a fixed
-working precision (:data:`PREC` bits): the moments carry a proved absolute error of about
-:data:`MOMENT_TOLERANCE` each step (a smaller one costs more nodes: the n^2 lattice of arb
-evaluations is the run's cost), so the final radii are about 1e-13 relative, not the
-``10^-dps`` of the closed forms; enough to certify t1 and T* wherever the test quantity is
-not within that distance of 0.
+working precision: the moments carry a proved absolute error of about the tolerance each step
+(a smaller one costs more nodes: the n^2 lattice of arb evaluations is the run's cost, about
+``digits^3``). By default (``dps=None``, the CLI's ``--certify`` on a float64 run) the
+tolerance is :data:`MOMENT_TOLERANCE` at :data:`PREC` bits, and the final radii are about
+1e-15 relative; with ``dps`` (the library's ``certified_smooth_run`` default 30, or ``--dps N
+--certify``) it is ``10^-dps`` (at most :data:`STRIP_DPS_MAX` digits) at ``dps log2 10 + 64``
+bits (:func:`strip_precision`), and the radii are near ``10^-dps``. Either way t1 and T* are
+certified wherever the test quantity is not within that distance of 0.
 
 Formulas (``--activation-expr``): :func:`formula_strip` derives the strip and the bounds from
 the parsed sympy tree (rules in its docstring): each bound is a polynomial in ``|w|`` with
@@ -80,6 +83,7 @@ STRIP = {
 MOMENT_TOLERANCE = 1e-15
 PREC = 128
 A_MAX = 4.0
+STRIP_DPS_MAX = 40   # the most digits a strip run aims at (--dps above: this; cost ~ digits^3)
 
 
 class NotCertifiable(ValueError):
@@ -406,17 +410,18 @@ def _upper(ball) -> float:
     return float(abs(ball).upper()) if hasattr(ball, "upper") else abs(float(ball))
 
 
-def _choose_rule(strip: StripBounds, r, rho, s, b_abs) -> tuple[tuple[int, int], tuple[int, int], float, float]:
+def _choose_rule(strip: StripBounds, r, rho, s, b_abs, tolerance: float = MOMENT_TOLERANCE
+                 ) -> tuple[tuple[int, int], tuple[int, int], float, float]:
     """((q1, n1), (q2, n2), a1, a2): the outer (Z1) and inner (Z2) rules, h = 1/q and n nodes
     a side, and the strip half-widths, from float upper bounds (any choice is rigorous; this
-    one aims at MOMENT_TOLERANCE)."""
+    one aims at ``tolerance``)."""
     v = float(strip.v_max)
     a1 = min(A_MAX, v / max(_upper(r * rho), _upper(b_abs), 1e-300))
     a2 = min(A_MAX, v / max(_upper(r * s), 1e-300))
-    L = math.sqrt(2 * math.log(1 / MOMENT_TOLERANCE)) + 0.5
+    L = math.sqrt(2 * math.log(1 / tolerance)) + 0.5
 
     def rule(a):
-        need = math.log(1 / MOMENT_TOLERANCE) + a * a / 2 + 3
+        need = math.log(1 / tolerance) + a * a / 2 + 3
         q = max(1, math.ceil(need / (2 * math.pi * a)))
         return q, math.ceil(L * q)
 
@@ -457,19 +462,22 @@ class StripMoments:
     """The enclosures of one step: ``level(geo)`` computes the teacher's inner sums (n^2
     sigma evaluations, depends on e only), then ``moments(C1)``, ``m2(C1)``, ``dm2(C1)``."""
 
-    def __init__(self, config):
+    def __init__(self, config, tolerance: float = MOMENT_TOLERANCE, prec: int = PREC):
+        """``tolerance``: the absolute error each moment's rule aims at; ``prec``: the bits
+        of the nodes and of sigma's evaluations."""
         from rdyn.derivations.activations import numeric_functions
 
         self.strip = strip_bounds(config.activation)
-        self.sigma, self.dsigma, self.d2sigma = numeric_functions(config.activation, "arb", PREC)
+        self.tolerance, self.prec = tolerance, prec
+        self.sigma, self.dsigma, self.d2sigma = numeric_functions(config.activation, "arb", prec)
 
     def level(self, r, rho, s, s2, C1_abs_upper):
         from flint import arb
 
         b_abs = arb(C1_abs_upper) * r * s2
-        (q1, n1), (q2, n2), a1, a2 = _choose_rule(self.strip, r, rho, s, b_abs)
-        outer = (q1, n1, *_nodes(q1, n1, PREC))
-        inner = (q2, n2, *_nodes(q2, n2, PREC))
+        (q1, n1), (q2, n2), a1, a2 = _choose_rule(self.strip, r, rho, s, b_abs, self.tolerance)
+        outer = (q1, n1, *_nodes(q1, n1, self.prec))
+        inner = (q2, n2, *_nodes(q2, n2, self.prec))
         xs, ws = outer[2], outer[3]
         sigma = self.sigma
         T, U = [], []
@@ -537,16 +545,27 @@ class StripMoments:
         return out + arb(0, errors[2].upper())
 
 
+def strip_precision(dps: int | None) -> tuple[float, int]:
+    """(moment tolerance, working bits) of a strip run: 1e-15 at 128 bits by default; with
+    ``dps``, ``10^-d`` at ``ceil(d log2 10) + 64`` bits, ``d = min(dps, STRIP_DPS_MAX)``."""
+    if dps is None:
+        return MOMENT_TOLERANCE, PREC
+    digits = min(int(dps), STRIP_DPS_MAX)
+    return 10.0 ** -digits, math.ceil(digits * math.log2(10)) + 64
+
+
 def certified_strip_run(config, eta: float, steps: int | None = None, thresholds=None,
-                        tstar_level=None, min_default_steps: int = 1000):
-    """Certified enclosures of the float64 run of ``config`` (tanh, softplus, sigmoid) at step
-    size ``eta`` (its decimal form), as :func:`rdyn.reduced_dynamics.certified.smooth.
-    certified_smooth_run` reports them (a :class:`~rdyn.reduced_dynamics.certified.certificate.
-    CertifiedResult`, backend "arb"): that module's loop at :data:`PREC` bits with the moments
-    of :class:`StripMoments`."""
+                        tstar_level=None, min_default_steps: int = 1000, dps: int | None = None):
+    """Certified enclosures of the float64 run of ``config`` (tanh, softplus, sigmoid, a
+    formula with derived strip bounds) at step size ``eta`` (its decimal form), as
+    :func:`rdyn.reduced_dynamics.certified.smooth.certified_smooth_run` reports them (a
+    :class:`~rdyn.reduced_dynamics.certified.certificate.CertifiedResult`, backend "arb"):
+    that module's loop with the moments of :class:`StripMoments`, aiming at relative radii
+    near ``10^-dps`` (:func:`strip_precision`; default about 1e-15)."""
     from rdyn.reduced_dynamics.certified.smooth import _iterate
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
     strip_bounds(config.activation)   # NotCertifiable (a ValueError) with the reason
+    tolerance, prec = strip_precision(dps)
     return _iterate(config, eta, steps, thresholds or Thresholds(), tstar_level,
-                    min_default_steps, PREC, None, StripMoments(config).for_run)
+                    min_default_steps, prec, None, StripMoments(config, tolerance, prec).for_run)
