@@ -112,7 +112,7 @@ def test_printed_eta_max_holds_below_the_crossover():
 
 
 def test_krawczyk_box_and_contraction(default_b):
-    for form, q in (("printed", 0.9178890246490772), ("corrected", 0.9797432046521971)):
+    for form, q in (("printed", 0.9178977090037693), ("corrected", 0.9797437684768648)):
         s = _by(default_b, "Theorem 4.2 (gamma*)", form, "fixed_point")
         assert s["verdict"] == "certified"
         c = s["certificate"]
@@ -237,3 +237,18 @@ def test_api_refuses_like_the_cli():
         rdyn.prove(paper="B", K=3)
     with pytest.raises(ValueError, match="--s0"):
         rdyn.prove(paper="B", s0=(3, 1))
+
+
+@pytest.mark.parametrize("kwargs", [dict(d=4, n=8), dict(d=8, n=8), dict(d=2, n=2), dict(d=5, spectrum="5,4,3,2,1"),
+                                    dict(d=16, n=32, s0="0.01,100")])
+def test_same_verdicts_at_other_instances(kwargs):
+    """Corrected: all certified (B.3 and gamma*); printed: the loss descent and gamma* certified,
+    Part 1 and the monotone gamma refuted (near S0 = 4 sqrt(1 + 16 gamma*^2))."""
+    d = rdyn.prove(paper="B", **kwargs).to_dict()
+    for s in d["statements"]:
+        want = "refuted" if s["form"] == "printed" and s["quantity"] in ("descent_lemma", "gamma") else "certified"
+        assert s["verdict"] == want, (kwargs, s["label"], s["form"], s["quantity"], s["reason"])
+        if want == "refuted":
+            gs = float(d["constants"]["gamma_star"])
+            crossover = 4 * (1 + 16 * gs * gs) ** 0.5
+            assert 0.98 * crossover < float(s["counterexample"]["S0"]) < crossover

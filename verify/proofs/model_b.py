@@ -502,7 +502,7 @@ def krawczyk_gamma_star(cst: NolnConstants, s0: tuple, form: str = "corrected", 
     m = arb(X.mid())
     # split the S0 interval and, for each piece, the S range (geometrically) so the parameter
     # boxes stay narrow; the main term eta c S of h' is enclosed from its (positive) endpoints
-    pieces, s_pieces, lo, hi = 64, 16, float(s0[0]), float(s0[1])
+    pieces, s_pieces, lo, hi = 16, 16, float(s0[0]), float(s0[1])
     inside, q_max, K_hull, boxes = True, 0.0, None, 0
 
     def h(gam, S_, eta_):
@@ -515,24 +515,40 @@ def krawczyk_gamma_star(cst: NolnConstants, s0: tuple, form: str = "corrected", 
         main = ball(lower(ec) * S_lo * (1 - 2.0 ** -50), upper(ec) * S_hi * (1 + 2.0 ** -50))
         return main - ec * eta_ * gam * F + eta_ * F * (-eta_ * F - eta_ * gam * c)
 
-    for i in range(pieces):
-        a, b = lo + (hi - lo) * i / pieces, lo + (hi - lo) * (i + 1) / pieces
+    def piece(a: float, b: float):
+        """(inside, q, hull of K(X), boxes) over S0 in [a, b] and the S range it allows."""
         S0 = ball(a, b)
         k, _ = _bmin(k_terms(form, S0, gs, k2, d))
         eta = eta_of_k(k, gs, k2, d)
         eta_m = arb(eta.mid())
         s_lo, s_hi = 2 * x_lo, upper((S0 * S0 + 4 * arb(x_hi) ** 2).sqrt())
         ratio = (s_hi / s_lo) ** (1.0 / s_pieces)
+        ok, q, Kh = True, 0.0, None
         for j in range(s_pieces):
             p_lo, p_hi = s_lo * ratio ** j, (s_hi if j == s_pieces - 1 else s_lo * ratio ** (j + 1))
-            boxes += 1
             S = ball(p_lo, p_hi)
             Sm = arb(S.mid())
             C = 1 / dh(m, float(Sm), float(Sm), eta_m).mid()
             KX = m - C * h(m, S, eta) + (1 - C * dh(X, p_lo, p_hi, eta)) * (X - m)
-            inside = inside and bool(KX.lower() > X.lower()) and bool(KX.upper() < X.upper())
-            q_max = max(q_max, upper(abs(1 - dh(X, p_lo, p_hi, eta))))
-            K_hull = KX if K_hull is None else hull(K_hull, KX)
+            ok = ok and bool(KX.lower() > X.lower()) and bool(KX.upper() < X.upper())
+            q = max(q, upper(abs(1 - dh(X, p_lo, p_hi, eta))))
+            Kh = KX if Kh is None else hull(Kh, KX)
+        return ok, q, Kh, s_pieces
+
+    # S0 pieces: geometric (eta_max ~ 1/S0), bisected (geometric mean) where the test fails
+    work = [(lo * (hi / lo) ** (i / pieces), hi if i == pieces - 1 else lo * (hi / lo) ** ((i + 1) / pieces), 0)
+            for i in range(pieces)]
+    while work:
+        a, b, depth = work.pop()
+        ok, q, Kh, nb = piece(a, b)
+        boxes += nb
+        if not (ok and q < 1) and depth < 12 and b > a:
+            mid = math.sqrt(a * b)
+            work += [(a, mid, depth + 1), (mid, b, depth + 1)]
+            continue
+        inside = inside and ok
+        q_max = max(q_max, q)
+        K_hull = Kh if K_hull is None else hull(K_hull, Kh)
     verdict = "certified" if inside and q_max < 1 else "undecided"
     return {"label": "Theorem 4.2 (gamma*)", "form": form, "side": None,
             "statement": f"gamma* is the unique fixed point of the collapsed GD map in the box X and attracts it "
