@@ -252,3 +252,17 @@ def test_same_verdicts_at_other_instances(kwargs):
             gs = float(d["constants"]["gamma_star"])
             crossover = 4 * (1 + 16 * gs * gs) ** 0.5
             assert 0.98 * crossover < float(s["counterexample"]["S0"]) < crossover
+
+
+def test_box_budget_gives_undecided_never_a_pass():
+    """With one box the branch and bound cannot split: what a single (whole-region) box decides
+    stays certified (each evaluation is rigorous), the rest is undecided naming the budget."""
+    d = rdyn.prove(paper="B", max_boxes=1).to_dict()
+    b3 = [s for s in d["statements"] if s["label"].startswith("Theorem B.3")]
+    undecided = [s for s in b3 if s["verdict"] == "undecided"]
+    assert _by(d, "Theorem B.3 (eta_max)", "corrected", "loss") in undecided
+    assert all("--max-boxes" in s["reason"] for s in undecided)
+    assert all(s["verdict"] in ("certified", "undecided") for s in b3)
+    proc = subprocess.run([sys.executable, "-m", "rdyn", "prove", "--paper", "B", "--max-boxes", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1      # a corrected statement is not certified

@@ -432,6 +432,7 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
         refuted: dict = {}
         margin = {n: None for n, _ in STATEMENTS_B3}
         failing = {n: [] for n, _ in STATEMENTS_B3}
+        tried = 0
         while todo:
             lo, hi = todo.pop()
             tally.s0_boxes += 1
@@ -439,6 +440,7 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
             undecided = [n for n in res if n not in refuted and not res[n]]
             narrow = (hi - lo) <= 2.0 ** -10 * max(abs(hi), 1e-300)
             if undecided and narrow:
+                tried += 1
                 refuted.update(trajectory_counterexample(form, (lo + hi) / 2, cst, tuple(undecided)))
                 undecided = [n for n in undecided if n not in refuted]
             if undecided and (hi - lo) > MIN_S0_WIDTH * max(abs(hi), 1e-300) and tally.boxes < max_boxes:
@@ -470,8 +472,9 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
                 why = "the box budget (--max-boxes) ran out" if tally.boxes >= max_boxes else \
                     f"S0 boxes of relative width {MIN_S0_WIDTH:.1e} do not carry it"
                 out.append({**base, "verdict": "undecided", "certificate": None, "counterexample": None,
-                            "reason": f"not carried on S0 in [{lo!r}, {hi!r}] ({len(failing[name])} S0 boxes: {why}) "
-                                      f"and no counterexample within {SEARCH_STEPS} steps from the midpoints tried"})
+                            "reason": f"not carried on S0 in [{lo!r}, {hi!r}] ({len(failing[name])} S0 boxes: {why}); "
+                                      f"no counterexample within {SEARCH_STEPS} steps from the midpoints of the "
+                                      f"{tried} narrow S0 boxes tried"})
     return out
 
 
