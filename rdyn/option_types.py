@@ -225,6 +225,7 @@ class ProveOptions:
     L: int | None
     s0: str | list[Any] | tuple[Any, ...] | None
     gamma: str | list[Any] | tuple[Any, ...] | None
+    steps: int | None
 
 
 AnyOptions = Union[TeacherOptions, CrosscheckOptions, FiguresOptions, LnOptions, VerifyOptions, SweepOptions, ScalingOptions, ClaimsOptions, AsymptoticsOptions, ProveOptions]

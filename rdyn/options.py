@@ -686,7 +686,9 @@ _PROVE_A = (
     Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=1e6),
     Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
            "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
-           "eta_limit (the C1 update contracts)", lo=0, lo_open=True),
+           "eta_limit (the C1 update contracts). --paper B: with --steps only (default 0.1)",
+           lo=0, lo_open=True, applies=lambda v: _paper_a_prove(v) or v.get("steps") is not None,
+           refusal="--eta applies to --paper A, or to --paper B with --steps (Theorem B.3 runs at eta_max)"),
     Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
            choices=("D", "sqrtD")),
     Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.5', "
@@ -736,8 +738,14 @@ _PROVE_B = (
            refusal="--s0 applies only to --paper B --model noln"),
     Option("gamma", "str", None, "--paper B, ln and looped: the interval LO,HI of gamma (looped: "
            "rho = w v) over which the contraction factor R is enclosed (default 1,100)", metavar="LO,HI",
-           api_types=(list, tuple), applies=lambda v: _paper_b(v) and _b_model(v) in ("ln", "looped"),
-           refusal="--gamma applies only to --paper B --model ln or looped"),
+           api_types=(list, tuple),
+           applies=lambda v: _paper_b(v) and _b_model(v) in ("ln", "looped") and v.get("steps") is None,
+           refusal="--gamma applies only to --paper B --model ln or looped, without --steps"),
+    Option("steps", "int", None, "--paper B, ln and looped, a spectrum with two distinct eigenvalues: "
+           "certify this many GD steps from alpha0 = 0, beta0 = 1 at --eta (arb balls, the expectation by "
+           "a rigorous 1-D integral; about 30 ms per step) and enclose R at the trained gamma_T",
+           lo=1, hi=20000, applies=lambda v: _paper_b(v) and _b_model(v) in ("ln", "looped"),
+           refusal="--steps applies only to --paper B --model ln or looped"),
 )
 
 
@@ -750,7 +758,7 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     Option("paper", "choice", "A", "A (default): Model A's Appendix D statements (seed 000); B: Model B "
            "(seed 003): Theorem B.3 at the printed and corrected eta_max over an S0 range, gamma* by "
            "a Krawczyk test, the contraction factor R (docs/proofs.md, Model B)", choices=("A", "B")),
-    *[_a_only(o) for o in _PROVE_A],
+    *[o if o.name == "eta" else _a_only(o) for o in _PROVE_A],
     Option("max_boxes", "int", 200000, "box budget of the branch and bound on the invariant "
            "region (default 200000)", lo=1, hi=10**8),
     *[_a_only(o) for o in _checkpoint_options()],

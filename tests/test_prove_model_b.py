@@ -266,3 +266,28 @@ def test_box_budget_gives_undecided_never_a_pass():
     proc = subprocess.run([sys.executable, "-m", "rdyn", "prove", "--paper", "B", "--max-boxes", "1"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1      # a corrected statement is not certified
+
+
+@pytest.mark.parametrize("model,L,gamma_T", [
+    # rdyn ln --model ln --data spectrum --d 3 --spectrum 4,1,1 --steps 100 --dps 30 (Dirichlet quadrature)
+    ("ln", None, "0.735300075236997596381497605790"),
+    # rdyn ln --model looped --L 2 --data spectrum --d 3 --spectrum 4,1,1 --steps 100 --dps 30
+    ("looped", 2, "1.20409404859631317606047008582"),
+])
+def test_certified_training_contains_the_quadrature_run(model, L, gamma_T):
+    """100 GD steps on arb balls with the rigorous 1-D integral: the ball of gamma_T (rho_T)
+    contains the independent 30-digit run, gamma increases at every step, and R at gamma_T < 1."""
+    kwargs = dict(paper="B", model=model, d=3, spectrum="4,1,1", steps=100)
+    if L:
+        kwargs["L"] = L
+    d = rdyn.prove(**kwargs).to_dict()
+    (s,) = d["statements"]
+    c = s["certificate"]
+    assert s["verdict"] == "certified" and c["increasing"] is True and c["steps"] == 100
+    from decimal import Decimal
+
+    assert c["gamma_T_radius"] < 1e-26
+    # the ball (40-digit midpoint, radius) contains the 30-digit value (to its last digit)
+    assert abs(Decimal(c["gamma_T"]) - Decimal(gamma_T)) <= Decimal(c["gamma_T_radius"]) + Decimal("1e-30")
+    g = float(gamma_T)
+    assert c["R"][0] <= (1 + g) / (1 + 4 * g) <= c["R"][1]

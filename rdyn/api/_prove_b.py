@@ -80,11 +80,14 @@ def instance(v: ProveOptions):
                                     "l_(r+1))/(1 + gamma l_1) is over the eigenvalues of a fixed S")
         require(top_levels(spectrum)[2] is not None, "--spectrum has one distinct eigenvalue: the top eigenspace is "
                                                      "all of R^d and R = 1 (no l_(r+1) < l_1)")
+    if model != "noln" and v.steps is not None:
+        require(len(set(spectrum)) == 2, "--steps needs a spectrum with exactly two distinct eigenvalues (the "
+                                         "expectation is then a 1-D integral, enclosed rigorously)")
     s0 = _range(v.s0, "--s0", (0.25, 16.0), positive=True)
     gamma = _range(v.gamma, "--gamma", (1.0, 100.0), positive=False) if model != "noln" else None
     L = (10 if v.L is None else v.L) if model == "looped" else None
     return BInstance(model=model, target=target or "unnormalized", data=data, d=d, n=n, spectrum=spectrum, L=L,
-                     s0=s0, gamma_range=gamma)
+                     s0=s0, gamma_range=gamma, steps=v.steps, eta=0.1 if v.eta is None else v.eta)
 
 
 def run_b(v: ProveOptions):

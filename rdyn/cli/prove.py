@@ -17,7 +17,8 @@ printed and the corrected eta_max for every S0 = beta_0^2 in --s0 (loss descent,
 descent inequality, gamma monotone), by exact step 0 and interval branch and bound over
 (S0, g = gamma/gamma*, delta = (beta^2 - alpha^2)/gamma*); gamma* (Theorem 4.2) by a Krawczyk
 test with the contraction bound |g'| < 1; R* (Theorem 4.6 (2)) with --data spectrum. --model ln
-or looped: the contraction factor R = (1 + gamma l_(r+1))/(1 + gamma l_1) over --gamma.
+or looped: the contraction factor R = (1 + gamma l_(r+1))/(1 + gamma l_1) over --gamma, or at the
+gamma_T of --steps GD steps certified by arb iteration (spectra with two distinct eigenvalues).
 """
 from __future__ import annotations
 
@@ -82,8 +83,8 @@ def run_b(values: ProveOptions) -> int:
         print(f"[{r['verdict']:10s}] {r['label']} {r['form']}: {r['statement']}")
         c = r["certificate"]
         if c:
-            keys = [k for k in ("S0", "gamma", "box", "width", "krawczyk_image", "contraction", "R", "boxes",
-                                "s0_boxes", "min_margin", "seconds") if k in c]
+            keys = [k for k in ("S0", "gamma", "steps", "gamma_T", "increasing", "box", "width", "krawczyk_image",
+                                "contraction", "R", "boxes", "s0_boxes", "min_margin", "seconds") if k in c]
             print(f"{'':13s}" + ", ".join(f"{k} = {c[k]}" for k in keys))
         if r["counterexample"]:
             c = r["counterexample"]

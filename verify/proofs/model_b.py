@@ -70,14 +70,18 @@ class BInstance:
     L: int | None = None
     s0: tuple = (0.25, 16.0)         # the interval of S0 = beta_0^2 (alpha_0 = 0)
     gamma_range: tuple | None = None  # ln / looped: the range of gamma (rho) for the contraction factor
+    steps: int | None = None         # ln / looped: certify this many GD steps (two-level spectra) instead
+    eta: float = 0.1                 # ln / looped with steps: the GD step size
 
     def to_dict(self) -> dict:
         out = {"model": self.model, "data": self.data, "d": self.d, "n": self.n,
                "spectrum": None if self.spectrum is None else list(self.spectrum)}
         if self.model == "noln":
             out.update(target=self.target, S0=[self.s0[0], self.s0[1]])
-        else:
+        elif self.steps is None:
             out.update(gamma=[self.gamma_range[0], self.gamma_range[1]])
+        else:
+            out.update(steps=self.steps, eta=self.eta, alpha0=0.0, beta0=1.0)
         if self.model == "looped":
             out["L"] = self.L
         return out
@@ -619,6 +623,82 @@ def contraction_factor(spectrum, gamma_lo, gamma_hi, *, label: str, L: int | Non
             "reason": None}
 
 
+# --------------------------------------------------------------------------- certified training
+TRAIN_PREC_BITS = 128
+
+
+def two_level_F(model: str, spectrum, d: int, L: int | None = None):
+    """F(x) = L'(x)/d of the LN layer (x = gamma: ``E[a^T S g_h]/d`` with
+    ``a^T S g_h = -2 (m2 - m1^2)/(sqrt(m2) r^3)``, ``r^2 = 1 + 2 x m1 + x^2 m2``; C.2.1,
+    rdyn.derivations.model_b.ln_per_sample) or of the looped model (x = rho: the derivative of
+    ``Dist^2 = P/(w + P)``, ``P = (1 - w) z^{2L}``, ``z = (1 + x l_2)/(1 + x l_1)``; Appendix A,
+    looped_per_sample) for a spectrum with two distinct eigenvalues ``l_1 > l_2`` of multiplicities
+    ``k_1, k_2``: the mass ``w`` of ``a`` on the top eigenspace is Beta(k_1/2, k_2/2), and with
+    ``w = sin^2 theta`` the expectation is ``(2/B) int_0^{pi/2} f sin^{k_1-1} cos^{k_2-1} d theta``
+    of an analytic integrand, enclosed by ``acb.integral`` (rigorous error bound). Returns the
+    function x (a ball) -> F (a ball)."""
+    from flint import acb, arb
+
+    l1, _r, l2 = top_levels(spectrum)
+    k1 = sum(1 for m in spectrum if m == l1)
+    k2 = len(spectrum) - k1
+    a, b = arb(k1) / 2, arb(k2) / 2
+    beta_ab = a.gamma() * b.gamma() / (a + b).gamma()
+
+    def F(x):
+        def integrand(th, analytic):
+            sn, cs = th.sin(), th.cos()
+            w = sn * sn
+            if model == "ln":
+                m1 = l1 * w + l2 * (1 - w)
+                m2 = l1 * l1 * w + l2 * l2 * (1 - w)
+                r2 = 1 + 2 * x * m1 + x * x * m2
+                val = -2 * (m2 - m1 * m1) / (m2.sqrt(analytic=analytic) * r2 * r2.sqrt(analytic=analytic))
+            else:
+                den = 1 + x * l1
+                z = (1 + x * l2) / den
+                P = (1 - w) * z ** (2 * L)
+                dP = (1 - w) * (2 * L) * z ** (2 * L - 1) * (l2 - l1) / (den * den)
+                val = w * dP / ((w + P) * (w + P))
+            return val * sn ** (k1 - 1) * cs ** (k2 - 1)
+
+        I = acb.integral(integrand, 0, acb.pi() / 2, rel_tol=arb(2) ** -(TRAIN_PREC_BITS - 24))
+        return 2 * I.real / beta_ab / d
+
+    return F
+
+
+def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: int | None = None,
+                       alpha0: float = 0.0, beta0: float = 1.0, progress=None):
+    """The GD recursion alpha' = alpha - eta beta F(gamma), beta' = beta - eta alpha F(gamma)
+    (looped: w, v, rho) for ``steps`` steps on arb balls with F from :func:`two_level_F`; eta is
+    the exact decimal of its float's repr. Returns (gamma_T ball, increasing: gamma_{t+1} > gamma_t
+    certified at every step, seconds)."""
+    import flint
+    from flint import arb
+
+    t0 = time.perf_counter()
+    old = flint.ctx.prec
+    flint.ctx.prec = TRAIN_PREC_BITS
+    try:
+        F = two_level_F(model, spectrum, d, L)
+        e = arb(repr(float(eta)))
+        alpha, beta = arb(repr(float(alpha0))), arb(repr(float(beta0)))
+        gam = alpha * beta
+        increasing = True
+        for t in range(steps):
+            Fg = F(gam)
+            alpha, beta = alpha - e * beta * Fg, beta - e * alpha * Fg
+            new = alpha * beta
+            increasing = increasing and bool(new > gam)
+            gam = new
+            if progress is not None:
+                progress(t + 1)
+        return gam, increasing, time.perf_counter() - t0
+    finally:
+        flint.ctx.prec = old
+
+
 # --------------------------------------------------------------------------- the whole report
 def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC_BITS) -> dict:
     """Every Model B statement that applies to ``inst.model`` (noln: Theorem B.3 at both eta_max
@@ -646,8 +726,22 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
                                                      label="Theorem 4.6 (2)", what="gamma*", strictly_above_power=True))
         else:
             label = "Theorem 4.6 (1)" if inst.model == "ln" else "Theorem 4.7 (looped contraction)"
-            statements.append(contraction_factor(inst.spectrum, inst.gamma_range[0], inst.gamma_range[1],
-                                                 label=label, L=inst.L, what="gamma" if inst.model == "ln" else "rho"))
+            what = "gamma" if inst.model == "ln" else "rho"
+            if inst.steps is None:
+                statements.append(contraction_factor(inst.spectrum, inst.gamma_range[0], inst.gamma_range[1],
+                                                     label=label, L=inst.L, what=what))
+            else:
+                from rdyn.verification.proofs.iterate import digits
+
+                gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta, inst.steps,
+                                                          inst.L)
+                st = contraction_factor(inst.spectrum, gT, gT, label=label, L=inst.L, what=f"{what}_T")
+                st["statement"] += (f"; {what}_T after {inst.steps} GD steps at eta = {inst.eta!r} from "
+                                    f"alpha0 = 0, beta0 = 1, by certified iteration (two-level spectrum)")
+                if st["certificate"] is not None:
+                    st["certificate"].update(steps=inst.steps, gamma_T=digits(gT), gamma_T_radius=float(gT.rad()),
+                                             increasing=increasing, seconds=round(secs, 3))
+                statements.append(st)
         return {"paper": "B", "instance": inst.to_dict(), "constants": constants, "statements": statements,
                 "prec_bits": prec, "seconds": round(time.perf_counter() - t0, 3)}
     finally:
