@@ -81,7 +81,7 @@ def instance(v: ProveOptions):
         require(top_levels(spectrum)[2] is not None, "--spectrum has one distinct eigenvalue: the top eigenspace is "
                                                      "all of R^d and R = 1 (no l_(r+1) < l_1)")
     if model != "noln" and v.steps is not None:
-        require(len(set(spectrum)) == 2, "--steps needs a spectrum with exactly two distinct eigenvalues (the "
+        require(spectrum is not None and len(set(spectrum)) == 2, "--steps needs a spectrum with exactly two distinct eigenvalues (the "
                                          "expectation is then a 1-D integral, enclosed rigorously)")
     s0 = _range(v.s0, "--s0", (0.25, 16.0), positive=True)
     gamma = _range(v.gamma, "--gamma", (1.0, 100.0), positive=False) if model != "noln" else None
