@@ -291,3 +291,16 @@ def test_certified_training_contains_the_quadrature_run(model, L, gamma_T):
     assert abs(Decimal(c["gamma_T"]) - Decimal(gamma_T)) <= Decimal(c["gamma_T_radius"]) + Decimal("1e-30")
     g = float(gamma_T)
     assert c["R"][0] <= (1 + g) / (1 + 4 * g) <= c["R"][1]
+
+
+@pytest.mark.slow
+def test_certified_training_at_G1s_longest_snapshot():
+    """T = 2000 (about 40 s): the ball contains rdyn ln --dps 30's gamma_2000 (the Dirichlet quadrature)."""
+    from decimal import Decimal
+
+    d = rdyn.prove(paper="B", model="ln", d=3, spectrum="4,1,1", steps=2000).to_dict()
+    c = d["statements"][0]["certificate"]
+    assert c["increasing"] is True and c["gamma_T_radius"] < 1e-28
+    assert abs(Decimal(c["gamma_T"]) - Decimal("2.91847139005880110642472970022")) <= \
+        Decimal(c["gamma_T_radius"]) + Decimal("1e-29")
+    assert c["R"][1] < 0.30917681 and c["R"][0] > 0.25     # above the power method's 1/4

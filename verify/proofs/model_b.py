@@ -13,7 +13,7 @@ Three results, each decided rigorously with python-flint ``arb`` balls:
   of B.2.3 read ``g' - 1 = f (g - 1)`` with ``f = 1 - k sigma - k^2 g (1 - g)``,
   ``delta' = (1 - k^2 (g-1)^2) delta``, ``sigma^2 = delta^2 + 4 g^2`` (the invariant
   ``S^2 - D^2 = 4 gamma^2``). Step 0 is exact (``g = 0``, ``sigma = S0/gamma*``); every later
-  state lies in ``R = {|g - 1| <= |1 - k sigma0|, 0 <= delta <= sigma0}`` (or its part
+  state lies in ``R = {|g - 1| <= |1 - k sigma0|, 0 <= delta <= (1 - k^2) sigma0}`` (or its part
   ``g <= 1``), which interval branch and bound over ``(S0, g, delta)`` shows invariant, with each
   statement's normalised slack certainly positive on every box. A statement not carried on some
   ``S0`` box is searched for a counterexample by the certified iteration from points of that box.
@@ -26,7 +26,8 @@ Three results, each decided rigorously with python-flint ``arb`` balls:
   (1 + gamma l_1)`` of the looped layer (LN layer: ``gamma``; looped model: ``rho``; no-LN:
   ``gamma*``) enclosed over a stated range and certified ``< 1``; in the eigenbasis the loop map
   acts on ``u_i = c_i/c_1`` as ``diag((1 + gamma l_i)/(1 + gamma l_1))``, so ``R`` is the norm of
-  its derivative on every cone ``{tan psi <= tau}`` (each invariant).
+  its derivative on every cone ``{tan psi <= tau}`` (each invariant). With ``steps``, ``gamma_T``
+  (``rho_T``) comes from a certified GD run (:func:`certified_training`, two-level spectra).
 
 Constants: ``kappa1 = tr S/d``, ``kappa2 = E||S a||^2`` are exact rationals
 (:func:`rdyn.reduced_dynamics.model_b.constants.kappa_exact`); for the normalized target
@@ -321,12 +322,6 @@ def _low(x) -> float:
     return 0.0 if x.is_exact() and x == 0 else lower(x)
 
 
-def _min_ball(*balls):
-    from rdyn.verification.proofs.balls import ball, lower, upper
-
-    return ball(min(lower(x) for x in balls), min(upper(x) for x in balls))
-
-
 def _s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: _Tally, max_boxes: int):
     """Decide the three statements of B.3 for every S0 in [lo, hi]: ({name: True/None}, margins,
     region description)."""
@@ -345,7 +340,7 @@ def _s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: _Tally
         x0 = arb(1)
     f0 = 1 - x0
     # step 0 at g = 0: f = 1 - k sigma0
-    step0 = {"loss": x0 * (1 + f0), "descent_lemma": f0, "gamma": f0}   # slacks(k, sigma0, g = 0)
+    step0 = {"loss": x0 * (1 + f0), "descent_lemma": f0, "gamma": f0}   # interval_slacks at g = 0
     result, margins = {}, {}
     for name, val in step0.items():
         good = bool(val > 0) if name == "loss" else bool(val >= 0)
