@@ -262,7 +262,8 @@ def test_box_budget_gives_undecided_never_a_pass():
     undecided = [s for s in b3 if s["verdict"] == "undecided"]
     assert _by(d, "Theorem B.3 (eta_max)", "corrected", "loss") in undecided
     assert all("--max-boxes" in s["reason"] for s in undecided)
-    assert all(s["verdict"] in ("certified", "undecided") for s in b3)
+    # the printed form's counterexamples near the crossing S0_c are found without the boxes
+    assert all(s["verdict"] in ("certified", "undecided") or s["form"] == "printed" for s in b3)
     proc = subprocess.run([sys.executable, "-m", "rdyn", "prove", "--paper", "B", "--max-boxes", "1"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1      # a corrected statement is not certified

@@ -452,6 +452,16 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
                         margin[n] = mg[n] if margin[n] is None else min(margin[n], mg[n])
                 else:
                     failing[n].append((lo, hi))
+        open_names = tuple(n for n, _ in STATEMENTS_B3 if failing[n] and n not in refuted)
+        if open_names and form == "printed":
+            # the printed form fails (if at all) just below the crossing S0_c = 4 sqrt(1 + 16 gamma*^2)
+            # of its first two terms, in a window of relative width ~ k^2 (k = gamma*/S0_c; docs/proofs.md)
+            # that can be narrower than the smallest S0 box: try points there
+            for point in crossing_candidates(cst):
+                if s0[0] <= point <= s0[1]:
+                    tried += 1
+                    got = trajectory_counterexample(form, point, cst, tuple(n for n in open_names if n not in refuted))
+                    refuted.update(got)
         seconds = time.perf_counter() - t0
         for name, text in STATEMENTS_B3:
             base = {"label": "Theorem B.3 (Part 1)" if name == "descent_lemma" else "Theorem B.3 (eta_max)",
@@ -473,8 +483,23 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
                 out.append({**base, "verdict": "undecided", "certificate": None, "counterexample": None,
                             "reason": f"not carried on S0 in [{lo!r}, {hi!r}] ({len(failing[name])} S0 boxes: {why}); "
                                       f"no counterexample within {SEARCH_STEPS} steps from the midpoints of the "
-                                      f"{tried} narrow S0 boxes tried"})
+                                      f"{tried} narrow S0 boxes and crossing points tried"
+                                      + ("" if cst.gamma_star_exact is not None else
+                                         f" (gamma* is a ball of radius {float(cst.gamma_star.rad()):.1e}: a "
+                                         "failure smaller than that cannot be certified)")})
     return out
+
+
+def crossing_candidates(cst: NolnConstants) -> list:
+    """Points S0_c (1 - theta k^2) (theta = 1/4, 1/2, 3/4; k = gamma*/S0_c) just below the S0 where
+    the printed eta_max's first two terms cross, S0_c = 4 sqrt(1 + 16 gamma*^2): there k sigma0 is
+    just below 1 and S grows by 1 + k^2 in the first step, so k sigma passes 1 (f < 0)."""
+    from rdyn.verification.proofs.balls import lower
+
+    gs = cst.gamma_star
+    Sc = 4 * (1 + 16 * gs * gs).sqrt()
+    k2 = (gs / Sc) ** 2
+    return [lower(Sc * (1 - theta * k2)) for theta in (0.25, 0.5, 0.75)]
 
 
 def region_text() -> str:
