@@ -655,6 +655,36 @@ def _check_prove_label(value) -> None:
             raise ValueError(f"--statement must be one of {', '.join(repr(x) for x in PROVE_LABELS)}, got {v!r}")
 
 
+PROVE = Command("prove", "Model A: prove or refute the papers' induction statements (printed and "
+                "corrected) for one instance, by certified iteration and an invariant region", (
+    _json(),
+    _dps(applies=_never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits; "
+         "counterexamples are printed to 40 digits)"),
+    Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4),
+    Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4),
+    Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky",
+           choices=("identity", "relu", "leaky")),
+    Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
+           lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
+           refusal="--kappa applies to --activation leaky only"),
+    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=1e6),
+    Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
+           "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
+           "eta_limit (the C1 update contracts)", lo=0, lo_open=True),
+    Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
+           choices=("D", "sqrtD")),
+    Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.5', "
+           "'Lemma D.13 (attention)', 'Lemma D.15', 'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
+           api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
+    Option("max_steps", "int", None, "step budget of the certified iteration (default: max(2 T*, "
+           "T0)); a statement neither refuted nor carried by the region by then is undecided",
+           lo=1, hi=10**9),
+    Option("max_boxes", "int", 200000, "box budget of the branch and bound on the invariant "
+           "region (default 200000)", lo=1, hi=10**8),
+    *_checkpoint_options(),
+))
+
+
 def _paper_a_prove(values: dict) -> bool:
     return values.get("paper", "A") == "A"
 
@@ -673,33 +703,6 @@ def _a_only(o: Option) -> Option:
     refusal_b = f"{o.flag} applies only to --paper A (Model A)"
     return dataclasses.replace(o, applies=applies, applies_text="",
                                refusal=refusal_b if refusal is None else refusal + " (and to --paper A only)")
-
-
-_PROVE_A = (
-    Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4),
-    Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4),
-    Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky",
-           choices=("identity", "relu", "leaky")),
-    Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
-           lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
-           refusal="--kappa applies to --activation leaky only"),
-    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=1e6),
-    Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
-           "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
-           "eta_limit (the C1 update contracts). --paper B: with --steps only (default 0.1)",
-           lo=0, lo_open=True, applies=lambda v: _paper_a_prove(v) or v.get("steps") is not None,
-           refusal="--eta applies to --paper A, or to --paper B with --steps (Theorem B.3 runs at eta_max)"),
-    Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
-           choices=("D", "sqrtD")),
-    Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.5', "
-           "'Lemma D.13 (attention)', 'Lemma D.15', 'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
-           api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
-    Option("max_steps", "int", None, "step budget of the certified iteration (default: max(2 T*, "
-           "T0)); a statement neither refuted nor carried by the region by then is undecided",
-           lo=1, hi=10**9),
-)
-
-_B_ONLY = "(--paper B only)"
 
 
 def _paper_b(values: dict) -> bool:
@@ -749,21 +752,35 @@ _PROVE_B = (
 )
 
 
-PROVE = Command("prove", "Model A: prove or refute the papers' induction statements (printed and "
-                "corrected) for one instance, by certified iteration and an invariant region; --paper B: "
-                "Model B's Theorem B.3, gamma* (Krawczyk) and the looped contraction factor", (
-    _json(),
-    _dps(applies=_never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits; "
-         "counterexamples are printed to 40 digits)"),
-    Option("paper", "choice", "A", "A (default): Model A's Appendix D statements (seed 000); B: Model B "
-           "(seed 003): Theorem B.3 at the printed and corrected eta_max over an S0 range, gamma* by "
-           "a Krawczyk test, the contraction factor R (docs/proofs.md, Model B)", choices=("A", "B")),
-    *[o if o.name == "eta" else _a_only(o) for o in _PROVE_A],
-    Option("max_boxes", "int", 200000, "box budget of the branch and bound on the invariant "
-           "region (default 200000)", lo=1, hi=10**8),
-    *[_a_only(o) for o in _checkpoint_options()],
-    *_PROVE_B,
-))
+def _with_paper_b(cmd: Command) -> Command:
+    """``rdyn prove`` with ``--paper B`` (docs/proofs.md, Model B): ``--paper`` after ``--dps``, every
+    Model A option refused with --paper B (``--eta`` also applies to --paper B with ``--steps``;
+    ``--max-boxes`` to both), the Model B options appended."""
+    import dataclasses
+
+    paper = Option("paper", "choice", "A", "A (default): Model A's Appendix D statements (seed 000); B: "
+                   "Model B (seed 003): Theorem B.3 at the printed and corrected eta_max over an S0 range, "
+                   "gamma* by a Krawczyk test, the contraction factor R (docs/proofs.md, Model B)",
+                   choices=("A", "B"))
+    out = []
+    for o in cmd.options:
+        if o.name in ("json", "dps", "max_boxes"):
+            out.append(o)
+        elif o.name == "eta":
+            out.append(dataclasses.replace(
+                o, help=o.help + ". --paper B: with --steps only (default 0.1)",
+                applies=lambda v: _paper_a_prove(v) or v.get("steps") is not None,
+                refusal="--eta applies to --paper A, or to --paper B with --steps (Theorem B.3 runs at eta_max)"))
+        else:
+            out.append(_a_only(o))
+        if o.name == "dps":
+            out.append(paper)
+    return dataclasses.replace(cmd, help=cmd.help + "; --paper B: Model B's Theorem B.3, gamma* (Krawczyk) and "
+                               "the looped contraction factor", options=tuple(out) + _PROVE_B)
+
+
+PROVE = _with_paper_b(PROVE)
+
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,
                                                     SWEEP, SCALING, CLAIMS, ASYMPTOTICS, PROVE)}
