@@ -484,3 +484,39 @@ def test_d5_ratio_matches_the_ledger_expectations():
                 assert abs(float(mine.mid()) - float(ref)) < 1e-13, (activation, e)
     finally:
         flint.ctx.prec = old
+
+
+@pytest.mark.parametrize("activation", ["identity", "relu"])
+def test_corrected_d8_coefficient_is_the_maps_increment(activation):
+    """Lemma D.8 corrected: eta (C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) (Appendix F expectations, sympy
+    at 40 digits) equals the derived map's Delta C2 = (D-K)/D Delta(C2+C3) (the arb kernel), so the
+    corrected monotonicity statement Delta(C2+C3) >= 0 is the corrected coefficient's sign."""
+    import flint
+    import sympy as sp
+    from flint import arb
+
+    from rdyn.verification.proofs import symbolic as sy
+    from rdyn.verification.proofs.kernels import kernels
+
+    D, K, N = 12, 3, 9
+    f = sy.f_functions(activation)
+    values = {sy.sK: sp.sqrt(K), sy.sN: sp.sqrt(N), sy.kappa: 0}
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        k = kernels(activation, "D")
+        c = k.prepare(arb(K).sqrt(), arb(N).sqrt(), arb(1) / 100, arb(1), arb(0), arb(1))
+        for C1, x in (("0.7", "3"), ("1.2", "15")):
+            _, _, dx, e, _, _ = k.advance(arb(C1), arb(x), c)
+            ev = sp.exp(-sp.Rational(x) / D)
+            at = {**values, sy.e: ev}
+            F = {name: f[name].subs(at) for name in ("F1", "F2_1", "F3", "F4")}
+            p = 1 / (K + N * ev)
+            C = sp.Rational(C1)
+            coefficient = C / D * ((F["F4"] / p - F["F3"]) / K - C * (F["F2_1"] - p * F["F1"]))
+            mine = sp.N(coefficient / 100, 40)
+            theirs = dx * N / D
+            assert theirs.rad() < 1e-45
+            assert abs(sp.N(mine - sp.Float(theirs.mid().str(45, radius=False), 45), 40)) < 1e-35 * abs(mine)
+    finally:
+        flint.ctx.prec = old
