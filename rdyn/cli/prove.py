@@ -48,8 +48,10 @@ def run(values: ProveOptions, args) -> int:
                 c = r["certificate"]
                 region = ("" if c["margin_on_region"] is None
                           else f", margin on region = {c['margin_on_region']:.6g}")
+                blocks = ("" if not c.get("blocks")
+                          else f", {c['blocks']} blocks (margin {c['margin_on_blocks']:.6g})")
                 print(f"{'':13s}T0 = {c['T0']}, boxes = {c['boxes']}, min_margin = {c['min_margin']:.6g}"
-                      f"{region}, {c['seconds']} s")
+                      f"{region}{blocks}, {c['seconds']} s")
             if r["counterexample"]:
                 c = r["counterexample"]
                 print(f"{'':13s}step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, ratio = {c['ratio']}")

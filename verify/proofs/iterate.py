@@ -374,6 +374,8 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 continue
             o.fallback_steps += len(states)
             for i, b in enumerate(states):   # step by step
+                if b[0] < (2 if s_.window == "from_2" else 1):
+                    continue
                 if s_.key in PAIR:
                     ok = check_pair(s_, State(*b, K, D - K), State(*(pts[i + 1]), K, D - K))
                 else:
