@@ -69,7 +69,8 @@ CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_printed_lower", "dx
               "c1_positive", "d4_upper", "monotone", "dp_lower", "dp_upper", "dx_increment", "d10_vacuous",
               "d10_corrected", "d11", "d12", "d16", "d15_step")
 BLOCK_CONDITIONS = frozenset({"c1_positive", "d4_upper", "monotone", "dp_lower", "dp_upper", "dx_increment",
-                              "d10_vacuous", "d10_corrected", "d11", "d12", "d16", "d15_step"})
+                              "d10_vacuous", "d10_corrected", "d11", "d12", "d16", "d15_step",
+                              "d5_upper", "d15_lower", "band_lower", "band_upper"})
 STEP_CONDITIONS = frozenset({"dp_lower", "dp_upper", "d11", "d12", "d16"})   # need e', p', xi
 MIN_E_WIDTH = 2.0 ** -40
 
