@@ -409,7 +409,7 @@ def test_api_refuses_like_the_cli():
     with pytest.raises(ValueError, match="1 <= K < D"):
         rdyn.prove(D=5, K=5)
     with pytest.raises(ValueError, match="unknown option"):
-        rdyn.prove(D=9, K=3, steps=10)
+        rdyn.prove(D=9, K=3, samples=10)
 
 
 def test_schema_rejects_an_undecided_without_reason(d9):
