@@ -646,7 +646,9 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
     Option("no_check", "flag", False, "skip the slow-manifold comparison at D = 10^3..10^6"),
 ))
 
-PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19",
+                "Lemma D.4", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11",
+                "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16")
 
 
 def _check_prove_label(value) -> None:
@@ -673,8 +675,10 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "eta_limit (the C1 update contracts)", lo=0, lo_open=True),
     Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
            choices=("D", "sqrtD")),
-    Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.5', "
-           "'Lemma D.13 (attention)', 'Lemma D.15', 'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
+    Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.4', 'Lemma D.5', "
+           "'Lemma D.8', 'Lemma D.9', 'Lemma D.9 (increment)', 'Lemma D.10', 'Lemma D.11', 'Lemma D.12', "
+           "'Lemma D.13 (attention)', 'Lemma D.13 (C1 step)', 'Lemma D.15', 'Lemma D.15 (proof)', 'Lemma D.16', "
+           "'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
            api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
     Option("max_steps", "int", None, "step budget of the certified iteration (default: max(2 T*, "
            "T0)); a statement neither refuted nor carried by the region by then is undecided",

@@ -1,12 +1,14 @@
 """Computer-assisted proofs of Model A's induction statements for one instance (docs/proofs.md).
 
-For each statement (seed 000: Lemma D.13's attention bound up to t1, Lemma D.17's C1 band after t1,
-Lemmas D.18 and D.19 after T*, each side, printed and corrected): steps up to T0 are decided by the certified arb iteration of the collapsed map (radii ~1e-45 at
-200 bits); steps t >= T0 by an invariant region in e = exp(-(C2+C3)/scale),
+For each statement (seed 000, Appendix D: Lemmas D.4, D.5, D.8-D.12 and D.16 for all t, D.13's
+attention bound and C1 step up to t1, D.15, D.17's C1 band and D.15's proof step after t1, Lemmas
+D.18 and D.19 after T*, each side, printed and corrected): steps up to T0 are decided by the certified arb iteration of the collapsed map (radii ~1e-45 at
+200 bits; from t1 to T0 some statements a block of steps at a time); steps t >= T0 by an invariant region in e = exp(-(C2+C3)/scale),
 w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
   certified   rigorous for this instance (certificate: T0, region, boxes, min_margin, seconds)
   refuted     a certified counterexample (step, state, lhs, rhs, ratio to 40 digits)
   undecided   a budget ran out (reason says where); never a pass
+  proved      a symbolic identity for every D > K (Lemma D.15's proof step, corrected)
 With --checkpoint FILE the iteration's state (and the region proof) is saved periodically, at the
 end and on Ctrl-C (exit 130, printing the command that resumes); --resume FILE continues it,
 keeping everything certified before the interruption.
@@ -56,8 +58,10 @@ def run(values: ProveOptions, args) -> int:
                 c = r["certificate"]
                 region = ("" if c["margin_on_region"] is None
                           else f", margin on region = {c['margin_on_region']:.6g}")
+                blocks = ("" if not c.get("blocks")
+                          else f", {c['blocks']} blocks (margin {c['margin_on_blocks']:.6g})")
                 print(f"{'':13s}T0 = {c['T0']}, boxes = {c['boxes']}, min_margin = {c['min_margin']:.6g}"
-                      f"{region}, {c['seconds']} s")
+                      f"{region}{blocks}, {c['seconds']} s")
             if r["counterexample"]:
                 c = r["counterexample"]
                 print(f"{'':13s}step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, ratio = {c['ratio']}")
