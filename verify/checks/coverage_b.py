@@ -36,6 +36,11 @@ Section 5) and evaluates the printed statement on them, independently of the spe
   for Task 2) is an upper bound uniform in d, n: the detail carries the limit of
   ``T*/(printed form)``, ``(Upsilon_3 n/(d Upsilon))^(1/2)/12``, per configuration, and ``undecided``
   (what would decide the O(); the ledger counts it ``inconclusive``).
+* ``B.cover.g1_loss_gap``, ``B.cover.sec5_comparison_sgd``, ``B.cover.g2_fixed_points_sgd`` (issue
+  30, item 2): Appendix G.1's Figure 3, Section 5's comparison figure and Appendix G.2's Figures
+  6-7, decided by the experiments as the paper ran them (full matrices trained by SGD:
+  :mod:`rdyn.verification.references.sgd_b`; quick 300 steps, ``--full`` 2000) with z-tests at
+  :data:`Z_MAX` standard errors; the derivations are context.
 """
 from __future__ import annotations
 
