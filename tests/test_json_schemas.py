@@ -83,6 +83,7 @@ CASES = [
      (_slow,)),
     ("asymptotics", ["asymptotics", "--activation", "identity", "--no-check"], ()),
     ("prove", ["prove", "--D", "9", "--K", "3", "--statement", "Lemma D.19"], ()),
+    ("prove-B", ["prove", "--paper", "B", "--d", "4", "--n", "8"], ()),
     ("claims", ["claims", "--paper", "B"], (_slow,)),
 ]
 ARGV = {case_id: argv for case_id, argv, _ in CASES}

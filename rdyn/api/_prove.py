@@ -15,6 +15,8 @@ def prove(**kwargs):
     and D.19, each side, printed and corrected): certified arb iteration to
     T0, then an invariant region in (e, w) by interval branch and bound. Verdicts ``certified``,
     ``refuted`` (with a certified counterexample at 40 digits), ``undecided`` (never a pass).
+    ``paper="B"``: Model B (Theorem B.3 at the printed and corrected eta_max over an S0 range,
+    gamma* by a Krawczyk test, the contraction factor R; docs/proofs.md, "Model B").
     """
     return run(options("prove", kwargs))
 
@@ -53,6 +55,10 @@ def hypotheses(v: ProveOptions) -> dict:
 
 
 def run(options_: ProveOptions, progress=None):
+    if options_.paper == "B":
+        from rdyn.api._prove_b import run_b
+
+        return run_b(options_)
     from rdyn.result import Result
     from rdyn.verification.proofs.engine import Instance, prove as engine_prove
 
