@@ -74,27 +74,36 @@ def test_moment_enclosures_contain_the_30_digit_rule(name, e, C1):
             assert got.rad() < 1e-13
 
 
-def test_issue_command_certifies_and_contains_the_dps40_run(capsys):
-    """The issue's command: t1 certified (17), the final enclosure contains the --dps 40
-    trajectory's final state, the centre equals the float64 run to 1e-13."""
-    argv = ["teacher", "--activation", "tanh", "--D", "8", "--K", "2", "--M", "2",
+def _cli_certified_against_dps40(capsys, activation_args, t1, radius, centre):
+    """Certify the 400-step run of ``activation_args`` (D = 8, K = 2, M = 2, eta = 0.2) on the
+    CLI, then run it at --dps 40: t1 certified and equal, the final enclosure contains the
+    --dps 40 state with a relative radius below ``radius``, its centre within ``centre`` of
+    the float64 run. Returns the --dps 40 JSON."""
+    argv = ["teacher", *activation_args, "--D", "8", "--K", "2", "--M", "2",
             "--vstar-norm2", "1", "--eta", "0.2", "--steps", "400", "--quiet", "--json"]
     assert cli.main(argv + ["--certify"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["certified"] is True and out["certified_backend"] == "arb"
-    assert out["certificate"]["t1"]["step"] == out["t1"] == 17
+    assert out["certificate"]["t1"]["step"] == out["t1"] == t1
     assert out["certificate"]["t1"]["certified"] is True
     assert cli.main(argv + ["--dps", "40"]) == 0
     precise = json.loads(capsys.readouterr().out)
-    assert precise["t1"] == 17
+    assert precise["t1"] == t1
     enclosure = out["certificate"]["final_enclosure"]
     with mpmath.workdps(45):
         for key in ("C1", "C2", "C3"):
             mid = mpmath.mpf(enclosure[key]["mid"])
             rad = mpmath.mpf(enclosure[key]["rad"])
             assert abs(mpmath.mpf(precise["final"][key]) - mid) <= rad, key
-            assert 0 < rad < 1e-13 * abs(mid)
-            assert abs(mid - out["final"][key]) <= 1e-13 * abs(out["final"][key])
+            assert 0 < rad < radius * abs(mid)
+            assert abs(mid - out["final"][key]) <= centre * abs(out["final"][key])
+    return precise
+
+
+def test_issue_command_certifies_and_contains_the_dps40_run(capsys):
+    """The issue's command: t1 certified (17), the final enclosure contains the --dps 40
+    trajectory's final state, the centre equals the float64 run to 1e-13."""
+    precise = _cli_certified_against_dps40(capsys, ["--activation", "tanh"], 17, 1e-13, 1e-13)
     # aiming at 30 digits (library dps=30: nodes for 1e-30 per moment, 164 bits): the tighter
     # enclosure also contains the --dps 40 state, with a relative radius below 1e-28
     config = ms.SmoothConfig(D=8, K=2, activation=Activation("tanh"), eta=0.2, M=2)
@@ -186,21 +195,5 @@ def test_formula_certified_run_contains_the_dps40_run(capsys):
     """The same formula over 400 steps on the CLI: t1 = 33 certified, the final enclosure
     contains the --dps 40 run's final state (measured relative radius 1.2e-12) and its
     centre is the float64 run."""
-    argv = ["teacher", "--activation-expr", "x*tanh(x) + x/3", "--D", "8", "--K", "2", "--M",
-            "2", "--vstar-norm2", "1", "--eta", "0.2", "--steps", "400", "--quiet", "--json"]
-    assert cli.main(argv + ["--certify"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["certified"] is True and out["certified_backend"] == "arb"
-    assert out["certificate"]["t1"]["step"] == out["t1"] == 33
-    assert out["certificate"]["t1"]["certified"] is True
-    assert cli.main(argv + ["--dps", "40"]) == 0
-    precise = json.loads(capsys.readouterr().out)
-    assert precise["t1"] == 33
-    enclosure = out["certificate"]["final_enclosure"]
-    with mpmath.workdps(45):
-        for key in ("C1", "C2", "C3"):
-            mid = mpmath.mpf(enclosure[key]["mid"])
-            rad = mpmath.mpf(enclosure[key]["rad"])
-            assert abs(mpmath.mpf(precise["final"][key]) - mid) <= rad, key
-            assert 0 < rad < 1e-10 * abs(mid)
-            assert abs(mid - out["final"][key]) <= 1e-12 * abs(out["final"][key])
+    _cli_certified_against_dps40(capsys, ["--activation-expr", "x*tanh(x) + x/3"], 33, 1e-10,
+                                 1e-12)

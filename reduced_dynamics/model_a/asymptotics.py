@@ -97,16 +97,23 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
                                  "float64; rerun with --no-check") from None
             Nv = Dv - K
             lead = float(I0) * Dv ** (1 - extra) * Nv**2
-            two = lead * (1 + float(I1 / I0) / math.sqrt(Nv))
-            out["checks"].append({
-                "D": int(Dv), "tau_star_slow": float(limits.tau_star),
-                "ratio_to_leading": float(limits.tau_star) / lead,
-                "rel_dev_two_term": float(limits.tau_star) / (two + float(limits.tau1)) - 1,
-                "tau1_slow": float(limits.tau1), "tau1_dev": float(limits.tau1) - float(tau1_inf),
-                "local_exponent": None if previous is None else
-                math.log(float(limits.tau_star) / previous[1]) / math.log(Dv / previous[0])})
+            out["checks"].append(_check_row(Dv, limits, lead, float(I1 / I0) / math.sqrt(Nv),
+                                            tau1_inf, previous))
             previous = (Dv, float(limits.tau_star))
     return out
+
+
+def _check_row(Dv, limits, lead: float, correction: float | None, tau1_inf, previous) -> dict:
+    """One row of ``checks``: the slow-manifold limits at D = ``Dv`` against the leading term
+    ``lead`` (and ``lead (1 + correction)`` + tau1 where the correction is derived, else
+    None), tau1 against its limit, the local exponent from the ``previous`` (D, tau_star)."""
+    tau_star, tau1 = float(limits.tau_star), float(limits.tau1)
+    return {"D": int(Dv), "tau_star_slow": tau_star, "ratio_to_leading": tau_star / lead,
+            "rel_dev_two_term": None if correction is None else
+            tau_star / (lead * (1 + correction) + tau1) - 1,
+            "tau1_slow": tau1, "tau1_dev": tau1 - float(tau1_inf),
+            "local_exponent": None if previous is None else
+            math.log(tau_star / previous[1]) / math.log(Dv / previous[0])}
 
 
 def text(summary: dict) -> str:
@@ -230,13 +237,7 @@ def smooth_asymptotic_summary(activation, logit_scale: str = "D", K: int = 4,
                                           f"{str(exc).splitlines()[0]}")
                 break
             lead_value = float(I0) * Dv ** (1 - extra) * (Dv - K) ** 2
-            out["checks"].append({
-                "D": int(Dv), "tau_star_slow": float(limits.tau_star),
-                "ratio_to_leading": float(limits.tau_star) / lead_value,
-                "rel_dev_two_term": None,
-                "tau1_slow": float(limits.tau1), "tau1_dev": float(limits.tau1) - float(tau1_inf),
-                "local_exponent": None if previous is None else
-                math.log(float(limits.tau_star) / previous[1]) / math.log(Dv / previous[0])})
+            out["checks"].append(_check_row(Dv, limits, lead_value, None, tau1_inf, previous))
             previous = (Dv, float(limits.tau_star))
     return out
 
