@@ -44,6 +44,7 @@ BAD_STRINGS = {
     ("crosscheck", "activation_expr"): ["y*x", "1/x", "x+", "2"],
     ("sweep", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3", "x**2"],
     ("figures", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3", "x**2"],
+    ("asymptotics", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3"],
     ("crosscheck", "vstar_row_norms"): ["a,b", "1,-2,3,4", "nan,1,1,1", "1,2", "0,1,1,1"],
     ("prove", "statement"): ["Lemma Z.9", "", "Lemma D.5; rm -rf /"],
     ("prove", "spectrum"): ["x", "1,2", "0,1,1"],

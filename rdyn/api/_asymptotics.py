@@ -23,21 +23,22 @@ def run(v: AsymptoticsOptions, progress: bool = False):
     from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
     from rdyn.result import Result
 
+    name = "expr" if v.activation_expr is not None else v.activation
+    with usage_errors():
+        if name == "expr" and v.activation_expr is None:
+            raise ValueError("--activation expr needs --activation-expr EXPR")
     if progress:
         from rdyn.run_time import announce, asymptotics_estimate
 
-        announce(asymptotics_estimate(v.activation, not v.no_check), quiet=False)
+        announce(asymptotics_estimate(name, not v.no_check), quiet=False)
 
     kappa = 0.1 if v.kappa is None else v.kappa
     check_D = () if v.no_check else (10**3, 10**4, 10**5, 10**6)
     with usage_errors():
-        if v.activation_expr is not None or v.activation in SMOOTH_ACTIVATIONS:
+        if name in SMOOTH_ACTIVATIONS:
             from rdyn.derivations.activations import Activation
             from rdyn.reduced_dynamics.model_a.asymptotics import smooth_asymptotic_summary
 
-            name = "expr" if v.activation_expr is not None else v.activation
-            if name == "expr" and v.activation_expr is None:
-                raise ValueError("--activation expr needs --activation-expr EXPR")
             summary = smooth_asymptotic_summary(Activation(name, v.activation_expr),
                                                 v.logit_scale, v.K, v.vstar_norm2, v.M or 1,
                                                 check_D=check_D)
