@@ -36,8 +36,8 @@ Error budget. The tile widths (hC, hE) are chosen once per run (:func:`choose_wi
 holding the node-choice probe states of ``model_a.smooth.default_probes`` and the graded tiles
 at C1 = 0, e = 0), both
 
-* the coefficient-decay estimate ``tail = 2 (sum of |c_kl| with k = DEGREE or l = DEGREE, and
-  with k = DEGREE-1 or l = DEGREE-1)`` (for coefficients decaying geometrically by a factor
+* the coefficient-decay estimate ``tail = 2 (sum of |c_kl| with k = DEGREE or l = DEGREE)``
+  (:func:`_tail`: the last row and column; for coefficients decaying geometrically by a factor
   below 1/2 per degree, this bounds the truncated series ``sum_{k or l > DEGREE} |c_kl|``, and
   the interpolant's error is at most twice that: aliasing), and
 * the largest difference to the exact rule at 4 x 4 independent points inside the tile (not
