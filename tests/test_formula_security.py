@@ -246,6 +246,7 @@ AUDITED = {
     ("reduced_dynamics/certified/arb_pass.py", "exec"): 1,  # same (Jacobian source)
     ("reduced_dynamics/model_a/kernels.py", "exec"): 2,  # same (kernel sources)
     ("reduced_dynamics/model_a/smooth.py", "exec"): 1,   # same (erf/GELU smoothing source, sealed cache)
+    ("reduced_dynamics/model_a/compiled.py", "exec"): 1,  # the event loop template (model_a/event_loop.py), no user text
     ("derivations/activations.py", "eval"): 1,    # srepr text of the package's generated module
     ("derivations/catalog.py", "eval"): 1,        # srepr text of the package's generated module
     ("reduced_dynamics/runs/kernel_cache.py", "pickle"): 3,  # numba cache in a private folder only
