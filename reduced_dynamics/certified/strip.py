@@ -502,7 +502,7 @@ class StripMoments:
         return self
 
     def at(self, C1, e, p, s2, s_res):
-        """The step's level (the interface of ``certified.smooth._iterate``): the strip must
+        """The step's level (the interface of ``certified.smooth_loop._iterate``): the strip must
         hold C1 and C1 / fraction (the t1 test); returns self."""
         r, fraction = self._run["r"], self._run["fraction"]
         reach = _upper(C1) / float(fraction.lower()) * 1.0001 + 1e-12
@@ -562,7 +562,7 @@ def certified_strip_run(config, eta: float, steps: int | None = None, thresholds
     :class:`~rdyn.reduced_dynamics.certified.certificate.CertifiedResult`, backend "arb"):
     that module's loop with the moments of :class:`StripMoments`, aiming at relative radii
     near ``10^-dps`` (:func:`strip_precision`; default about 1e-15)."""
-    from rdyn.reduced_dynamics.certified.smooth import _iterate
+    from rdyn.reduced_dynamics.certified.smooth_loop import _iterate
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
     strip_bounds(config.activation)   # NotCertifiable (a ValueError) with the reason
