@@ -215,6 +215,10 @@ class ProveOptions:
     checkpoint: str | os.PathLike[str] | None
     checkpoint_every: float | None
     resume: str | os.PathLike[str] | None
+    grid: str | None
+    max_tstar: int | None
+    out: str | os.PathLike[str] | None
+    scheduler: str | None
 
 
 AnyOptions = Union[TeacherOptions, CrosscheckOptions, FiguresOptions, LnOptions, VerifyOptions, SweepOptions, ScalingOptions, ClaimsOptions, AsymptoticsOptions, ProveOptions]

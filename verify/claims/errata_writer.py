@@ -48,7 +48,7 @@ SYMBOLS = {
         (r"q_{\min} = \left(\frac{D-K}{D}\right)^2\left(1 - \frac{cb}{\pi}\right)"
          r"\left(1 - \frac{cb}{\pi} + \frac{cs}{\pi}\right)",
          "the smallest ratio of the increment of C2 + C3 to eta g2 e^2 over phase 3 (identity: ((D-K)/D)^2)"),
-        (r"R_\pm(T)", "R+ = ((D-K)/K)^2 + 2 g2 eta (T - T* + 1)/D and R- = ((D-K)/K)^2 + 2 q_min g2 eta (T - T*)/D"),
+        (r"R_\pm(T)", "R+ = ((D-K)/K)^2 + 2 g2 eta (T - T* + 1)/D and R- = ((D-K)/K)^2 + 2 q_min g2 eta (T - T* - 1)/D"),
         (r"L_{OOD} - L^*_{OOD}", "excess loss on the out-of-distribution inputs of Section 4.1 (iid Exp(1) entries, "
                                  "STS teacher, v* = (1/2)(1, 1, 1, 1), so M = 1)"),
     ),
