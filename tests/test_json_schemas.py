@@ -83,6 +83,8 @@ CASES = [
      (_slow,)),
     ("asymptotics", ["asymptotics", "--activation", "identity", "--no-check"], ()),
     ("prove", ["prove", "--D", "9", "--K", "3", "--statement", "Lemma D.19"], ()),
+    ("prove-grid", ["prove", "--grid", "D=5;K=1,2;activation=identity;eta=half_limit", "--statement",
+                    "Lemma D.18"], ()),
     ("claims", ["claims", "--paper", "B"], (_slow,)),
 ]
 ARGV = {case_id: argv for case_id, argv, _ in CASES}
