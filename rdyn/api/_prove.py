@@ -15,6 +15,8 @@ def prove(**kwargs):
     and D.19, each side, printed and corrected): certified arb iteration to
     T0, then an invariant region in (e, w) by interval branch and bound. Verdicts ``certified``,
     ``refuted`` (with a certified counterexample at 40 digits), ``undecided`` (never a pass).
+    With ``grid="D=...;K=...;eta=paper,half_limit"`` every instance of the grid is proved (the proof
+    sweep, docs/proofs.md): the result has ``instances``, ``skipped``, ``table`` and ``counts``.
     """
     return run(options("prove", kwargs))
 

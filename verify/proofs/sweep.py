@@ -241,7 +241,7 @@ def result(grid: str, points, skipped, rows, seconds: float, max_tstar=None) -> 
 
 
 SUPERSEDED_NAMES = {"D19.corrected.lower.superseded": "superseded (no lag factor)",
-                    "D19.corrected.lower.lag1": "superseded (factor 1 - |C1/C1* - 1|)"}
+                    "D19.corrected.lower.lag1": "superseded (lag factor without exp(x/scale))"}
 
 
 def markdown_table(res: dict) -> str:
