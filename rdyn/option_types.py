@@ -202,6 +202,7 @@ class ProveOptions:
 
     json: bool
     dps: int | None
+    paper: Literal['A', 'B']
     D: int
     K: int
     activation: Literal['identity', 'relu', 'leaky']
@@ -219,6 +220,16 @@ class ProveOptions:
     max_tstar: int | None
     out: str | os.PathLike[str] | None
     scheduler: str | None
+    model: Literal['ln', 'noln', 'looped'] | None
+    target: Literal['normalized', 'unnormalized'] | None
+    data: Literal['sphere', 'spectrum'] | None
+    d: int | None
+    n: int | None
+    spectrum: str | list[Any] | tuple[Any, ...] | None
+    L: int | None
+    s0: str | list[Any] | tuple[Any, ...] | None
+    gamma: str | list[Any] | tuple[Any, ...] | None
+    steps: int | None
 
 
 AnyOptions = Union[TeacherOptions, CrosscheckOptions, FiguresOptions, LnOptions, VerifyOptions, SweepOptions, ScalingOptions, ClaimsOptions, AsymptoticsOptions, ProveOptions]

@@ -654,7 +654,9 @@ def _NOT_WITH_GRID(name: str) -> dict:
             "refusal": f"{flag} does not apply with --grid (the grid's {name} key sets it)"}
 
 
-PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19",
+                "Lemma D.4", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11",
+                "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16")
 
 
 def _check_prove_label(value) -> None:
@@ -682,8 +684,10 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "eta_limit (the C1 update contracts)", lo=0, lo_open=True, **_NOT_WITH_GRID("eta")),
     Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
            choices=("D", "sqrtD"), **_NOT_WITH_GRID("logit_scale")),
-    Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.5', "
-           "'Lemma D.13 (attention)', 'Lemma D.15', 'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
+    Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.4', 'Lemma D.5', "
+           "'Lemma D.8', 'Lemma D.9', 'Lemma D.9 (increment)', 'Lemma D.10', 'Lemma D.11', 'Lemma D.12', "
+           "'Lemma D.13 (attention)', 'Lemma D.13 (C1 step)', 'Lemma D.15', 'Lemma D.15 (proof)', 'Lemma D.16', "
+           "'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
            api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
     Option("max_steps", "int", None, "step budget of the certified iteration (default: max(2 T*, "
            "T0)); a statement neither refuted nor carried by the region by then is undecided",
@@ -710,6 +714,105 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "'rdyn-theory[dask]')", needs=("distributed", "dask"),
            applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
 ))
+
+
+def _paper_a_prove(values: dict) -> bool:
+    return values.get("paper", "A") == "A"
+
+
+def _a_only(o: Option) -> Option:
+    """A Model A option of ``rdyn prove``, refused with --paper B."""
+    import dataclasses
+
+    inner = o.applies
+
+    def applies(v, inner=inner):
+        return _paper_a_prove(v) and (inner is None or inner(v))
+
+    refusal = o.refusal if o.refusal is not None else (
+        f"{o.flag} applies only {o.applies_text}" if o.applies_text else None)
+    refusal_b = f"{o.flag} applies only to --paper A (Model A)"
+    return dataclasses.replace(o, applies=applies, applies_text="",
+                               refusal=refusal_b if refusal is None else refusal + " (and to --paper A only)")
+
+
+def _paper_b(values: dict) -> bool:
+    return values.get("paper") == "B"
+
+
+def _b_model(values: dict) -> str:
+    return values.get("model") or "noln"
+
+
+_PROVE_B = (
+    Option("model", "choice", None, "--paper B: noln (default): the layer without LN (Theorem B.3, "
+           "gamma*, R*); ln: one LN layer and looped: the looped model (the contraction factor R over "
+           "--gamma)", choices=("ln", "noln", "looped"), applies=_paper_b,
+           refusal="--model applies only to --paper B"),
+    Option("target", "choice", None, "--paper B, noln only: unnormalized (default; gamma* = 1 - "
+           "kappa1/kappa2 exactly) or normalized (gamma* = (kappa3 - kappa1)/kappa2, with --data spectrum: "
+           "kappa3 = E||S a|| by a rigorous integral)", choices=("normalized", "unnormalized"),
+           applies=lambda v: _paper_b(v) and _b_model(v) == "noln",
+           refusal="--target applies only to --paper B --model noln"),
+    Option("data", "choice", None, "--paper B: Task 1 (sphere, default) or Task 2 (fixed spectrum)",
+           choices=("sphere", "spectrum"), applies=_paper_b, refusal="--data applies only to --paper B"),
+    Option("d", "int", None, "--paper B: dimension d (default 16)", lo=2, hi=10**6, applies=_paper_b,
+           refusal="--d applies only to --paper B"),
+    Option("n", "int", None, "--paper B: number n of data columns (default 32, or sum of --spectrum)",
+           lo=1, hi=10**12, applies=_paper_b, refusal="--n applies only to --paper B"),
+    Option("spectrum", "str", None, "--paper B, Task 2: multiplicities m1,...,md (S has eigenvalues "
+           "m_i); the API also takes a tuple", api_types=(list, tuple), applies=_paper_b,
+           refusal="--spectrum applies only to --paper B"),
+    Option("L", "int", None, "--paper B, looped only: number of looped layers (default 10; R^L is "
+           "reported)", lo=1, hi=10**6, applies=lambda v: _paper_b(v) and _b_model(v) == "looped",
+           refusal="--L applies only to --paper B --model looped"),
+    Option("s0", "str", None, "--paper B, noln only: the interval LO,HI of S0 = beta_0^2 (alpha_0 = 0) "
+           "covered by Theorem B.3's proof (default 0.25,16)", metavar="LO,HI",
+           api_types=(list, tuple), applies=lambda v: _paper_b(v) and _b_model(v) == "noln",
+           refusal="--s0 applies only to --paper B --model noln"),
+    Option("gamma", "str", None, "--paper B, ln and looped: the interval LO,HI of gamma (looped: "
+           "rho = w v) over which the contraction factor R is enclosed (default 1,100)", metavar="LO,HI",
+           api_types=(list, tuple),
+           applies=lambda v: _paper_b(v) and _b_model(v) in ("ln", "looped") and v.get("steps") is None,
+           refusal="--gamma applies only to --paper B --model ln or looped, without --steps"),
+    Option("steps", "int", None, "--paper B, ln and looped, a spectrum with two distinct eigenvalues: "
+           "certify this many GD steps from alpha0 = 0, beta0 = 1 at --eta (arb balls, the expectation by "
+           "a rigorous 1-D integral; about 30 ms per step) and enclose R at the trained gamma_T",
+           lo=1, hi=20000, applies=lambda v: _paper_b(v) and _b_model(v) in ("ln", "looped"),
+           refusal="--steps applies only to --paper B --model ln or looped"),
+)
+
+
+def _with_paper_b(cmd: Command) -> Command:
+    """``rdyn prove`` with ``--paper B`` (docs/proofs.md, Model B): ``--paper`` after ``--dps``, every
+    Model A option refused with --paper B (``--eta`` also applies to --paper B with ``--steps``;
+    ``--max-boxes`` to both), the Model B options appended."""
+    import dataclasses
+
+    paper = Option("paper", "choice", "A", "A (default): Model A's Appendix D statements (seed 000); B: "
+                   "Model B (seed 003): Theorem B.3 at the printed and corrected eta_max over an S0 range, "
+                   "gamma* by a Krawczyk test, the contraction factor R (docs/proofs.md, Model B)",
+                   choices=("A", "B"))
+    out = []
+    for o in cmd.options:
+        if o.name in ("json", "dps", "max_boxes"):
+            out.append(o)
+        elif o.name == "eta":
+            out.append(dataclasses.replace(
+                o, help=o.help + ". --paper B: with --steps only (default 0.1)",
+                applies=lambda v: (_paper_a_prove(v) and v.get("grid") is None) or v.get("steps") is not None,
+                refusal="--eta applies to --paper A without --grid (the grid's eta key sets it), or to --paper B "
+                        "with --steps (Theorem B.3 runs at eta_max)"))
+        else:
+            out.append(_a_only(o))
+        if o.name == "dps":
+            out.append(paper)
+    return dataclasses.replace(cmd, help=cmd.help + "; --paper B: Model B's Theorem B.3, gamma* (Krawczyk) and "
+                               "the looped contraction factor", options=tuple(out) + _PROVE_B)
+
+
+PROVE = _with_paper_b(PROVE)
+
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,
                                                     SWEEP, SCALING, CLAIMS, ASYMPTOTICS, PROVE)}

@@ -46,6 +46,9 @@ BAD_STRINGS = {
     ("figures", "activation_expr"): ["y", "1/x", "exp(x**2)", "x+", "3", "x**2"],
     ("crosscheck", "vstar_row_norms"): ["a,b", "1,-2,3,4", "nan,1,1,1", "1,2", "0,1,1,1"],
     ("prove", "statement"): ["Lemma Z.9", "", "Lemma D.5; rm -rf /"],
+    ("prove", "spectrum"): ["x", "1,2", "0,1,1"],
+    ("prove", "s0"): ["x", "1", "2,1", "0,1", "1,inf"],
+    ("prove", "gamma"): ["x", "-1,2", "1"],
 }
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 

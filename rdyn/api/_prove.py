@@ -17,6 +17,8 @@ def prove(**kwargs):
     ``refuted`` (with a certified counterexample at 40 digits), ``undecided`` (never a pass).
     With ``grid="D=...;K=...;eta=paper,half_limit"`` every instance of the grid is proved (the proof
     sweep, docs/proofs.md): the result has ``instances``, ``skipped``, ``table`` and ``counts``.
+    ``paper="B"``: Model B (Theorem B.3 at the printed and corrected eta_max over an S0 range,
+    gamma* by a Krawczyk test, the contraction factor R; docs/proofs.md, "Model B").
     """
     return run(options("prove", kwargs))
 
@@ -57,6 +59,10 @@ def hypotheses(v: ProveOptions) -> dict:
 
 
 def run(options_: ProveOptions, progress=None, grid_progress=None):
+    if options_.paper == "B":
+        from rdyn.api._prove_b import run_b
+
+        return run_b(options_)
     from rdyn.result import Result
 
     if options_.grid is not None:

@@ -1,12 +1,14 @@
 """Computer-assisted proofs of Model A's induction statements for one instance (docs/proofs.md).
 
-For each statement (seed 000: Lemma D.13's attention bound up to t1, Lemma D.17's C1 band after t1,
-Lemmas D.18 and D.19 after T*, each side, printed and corrected): steps up to T0 are decided by the certified arb iteration of the collapsed map (radii ~1e-45 at
-200 bits); steps t >= T0 by an invariant region in e = exp(-(C2+C3)/scale),
+For each statement (seed 000, Appendix D: Lemmas D.4, D.5, D.8-D.12 and D.16 for all t, D.13's
+attention bound and C1 step up to t1, D.15, D.17's C1 band and D.15's proof step after t1, Lemmas
+D.18 and D.19 after T*, each side, printed and corrected): steps up to T0 are decided by the certified arb iteration of the collapsed map (radii ~1e-45 at
+200 bits; from t1 to T0 some statements a block of steps at a time); steps t >= T0 by an invariant region in e = exp(-(C2+C3)/scale),
 w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
   certified   rigorous for this instance (certificate: T0, region, boxes, min_margin, seconds)
   refuted     a certified counterexample (step, state, lhs, rhs, ratio to 40 digits)
   undecided   a budget ran out (reason says where); never a pass
+  proved      a symbolic identity for every D > K (Lemma D.15's proof step, corrected)
 With --checkpoint FILE the iteration's state (and the region proof) is saved periodically, at the
 end and on Ctrl-C (exit 130, printing the command that resumes); --resume FILE continues it,
 keeping everything certified before the interruption.
@@ -14,6 +16,14 @@ With --grid GRID every instance of the grid is proved in turn (or on a Dask --sc
 table of verdict counts per statement is printed (--json: every instance's verdicts, the skipped
 points and the table; docs/proofs.md, "Proof sweep").
 Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
+
+--paper B (seed 003; docs/proofs.md, "Model B"): --model noln (default): Theorem B.3 at the
+printed and the corrected eta_max for every S0 = beta_0^2 in --s0 (loss descent, Part 1's
+descent inequality, gamma monotone), by exact step 0 and interval branch and bound over
+(S0, g = gamma/gamma*, delta = (beta^2 - alpha^2)/gamma*); gamma* (Theorem 4.2) by a Krawczyk
+test with the contraction bound |g'| < 1; R* (Theorem 4.6 (2)) with --data spectrum. --model ln
+or looped: the contraction factor R = (1 + gamma l_(r+1))/(1 + gamma l_1) over --gamma, or at the
+gamma_T of --steps GD steps certified by arb iteration (spectra with two distinct eigenvalues).
 """
 from __future__ import annotations
 
@@ -30,6 +40,9 @@ def run(values: ProveOptions, args) -> int:
     def progress(t):
         if t % 1000000 == 0:
             print(f"rdyn prove: step {t}", file=sys.stderr)
+
+    if values.paper == "B":
+        return run_b(values)
 
     def grid_progress(i, n, row):
         inst = row["instance"]
@@ -61,8 +74,10 @@ def run(values: ProveOptions, args) -> int:
                 c = r["certificate"]
                 region = ("" if c["margin_on_region"] is None
                           else f", margin on region = {c['margin_on_region']:.6g}")
+                blocks = ("" if not c.get("blocks")
+                          else f", {c['blocks']} blocks (margin {c['margin_on_blocks']:.6g})")
                 print(f"{'':13s}T0 = {c['T0']}, boxes = {c['boxes']}, min_margin = {c['min_margin']:.6g}"
-                      f"{region}, {c['seconds']} s")
+                      f"{region}{blocks}, {c['seconds']} s")
             if r["counterexample"]:
                 c = r["counterexample"]
                 print(f"{'':13s}step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, ratio = {c['ratio']}")
@@ -70,3 +85,30 @@ def run(values: ProveOptions, args) -> int:
                 print(f"{'':13s}{r['reason']}")
     report = res.detail["report"]
     return 0 if report.all_corrected_certified else 1
+
+
+def run_b(values: ProveOptions) -> int:
+    """--paper B: the Model B statements (text: one line per statement and its certificate,
+    counterexample or reason)."""
+    from rdyn.api._prove import run as api_run
+    from rdyn.api._prove_b import all_certified
+
+    res = api_run(values)
+    data = res.to_dict()
+    print(f"rdyn prove --paper B: {data['seconds']:.1f} s", file=sys.stderr)
+    if values.json:
+        print(res.to_json())
+        return 0 if all_certified(data) else 1
+    for r in data["statements"]:
+        print(f"[{r['verdict']:10s}] {r['label']} {r['form']}: {r['statement']}")
+        c = r["certificate"]
+        if c:
+            keys = [k for k in ("S0", "gamma", "steps", "gamma_T", "increasing", "box", "width", "krawczyk_image",
+                                "contraction", "R", "boxes", "s0_boxes", "min_margin", "seconds") if k in c]
+            print(f"{'':13s}" + ", ".join(f"{k} = {c[k]}" for k in keys))
+        if r["counterexample"]:
+            c = r["counterexample"]
+            print(f"{'':13s}S0 = {c['S0']}, step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, ratio = {c['ratio']}")
+        if r["reason"]:
+            print(f"{'':13s}{r['reason']}")
+    return 0 if all_certified(data) else 1

@@ -111,11 +111,48 @@ def constants(inst: Instance, k, c):
     B0 = arb(0) if cz is None else b_point(cz * e0)
     q_min = k.dx_e2(e0, arb(0), B0, c) / eg2
     out = {"scale": scale, "eta": eta, "M": M, "eta_g2": eg2, "q_min": q_min, "atan": cz, "K": arb(K),
-           "N": arb(D - K)}
+           "N": arb(D - K), "d9_increment": eta * M * D * (D + 1) / (arb(K) ** 3 * (D - K)),
+           "e_c": turning_point(k, c)}
     if inst.logit_scale == "D":
         out["printed_d19_lower"] = eta * M / (arb(200) * arb(K) ** 3 * arb(D) ** 3)
         out["printed_d19_upper"] = eta * 8 * arb.pi() * M / (arb(K) ** 3 * arb(D) ** 3)
     return out
+
+
+def turning_point(k, c, grid: int = 256, bits: int = 120):
+    """Lemma D.10 corrected: an enclosure (lo, hi) (floats, bisected down to adjacent floats) of the largest e in (0, 1) where
+    dC1*/de changes sign (C1* decreases in e above it, i.e. increases with p below p_c): certified
+    C1*'(lo) > 0 > C1*'(hi). None if C1*' is not certainly negative at e = 1 or no sign change is
+    found on the grid."""
+    from flint import arb
+
+    if not k.star_prime(arb(1), c) < 0:
+        return None
+    prev = 1.0
+    for i in range(1, grid):
+        e = 1.0 - i / grid
+        v = k.star_prime(arb(e), c)
+        if v > 0:
+            lo, hi = e, prev
+            break
+        if not v < 0:
+            return None
+        prev = e
+    else:
+        return None
+    for _ in range(bits):
+        m = (lo + hi) / 2
+        if m in (lo, hi):
+            break
+        v = k.star_prime(arb(m), c)
+        if v > 0:
+            lo = m
+        elif v < 0:
+            hi = m
+        else:
+            break
+    assert k.star_prime(arb(lo), c) > 0 and k.star_prime(arb(hi), c) < 0
+    return (lo, hi)
 
 
 def default_T0(T_star: int) -> int:
@@ -181,7 +218,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
 
         identity = {"instance": inst.to_dict(), "labels": None if labels is None else sorted(labels),
                     "max_steps": max_steps, "max_boxes": max_boxes, "prec": prec,
-                    "superseded": include_superseded, "format": 1}
+                    "superseded": include_superseded, "format": 2}
         restored = None
         if resume is not None:
             _, meta = ck.load(resume, "prove", identity)
@@ -206,14 +243,14 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
         def budget_of(T_star):
             return max_steps if max_steps is not None else DEFAULT_MAX_STEPS_FACTOR * T_star
 
-        it = iterate.run(inst, chosen + extra, k=k, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
+        it = iterate.run(inst, [s for s in chosen + extra if s.window != "symbolic"], k=k, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
                          after_T0=after_T0, progress=progress,
                          saver=saver if checkpoint is not None else None, checkpoint_every=checkpoint_every,
-                         restored=restored)
+                         restored=restored, bm=bm)
         res = region_info.get("result")
         results, sup = [], []
         for s in chosen + extra:
-            o = it.outcomes[s.key]
+            o = it.outcomes.get(s.key) or iterate.Outcome(s.key)
             r = _verdict(s, o, it, res, region_info)
             (sup if s in extra else results).append(r)
         from rdyn.verification.proofs import corollaries   # refutations beyond the step budget (region)
@@ -237,11 +274,13 @@ def _verdict(s, o, it, res, info) -> StatementResult:
     if o.undecided_step is not None:
         return StatementResult(s, "undecided", reason=f"the certified enclosure straddles the bound at step "
                                                         f"{o.undecided_step}")
-    if s.window == "until_t1":
+    if s.window == "symbolic":
+        return _symbolic(s, it)
+    if s.window in ("until_t1", "before_t1"):
         if it.t1 is None:
             return StatementResult(s, "undecided", reason=it.stopped or "t1 not reached")
         return StatementResult(s, "certified", certificate={
-            "T0": it.t1, "region": None, "boxes": 0, "min_margin": o.min_margin, "margin_on_region": None,
+            "T0": it.t1 if s.window == "until_t1" else it.t1 - 1, "region": None, "boxes": 0, "min_margin": o.min_margin, "margin_on_region": None,
             "region_condition": None, "steps_checked": [o.checked_from, o.checked_to],
             "seconds": round(it.seconds, 3)})
     if it.T_star is None or it.T0 is None or it.state_T0 is None:
@@ -260,4 +299,20 @@ def _verdict(s, o, it, res, info) -> StatementResult:
             "margin_on_region": res.margins.get(s.region), "region_condition": s.region,
             "steps_checked": [o.checked_from, o.checked_to],
             "seconds": round(it.seconds + res.seconds, 3)}
+    if o.blocks:   # steps t1 .. T0 - 1 decided a block at a time (the region condition on a box of states)
+        cert.update(blocks=o.blocks, margin_on_blocks=o.block_margin, steps_one_by_one=o.fallback_steps)
     return StatementResult(s, "certified", certificate=cert)
+
+
+def _symbolic(s, it) -> StatementResult:
+    """Lemma D.15's proof step, corrected: 3(D-K)/D^2 <= 1/40 iff D^2 >= 120 (D-K), for every D > K >= 1
+    (40 D^2 (3(D-K)/D^2 - 1/40) = 120 (D-K) - D^2 identically, and 40 D^2 > 0)."""
+    import sympy as sp
+
+    D, K = sp.symbols("D K", positive=True)
+    holds = sp.expand(40 * D**2 * (3 * (D - K) / D**2 - sp.Rational(1, 40)) - (120 * (D - K) - D**2)) == 0
+    if not holds:
+        return StatementResult(s, "undecided", reason="the sympy identity did not reduce to 0")
+    return StatementResult(s, "proved", reason="sympy: 40 D^2 (3(D-K)/D^2 - 1/40) - (120 (D-K) - D^2) = 0 "
+                                               "identically and 40 D^2 > 0, so the two conditions agree for "
+                                               "every D > K >= 1")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rdyn.verification.proofs.statements import PAIR
+
 
 @dataclass
 class Outcome:
@@ -27,6 +29,9 @@ class Outcome:
     min_margin: float | None = None         # smallest certified relative slack over the checked steps
     counterexample: dict | None = None
     undecided_step: int | None = None       # first step whose enclosure straddles the bound
+    blocks: int = 0                         # blocks of steps decided at once (region condition on a box)
+    block_margin: float | None = None       # smallest normalised slack over those blocks
+    fallback_steps: int = 0                 # steps of blocks not decided at once (decided one by one)
 
 
 @dataclass
@@ -87,6 +92,16 @@ class Evaluator:
         self.band_hi = 4 * arb.pi() + 1
         self.inc_hi = 2 * self.eg2 / self.scale
         self.inc_lo = 2 * self.qmin * self.eg2 / self.scale
+        # Appendix D's remaining statements (issue 33)
+        self.Dn = D
+        self.d9_lo = 1 / (2 * arb(D))                      # Lemma D.9: p(1-Kp)/(2D)
+        self.d9_hi = arb(D) / (arb(D) ** 2 - 1)             # D^2/(D (D^2 - 1))
+        self.d9_increment = eta * M * D * (D + 1) / (arb(K) ** 3 * N)
+        self.d10_bound = 1 / (2 * arb.pi() * D * K)
+        self.e_c = consts.get("e_c")                        # Lemma D.10 corrected: (lo, hi) floats or None
+        self.d13_coefficient = eta * D / (40 * arb(K))
+        self.d15_lhs, self.d15_rhs = 3 * arb(N) / arb(D) ** 2, arb("0.025")
+        self.zero = arb(0)
 
     def sides(self, key: str, T: int, T_star: int, C1, x, dx, e, star=None, exact: bool = False):
         """(lhs, rhs) of statement ``key`` at step T (``star``: C1*(T)). For Lemma D.5 the rhs uses
@@ -94,6 +109,21 @@ class Evaluator:
         step it passes passes the statement, and its relative slack is a lower bound)."""
         if key == "D13.printed.attention":
             return 1 / (self.K + self.N * e), self.attention_bound
+        if key == "D4.printed.lower":        # C1 >= 0, slack relative to C1*
+            return C1, self.zero, star
+        if key == "D4.printed.upper":
+            return C1, self.D
+        if key == "D8.printed.monotone":     # (F4/p - F3)/K >= C1 (F2_1 + p F1)
+            left, right = self.k.d8_printed(e, self.c)
+            return left, C1 * right
+        if key == "D8.corrected.monotone":   # Delta x >= 0, slack relative to eta g2 e^2
+            return dx, self.zero, self.eg2 * e * e
+        if key == "D9.printed.increment":
+            return dx, self.d9_increment
+        if key == "D10.printed":             # the hypothesis p <= 1/(2 pi D K) fails
+            return 1 / (self.K + self.N * e), self.d10_bound
+        if key == "D15proof.printed":
+            return self.d15_lhs, self.d15_rhs
         if key == "D17.printed.band_lower":
             return C1, self.band_lo * star
         if key == "D17.printed.band_upper":
@@ -132,6 +162,72 @@ class Evaluator:
         return gap, self.N / (self.K * (self.N + self.K * R.sqrt()))
 
 
+    def pair_sides(self, key: str, P, Q):
+        """(lhs, rhs) of the one-step statement ``key`` at step t from the states P (step t) and Q
+        (step t + 1) (:class:`State`); None: the statement makes no claim at this step (Lemma
+        D.10 corrected, a step across p_c); "ambiguous": whether it makes one is undecided."""
+        dp = Q.p - P.p
+        if key == "D9.printed.lower":
+            return dp, P.p * (1 - self.K * P.p) * self.d9_lo * P.dx
+        if key == "D9.printed.upper":
+            return dp, P.p * (1 - self.K * P.p) * self.d9_hi * P.dx
+        if key == "D11.printed":
+            den = self.D * self.K * P.p * P.p - 2 * self.K * P.p + 1
+            return Q.star, P.star * (1 - 3 * self.D * self.K * P.p * dp / den)
+        if key == "D16.printed":
+            den = self.D * self.K * P.p * P.p - 2 * self.K * P.p + 1 - self.K * dp
+            return Q.star - P.star, 3 * (self.N + self.K * P.star) * dp / (2 * den)
+        if key == "D12.printed":
+            aP, aQ = P.ratio(self), Q.ratio(self)
+            gP = aP * P.e * (self.K + self.N * P.e) / (self.K * (1 - P.e))
+            gQ = aQ * Q.e * (self.K + self.N * Q.e) / (self.K * (1 - Q.e))
+            Dp1 = self.D * P.p - 1
+            return gQ, gP - aP * 2 * self.D * self.K * P.p * dp / (self.K * self.K * P.p * P.p * Dp1 * Dp1)
+        if key == "D13.printed.step":
+            return Q.C1 - P.C1, self.d13_coefficient * self.k.f3(P.e, self.c) / P.p
+        if key == "D10.corrected":
+            if self.e_c is None:
+                return "ambiguous"
+            lo, hi = self.e_c
+            if Q.e > hi:            # p(t+1) < p_c: C1* increases
+                return Q.star, P.star
+            if P.e < lo:            # p(t) > p_c: C1* decreases (C1*(t) >= C1*(t+1))
+                return P.star, Q.star
+            if Q.e < lo and P.e > hi:
+                return None         # p(t) < p_c < p(t+1): no claim
+            return "ambiguous"
+        raise KeyError(key)
+
+
+class State:
+    """The certified state at one step, with the values the one-step statements share."""
+
+    __slots__ = ("t", "C1", "x", "e", "star", "p", "dx", "_ratio")
+
+    def __init__(self, t, C1, x, e, star, dx, K, N):
+        self.t, self.C1, self.x, self.e, self.star, self.dx = t, C1, x, e, star, dx
+        self.p = 1 / (K + N * e)
+        self._ratio = None
+
+    def ratio(self, ev):
+        """A/(A+B) at this step (evaluated once)."""
+        if self._ratio is None:
+            self._ratio = ev.k.a_over_f3(self.e, ev.c)
+        return self._ratio
+
+
+BLOCK = 512   # steps per block (t1 .. T0)
+RHO_RADIUS = 1e-30   # C1/C1* balls narrower than this take the cheap hull of a block
+
+
+def _state_text(b) -> list:
+    return [b[0]] + [ball_text(v) for v in b[1:]]
+
+
+def _state_from_text(b) -> tuple:
+    return (b[0],) + tuple(ball_from_text(v) for v in b[1:])
+
+
 def ball_text(x) -> list:
     """An arb ball as exact text [midpoint, radius] (``man p exp``; see
     :func:`rdyn.reduced_dynamics.runs.checkpoint.exact_text`)."""
@@ -152,12 +248,17 @@ def ball_from_text(pair):
 
 
 def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, progress=None,
-        hard_cap: int = 10**9, saver=None, checkpoint_every: float = 60.0, restored: dict | None = None) -> Iteration:
+        hard_cap: int = 10**9, saver=None, checkpoint_every: float = 60.0, restored: dict | None = None,
+        bm=None, block: int = BLOCK) -> Iteration:
     """Iterate from step 0. Statements are checked at every step ``T >= T* + offset`` up to T0
     (``T0_of(T_star)``); the state at T0 is handed to ``after_T0(state) -> keys still open`` (the
     region proof), and the iteration continues, checking only those keys, until each is refuted,
     undecided at a step, or the step budget ``budget_of(T_star)`` is reached (``hard_cap`` before
-    T* is known). ``saver(snapshot)`` (optional) is called every ``checkpoint_every`` seconds and
+    T* is known). With ``bm`` (a :class:`.region.BoxMap`), the statements whose region condition is
+    in :data:`.region.BLOCK_CONDITIONS` are decided one step at a time up to t1 and then ``block``
+    steps at a time up to T0: the condition is shown on a box in (e, w) that contains the block's
+    states (and the next one), and a block on which it is not shown is decided step by step.
+    ``saver(snapshot)`` (optional) is called every ``checkpoint_every`` seconds and
     on KeyboardInterrupt with the loop state (:func:`snapshot`); ``restored`` (a snapshot read back)
     continues from it."""
     import time
@@ -183,34 +284,113 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     t1 = None
     fraction = arb("0.95")
 
-    def check(s, t, C1, x, dx, e, star):
+    def decide(s, t, sides, C1, x, e):
+        """Decide statement s at step t from ``sides`` = (lhs, rhs[, norm]); the state (C1, x, e)
+        of step t goes into a counterexample. Returns True when the step passes."""
         o = out[s.key]
-        lhs, rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star)
-        slack = (rhs - lhs) if s.relation == "le" else (lhs - rhs)
-        rel = slack / abs(rhs)
-        if not rel > 0 and s.key in ("D5.printed.upper", "D15.printed.lower"):   # the exact one decides
-            lhs, rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star, exact=True)
-            slack = (rhs - lhs) if s.relation == "le" else (lhs - rhs)
-            rel = slack / abs(rhs)
+        if sides is None:          # no claim at this step
+            return True
         if o.checked_from is None:
             o.checked_from = t
         o.checked_to = t
+        if isinstance(sides, str):
+            o.undecided_step = t
+            return False
+        lhs, rhs = sides[0], sides[1]
+        slack = (rhs - lhs) if s.relation == "le" else (lhs - rhs)
+        rel = slack / abs(sides[2] if len(sides) > 2 else rhs)
         if rel > 0:
             low = float(rel.lower())
             if o.min_margin is None or low < o.min_margin:
                 o.min_margin = low
             return True
         if rel < 0:
+            ratio = lhs / rhs if rhs != 0 else None
             o.counterexample = {"step": t, "C1": digits(C1), "C2": digits(x * (D - K) / D),
                                 "C3": digits(x * K / D), "p": digits(1 / (K + (D - K) * e)),
-                                "lhs": digits(lhs), "rhs": digits(rhs), "ratio": digits(lhs / rhs),
-                                "ratio_radius": float((lhs / rhs).rad()), "quantity": s.quantity}
+                                "lhs": digits(lhs), "rhs": digits(rhs),
+                                "ratio": digits(ratio) if ratio is not None else "0",
+                                "ratio_radius": float(ratio.rad()) if ratio is not None else 0.0,
+                                "quantity": s.quantity}
+            if ratio is None:
+                o.counterexample["ratio_note"] = "rhs = 0: ratio undefined"
         else:
             o.undecided_step = t
         return False
 
+    def check(s, t, C1, x, dx, e, star):
+        lhs_rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star)
+        if s.key in ("D5.printed.upper", "D15.printed.lower"):   # the cheap bound first; the exact one decides
+            lhs, rhs = lhs_rhs
+            rel = ((rhs - lhs) if s.relation == "le" else (lhs - rhs)) / abs(rhs)
+            if not rel > 0:
+                lhs_rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star, exact=True)
+        return decide(s, t, lhs_rhs, C1, x, e)
+
+    def check_pair(s, P, Q):
+        return decide(s, P.t, ev.pair_sides(s.key, P, Q), P.C1, P.x, P.e)
+
+    def closed(s):
+        o = out[s.key]
+        return o.counterexample is not None or o.undecided_step is not None
+
     by_key = {s.key: s for s in statements}
+    from rdyn.verification.proofs.region import BLOCK_CONDITIONS
+    blockable = frozenset(s_.key for s_ in statements if bm is not None and s_.region in BLOCK_CONDITIONS)
+
+    def flush(states, nxt):
+        """Decide the open block statements on the block ``states`` (nxt: the state after it)."""
+        from rdyn.verification.proofs.balls import lower as flo, upper as fup
+
+        keys = [s_ for s_ in open_keys if s_.key in blockable]
+        if not keys or not states:
+            return
+        from rdyn.verification.proofs.balls import ball as fball
+
+        pts = states + [nxt]
+        if all(b[5] > 0 for b in states):   # x increases along the block: e(first) >= e >= e(next)
+            e_lo, e_hi = flo(nxt[3]), fup(states[0][3])
+        else:
+            e_lo, e_hi = min(flo(b[3]) for b in pts), max(fup(b[3]) for b in pts)
+        rhos = [b[1] / b[4] for b in pts]   # C1/C1*: float midpoints, padded by the rounding and the radii
+        if all(r.rad() < RHO_RADIUS for r in rhos):
+            mids = [float(r.mid()) for r in rhos]
+            lo, hi = min(mids), max(mids)
+            pad = 4 * 2.0**-53 * max(abs(lo), abs(hi)) + 2 * RHO_RADIUS
+            r_lo, r_hi = lo - pad, hi + pad
+        else:
+            r_lo, r_hi = min(flo(r) for r in rhos), max(fup(r) for r in rhos)
+        E = fball(e_lo, e_hi)
+        W = (fball(r_lo, r_hi) - 1) / (E * E * E)
+        res = bm.evaluate(e_lo, e_hi, flo(W), fup(W), ("valid",) + tuple(dict.fromkeys(s_.region for s_ in keys)),
+                          None)
+        valid = res["valid"][0] > 0
+        first, final = states[0][0], states[-1][0]
+        for s_ in keys:
+            o = out[s_.key]
+            sign, value = res[s_.region]
+            if valid and sign > 0:
+                v = flo(value)
+                o.block_margin = v if o.block_margin is None else min(o.block_margin, v)
+                o.blocks += 1
+                o.checked_from = first if o.checked_from is None else o.checked_from
+                o.checked_to = final
+                continue
+            o.fallback_steps += len(states)
+            for i, b in enumerate(states):   # step by step
+                if b[0] < (2 if s_.window == "from_2" else 1):
+                    continue
+                if s_.key in PAIR:
+                    ok = check_pair(s_, State(*b, K, D - K), State(*(pts[i + 1]), K, D - K))
+                else:
+                    ok = check(s_, b[0], b[1], b[2], b[5], b[3], b[4])
+                if not ok:
+                    break
+    last = None   # (t, C1, x, e, star, dx) of the previous step (one-step statements)
+    active_of, active, waiting = None, [], []
+    buffer = []   # the states of the current block
     if restored is None:
+        last = (0, arb(0), arb(0), arb(1), k.star(arb(1), c), arb(0))
         # step 0 (exact: C1 = x = 0, p = 1/D) for the statements that start there
         open_keys = [s for s in open_keys if s.window != "until_t1" or check(s, 0, arb(0), arb(0), None, arb(1), None)]
     else:
@@ -223,6 +403,9 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             state_T0 = tuple(ball_from_text(b) for b in restored["state_T0"])
             radius_T0 = restored["radius_T0"]
         t_start -= restored["seconds"]
+        if restored.get("last") is not None:
+            last = _state_from_text(restored["last"])
+        buffer = [_state_from_text(b) for b in restored.get("buffer", [])]
 
     def snapshot():
         import dataclasses
@@ -231,7 +414,9 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 "C1": ball_text(C1), "x": ball_text(x), "open": [s_.key for s_ in open_keys],
                 "outcomes": {k_: dataclasses.asdict(o) for k_, o in out.items()},
                 "state_T0": None if state_T0 is None else [ball_text(b) for b in state_T0],
-                "radius_T0": radius_T0, "seconds": time.perf_counter() - t_start}
+                "radius_T0": radius_T0, "seconds": time.perf_counter() - t_start,
+                "last": None if last is None else _state_text(last),
+                "buffer": [_state_text(b) for b in buffer]}
 
     last_save = time.perf_counter()
     try:
@@ -240,9 +425,8 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 stopped = f"C1 > 0 not certified at step {t} (branch of the map undetermined): C1 = {C1}"
                 break
             C1n, xn, dx, e, a1, b0 = advance(C1, x, c)
-            star = None
+            star = b0 / (-a1)
             if t1 is None:
-                star = b0 / (-a1)
                 test = C1 - fraction * star
                 if test >= 0:
                     t1 = t
@@ -257,19 +441,47 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 elif not x < level:
                     stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
                     break
+            here = (t, C1, x, e, star, dx)
+            defer = bool(blockable) and t1 is not None and t > t1 and (T0 is None or t < T0)
+            if buffer and (len(buffer) >= block or not defer):
+                flush(buffer, here)
+                buffer = []
+                open_keys = [s_ for s_ in open_keys if not closed(s_)]
             if open_keys:
-                still = []
-                for s in open_keys:
+                if defer:   # the block statements wait for their block; the others are decided now
+                    if active_of is not open_keys:
+                        active_of = open_keys
+                        active = [s_ for s_ in open_keys if s_.key not in blockable]
+                        waiting = [s_ for s_ in open_keys if s_.key in blockable]
+                    todo, still, deferred = active, list(waiting), bool(waiting)
+                else:
+                    todo, still, deferred = open_keys, [], False
+                pair_states = None
+                for s in todo:
+                    if s.key in PAIR:    # the step t - 1 -> t
+                        if pair_states is None:
+                            pair_states = (State(*last, K, D - K), State(*here, K, D - K))
+                        P, Q = pair_states
+                        if s.window == "before_t1":
+                            if check_pair(s, P, Q) and (t1 is None or t1 > P.t + 1):
+                                still.append(s)
+                            continue
+                        start = 2 if s.window == "from_2" else 1
+                        if P.t < start or check_pair(s, P, Q):
+                            still.append(s)
+                        continue
                     if s.window == "until_t1":
                         if check(s, t, C1, x, dx, e, star) and t1 is None:
+                            still.append(s)
+                        continue
+                    if s.window == "from_1":
+                        if check(s, t, C1, x, dx, e, star):
                             still.append(s)
                         continue
                     if s.window == "after_1":
                         if x == 0:   # p = 1/D exactly (step 1): D p - 1 = 0, the bound is vacuous
                             still.append(s)
                             continue
-                        if star is None:
-                            star = b0 / (-a1)
                         if check(s, t, C1, x, dx, e, star):
                             still.append(s)
                         continue
@@ -277,8 +489,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                         if t1 is None:
                             still.append(s)
                             continue
-                        if star is None:
-                            star = b0 / (-a1)
                         if check(s, t, C1, x, dx, e, star):
                             still.append(s)
                         continue
@@ -287,7 +497,13 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                         continue
                     if check(s, t, C1, x, dx, e, star):
                         still.append(s)
-                open_keys = still
+                if len(still) != len(open_keys) or not defer:
+                    open_keys = still
+                if deferred:
+                    if not buffer and last[0] == t1:   # the step t1 -> t1 + 1 of the one-step statements
+                        buffer.append(last)
+                    buffer.append(here)
+            last = here
             if T0 is not None and t == T0:
                 state_T0 = (C1, x, e)
                 radius_T0 = max(float(C1.rad() / C1), float(x.rad() / x))

@@ -10,6 +10,10 @@ subexpressions hoisted into ``prepare``)::
     slack_upper(e, w, B, c) -> (eta g2 - Delta x/e^2)/e^m   (m = Reduced.slack_power)
     first_c1(c) -> C1(1)                           the C1 = 0 branch from the exact initial state
     a_over_f3(e, c) -> A/(A+B)                     Lemma D.5's ratio, regular at e = 0
+    star_second(e, c)                              d^2 C1*/de^2 (Lemma D.10 corrected)
+    g_prime(e, c)                                  d/de [A/(A+B) (1-Kp)/(Kp(Dp-1))] (Lemma D.12)
+    f3(e, c)                                       F3 (Lemma D.13's C1 step)
+    d8_printed(e, c) -> ((F4/p - F3)/K, F2_1 + p F1)   Lemma D.8's printed in-group coefficient
 """
 from __future__ import annotations
 
@@ -34,12 +38,16 @@ class Kernels:
     first_c1: Callable
     eta_g2: Callable
     a_over_f3: Callable
+    star_second: Callable
+    g_prime: Callable
+    f3: Callable
+    d8_printed: Callable
 
 
 def _source(activation: str, scale: str) -> str:
     from rdyn.derivations import codegen
 
-    r = sy.reduced(activation, scale)
+    r = sy.more(activation, scale)
     pool = codegen.ConstantPool(sy.VARIABLES)
     e_of_x = sp.exp(-sy.x / r.scale_expr)
 
@@ -70,6 +78,10 @@ def _source(activation: str, scale: str) -> str:
         function("def first_c1(c):", [r.c1_zero_branch + 0 * sy.e]),
         function("def eta_g2(c):", [r.eta_g2 + 0 * sy.e]),
         function("def a_over_f3(e, c):", [r.a_over_f3]),
+        function("def star_second(e, c):", [r.star_second]),
+        function("def g_prime(e, c):", [r.g_prime + 0 * sy.w]),
+        function("def f3(e, c):", [r.f3]),
+        function("def d8_printed(e, c):", list(r.d8_printed)),
     ]
     return pool.source("prepare", "sK, sN, eta, M, kappa, s0") + "\n" + "\n".join(functions)
 
@@ -104,10 +116,15 @@ def kernels(activation: str, scale: str) -> Kernels:
     namespace = codegen.arb_backend().namespace()
     exec(compile(source(activation, scale), f"<rdyn proofs [{activation}/{scale}/arb]>", "exec"), namespace)
     functions = {n: namespace[n] for n in ("prepare", "advance", "star", "star_prime", "alpha", "dx_e2",
-                                           "slack_upper", "first_c1", "eta_g2", "a_over_f3")}
-    raw = functions["a_over_f3"]
-    functions["a_over_f3"] = lambda e, c: _ball(raw(e, c))   # a constant (identity: 1) comes back as an int
+                                           "slack_upper", "first_c1", "eta_g2", "a_over_f3", "star_second",
+                                           "g_prime", "f3", "d8_printed")}
+    for name in ("a_over_f3", "g_prime"):   # a constant (identity: 1, 0) comes back as an int
+        functions[name] = _balled(functions[name])
     return Kernels(**functions)
+
+
+def _balled(raw):
+    return lambda e, c: _ball(raw(e, c))
 
 
 def _ball(value):

@@ -38,6 +38,24 @@ Region conditions (normalised by eta g2):
   band_upper        4 pi - w e^3 >= 0                     C1 <= (4 pi + 1) C1*
   d5_upper          4/5 (A/F3)(K + N e)/(K (1 - e)) - w e^2 >= 0   Lemma D.5 (divided by e C1*; e_top < 1)
   d15_lower         min(1 + w e^3 - 0.95, w e^2 + 4/5 (A/F3)(K + N e)/(K (1 - e))) >= 0   Lemma D.15
+
+Appendix D's remaining statements (p = 1/(K + N e), p' = 1/(K + N e r) the next step's, xi = hull(e', e);
+the one-step differences are divided by e (1 - r) > 0, using Delta p = p p' N e (1 - r),
+p (1 - K p) = N e p^2, 1 - r = u phi(u), C1*(e') - C1*(e) = -C1*'(xi) e (1 - r)):
+  c1_positive       1 + w e^3                              C1/C1* > 0 (Lemma D.4 lower)
+  d4_upper          (D - C1*(e)(1 + w e^3))/D              C1 <= D (Lemma D.4 upper)
+  monotone          X/(eta g2)                             Delta(C2+C3) >= 0 (Lemma D.8 corrected)
+  dp_lower          (p'/p) phi D/scale - 1/2               Lemma D.9, Delta p >= p(1-Kp) Delta x/(2D)
+  dp_upper          D^2/(D^2-1) - (p'/p) phi D/scale       Lemma D.9, Delta p <= D p(1-Kp) Delta x/(D^2-1)
+  dx_increment      (c - e^2 X)/c, c = eta M D(D+1)/(K^3 (D-K))   Lemma D.9 (increment)
+  d10_vacuous       (p - b)/b, b = 1/(2 pi D K)            Lemma D.10 as printed: its hypothesis never holds
+  d10_corrected     C1*'(e) > 0 below e_c, < 0 above, C1*'' < 0 on a box meeting [e_c]   Lemma D.10 corrected
+                    (value: C1*'(e)/C1*(e) with the sign it must have; on a box meeting e_c's enclosure,
+                    -C1*''(box and e_c)/C1*)
+  d11               (3 D K p^2 p' N C1*(e)/(D K p^2 - 2 K p + 1) - C1*'(xi))/C1*(e)     Lemma D.11
+  d12               2 D p' (A/F3)(e)/(K N p^2 (1-e)^2) - g'(xi)                          Lemma D.12
+  d16               (3 (N + K C1*(e)) p p' N/(2 (D K p^2 - 2 K p + 1 - K Delta p)) + C1*'(xi))/C1*(e)  Lemma D.16
+  d15_step          (0.025 - 3 N/D^2)/0.025                Lemma D.15's proof step (a constant)
 """
 from __future__ import annotations
 
@@ -48,7 +66,13 @@ from dataclasses import dataclass
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 
 CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_lower_lag", "dx_printed_lower", "dx_printed_upper",
-              "increment_upper", "increment_lower", "band_lower", "band_upper", "d5_upper", "d15_lower")
+              "increment_upper", "increment_lower", "band_lower", "band_upper", "d5_upper", "d15_lower",
+              "c1_positive", "d4_upper", "monotone", "dp_lower", "dp_upper", "dx_increment", "d10_vacuous",
+              "d10_corrected", "d11", "d12", "d16", "d15_step")
+BLOCK_CONDITIONS = frozenset({"c1_positive", "d4_upper", "monotone", "dp_lower", "dp_upper", "dx_increment",
+                              "d10_vacuous", "d10_corrected", "d11", "d12", "d16", "d15_step",
+                              "d5_upper", "d15_lower", "band_lower", "band_upper"})
+STEP_CONDITIONS = frozenset({"dp_lower", "dp_upper", "d11", "d12", "d16"})   # need e', p', xi
 MIN_E_WIDTH = 2.0 ** -40
 
 
@@ -90,6 +114,11 @@ class BoxMap:
         self.m = slack_power         # slack_upper is (eta g2 - X)/e^m
         self.K, self.N = consts["K"], consts["N"]
         self.arb = arb
+        self.D = consts["K"] + consts["N"]
+        self.d9_increment = consts.get("d9_increment")
+        self.e_c = consts.get("e_c")          # (lo, hi) floats: the enclosure of C1*'s turning point, or None
+        if self.e_c is not None and not (k.star_prime(arb(self.e_c[0]), c) > 0 > k.star_prime(arb(self.e_c[1]), c)):
+            self.e_c = None                   # not an enclosure of a sign change: Lemma D.10 corrected undecided
 
     def evaluate(self, e_lo, e_hi, w_lo, w_hi, pending, band):
         arb = self.arb
@@ -100,15 +129,35 @@ class BoxMap:
             Bz = b_enclosure(max(0.0, lower(self.cz * arb(e_lo))), upper(self.cz * arb(e_hi)))
         X = self.k.dx_e2(E, W, Bz, self.c)
         res = {}
+        step = None
         for cond in pending:
             if cond == "invariant":
                 res[cond] = self._invariant(E, W, X, band)
                 continue
-            v = self._condition(cond, E, W, Bz, X)
+            if cond == "valid":     # the map's branch and e' <= e on the box (no invariance)
+                ok = X > 0 and self.k.star(E, self.c) > 0 and 1 + W * E * E * E > 0
+                res[cond] = (1 if ok else 0, None)
+                continue
+            if cond in STEP_CONDITIONS and step is None:
+                step = self._step(E, X)
+            v = self._condition(cond, E, W, Bz, X, step)
             res[cond] = (1 if v > 0 else (-1 if v < 0 else 0), v)
         return res
 
-    def _condition(self, cond, E, W, Bz, X):
+    def _step(self, E, X):
+        """The next step's quantities on a box: u, r, phi, p, p', xi = hull(e', e)."""
+        arb = self.arb
+        u = E * E * X / self.scale
+        r = (-u).exp()
+        phi = hull(1 - u / 2, arb(1))
+        p = 1 / (self.K + self.N * E)
+        pn = 1 / (self.K + self.N * E * r)
+        return {"u": u, "r": r, "phi": phi, "p": p, "pn": pn, "xi": hull(E * r, E)}
+
+    def _condition(self, cond, E, W, Bz, X, step=None):
+        out = self._condition_more(cond, E, W, X, step)
+        if out is not None:
+            return out
         eg2 = self.eg2
         if cond == "dx_upper":
             return self.k.slack_upper(E, W, Bz, self.c) / eg2
@@ -140,6 +189,52 @@ class BoxMap:
             tail = X * X * 2 * chi / self.scale * (E if self.m == 1 else 1)   # X (psi - 1)/e^m
             return (self.k.slack_upper(E, W, Bz, self.c) - tail) / eg2
         raise KeyError(cond)
+
+    def _condition_more(self, cond, E, W, X, step):
+        """The conditions of Appendix D's remaining statements (module docstring); None for the others."""
+        arb, k, c, K, N, D = self.arb, self.k, self.c, self.K, self.N, self.D
+        if cond == "c1_positive":
+            return 1 + W * E * E * E
+        if cond == "d4_upper":
+            return (D - k.star(E, c) * (1 + W * E * E * E)) / D
+        if cond == "monotone":
+            return X / self.eg2
+        if cond == "dx_increment":
+            return (self.d9_increment - E * E * X) / self.d9_increment
+        if cond == "d10_vacuous":
+            b = 1 / (2 * arb.pi() * D * K)
+            return (1 / (K + N * E) - b) / b
+        if cond == "d15_step":
+            return (arb("0.025") - 3 * N / (D * D)) / arb("0.025")
+        if cond == "d10_corrected":
+            if self.e_c is None:
+                return arb(0, 1)       # undecided: no turning point enclosed
+            lo, hi = self.e_c
+            S = k.star(E, c)
+            if E.upper() < lo or E.lower() > hi:
+                v = (k.star_prime(E, c) if E.upper() < lo else -k.star_prime(E, c)) / S
+                if v > 0:
+                    return v
+            # near e_c: C1*'' < 0 on the hull of the box and e_c's enclosure, where C1*' changes sign once
+            return -k.star_second(hull(E, ball(lo, hi)), c) / S
+        if cond in ("dp_lower", "dp_upper"):   # p'/p = 1 + N e (1 - r)/(K + N e r), 1 - r = u phi
+            ratio = 1 + N * E * step["u"] * step["phi"] / (K + N * E * step["r"])
+            q = ratio * step["phi"] * D / self.scale
+            return q - arb(1) / 2 if cond == "dp_lower" else D * D / (D * D - 1) - q
+        if cond == "d11":
+            p, pn, S = step["p"], step["pn"], k.star(E, c)
+            den = D * K * p * p - 2 * K * p + 1
+            return (3 * D * K * p * p * pn * N * S / den - k.star_prime(step["xi"], c)) / S
+        if cond == "d16":
+            p, pn, S = step["p"], step["pn"], k.star(E, c)
+            dp = pn - p
+            den = D * K * p * p - 2 * K * p + 1 - K * dp
+            return (3 * (N + K * S) * p * pn * N / (2 * den) + k.star_prime(step["xi"], c)) / S
+        if cond == "d12":
+            p, pn = step["p"], step["pn"]
+            return (2 * D * pn * k.a_over_f3(E, c) / (K * N * p * p * (1 - E) ** 2)
+                    - k.g_prime(step["xi"], c))
+        return None
 
     def _invariant(self, E, W, X, band):
         arb = self.arb

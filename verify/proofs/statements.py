@@ -9,7 +9,10 @@ with logits/sqrtD), ``q_min = q(K/(D-K))`` the increment ratio at ``p = 1/(2K)``
 ``R+(T) = (N/K)^2 + 2 g2 eta (T - T* + 1)/scale``, ``R-(T) = (N/K)^2 + 2 q_min g2 eta (T - T* - 1)/scale``.
 
 Each statement is ``lhs <= rhs`` (``relation = "le"``) or ``lhs >= rhs`` (``"ge"``) at every step
-``T >= T* + offset``.
+of its window (``T >= T* + offset`` for ``after_T_star``). Statements about one step ``t -> t+1``
+(Lemmas D.9's Delta p, D.10-D.12, D.13's C1 step, D.16: :data:`PAIR`) are decided at step t from
+the certified states at t and t + 1. The readings chosen where the extraction is ambiguous are in
+docs/proofs.md's table.
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ class Statement:
     relation: str     # "le": lhs <= rhs, "ge": lhs >= rhs
     offset: int       # holds for T >= T* + offset (window "after_T_star")
     region: str | None  # the region condition that carries it past T0 (None: no region argument)
-    window: str = "after_T_star"   # "after_T_star", "after_t1" (t >= t1), "after_1" (t >= 1) or "until_t1"
+    window: str = "after_T_star"   # "after_T_star", "after_t1" (t >= t1), "after_1" (t >= 1 with Dp > 1),
+    #                                "from_1" (t >= 1), "from_2" (t >= 2), "until_t1" (t <= t1), "before_t1" (t < t1)
 
 
 STATEMENTS: tuple[Statement, ...] = (
@@ -71,6 +75,61 @@ STATEMENTS: tuple[Statement, ...] = (
               "Delta(C2+C3) <= eta g2 exp(-2(C2+C3)/scale) for T >= T*",
               "delta_C2_plus_C3", "le", 0, "dx_upper"),
 )
+
+# Appendix D's remaining inequality statements (issue 33): Lemma D.4's C1 bounds, D.8's monotonicity,
+# D.9-D.12, D.13's C1 step, D.15's proof step, D.16 (readings: docs/proofs.md)
+STATEMENTS = STATEMENTS + (
+    Statement("D4.printed.lower", "Lemma D.4", "printed", "lower",
+              "C1(t) >= 0 for all t (C1(0) = 0 exactly; checked for t >= 1, slack relative to C1*(t))",
+              "C1", "ge", 0, "c1_positive", "from_1"),
+    Statement("D4.printed.upper", "Lemma D.4", "printed", "upper",
+              "C1(t) <= D for all t (C1* <= D by Lemma D.3; C1(0) = 0)", "C1", "le", 0, "d4_upper", "from_1"),
+    Statement("D8.printed.monotone", "Lemma D.8", "printed", None,
+              "C2 nondecreasing by the printed in-group coefficient -(C1 M/D)((F4/p - F3)/K - C1 (F2_1 + p F1)): "
+              "(F4/p - F3)/K >= C1(t) (F2_1 + p F1) for all t >= 1", "other", "ge", 0, None, "from_1"),
+    Statement("D8.corrected.monotone", "Lemma D.8", "corrected", None,
+              "C2 and C3 nondecreasing (in-group coefficient with - p F1, the derived map): Delta C2(t) >= 0 and "
+              "Delta C3(t) >= 0, i.e. Delta(C2+C3)(t) >= 0, for all t >= 1 (Delta = 0 at t = 0, where C1 = 0; "
+              "slack relative to eta g2 e^2)", "delta_C2_plus_C3", "ge", 0, "monotone", "from_1"),
+    Statement("D9.printed.lower", "Lemma D.9", "printed", "lower",
+              "Delta p(t) >= p(t)(1 - K p(t))/(2D) Delta(C2+C3)(t) for all t >= 1 (both 0 at t = 0)",
+              "delta_p", "ge", 0, "dp_lower", "from_1"),
+    Statement("D9.printed.upper", "Lemma D.9", "printed", "upper",
+              "Delta p(t) <= D^2 p(t)(1 - K p(t))/(D (D^2 - 1)) Delta(C2+C3)(t) for all t >= 1 (both 0 at t = 0)",
+              "delta_p", "le", 0, "dp_upper", "from_1"),
+    Statement("D9.printed.increment", "Lemma D.9 (increment)", "printed", "upper",
+              "Delta(C2+C3)(t) <= eta M D (D+1)/(K^3 (D-K)) for all t (0 at t = 0; the further '<= 1/D^2' is the "
+              "step-size condition, instance.paper_conditions.lemma_D9)", "delta_C2_plus_C3", "le", 0,
+              "dx_increment", "from_1"),
+    Statement("D10.printed", "Lemma D.10", "printed", None,
+              "C1*(t+1) >= C1*(t) whenever p(t) <= 1/(2 pi D K): vacuous, decided as p(t) > 1/(2 pi D K) for all t",
+              "p", "ge", 0, "d10_vacuous", "from_1"),
+    Statement("D10.corrected", "Lemma D.10", "corrected", None,
+              "C1*(t+1) >= C1*(t) for every t with p(t+1) <= p_c, and C1*(t+1) <= C1*(t) for every t with "
+              "p(t) >= p_c (p_c: the zero of dC1*/dp, certified unique; t >= 1)", "C1_star", "ge", 0,
+              "d10_corrected", "from_1"),
+    Statement("D11.printed", "Lemma D.11", "printed", None,
+              "C1*(t+1) >= C1*(t) - 3 D K p(t) Delta p(t)/(D K p(t)^2 - 2 K p(t) + 1) C1*(t) for all t >= 1 "
+              "(equality at t = 0)", "C1_star", "ge", 0, "d11", "from_1"),
+    Statement("D12.printed", "Lemma D.12", "printed", None,
+              "g(t+1) >= g(t) - A(t)/(A(t)+B(t)) 2 D K p(t) Delta p(t)/(K^2 p(t)^2 (D p(t) - 1)^2), "
+              "g = A/(A+B) (1-Kp)/(Kp(Dp-1)), for all t >= 2 (D p(t) > 1)", "other", "ge", 0, "d12", "from_2"),
+    Statement("D13.printed.step", "Lemma D.13 (C1 step)", "printed", "lower",
+              "C1(t+1) - C1(t) >= eta D F3(t)/(40 K p(t)) for 0 <= t < t1", "C1", "ge", 0, None, "before_t1"),
+    Statement("D15proof.printed", "Lemma D.15 (proof)", "printed", None,
+              "3(D-K)/D^2 <= 0.025 (the step C1(t+1) >= 0.975 C1*(t+1) - 3(D-K)/D^2 >= 0.95 C1*(t+1), t >= t1)",
+              "other", "le", 0, "d15_step", "after_t1"),
+    Statement("D15proof.corrected", "Lemma D.15 (proof)", "corrected", None,
+              "3(D-K)/D^2 <= 0.025 holds iff D^2 >= 120 (D-K): the step needs this as an extra condition "
+              "(sympy, every D > K >= 1)", "other", "le", 0, None, "symbolic"),
+    Statement("D16.printed", "Lemma D.16", "printed", "upper",
+              "C1*(t+1) - C1*(t) <= 3 (D-K+K C1*(t)) Delta p(t)/(2 (D K p(t)^2 - 2 K p(t) + 1 - K Delta p(t))) "
+              "for all t >= 1 (0 <= 0 at t = 0)", "C1_star", "le", 0, "d16", "from_1"),
+)
+
+# Per-step statements about t -> t+1 (decided from the certified states at t and t+1)
+PAIR = frozenset({"D9.printed.lower", "D9.printed.upper", "D10.corrected", "D11.printed", "D12.printed",
+                  "D13.printed.step", "D16.printed"})
 
 # The correction of Lemma D.19's lower side as first stated (no lag factor): false at T* for
 # some instances (the derivation assumed C1 = C1*); decided and reported apart ("superseded").

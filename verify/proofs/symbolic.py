@@ -50,7 +50,11 @@ class Reduced:
     slack_upper_over_e: tuple  # (numerator, denominator): (eta g2 - Delta x/e^2)/e^slack_power
     eta_g2: sp.Expr            # Delta x/e^2 at e = 0
     slack_power: int = 1       # the power of e dividing eta g2 - Delta x/e^2 (1; 2 for identity)
-    a_over_f3: sp.Expr = None  # Lemma D.5's A(t)/(A(t)+B(t)) = A/F3 as a function of e (no 0/0)
+    a_over_f3: sp.Expr = None  # Lemma D.5's A(t)/(A(t)+B(t)) = A/F3 as a function of e (no 0/0); :func:`more`
+    star_second: sp.Expr = None   # d^2 C1*/de^2 (Lemma D.10 corrected: uniqueness of the turning point)
+    g_prime: sp.Expr = None       # d/de [A/F3 (1-Kp)/(Kp(Dp-1))] (Lemma D.12), (1-Kp)/(Kp(Dp-1)) = e(K+Ne)/(K(1-e))
+    f3: sp.Expr = None            # F3 (Lemma D.2; Lemma D.13's C1 step), a function of e
+    d8_printed: tuple = None      # Lemma D.8 as printed: ((F4/p - F3)/K, F2_1 + p F1), functions of e
 
 
 def _internal(expr: sp.Expr) -> sp.Expr:
@@ -129,7 +133,21 @@ def reduced(activation: str, scale: str = "D") -> Reduced:
         pass
     return Reduced(activation, scale, scale_expr, alpha, beta, zero, dx, star, sp.diff(star, e),
                    coefficient, (_horner(q_num), _horner(den_poly)), (_horner(s_num), _horner(den_poly)), eta_g2,
-                   power, a_over_f3(activation))
+                   power)
+
+
+@lru_cache(maxsize=None)
+def more(activation: str, scale: str = "D") -> Reduced:
+    """:func:`reduced` with Lemma D.5's A/(A+B) and the forms of Appendix D's remaining statements (C1*'', the derivative
+    of Lemma D.12's g, F3, Lemma D.8's printed coefficient): several seconds of sympy, needed only
+    when the kernel source is generated (:mod:`.kernels`, cached on disk)."""
+    import dataclasses
+
+    r = reduced(activation, scale)
+    ratio = a_over_f3(activation)
+    h = e * (sK**2 + sN**2 * e) / (sK**2 * (1 - e))
+    return dataclasses.replace(r, a_over_f3=ratio, star_second=sp.diff(r.star, e, 2), g_prime=sp.diff(ratio * h, e),
+                               f3=f_functions(activation)["F3"], d8_printed=d8_printed(activation))
 
 
 def a_over_f3(activation: str) -> sp.Expr:
@@ -154,6 +172,63 @@ def a_over_f3(activation: str) -> sp.Expr:
     ratio = ratio.replace(lambda z: isinstance(z, sp.acos), lambda z: sp.atan(sN * e / sK))
     assert not ratio.atoms(sp.acos), ratio
     return sp.simplify(ratio)
+
+
+def _in_e(expr: sp.Expr) -> sp.Expr:
+    """An Appendix F expression in (K, N, p) as a function of e (p = 1/(K + N e), 0 <= e <= 1) in the
+    proofs' parameters: ``|Kp - 1| = N e p`` and ``acos(sqrt(K N) p/sqrt(K N p^2 + (1-Kp)^2)) =
+    acos(sqrt(K)/sqrt(K + N e^2)) = atan(sqrt(N/K) e)`` (e >= 0), so the form has no acos."""
+    from rdyn.derivations import gaussian as g
+    from rdyn.derivations import model_a as ma
+
+    p = sp.Symbol("p", positive=True)
+    out = expr.subs(p, 1 / (ma.K + ma.N * e))
+    out = out.subs({ma.K: sK**2, ma.N: sN**2, g.kappa: kappa})
+    out = out.replace(lambda z: isinstance(z, sp.Abs), _abs_nonneg)
+    out = sp.powsimp(sp.powdenest(sp.simplify(out), force=True), force=True)
+    out = out.replace(lambda z: isinstance(z, sp.acos), lambda z: sp.atan(sN * e / sK))
+    assert not out.atoms(sp.acos) and not out.atoms(sp.Abs), out
+    return sp.simplify(out)
+
+
+def _abs_nonneg(z):
+    """|f(e)| for an f that is >= 0 or <= 0 for every e in [0, 1] (decided at e = 1/2)."""
+    inner = z.args[0]
+    probe = inner.subs({e: sp.Rational(1, 2), sK: 1, sN: 1})
+    if probe.is_nonnegative:
+        return inner
+    if probe.is_nonpositive:
+        return -inner
+    raise ArithmeticError(f"sign of {inner} not decided")
+
+
+@lru_cache(maxsize=None)
+def f_functions(activation: str) -> dict:
+    """F1, F2_1, F3, F4 of Lemma D.2 (the Appendix F expectations, as in the ledger's Lemma D.7 and
+    D.8 checks: rdyn.verification.checks.model_a) as functions of e."""
+    from rdyn.derivations import gaussian as g
+    from rdyn.derivations import model_a as ma
+
+    p = sp.Symbol("p", positive=True)
+    K, N = ma.K, ma.N
+    q = (1 - K * p) / N
+    var = K * p**2 + N * q**2
+
+    def f(name, a, b, c=sp.Integer(1)):
+        return g.appendix_f(name, activation).subs({g.a_var: a, g.b_var: b, g.c_var: c}, simultaneous=True)
+
+    raw = {"F1": f("E[x s(x) s'(x)]", var, 0), "F2_1": f("E[x1 s(x1+x2) s'(x1+x2)]", p**2, var - p**2),
+           "F3": f("E[s(x1) s(x1+x2)]", K * p**2, N * q**2),
+           "F4": f("E[x1 s(x1+x2) s'(x1+x2+x3)]", p**2, (K - 1) * p**2, N * q**2)}
+    return {k: _in_e(v) for k, v in raw.items()}
+
+
+def d8_printed(activation: str) -> tuple:
+    """Lemma D.8's in-group gradient coefficient as printed, -(C1 M/D)((F4/p - F3)/K - C1 (F2_1 + p F1)):
+    C2 is nondecreasing by it iff (F4/p - F3)/K >= C1 (F2_1 + p F1). Returns the two factors in e."""
+    f = f_functions(activation)
+    p = 1 / (sK**2 + sN**2 * e)
+    return (sp.simplify((f["F4"] / p - f["F3"]) / sK**2), sp.simplify(f["F2_1"] + p * f["F1"]))
 
 
 def instance_parameters(D: int, K: int, eta_value, M_value, kappa_value) -> dict:

@@ -1,0 +1,40 @@
+"""Wall and CPU time of ``rdyn prove --paper B`` (a script, not a test; docs/proofs.md, "Model B",
+quotes it).
+
+In-process, one JSON line per instance: the default (Task 1, d = 16, n = 32, unnormalized,
+S0 in [0.25, 16]), a normalized Task 2 instance (the rigorous kappa3), and the certified LN
+training run of 100 steps (ms per step); wall and CPU seconds and the verdict counts.
+Usage: PYTHONPATH=. python bench/bench_prove_b.py [--quick]   (--quick: the default instance only)
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+
+
+def measure(**options) -> dict:
+    import rdyn
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = rdyn.prove(paper="B", **options).to_dict()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    out = {"options": options, "wall_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
+           "verdicts": {f"{f}/{v}": n for (f, v), n in Counter((s["form"], s["verdict"])
+                                                               for s in result["statements"]).items()}}
+    if "steps" in options:
+        out["ms_per_step"] = round(1000 * wall / options["steps"], 1)
+    return out
+
+
+def main() -> None:
+    cases = [dict()]
+    if "--quick" not in sys.argv:
+        cases += [dict(target="normalized", d=3, spectrum="4,1,1"), dict(model="ln", d=3, spectrum="4,1,1", steps=100)]
+    for options in cases:
+        print(json.dumps(measure(**options)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

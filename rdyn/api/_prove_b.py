@@ -1,0 +1,105 @@
+"""``rdyn.prove(paper="B", ...)``: computer-assisted proofs for Model B (seed 003;
+rdyn.verification.proofs.model_b; docs/proofs.md, "Model B")."""
+from __future__ import annotations
+
+import math
+
+from rdyn.option_types import ProveOptions
+from rdyn.options import integral
+from rdyn.output import UsageError, require
+
+MAX_SPECTRUM_ENTRIES = 64      # kappa3's rigorous integral multiplies one factor per distinct level
+
+
+def _range(raw, flag: str, default: tuple, *, positive: bool) -> tuple[float, float]:
+    """LO,HI (text or a pair) as two finite floats with 0 < LO <= HI (0 <= LO for --gamma)."""
+    if raw is None:
+        return default
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    try:
+        lo, hi = (float(x) for x in items)
+    except (TypeError, ValueError):
+        raise UsageError(f"{flag} must be two numbers LO,HI, got {raw!r}") from None
+    require(math.isfinite(lo) and math.isfinite(hi), f"{flag}: LO and HI must be finite, got {raw!r}")
+    require(lo <= hi, f"{flag}: LO must not exceed HI, got {raw!r}")
+    require(lo > 0 if positive else lo >= 0, f"{flag}: LO must be {'> 0' if positive else '>= 0'}, got {raw!r}")
+    require(hi <= 1e12, f"{flag}: HI must be at most 1e12, got {raw!r}")
+    return lo, hi
+
+
+def instance(v: ProveOptions):
+    """Validate the --paper B options (UsageError naming the option or the paper's hypothesis)
+    and build the :class:`~rdyn.verification.proofs.model_b.BInstance`."""
+    from rdyn.verification.proofs.model_b import BInstance, top_levels
+
+    model = v.model or "noln"
+    data = v.data or ("spectrum" if v.spectrum is not None else "sphere")
+    require(v.spectrum is None or data == "spectrum", "--spectrum requires --data spectrum")
+    d = 16 if v.d is None else v.d
+    spectrum = None
+    if data == "spectrum":
+        require(v.spectrum is not None, "--data spectrum requires --spectrum m1,...,md")
+        raw = v.spectrum
+        entries = raw.split(",") if isinstance(raw, str) else list(raw or ())
+        parsed = tuple(integral(m) for m in entries)
+        require(None not in parsed, f"--spectrum must be integers (m1,...,md), got {raw!r}")
+        spectrum = tuple(int(m) for m in parsed if m is not None)
+        require(len(spectrum) == d, f"--spectrum has {len(spectrum)} entries, expected d = {d}")
+        require(all(0 < m <= 10**6 for m in spectrum), "--spectrum entries must be integers in 1..1000000")
+        n = sum(spectrum)
+        require(v.n is None or v.n == n, f"--n {v.n} differs from sum(spectrum) = {n}")
+    else:
+        n = 32 if v.n is None else v.n
+        require(n >= d, f"--n ({n}) must be at least --d ({d}) for sphere data")
+    target = (v.target or "unnormalized") if model == "noln" else None
+    if model == "noln":
+        require(target == "unnormalized" or data == "spectrum",
+                "--target normalized needs --data spectrum: gamma* = (kappa3 - kappa1)/kappa2 with "
+                "kappa3 = E||S a||, which rdyn encloses rigorously only for a fixed spectrum")
+        require(spectrum is None or len(set(spectrum)) <= MAX_SPECTRUM_ENTRIES,
+                f"--spectrum: at most {MAX_SPECTRUM_ENTRIES} distinct multiplicities for the rigorous kappa3")
+        from rdyn.reduced_dynamics.model_b.constants import kappa_exact
+
+        k1, k2 = kappa_exact(data, d, n, spectrum)
+        require(k2 > k1, f"kappa2 = kappa1 = {k1} (X with orthonormal columns): gamma* = 0 and gamma_t = 0 for "
+                         "all t; Theorem B.3 assumes the non-degenerate case 0 < gamma* < 1 (B.2.2)")
+        if target == "normalized":   # gamma* = (kappa3 - kappa1)/kappa2 (0.1 s for the rigorous kappa3)
+            import flint
+
+            from rdyn.verification.proofs.model_b import PREC_BITS, kappa3_enclosure, qball
+
+            old, flint.ctx.prec = flint.ctx.prec, PREC_BITS
+            try:
+                positive = bool(kappa3_enclosure(spectrum) > qball(k1))
+            finally:
+                flint.ctx.prec = old
+            require(positive, "gamma* = (kappa3 - kappa1)/kappa2 is not certainly > 0 for this spectrum; Theorem "
+                              "B.3 assumes 0 < gamma* (B.2.2)")
+    else:
+        require(data == "spectrum", f"--model {model} needs --data spectrum: the contraction factor R = (1 + gamma "
+                                    "l_(r+1))/(1 + gamma l_1) is over the eigenvalues of a fixed S")
+        require(top_levels(spectrum)[2] is not None, "--spectrum has one distinct eigenvalue: the top eigenspace is "
+                                                     "all of R^d and R = 1 (no l_(r+1) < l_1)")
+    if model != "noln" and v.steps is not None:
+        require(spectrum is not None and len(set(spectrum)) == 2, "--steps needs a spectrum with exactly two distinct eigenvalues (the "
+                                         "expectation is then a 1-D integral, enclosed rigorously)")
+    s0 = _range(v.s0, "--s0", (0.25, 16.0), positive=True)
+    gamma = _range(v.gamma, "--gamma", (1.0, 100.0), positive=False) if model != "noln" else None
+    L = (10 if v.L is None else v.L) if model == "looped" else None
+    return BInstance(model=model, target=target or "unnormalized", data=data, d=d, n=n, spectrum=spectrum, L=L,
+                     s0=s0, gamma_range=gamma, steps=v.steps, eta=0.1 if v.eta is None else v.eta)
+
+
+def run_b(v: ProveOptions):
+    from rdyn.result import Result
+    from rdyn.verification.proofs.model_b import prove_model_b
+
+    inst = instance(v)
+    data = prove_model_b(inst, max_boxes=v.max_boxes)
+    return Result(data, None, detail={"paper": "B"})
+
+
+def all_certified(data: dict) -> bool:
+    """Exit status 0: every corrected (and every single-form) statement is proved or certified."""
+    return all(s["verdict"] in ("proved", "certified") for s in data["statements"] if s["form"] != "printed"
+               or s["label"].startswith(("Theorem 4.6", "Theorem 4.7")))
