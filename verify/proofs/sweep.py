@@ -246,10 +246,11 @@ SUPERSEDED_NAMES = {"D19.corrected.lower.superseded": "superseded (no lag factor
 
 def markdown_table(res: dict) -> str:
     """The table of docs/proofs.md ("Proof sweep"): one line per statement."""
-    lines = ["| statement | form | side | certified | refuted | undecided |", "| --- | --- | --- | ---: | ---: | ---: |"]
+    lines = ["| statement | key | form | side | proved | certified | refuted | undecided |",
+             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for t in res["table"]:
         form = SUPERSEDED_NAMES.get(t["key"], t["form"])
-        lines.append(f"| {t['label']} | {form} | {t['side'] or '–'} | {t['certified'] + t['proved']} | "
+        lines.append(f"| {t['label']} | `{t['key']}` | {form} | {t['side'] or '–'} | {t['proved']} | {t['certified']} | "
                      f"{t['refuted']} | {t['undecided']} |")
     return "\n".join(lines)
 
