@@ -651,7 +651,7 @@ def _NOT_WITH_GRID(name: str) -> dict:
     """``applies``/``refusal`` of a single-instance option of rdyn prove: refused with --grid."""
     flag = "--" + name.replace("_", "-")
     return {"applies": lambda v: v["grid"] is None,
-            "refusal": f"{flag} does not apply with --grid (the grid's {name} key sets it)"}
+            "refusal": f"{flag} applies only to a single instance, not with --grid (the grid's {name} key sets it)"}
 
 
 PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19",

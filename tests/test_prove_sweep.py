@@ -59,10 +59,12 @@ def test_grid_instances_and_skipped_points():
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--grid", "D=7", "--D", "9"], "--D does not apply with --grid"),
+    (["--grid", "D=7", "--D", "9"], "--D applies only to a single instance, not with --grid"),
     (["--grid", "D=7", "--eta", "0.1"], "--eta applies to --paper A without --grid"),
     (["--grid", "D=7", "--paper", "B"], "--grid applies only to --paper A"),
     (["--grid", "D=7;eta=fast"], "bad value 'fast' for eta"),
+    (["--grid", "D=8;K=4,5"], "no instance inside the papers' hypotheses"),
+    (["--grid", " "], "--grid is empty"),
     (["--max-tstar", "10"], "--max-tstar applies only with --grid"),
     (["--out", "x.json"], "--out applies only with --grid"),
     (["--grid", "D=7", "--checkpoint", "x.ck"], "--checkpoint does not apply with --grid"),

@@ -95,7 +95,10 @@ def run_grid(v: ProveOptions, progress=None):
     from rdyn.verification.proofs import sweep as sw
 
     with usage_errors():
-        sw.parse(v.grid)            # bad syntax or values: refused before any work
+        points, _ = sw.parse(v.grid)            # bad syntax or values: refused before any work
+    if not points:
+        raise UsageError("--grid has no instance inside the papers' hypotheses (1 <= K < D, D > 2K, "
+                         "eta < eta_limit); every point is skipped")
     on_row = None if v.out is None else (lambda res: write_text_atomic(v.out, sw.dumps(res)))
     try:
         data = sw.prove_grid(v.grid, v.statement, max_steps=v.max_steps, max_boxes=v.max_boxes,

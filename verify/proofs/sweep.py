@@ -57,6 +57,9 @@ def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
     from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values, parse_grid
 
+    if not text.strip():
+        raise ValueError("--grid is empty")
+
     words: list[str] = []
     numbers: list = []
     parts = []
