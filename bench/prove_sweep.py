@@ -34,7 +34,7 @@ def main(argv=None) -> int:
 
     def progress(i, n, row):
         inst = row["instance"]
-        bad = [x["key"] for x in row["statements"] if x["form"] == "corrected" and x["verdict"] != "certified"]
+        bad = [x["key"] for x in row["statements"] if x["form"] == "corrected" and x["verdict"] not in ("certified", "proved")]
         print(f"{i}/{n} D={inst['D']} K={inst['K']} {inst['activation']} eta={inst['eta_rule']} T*={row['T_star']} "
               f"{row['seconds']} s{' error: ' + row['error'] if row['error'] else ''}"
               f"{' corrected not certified: ' + ','.join(bad) if bad else ''}", file=sys.stderr, flush=True)
