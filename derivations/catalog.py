@@ -46,7 +46,9 @@ def write_cache(path: Path = CACHE_PATH) -> None:
             for name, expr in derive_model_a(activation, scale).items():
                 lines.append(f"    ({activation!r}, {scale!r}, {name!r}): {sp.srepr(expr)!r},")
     lines.append("}")
-    path.write_text("\n".join(lines) + "\n")
+    from rdyn.derivations.atomic_files import write_text_atomic
+
+    write_text_atomic(path, "\n".join(lines) + "\n")   # whole or not at all
 
 
 @lru_cache(maxsize=None)

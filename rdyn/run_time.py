@@ -3,7 +3,12 @@ CLI and the API, printed on stderr before a run predicted to take more than
 :data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it). ``rdyn teacher --dps N`` (homogeneous activations: :func:`teacher_estimate`; smooth
 activations: :func:`smooth_teacher_estimate`), ``rdyn ln --dps N`` with exact rules
 (:func:`ln_estimate`, the Gaussian route included) and the smooth-activation ``rdyn crosscheck``
-(:func:`crosscheck_smooth_estimate`) are estimated.
+(:func:`crosscheck_smooth_estimate`) are estimated; so are ``rdyn sweep`` (:func:`sweep_estimate`,
+summed over the grid), the homogeneous ``rdyn crosscheck`` (:func:`crosscheck_estimate`),
+``rdyn asymptotics`` (:func:`asymptotics_estimate`), ``rdyn figures`` (:func:`figures_estimate`,
+:func:`figures_smooth_estimate`, :func:`figures_b_estimate`), ``claims``, ``verify``,
+``scaling`` and float64 runs (below). The constants are seconds of CPU measured on 2 shared
+cores; on loaded cores the wall clock is longer (at load L on 2 cores, about L/2 times).
 
 ``rdyn teacher --dps N`` (the collapsed map on arb balls at N digits, identity/relu/leaky):
 the cost per GD step is modelled as
@@ -132,6 +137,100 @@ def figures_b_estimate(steps: int, quick: bool) -> "RunTimeEstimate":
     return RunTimeEstimate("figures", FIGURES_B_START_S + steps * FIGURES_B_STEP_S[quick],
                            f"seven full-matrix Model B trainings of {steps} GD steps"
                            f"{' (quick sizes)' if quick else ''}", steps=steps)
+
+
+# rdyn figures --activation NAME (the paper's four teachers with a smooth sigma: online SGD of
+# the full model next to the float64 smooth collapsed map): seconds of CPU, measured on 2 shared
+# cores (load 5-8, 2026-12-05): tanh 15.0, 21.8, 32.7 s at 1000, 3000, 6000 steps; erf 21.5,
+# 31.2 s at 1000, 4000; softplus 16.3, 26.9 s at 1000, 4000; --quick tanh 11.1, 18.1 s at 1500,
+# 6000 steps; modelled as FIGURES_SMOOTH_START_S[quick] (the rules, tables and compilation of
+# the collapsed runs) plus, per SGD step of all four experiments, FIGURES_SMOOTH_STEP_S[quick]
+FIGURES_SMOOTH_START_S = {False: 14.0, True: 9.0}
+FIGURES_SMOOTH_STEP_S = {False: 3.5e-3, True: 1.5e-3}
+
+
+def figures_smooth_estimate(steps: int, quick: bool, label: str) -> "RunTimeEstimate":
+    """The estimate of ``rdyn figures --activation NAME`` (:data:`FIGURES_SMOOTH_STEP_S`)."""
+    return RunTimeEstimate("figures", FIGURES_SMOOTH_START_S[quick] + steps * FIGURES_SMOOTH_STEP_S[quick],
+                           f"four experiments of {steps} SGD steps with {label}"
+                           f"{' (quick sizes)' if quick else ''}", steps=steps)
+
+
+# rdyn sweep: seconds of CPU on 2 shared cores (load 5, 2026-12-05). Homogeneous activations
+# (the batched compiled loop, reduced_dynamics/model_a/batch.py): SWEEP_START_S plus
+# SWEEP_POINT_STEP_S[fast] per configuration and step (measured 20 x 1e5, 20 x 1e6, 20 x 5e6,
+# 60 x 2e6 configuration-steps: 0.97, 1.50, 3.84, 4.70 s; --fast 0.88 s at 20 x 1e6, 1.40 s
+# at 20 x 5e6). Smooth activations (one float64 tabulated run per point,
+# reduced_dynamics/model_a/smooth_sweep.py): SWEEP_START_S plus, per point, SWEEP_SMOOTH_POINT_S
+# (its rule and tables) and SWEEP_SMOOTH_STEP_S per step (tanh: 2.14, 4.72 s for 4 and 16
+# points of 1e4 steps, 3.64, 5.67 s for 4 points of 2e6, 1e7 steps; erf: 3.71 s for 16 x 1e4,
+# 5.31 s for 4 x 1e7). Every point runs the steps asked for (a diverged point stops early:
+# the estimate is then an upper bound).
+SWEEP_START_S = 1.0
+SWEEP_POINT_STEP_S = {False: 3.5e-8, True: 1.5e-8}
+SWEEP_SMOOTH_POINT_S = 0.2
+SWEEP_SMOOTH_STEP_S = 9e-8
+
+
+def sweep_estimate(points: int, steps: int, smooth: bool, fast: bool = False) -> "RunTimeEstimate":
+    """The estimate of ``rdyn sweep``, summed over the grid's ``points`` (known before any work):
+    :data:`SWEEP_POINT_STEP_S` per configuration-step (homogeneous activations) or
+    :data:`SWEEP_SMOOTH_POINT_S` plus :data:`SWEEP_SMOOTH_STEP_S` per step and point (smooth)."""
+    if smooth:
+        seconds = SWEEP_START_S + points * (SWEEP_SMOOTH_POINT_S + steps * SWEEP_SMOOTH_STEP_S)
+    else:
+        seconds = SWEEP_START_S + points * steps * SWEEP_POINT_STEP_S[fast]
+    count = str(steps) if steps < 10**6 else f"{steps:.3g}"
+    return RunTimeEstimate("sweep", seconds, f"{points} configuration{'s' if points != 1 else ''} "
+                           f"of {count} steps"
+                           f"{' (smooth, one run each)' if smooth else ''}")
+
+
+# rdyn crosscheck, homogeneous activations (full-matrix GD, verify/references/full_matrix.py):
+# seconds of CPU per step on one BLAS thread, measured 2026-12-05 (2 shared cores, load 8).
+# Population GD: 0.38, 0.71, 3.4, 19.9, 133 ms at D = 50, 100, 200, 400, 800 (M = 4, d = 8),
+# modelled as CC_POP_D2_S D^2 (the entry-wise Gaussian forms) + CC_POP_D3_S D^3 (the D x D
+# products of the logits and their backprop): 0.13, 0.63, 3.4, 20, 134 ms. Online SGD adds, per
+# sample of the batch, CC_SGD_D_S D + CC_SGD_D2_S D^2: measured 6.6, 16.2, 41.8, 181 ms at
+# D = 50, 100, 200, 400 with the default batch of 100, 156 ms at D = 200 with batch 400, 89 ms
+# at D = 400 with batch 25; the model gives 5.2, 13.7, 41, 143, 155, 51 ms (within a factor 1.8).
+# Several BLAS threads on idle cores are faster; loaded cores slower.
+CC_POP_D2_S = 4.2e-8
+CC_POP_D3_S = 2.1e-10
+CC_SGD_D_S = 7.2e-7
+CC_SGD_D2_S = 5.9e-9
+
+
+def crosscheck_step_seconds(D: int, mode: str, batch: int) -> float:
+    """Predicted seconds per full-matrix step of a homogeneous ``rdyn crosscheck``."""
+    seconds = CC_POP_D2_S * D * D + CC_POP_D3_S * float(D) ** 3
+    if mode == "sgd":
+        seconds += batch * (CC_SGD_D_S * D + CC_SGD_D2_S * D * D)
+    return seconds
+
+
+def crosscheck_estimate(D: int, steps: int, mode: str, batch: int) -> "RunTimeEstimate":
+    """The estimate of ``rdyn crosscheck`` with identity, relu or leaky: (steps + 1) full-matrix
+    steps at :func:`crosscheck_step_seconds` (the collapsed map beside it costs nothing)."""
+    what = "population GD" if mode == "population" else f"online SGD (batch {batch})"
+    return RunTimeEstimate("crosscheck", (steps + 1) * crosscheck_step_seconds(D, mode, batch),
+                           f"{steps} steps of {what} at D = {D}", steps=steps)
+
+
+# rdyn asymptotics: the sympy derivation of the large-D limits (its size depends on the
+# activation only), then, unless --no-check, the slow-manifold quadrature at D = 1e3..1e6:
+# seconds of CPU on 2 shared cores (load 8, 2026-12-05): identity 2.4 s, relu 7.8 s (6.8 s
+# --no-check; K = 4 and sqrtD 8.6-8.7 s), leaky 29.4 s (25.9 s --no-check)
+ASYMPTOTICS_SECONDS = {"identity": 2.5, "relu": 7.0, "leaky": 26.0}
+ASYMPTOTICS_CHECK_S = 2.0
+
+
+def asymptotics_estimate(activation: str, check: bool) -> "RunTimeEstimate":
+    """The estimate of ``rdyn asymptotics`` (:data:`ASYMPTOTICS_SECONDS`, fixed sizes)."""
+    seconds = ASYMPTOTICS_SECONDS[activation] + (ASYMPTOTICS_CHECK_S if check else 0.0)
+    return RunTimeEstimate("asymptotics", seconds,
+                           f"the sympy derivation for {activation}"
+                           f"{' and its check at D = 1e3..1e6' if check else ''}")
 
 
 def fixed_size_estimate(command: str, quick: bool) -> "RunTimeEstimate":

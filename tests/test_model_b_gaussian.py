@@ -182,3 +182,88 @@ def test_help_states_the_route_limits():
 
     assert options.GAUSSIAN_ROUTE_DPS_MAX == gq.GAUSSIAN_DPS_MAX
     assert options.SMOOTH_DPS_MAX == SMOOTH_DPS_MAX
+
+
+# ------------------------------------------------------------------ rounding-aware tolerance (issue 32)
+
+def _looped_coefficients(route, rho):
+    """V, W, U of GaussianRoute.looped_means at ``rho`` (float64)."""
+    lam, L = route.levels, route.L
+    den = 1 + rho * lam[0]
+    z = [(1 + rho * lv) / den for lv in lam]
+    V = [1.0] + [zp ** (2 * L) for zp in z[1:]]
+    U = [0.0] + [2 * L * z[p] ** (2 * L - 1) * (lam[p] - lam[0]) / den ** 2 for p in range(1, len(lam))]
+    return V, [0.0] + V[1:], U
+
+
+def test_rounding_bound_arithmetic_on_a_fixed_input():
+    """looped_rounding_bound on two terms: u (10 + 1.5 d + 2 r + (2 + r)|log Phi| + (4 + d/2)|tau|)
+    per term with d = 3, r = 2: 22.5 u (tau = 0, log Phi = -1) and 41.5 u (tau = 2, log Phi =
+    -3); |f| = 1, 2; the fine sum 105.5 u, the coarse (first node, doubled) 45 u, the final
+    roundings 2 u |fine| = 6 u: 156.5 u, times pref 1/2."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    grid = SimpleNamespace(v=np.exp(np.array([0.0, 2.0])), tau_coarse=np.array([True, False]))
+    got = gq.looped_rounding_bound(grid, np.array([1.0, -2.0]), 0.5, np.array([-1.0, -3.0]), [2, 1])
+    assert got == pytest.approx(78.25 * 2.0 ** -53, rel=1e-12)
+
+
+def test_looped_L200_at_rounding_level_is_answered_and_equals_dps20():
+    """--spectrum 4,3,2 at L = 200: Dist^2' at rho = 0 has |fine - coarse| = 1.8e-15 > 1e-15
+    (the fine and coarse sums differ by rounding: once refused with "use qmc"); it is within
+    the float64 rounding bound, so it is answered, and it equals the 20-digit route (10^-23
+    tolerance, no float64 rounding) to the bound."""
+    f64 = GaussianRoute((4, 3, 2), None, 200)
+    with mpmath.workdps(30):
+        hi = GaussianRoute((4, 3, 2), 20, 200)
+        for rho in (0.0, 0.3, 3.0):
+            V, W, U = _looped_coefficients(f64, rho)
+            _, estimate, rounding = gq.product_ratio_mean(f64.grid, f64.multiplicities, V,
+                                                          [True, False, False], U)
+            got, ref = f64.looped_means(rho), hi.looped_means(mpmath.mpf(rho))
+            for g, r in zip(got, ref):
+                assert abs(g - float(r)) <= 2e-13 * abs(float(r)), (rho, g, r)
+            if rho == 0.0:   # the case the fixed 1e-15 tolerance refused
+                assert estimate > f64.grid.tol and estimate <= rounding
+    assert f64.worst_rounding is not None and f64.worst_rounding < 1e-13
+
+
+def test_genuine_quadrature_failure_is_still_refused():
+    """A grid three times too coarse (spacing 6 h): |fine - coarse| is a quadrature error far
+    above the rounding bound, and it is refused, not accepted as rounding."""
+    import numpy as np
+
+    route = GaussianRoute((4, 3, 2), None, 200)
+    layout = gq.looped_layout((4, 3, 2), 200, None)
+    coarse = gq.TauLayout(layout.tau0, 6 * layout.h, 2 * (layout.n_lo // 12), 2 * (layout.n_hi // 12))
+    v, w, mask = gq._tau_grid(coarse, False, 53)
+    object.__setattr__(route, "grid", replace(route.grid, v=v, tau_weights=w, tau_coarse=mask))
+    V, W, U = _looped_coefficients(route, 0.3)
+    _, estimate, rounding = gq.product_ratio_mean(route.grid, route.multiplicities, V,
+                                                  [True, False, False], U)
+    assert estimate > 1e3 * rounding and np.isfinite(estimate)
+    with pytest.raises(gq.QuadratureError, match="rounding bound"):
+        route.looped_means(0.3)
+
+
+def test_cli_looped_L200_answers_with_its_rounding_bound(capsys):
+    """rdyn ln --model looped --spectrum 4,3,2 --L 200: answered (exit 0), the JSON states the
+    rounding bound under which an estimate above 1e-15 was accepted, and alpha, gamma and the
+    loss equal the --dps 20 run's."""
+    import rdyn
+    from rdyn import cli
+
+    jsonschema = pytest.importorskip("jsonschema")
+    argv = ["ln", "--model", "looped", "--data", "spectrum", "--d", "3", "--spectrum", "4,3,2",
+            "--L", "200", "--steps", "5", "--json", "--quiet"]
+    assert cli.main(argv) == 0
+    f64 = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator(rdyn.schema("ln")).validate(f64)
+    q = f64["quadrature"]
+    assert q["tolerance"] == 1e-15 < q["max_relative_estimate"] <= q["rounding_bound"] < 1e-13
+    assert cli.main(argv + ["--dps", "20"]) == 0
+    hi = json.loads(capsys.readouterr().out)
+    for k in ("alpha", "gamma", "loss"):
+        assert abs(f64[k] - float(hi[k])) <= 1e-12 * abs(float(hi[k])), k

@@ -129,3 +129,55 @@ def test_checkpoint_folder_removed_before_the_write(tmp_path, capsys, monkeypatc
     rc, out, err = run_main(capsys, argv + ["--checkpoint", str(folder / "c.npz")])
     assert rc == 0 and out == reference and json.loads(out)["final"]["t"] == 50
     assert err.count("\n") == 1 and "cannot write checkpoint" in err and "goes on" in err
+
+
+# ------------------------------------------------------------ the derivations' catalogue regenerators
+
+def _failing_write_text(monkeypatch):
+    """Path.write_text that writes half of the text, then fails as a full disk does."""
+    from pathlib import Path
+
+    real = Path.write_text
+
+    def half_then_enospc(self, text, *args, **kwargs):
+        real(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(28, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_text", half_then_enospc)
+
+
+@pytest.mark.parametrize("which", ["model_a", "activations"])
+def test_catalogue_regenerators_write_whole_or_not_at_all(tmp_path, monkeypatch, which):
+    """python -m rdyn.derivations.catalog / .activations write through the one atomic writer
+    (rdyn.derivations.atomic_files, re-exported by reduced_dynamics/runs/atomic_files.py): the
+    generated text is complete, and a write that fails leaves the previous catalogue
+    untouched and no temporary beside it (the derivations' own sympy work is replaced by one
+    small expression here)."""
+    import sympy as sp
+
+    from rdyn.derivations import activations, catalog
+    from rdyn.derivations import atomic_files as low
+    from rdyn.reduced_dynamics.runs import atomic_files as high
+
+    assert high.write_text_atomic is low.write_text_atomic and high.AtomicFiles is low.AtomicFiles
+    target = tmp_path / "_catalog.py"
+    if which == "model_a":
+        monkeypatch.setattr(catalog, "derive_model_a", lambda a, s: {"p": sp.Rational(1, 3)})
+        write = lambda: catalog.write_cache(target)   # noqa: E731
+        first = "CATALOG = {"
+    else:
+        monkeypatch.setattr(activations, "derive_closed_forms", lambda: {("erf", "m"): sp.Integer(7)})
+        write = lambda: activations.write_closed_forms_cache(target)   # noqa: E731
+        first = "CLOSED_FORMS = {"
+    write()
+    text = target.read_text()
+    assert first in text and text.endswith("}\n")
+    assert "Rational(1, 3)" in text if which == "model_a" else "Integer(7)" in text
+    compile(text, str(target), "exec")   # a whole module (a half-written one does not parse)
+    target.write_text("previous catalogue\n")
+    _failing_write_text(monkeypatch)
+    with pytest.raises(OSError):
+        write()
+    monkeypatch.undo()
+    assert target.read_text() == "previous catalogue\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_catalog.py"]

@@ -78,3 +78,97 @@ def test_smooth_crosscheck_estimate(capsys):
         assert rc == 0 and "about" not in err and quiet_out == out
     finally:
         rt.SMOOTH_ENTRY_S = real
+
+
+# ------------------------------------------------------------ issue 32: sweep, crosscheck, figures, asymptotics
+
+class _Stop(Exception):
+    """Raised in place of the work: the estimate must be printed before it."""
+
+
+def _stop(*args, **kwargs):
+    raise _Stop
+
+
+def _err_before_work(capsys, argv):
+    from rdyn import cli
+
+    with pytest.raises(_Stop):
+        cli.main(argv)
+    return capsys.readouterr().err
+
+
+def test_sweep_estimate_arithmetic():
+    """1 s + 35 ns per configuration-step (15 ns --fast); smooth: 1 s + per point 0.2 s + 90 ns a step."""
+    assert rt.sweep_estimate(20, 5 * 10**6, False).seconds == pytest.approx(1 + 1e8 * 3.5e-8)
+    assert rt.sweep_estimate(20, 5 * 10**6, False, fast=True).seconds == pytest.approx(1 + 1.5)
+    assert rt.sweep_estimate(4, 10**7, True).seconds == pytest.approx(1 + 4 * (0.2 + 0.9))
+    assert rt.sweep_estimate(100, 10**8, False).line() == \
+        "rdyn sweep: about 6 min (100 configurations of 1e+08 steps)"
+    assert rt.sweep_estimate(1, 1000, True).line() == \
+        "rdyn sweep: about 1 s (1 configuration of 1000 steps (smooth, one run each))"
+
+
+def test_sweep_prints_its_estimate_before_the_work(capsys, monkeypatch):
+    from rdyn.reduced_dynamics.model_a import batch, smooth_sweep
+
+    monkeypatch.setattr(batch, "run_batch", _stop)
+    monkeypatch.setattr(smooth_sweep, "run_smooth_batch", _stop)
+    argv = ["sweep", "--grid", "D=20,36;K=2,4", "--steps", "300000000"]
+    # 1 + 4 * 3e8 * 3.5e-8 = 43 s
+    assert _err_before_work(capsys, argv).startswith(
+        "rdyn sweep: about 43 s (4 configurations of 3e+08 steps)\n")
+    assert "about" not in _err_before_work(capsys, argv + ["--quiet"])
+    err = _err_before_work(capsys, ["sweep", "--activation", "tanh", "--grid", "D=20,36;K=2,4",
+                                    "--steps", "100000000"])
+    assert err.startswith("rdyn sweep: about 38 s (4 configurations of 1e+08 steps (smooth")
+    assert "about" not in _err_before_work(capsys, ["sweep", "--grid", "D=20", "--steps", "1000"])
+
+
+def test_crosscheck_estimate_arithmetic_and_line(capsys, monkeypatch):
+    """Population: 4.2e-8 D^2 + 2.1e-10 D^3 per step (D = 800: 134.4 ms, 301 steps: 40 s);
+    SGD adds batch (7.2e-7 D + 5.9e-9 D^2) (D = 200, batch 100: 37.6 ms)."""
+    from rdyn.verification.references import crosscheck as cc
+
+    assert rt.crosscheck_step_seconds(800, "population", 100) == pytest.approx(0.13440, rel=1e-4)
+    assert rt.crosscheck_step_seconds(200, "sgd", 100) == pytest.approx(
+        3.36e-3 + 100 * (1.44e-4 + 2.36e-4), rel=1e-6)
+    monkeypatch.setattr(cc, "crosscheck", _stop)
+    argv = ["crosscheck", "--D", "800", "--K", "4"]
+    assert _err_before_work(capsys, argv).startswith(
+        "rdyn crosscheck: about 40 s (300 steps of population GD at D = 800)\n")
+    assert "about" not in _err_before_work(capsys, argv + ["--quiet"])
+    err = _err_before_work(capsys, ["crosscheck", "--D", "200", "--K", "4", "--mode", "sgd",
+                                    "--steps", "1000"])
+    assert err.startswith("rdyn crosscheck: about 41 s (1000 steps of online SGD (batch 100) at D = 200)")
+    assert "about" not in _err_before_work(capsys, ["crosscheck", "--D", "20", "--K", "4"])
+
+
+def test_figures_with_an_activation_say_how_long(capsys, monkeypatch):
+    """14 s + 3.5 ms per SGD step of the four experiments (1.5 ms --quick, from 9 s): the
+    default 20000 steps, 84 s of CPU."""
+    from rdyn.verification.figures import model_a
+
+    assert rt.figures_smooth_estimate(20000, False, "tanh").seconds == pytest.approx(84.0)
+    assert rt.figures_smooth_estimate(1500, True, "tanh").seconds == pytest.approx(11.25)
+    monkeypatch.setattr(model_a, "make_figures", _stop)
+    err = _err_before_work(capsys, ["figures", "--activation", "tanh", "--out", "unused"])
+    assert err.startswith("rdyn figures: about 84 s (four experiments of 20000 SGD steps with tanh)\n")
+
+
+def test_asymptotics_says_how_long(capsys, monkeypatch):
+    """Fixed sizes: identity 2.5 s, relu 7 s, leaky 26 s, plus 2 s for the check: only leaky
+    passes 10 s; the API prints nothing."""
+    import rdyn
+    from rdyn.reduced_dynamics.model_a import asymptotics
+
+    assert rt.asymptotics_estimate("leaky", True).line() == (
+        "rdyn asymptotics: about 28 s (the sympy derivation for leaky and its check at D = 1e3..1e6)")
+    assert rt.asymptotics_estimate("relu", False).seconds == pytest.approx(7.0)
+    monkeypatch.setattr(asymptotics, "asymptotic_summary", _stop)
+    assert _err_before_work(capsys, ["asymptotics", "--activation", "leaky"]).startswith(
+        "rdyn asymptotics: about 28 s")
+    assert _err_before_work(capsys, ["asymptotics"]) == ""   # relu: 9 s
+    with pytest.raises(_Stop):
+        rdyn.asymptotics(activation="leaky")
+    assert capsys.readouterr().err == ""

@@ -17,9 +17,15 @@ def asymptotics(**kwargs):
     return run(options("asymptotics", kwargs))
 
 
-def run(v: AsymptoticsOptions):
+def run(v: AsymptoticsOptions, progress: bool = False):
+    """``progress`` (the CLI): print the time estimate first (rdyn/run_time.py)."""
     from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
     from rdyn.result import Result
+
+    if progress:
+        from rdyn.run_time import announce, asymptotics_estimate
+
+        announce(asymptotics_estimate(v.activation, not v.no_check), quiet=False)
 
     kappa = 0.1 if v.kappa is None else v.kappa
     with usage_errors():

@@ -55,6 +55,10 @@ def run(v: CrosscheckOptions):
     if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
         return run_smooth(v, config, groups, steps, row_norms)
     record = parse_steps_list(v.record, "--record", steps)
+    if not v.quiet:
+        from rdyn.run_time import announce, crosscheck_estimate
+
+        announce(crosscheck_estimate(config.D, steps, v.mode, batch_size), v.quiet)
     result = run_crosscheck(config, groups, M=v.M, d=v.d, mode=v.mode, steps=steps,
                             positional=v.P, seed=v.seed, batch_size=batch_size,
                             noise_std=noise_std, record=set(record),

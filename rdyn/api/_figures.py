@@ -47,10 +47,11 @@ def run(v: FiguresOptions, progress: bool = False):
              "sgd")
     check_memory(memory_driver(*sizes), memory_estimate(*sizes))
     activation = smooth_activation(v)
-    if progress and activation is None:
-        from rdyn.run_time import announce, figures_estimate
+    if progress:
+        from rdyn.run_time import announce, figures_estimate, figures_smooth_estimate
 
-        announce(figures_estimate(steps, v.quick), quiet=False)
+        announce(figures_estimate(steps, v.quick) if activation is None else
+                 figures_smooth_estimate(steps, v.quick, activation.label), quiet=False)
     with usage_errors():   # e.g. a quadrature rule that cannot reach float64 for this teacher
         results, paths = make_figures(Path(v.out), steps, v.quick,
                                       default_vstar_norm2(activation) if v.vstar_norm2 is None

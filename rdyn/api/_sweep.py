@@ -85,6 +85,10 @@ def run(v: SweepOptions):
         numba.set_num_threads(min(v.threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     thresholds = Thresholds(v.t1_fraction, v.tstar_attention)
     steps = v.steps
+    if not v.quiet and v.resume is None and v.scheduler is None:   # the grid is known: say how long
+        from rdyn.run_time import announce, sweep_estimate
+
+        announce(sweep_estimate(len(configs), steps, activation is not None, bool(v.fast)), v.quiet)
     if activation is not None:
         from rdyn.reduced_dynamics.model_a.smooth_sweep import run_smooth_batch
 

@@ -266,10 +266,17 @@ def _as(values, mp: bool):
     return np.array(out, dtype=object)
 
 
-def _phi_factor(sigma, k, mp: bool):
-    """``prod_p sigma_p^{k_p/2}`` over the last axis."""
+def _log_phi(sigma, k):
+    """float64 ``log prod_p sigma_p^{k_p/2}`` over the last axis."""
+    with np.errstate(divide="ignore"):   # sigma = 0 (v V_p beyond float64): Phi = 0
+        return 0.5 * (np.log(sigma) * k).sum(axis=-1)
+
+
+def _phi_factor(sigma, k, mp: bool, log_phi=None):
+    """``prod_p sigma_p^{k_p/2}`` over the last axis (float64: ``exp`` of :func:`_log_phi`,
+    or of ``log_phi`` when given)."""
     if not mp:
-        return np.exp(0.5 * (np.log(sigma) * k).sum(axis=-1))
+        return np.exp(_log_phi(sigma, k) if log_phi is None else log_phi)
     from rdyn.reduced_dynamics.numerics import mpfr_arrays
 
     whole = np.ones(sigma.shape[:-1], dtype=object) * sigma.flat[0] ** 0
@@ -413,18 +420,20 @@ def looped_grid(spectrum: tuple[int, ...], L: int, dps: int | None = None) -> Gr
 
 
 def ratio_mean(grid: Grid, k, V, W):
-    """``(E[z^T W z / z^T V z], estimate)``, per level ``V > 0``, ``W``: ``(1/2) int dtau v Phi
+    """``(E[z^T W z / z^T V z], estimate, rounding)`` (``rounding``: :func:`_fine_coarse`), per level ``V > 0``, ``W``: ``(1/2) int dtau v Phi
     sum_p k_p W_p sigma_p``, ``sigma_p = 1/(1 + v V_p)`` (module doc)."""
     mp = grid.mp
     with _context(grid):
         kk = np.array([int(x) for x in k])
         sigma = 1 / (1 + grid.v[:, None] * _as(V, mp)[None, :])
-        f = _phi_factor(sigma, kk, mp) * (grid.v * grid.tau_weights) * (sigma * (kk * _as(W, mp))).sum(axis=-1)
-        return _fine_coarse(grid, f, 1 / _two(mp))
+        log_phi = None if mp else _log_phi(sigma, kk)
+        f = (_phi_factor(sigma, kk, mp, log_phi) * (grid.v * grid.tau_weights)
+             * (sigma * (kk * _as(W, mp))).sum(axis=-1))
+        return _fine_coarse(grid, f, 1 / _two(mp), log_phi, kk)
 
 
 def product_ratio_mean(grid: Grid, k, V, top, U):
-    """``(E[z^T E z  z^T U z / (z^T V z)^2], estimate)`` with ``E`` the projector on the levels
+    """``(E[z^T E z  z^T U z / (z^T V z)^2], estimate, rounding)`` with ``E`` the projector on the levels
     where ``top`` is true and ``U`` zero there: ``(1/4) int dtau v^2 Phi (sum_{p in E} k_p
     sigma_p) (sum_q k_q U_q sigma_q)``."""
     mp = grid.mp
@@ -432,9 +441,10 @@ def product_ratio_mean(grid: Grid, k, V, top, U):
         kk = np.array([int(x) for x in k])
         sigma = 1 / (1 + grid.v[:, None] * _as(V, mp)[None, :])
         ke = np.array([int(x) if t else 0 for x, t in zip(k, top)])
-        f = (_phi_factor(sigma, kk, mp) * (grid.v * grid.v * grid.tau_weights)
+        log_phi = None if mp else _log_phi(sigma, kk)
+        f = (_phi_factor(sigma, kk, mp, log_phi) * (grid.v * grid.v * grid.tau_weights)
              * (sigma * ke).sum(axis=-1) * (sigma * (kk * _as(U, mp))).sum(axis=-1))
-        return _fine_coarse(grid, f, 1 / _two(mp) ** 2)
+        return _fine_coarse(grid, f, 1 / _two(mp) ** 2, log_phi, kk)
 
 
 def _two(mp: bool):
@@ -445,7 +455,47 @@ def _two(mp: bool):
     return gmpy2.mpfr(2)
 
 
-def _fine_coarse(grid: Grid, f, pref):
+def _fine_coarse(grid: Grid, f, pref, log_phi, k):
+    """``(fine, |fine - coarse|, rounding)`` of the looped model's one-dimensional integrals
+    (``rounding``: :func:`looped_rounding_bound`; 0 at ``dps``)."""
     fine = _sum(f, grid.mp) * pref
     coarse = 2 * _sum(f[grid.tau_coarse], grid.mp) * pref
-    return _out(fine, grid.mp), _out(abs(fine - coarse), grid.mp)
+    rounding = 0.0 if grid.mp else looped_rounding_bound(grid, f, pref, log_phi, k)
+    return _out(fine, grid.mp), _out(abs(fine - coarse), grid.mp), rounding
+
+
+# float64 unit roundoff, and the counts of the rounding model of looped_rounding_bound
+UNIT_ROUNDOFF = 2.0 ** -53
+ROUNDING_OPS = 10       # the multiplications and divisions of one term outside Phi and the sums
+
+
+def looped_rounding_bound(grid: Grid, f, pref, log_phi, k) -> float:
+    """A bound on the float64 rounding in ``|fine - coarse|`` of a looped-model integral
+    (``f``: its terms ``w_j g(tau_j)``, ``log_phi``: ``log Phi_j`` (:func:`_log_phi` of
+    ``sigma_p = 1/(1 + v_j V_p)``), ``k``: multiplicities), so that an a-posteriori estimate at rounding level is not taken for
+    a quadrature failure (docs/numerics.md, "Rounding-aware tolerance of the looped model").
+
+    Both sums are exact (``math.fsum``), so the rounding is that of the terms. Per term the
+    relative error is at most ``u (ROUNDING_OPS + 1.5 d + 2 r + (2 + r) |log Phi_j| + G |tau_j|)``
+    (``u = 2^-53``, ``d = sum k_p``, ``r`` levels): ``sigma_p`` (three operations) enters
+    ``log Phi = (1/2) sum_p k_p log sigma_p`` (``u`` per level plus ``u |log sigma_p|``, and the
+    ``r``-term sum, whose terms share a sign: ``r u |log Phi|``), ``exp`` adds ``u``
+    and the argument's absolute error, ``sum_p k_p W_p sigma_p`` has terms of one sign (``W, U``
+    are of one sign on their levels: ``(4 + r) u``). The node ``tau_j = tau0 + KAPPA sinh(u_j)``
+    is rounded by ``u |tau_j|``, which moves ``log g`` by ``u |tau_j| |d log g / d tau|`` with
+    ``|d log g/d tau| <= G = 4 + d/2`` (``v^2``: 2, ``Phi``: ``d/2``, each level sum: 1). The
+    coefficients ``V, U`` (powers ``2L``) carry larger relative errors, but those are the same
+    at every node: a smooth change of the integrand that the fine and the coarse rules both
+    integrate, not a difference between them. The bound is the fine sum's
+    ``sum_j |f_j| rho_j`` plus the coarse sum's (doubled weights on even nodes) plus the final
+    roundings ``2 u |fine|``, times ``|pref|``."""
+    kk = np.asarray(k, dtype=float)
+    d, r = float(kk.sum()), float(len(kk))
+    with np.errstate(invalid="ignore", over="ignore"):   # log Phi = -inf: f = 0
+        tau = np.abs(np.log(grid.v))
+        rho = UNIT_ROUNDOFF * (ROUNDING_OPS + 1.5 * d + 2 * r + (2 + r) * np.abs(log_phi)
+                               + (4 + d / 2) * tau)
+        err = np.where(f != 0, np.abs(f) * rho, 0.0)
+    fine = abs(math.fsum(f))
+    return float(abs(pref) * (math.fsum(err) + 2 * math.fsum(err[grid.tau_coarse])
+                              + 2 * UNIT_ROUNDOFF * fine))

@@ -62,13 +62,16 @@ def spectrum_text(spectrum) -> str:
 class GaussianRoute:
     """The exact Task 2 expectations of one run (``spectrum``, ``dps``; ``L`` for the looped
     model). Nodes are built once (:func:`gq.single_layer_grid` / :func:`gq.looped_grid`) and
-    reused at every step. ``worst_estimate``: the largest relative a-posteriori estimate seen."""
+    reused at every step. ``worst_estimate``: the largest relative a-posteriori estimate seen;
+    ``worst_rounding``: the largest relative float64 rounding bound under which an estimate
+    above the tolerance was accepted (None: every estimate met the tolerance)."""
     spectrum: tuple
     dps: int | None
     L: int | None = None
     kind: str = "exact"
     route: str = "gaussian"
     worst_estimate: float = 0.0
+    worst_rounding: float | None = None   # the largest relative rounding bound that admitted an estimate above tol
     grid: gq.Grid = field(init=False)
     _grid_single: gq.Grid | None = field(init=False, default=None, repr=False)
 
@@ -104,19 +107,27 @@ class GaussianRoute:
         with mpmath.workdps(self.dps + 10):
             return mpmath.mpf(10) ** -(self.dps + 3)
 
-    def check(self, value, estimate, what: str):
-        """``value`` if ``estimate <= tol |value|`` (recording the relative estimate), else
-        :class:`gq.QuadratureError`."""
+    def check(self, value, estimate, what: str, rounding: float = 0.0):
+        """``value`` if ``estimate <= max(tol |value|, rounding)`` (recording the relative
+        estimate), else :class:`gq.QuadratureError`. ``rounding``: a bound on the float64
+        rounding in the estimate (the looped model: :func:`gq.looped_rounding_bound`; 0 at
+        ``dps``), so that a difference of fine and coarse rules at rounding level is not taken
+        for a quadrature failure; an estimate above both is refused."""
         rel = float(abs(estimate) / abs(value)) if value != 0 else float(abs(estimate))
         if not math.isfinite(float(value)) or not math.isfinite(rel):
             raise gq.QuadratureError(   # a numerical failure, never reported as divergence
                 f"Gaussian-route quadrature for {what}: not a finite number "
                 f"(spectrum {spectrum_text(self.spectrum)})")
-        if rel > self.grid.tol:
+        floor = float(rounding / abs(value)) if value != 0 else float(rounding)
+        if rel > self.grid.tol and not (floor > 0 and rel <= floor):
             raise gq.QuadratureError(
                 f"Gaussian-route quadrature for {what}: a-posteriori estimate {rel:.1e} exceeds the "
-                f"tolerance {self.grid.tol:.0e} (spectrum {spectrum_text(self.spectrum)})")
+                f"tolerance {self.grid.tol:.0e}"
+                + (f" and the float64 rounding bound {floor:.1e}" if floor > 0 else "")
+                + f" (spectrum {spectrum_text(self.spectrum)})")
         self.worst_estimate = max(self.worst_estimate, rel)
+        if rel > self.grid.tol:   # accepted at rounding level only
+            self.worst_rounding = max(self.worst_rounding or 0.0, floor)
         return value
 
     def _num(self, x):
@@ -165,9 +176,10 @@ class GaussianRoute:
         U = [self._num(0)] + [2 * L * z[p] ** (2 * L - 1) * (lam[p] - lam[0]) / (den * den)
                               for p in range(1, len(lam))]
         top = [True] + [False] * (len(lam) - 1)
-        D, e1 = gq.ratio_mean(self.grid, k, V, W)
-        dD, e2 = gq.product_ratio_mean(self.grid, k, V, top, U)
-        return self.check(D, e1, f"Dist^2 at rho = {rho}"), self.check(dD, e2, f"Dist^2' at rho = {rho}")
+        D, e1, r1 = gq.ratio_mean(self.grid, k, V, W)
+        dD, e2, r2 = gq.product_ratio_mean(self.grid, k, V, top, U)
+        return (self.check(D, e1, f"Dist^2 at rho = {rho}", r1),
+                self.check(dD, e2, f"Dist^2' at rho = {rho}", r2))
 
     def upsilon1(self):
         """``Upsilon_1 = lim -rho^2 G'(rho)`` (rdyn.derivations.model_b.growth_limits)."""
@@ -177,5 +189,5 @@ class GaussianRoute:
         V = [t ** (2 * L) for t in th]
         U = [self._num(0)] + [2 * L * th[p] ** (2 * L - 1) * (lam[0] - lam[p]) / (one * lam[0] * lam[0])
                               for p in range(1, len(lam))]
-        u, e = gq.product_ratio_mean(self.grid, k, V, [True] + [False] * (len(lam) - 1), U)
-        return self.check(u, e, "Upsilon_1")
+        u, e, r = gq.product_ratio_mean(self.grid, k, V, [True] + [False] * (len(lam) - 1), U)
+        return self.check(u, e, "Upsilon_1", r)

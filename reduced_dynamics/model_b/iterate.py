@@ -214,4 +214,6 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
     if isinstance(rule, GaussianRoute):
         extras["quadrature"] = {"route": "gaussian", "nodes": rule.nodes, "tolerance": rule.tolerance,
                                 "max_relative_estimate": float(rule.worst_estimate)}
+        if rule.worst_rounding is not None:   # float64 looped model: estimates at rounding level
+            extras["quadrature"]["rounding_bound"] = float(rule.worst_rounding)
     return Trajectory(A, B, G, Ls, Fs, se, kind, const, gs, ups1, extras, diverged)

@@ -693,6 +693,11 @@ def ood_batch_check(quick: bool) -> Check:
     idx = _phase3(tr)
     idx = idx[np.linspace(0, len(idx) - 1, 12).astype(int)]
     gap = tr.t[idx] - tr.T_star
+    # the window just after T* (T - T* in [1, 2] T*), where the curve bends from its plateau: local slopes
+    # near -0.6 there come from that bend, not from the T^(-1/2) term (a few % of the quadratic one there)
+    after = np.flatnonzero((tr.t - tr.T_star >= tr.T_star) & (tr.t - tr.T_star <= 2 * tr.T_star))
+    early = after[np.linspace(0, len(after) - 1, min(6, len(after))).astype(int)]
+    early_gap = tr.t[early] - tr.T_star
     rows, consistent = [], True
     for seed in range(OOD_BATCHES):
         batch = ood_batch(tr, 1000 + seed)
@@ -708,18 +713,31 @@ def ood_batch_check(quick: bool) -> Check:
         if np.all(est > 0):
             row["local_slopes"] = fit_rule.local_slopes(list(gap), list(est))
             row["context_fit"] = fit_rule.context_fit(-0.5, gap, est, "the derived asymptote of the estimator")
+            e_terms = ood_batch_terms(tr, early, batch)
+            e_est = e_terms.sum(axis=1)
+            if np.all(e_est > 0):
+                row["context_early_window"] = {
+                    "T_minus_T_star_over_T_star": [float(g / tr.T_star) for g in early_gap],
+                    "local_slopes": fit_rule.local_slopes(list(early_gap), list(e_est)),
+                    "linear_over_quadratic": [float(v) for v in e_terms[:, 1] / e_terms[:, 0]]}
         row["as_derived"] = bool(ok)
         consistent &= bool(ok)
         rows.append(row)
     drawable = sum(r["c_linear"] < 0 for r in rows)
     last = ", ".join(f"{r['local_slopes'][-1]:.2f}" for r in rows if r["c_linear"] < 0 and "local_slopes" in r)
+    bend = [r["context_early_window"] for r in rows if "context_early_window" in r]
+    bend_txt = (f"; in [1, 2] T* after T* (the bend after the plateau) they are "
+                f"{min(min(b['local_slopes']) for b in bend):.2f}..{max(max(b['local_slopes']) for b in bend):.2f} with the "
+                f"T^(-1/2) term at most {max(max(abs(v) for v in b['linear_over_quadratic']) for b in bend):.0%} of the "
+                "quadratic one" if bend else "")
     return Check("A.claim.sec4.ood_slope_batch", f"{PAPER}, Section 4.1 (Fig. 2(b): the paper's estimator)",
                  f"excess OOD loss as the figure estimates it (one batch of N = {OOD_BATCH} Exp(1) inputs, label noise "
                  f"{OOD_NOISE:g}; population dynamics D=8, K=2, ReLU) has slope about -0.5: by derivation its linear "
                  f"term ~ -(e/K) mean(z_out S) dominates as T -> oo, so it falls like T^(-1/2) in the {drawable} of "
                  f"{OOD_BATCHES} batches with mean(z_out S) < 0 and turns negative in the others; along the "
                  f"trajectory the linear term has that sign and grows relative to the quadratic one: {consistent} "
-                 f"(context: local slopes at 64 T* {last or 'none'}, the quadratic term still dominating). "
+                 f"(context: local slopes at 64 T* {last or 'none'}, the quadratic term still dominating{bend_txt}; "
+                 "the verdict uses no slope, so it does not depend on the window). "
                  "Finding: the printed -0.5 is the slope of the noisy estimator; the population excess falls like "
                  "1/T (A.errata.ood)",
                  "pass" if consistent and drawable else "fail", None, None,
@@ -727,7 +745,14 @@ def ood_batch_check(quick: bool) -> Check:
                   "estimator": "fixed batch of N = 100 Exp(1) inputs with label noise (the paper's)",
                   "derivation": "estimate = (D/(2N)) sum (d1 z_in + d2 z_out)^2 - (1/N) sum (d1 z_in + d2 z_out) S_n, "
                                 "d1 = C1 p - 1/K = O(e^2), d2 = C1 q ~ e/K, e^2 ~ 1/T",
-                  "context": "population excess: A.claim.sec4.ood_slope, A.errata.ood"})
+                  "context": "population excess: A.claim.sec4.ood_slope, A.errata.ood",
+                  "windows": "deciding: the sign of the linear term and the growth of |linear/quadratic| over T - T* in "
+                             "[4, 64] T* (no slope decides). Context slopes: -0.8..-0.96 at [4, 64] T* (quadratic "
+                             "term dominant); -0.56..-0.81 at [1, 2] T* (context_early_window: the bend after the "
+                             "plateau, steepening from 0 towards -1 while the T^(-1/2) term is at most 13% of the "
+                             "quadratic one); the issue's -0.58..-0.68 lie in the first half of that window. The "
+                             "asymptotic -1/2 needs |linear/quadratic| >> 1, which grows like T^(1/2) "
+                             "and is 0.03-0.23 at 8 T*"})
 
 
 # ------------------------------------------------------------------------------------------

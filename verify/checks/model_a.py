@@ -210,6 +210,7 @@ def printed_formula_checks() -> list[Check]:
     checks += a_of_t_readable_checks()
     # grad W_KQ in-group coefficient (identity)
     checks.append(grad_wkq_check())
+    checks += grad_wkq_activation_checks()
     # Lemma D.5's contraction factor 1 - eta D / K for the identity
     mult = _in_p(ma.c1_multiplier("identity"))
     lower = 1 - ma.eta * (ma.K + ma.N) / ma.K
@@ -351,6 +352,53 @@ def grad_wkq_check() -> Check:
                  {"printed": sp.sstr(ma.to_public(sp.factor(printed))),
                   "derived": sp.sstr(ma.to_public(sp.factor(derived_grad))),
                   "derived_equals_printed_with_minus_p_F1": bool(sp.simplify(derived_grad - corrected) == 0)})
+
+
+def grad_wkq_activation_checks(points: int = 20) -> list[Check]:
+    """Lemma D.8 for ReLU and Leaky ReLU: the in-group coefficient of grad_{W_KQ} L derived from the
+    collapsed map (the same route as :func:`grad_wkq_check`: ``-(C2_next - C2)/eta`` of the
+    activation's catalog expression, in p) equals the corrected F-form
+    ``-(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1))`` with that activation's Appendix F expectations,
+    and differs from the printed ``+ p F1`` form. The closed forms carry the arctan terms of
+    A(t) (Lemma D.6) and are long, so the comparison is at 30 digits at ``points`` random states
+    (D, K, p in (1/D, 1/K), C1, M, kappa) rather than by ``simplify``."""
+    K, N, C1, p = ma.K, ma.N, ma.C1, p_sym
+    out = []
+    for activation in ("relu", "leaky"):
+        F = _f_values(activation)
+        lead = -(C1 * ma.vstar_norm2 / (K + N))
+        corrected = lead * ((F["F4"] / p - F["F3"]) / K - C1 * (F["F2_1"] - p * F["F1"]))
+        printed = lead * ((F["F4"] / p - F["F3"]) / K - C1 * (F["F2_1"] + p * F["F1"]))
+        to_p = lambda e: ma.to_internal(e).subs(ma.out_group_ratio, (1 / p - K) / N)  # noqa: E731
+        derived = to_p(ma.to_public(-(ma.to_internal(to_p(model_a_expressions(activation)["C2_next_positive"]))
+                                      - ma.C2) / ma.eta))
+        syms = sorted(derived.free_symbols | corrected.free_symbols, key=str)
+        f_d, f_c, f_p = (sp.lambdify(syms, e, "mpmath") for e in (derived, corrected, printed))
+        rng = np.random.default_rng(31)
+        worst, printed_min = mpmath.mpf(0), mpmath.inf
+        with mpmath.workdps(30):
+            for _ in range(points):
+                k = int(rng.integers(1, 9))
+                d = k + int(rng.integers(1, 60))
+                vals = {"K": mpmath.mpf(k), "N": mpmath.mpf(d - k),
+                        "p": mpmath.mpf(1) / d + (mpmath.mpf(1) / k - mpmath.mpf(1) / d) * mpmath.mpf(float(rng.uniform(0.01, 0.99))),
+                        "kappa": mpmath.mpf(float(rng.uniform(0, 0.95)))}
+                args = [vals.get(str(v), mpmath.mpf(float(rng.uniform(0.2, 3)))) for v in syms]
+                x = f_d(*args)
+                worst = max(worst, abs(f_c(*args) - x) / abs(x))
+                printed_min = min(printed_min, abs(f_p(*args) - x) / abs(x))
+        worst, printed_min = float(worst), float(printed_min)
+        ok = worst < 1e-25 and printed_min > 1e-6
+        out.append(Check(f"A.gradWKQ.{activation}", f"{PAPER}, Lemma D.8 (proof, {activation})",
+                         f"the derived in-group coefficient of grad_{{W_KQ}} L ({activation}) equals "
+                         f"-(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) with the {activation} F1..F4 at {points} random "
+                         f"states (relative difference {worst:.1e}, 30 digits); the printed + p F1 differs by at least "
+                         f"{printed_min:.2g} (relative)",
+                         "pass" if ok else "fail", worst, digits_of(worst),
+                         {"corrected_form": "-(C1*M/D)*((F4/p - F3)/K - C1*(F2_1 - p*F1))",
+                          "min_relative_difference_of_printed": printed_min,
+                          "derivation": "rdyn.derivations.catalog (C2_next_positive), Appendix F expectations"}))
+    return out
 
 
 # ------------------------------------------------------------------------------------------

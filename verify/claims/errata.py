@@ -318,9 +318,12 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        expression_from="A.A_of_t.readable.*")),
     ("A", "Lemma D.8"): Classification(
         "sign", "D8_sign",
-        CorrectionSpec("in-group coefficient of grad_{W_KQ} L is -(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) "
-                       "(identity closed form below)", "other", "equal", None,
-                       "every state on the C1 > 0 branch", ("A.map.mc.*",), expression_from="A.gradWKQ.identity")),
+        CorrectionSpec("in-group coefficient of grad_{W_KQ} L is -(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) for every "
+                       "activation, F1..F4 being that activation's Appendix F expectations (identity: the closed form "
+                       "below, sympy; ReLU and Leaky ReLU: equal to the gradient derived from the collapsed map at 30 "
+                       "digits, A.gradWKQ.relu/leaky, whose arctan closed forms are too long to typeset)", "other",
+                       "equal", None, "every state on the C1 > 0 branch; identity, ReLU and Leaky ReLU",
+                       ("A.map.mc.*", "A.gradWKQ.relu", "A.gradWKQ.leaky"), expression_from="A.gradWKQ.identity")),
     ("A", "Lemma F.3 (intermediate)"): Classification(
         "extraction_suspect", "F34_variance_for_sd",
         CorrectionSpec("E[x1 s(x1) s'(x1+x2)] = a E[z1^2 1{z1 >= 0} 1{sqrt(a) z1 + sqrt(b) z2 >= 0}] (the extraction "

@@ -19,6 +19,7 @@ import base64
 import html
 import io
 import os
+import re
 from typing import Any
 
 from rdyn.verification.claims.ledger import Ledger
@@ -49,6 +50,10 @@ SYMBOLS = {
          r"\left(1 - \frac{cb}{\pi} + \frac{cs}{\pi}\right)",
          "the smallest ratio of the increment of C2 + C3 to eta g2 e^2 over phase 3 (identity: ((D-K)/D)^2)"),
         (r"R_\pm(T)", "R+ = ((D-K)/K)^2 + 2 g2 eta (T - T* + 1)/D and R- = ((D-K)/K)^2 + 2 q_min g2 eta (T - T* - 1)/D"),
+        (r"[\nabla_{W_{KQ}} L]_{\mathrm{in}};\ F_1, F_{2,1}, F_3, F_4",
+         "the in-group coefficient of the gradient of the loss in W_KQ (Lemma D.8); the Appendix F expectations "
+         "of the activation at the current p that D.8 combines (F1 = E[y s(y) s'(y)], F2_1 = E[x1 s(x1+x2) "
+         "s'(x1+x2)] for one in-group token, F3 = E[s(x1) s(x1+x2)], F4 = E[x1 s(x1+x2) s'(x1+x2+x3)])"),
         (r"L_{OOD} - L^*_{OOD}", "excess loss on the out-of-distribution inputs of Section 4.1 (iid Exp(1) entries, "
                                  "STS teacher, v* = (1/2)(1, 1, 1, 1), so M = 1)"),
     ),
@@ -133,7 +138,19 @@ def _kappa_form(expr: dict):
     return leaky if ok else None
 
 
-def corrected_formulas(fix: dict | None) -> list[tuple[str, str]]:
+#: corrections whose JSON expression is one closed form (a string) but whose statement holds for every
+#: activation in a named form: (which activations, LaTeX) shown before the closed form, and the case the
+#: closed form covers
+GENERAL_FORMS = {
+    "Lemma D.8": (("every activation (F1..F4: that activation's Appendix F expectations; checked against the "
+                   "derived ReLU and Leaky ReLU gradients at 30 digits)",
+                   r"[\nabla_{W_{KQ}} L]_{\mathrm{in}} = -\frac{C_1 M}{D}\left(\frac{1}{K}\left(\frac{F_4}{p} - F_3"
+                   r"\right) - C_1\left(F_{2,1} - p F_1\right)\right)"),
+                  "identity (closed form)", r"[\nabla_{W_{KQ}} L]_{\mathrm{in}}"),
+}
+
+
+def corrected_formulas(fix: dict | None, label: str | None = None) -> list[tuple[str, str]]:
     """(which activations, LaTeX) of a correction: one formula with kappa when it covers every
     activation, else one per activation; a two-sided bound as its ``tex`` (named sub-expressions
     of the preamble). Long forms (> MAX_FORMULA characters) are left to the JSON."""
@@ -145,7 +162,18 @@ def corrected_formulas(fix: dict | None) -> list[tuple[str, str]]:
     rel = RELATION_TEX.get(fix["relation"])
     expr = fix.get("expression")
     if "upper_expression" in fix or not isinstance(expr, dict) or lhs is None or rel is None:
-        return [("", fix["tex"])] if fix.get("tex") else []
+        if not fix.get("tex"):
+            return []
+        general = GENERAL_FORMS.get(label or "")
+        if general is not None:   # the statement for every activation, then the closed form of its case
+            (which, tex), case, left = general
+            return [(which, tex), (case, f"{left} = {fix['tex']}")]
+        body = fix["tex"].replace(r"\gamma_{star}^{2}", r"(\gamma^{\star})^{2}").replace(r"\gamma_{star}", r"\gamma^{\star}")
+        if (lhs is not None and rel is not None and "upper_expression" not in fix and isinstance(expr, str)
+                and not re.search(r"=|<|>|\\(?:le|ge|leq|geq|sim)(?![a-zA-Z])", body)):
+            # one closed form with no relation of its own: give it its left-hand side
+            body = f"{lhs} {rel} {body}"
+        return [("", body)]
     if {"identity", "relu", "leaky"} <= set(expr):
         one = _kappa_form(expr)
         if one is not None:
@@ -186,7 +214,7 @@ def errata_data(ledger: Ledger) -> dict[str, list[dict[str, Any]]]:
         group["entries"].append({
             "label": c.entry.label, "kind": c.kind, "root_causes": list(c.root_causes or [c.root_cause]),
             "printed": c.entry.statement, "printed_tex": c.entry.tex,
-            "reason": c.reason, "correction": fix, "formulas": corrected_formulas(fix),
+            "reason": c.reason, "correction": fix, "formulas": corrected_formulas(fix, c.entry.label),
             "valid": fix["valid"] if fix else None,
             "deciding": list({r.id: {"id": r.id, "status": r.status, "claim": r.claim} for r in [*deciding, *(
                 r for r in c.records if c.evidence["checks"].get(r.id, {}).get("role") == "decides")]}.values()),
