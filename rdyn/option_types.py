@@ -218,6 +218,10 @@ class ProveOptions:
     checkpoint: str | os.PathLike[str] | None
     checkpoint_every: float | None
     resume: str | os.PathLike[str] | None
+    grid: str | None
+    max_tstar: int | None
+    out: str | os.PathLike[str] | None
+    scheduler: str | None
     model: Literal['ln', 'noln', 'looped'] | None
     target: Literal['normalized', 'unnormalized'] | None
     data: Literal['sphere', 'spectrum'] | None

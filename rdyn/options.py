@@ -26,6 +26,7 @@ estimates) live with the model's configuration in :mod:`rdyn.api` and raise the 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import os
@@ -657,6 +658,13 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
     Option("no_check", "flag", False, "skip the slow-manifold comparison at D = 10^3..10^6"),
 ))
 
+def _NOT_WITH_GRID(name: str) -> dict:
+    """``applies``/``refusal`` of a single-instance option of rdyn prove: refused with --grid."""
+    flag = "--" + name.replace("_", "-")
+    return {"applies": lambda v: v["grid"] is None,
+            "refusal": f"{flag} applies only to a single instance, not with --grid (the grid's {name} key sets it)"}
+
+
 PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19",
                 "Lemma D.4", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11",
                 "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16")
@@ -673,19 +681,20 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     _json(),
     _dps(applies=_never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits; "
          "counterexamples are printed to 40 digits)"),
-    Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4),
-    Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4),
+    Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4, **_NOT_WITH_GRID("D")),
+    Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4, **_NOT_WITH_GRID("K")),
     Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky",
-           choices=("identity", "relu", "leaky")),
+           choices=("identity", "relu", "leaky"), **_NOT_WITH_GRID("activation")),
     Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
-           lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
-           refusal="--kappa applies to --activation leaky only"),
-    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=1e6),
+           lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky" and v["grid"] is None,
+           refusal="--kappa applies to --activation leaky only (with --grid: the grid's kappa key)"),
+    Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=1e6,
+           **_NOT_WITH_GRID("vstar_norm2")),
     Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
            "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
-           "eta_limit (the C1 update contracts)", lo=0, lo_open=True),
+           "eta_limit (the C1 update contracts)", lo=0, lo_open=True, **_NOT_WITH_GRID("eta")),
     Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
-           choices=("D", "sqrtD")),
+           choices=("D", "sqrtD"), **_NOT_WITH_GRID("logit_scale")),
     Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.4', 'Lemma D.5', "
            "'Lemma D.8', 'Lemma D.9', 'Lemma D.9 (increment)', 'Lemma D.10', 'Lemma D.11', 'Lemma D.12', "
            "'Lemma D.13 (attention)', 'Lemma D.13 (C1 step)', 'Lemma D.15', 'Lemma D.15 (proof)', 'Lemma D.16', "
@@ -696,7 +705,25 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            lo=1, hi=10**9),
     Option("max_boxes", "int", 200000, "box budget of the branch and bound on the invariant "
            "region (default 200000)", lo=1, hi=10**8),
-    *_checkpoint_options(),
+    *(o if o.applies is not None else dataclasses.replace(
+        o, applies=lambda v: v["grid"] is None, refusal=f"{o.flag} does not apply with --grid (use --out: it is "
+                                                         "rewritten after every instance)")
+      for o in _checkpoint_options()),
+    Option("grid", "str", None, "prove every instance of a grid instead of one (docs/proofs.md, \"Proof "
+           "sweep\"): the syntax of rdyn sweep --grid over the keys D, K, activation, kappa, vstar_norm2, "
+           "eta (numbers, or the words paper and half_limit) and logit_scale, e.g. "
+           "'D=3:24:22;K=1:11:11;activation=relu,identity;eta=paper,half_limit'; points outside the "
+           "papers' hypotheses are listed as skipped", metavar="GRID"),
+    Option("max_tstar", "int", None, "with --grid: skip instances whose float64 T* exceeds N (the cost "
+           "cap; each instance iterates about T* certified steps at 30,000-90,000 steps/s)", lo=1,
+           hi=10**9, metavar="N", applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
+    Option("out", "out", None, "with --grid: also write the JSON result to FILE, rewritten after every "
+           "instance (an interrupted sweep keeps what it proved)", output="file", metavar="FILE",
+           applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
+    Option("scheduler", "str", None, "with --grid: a Dask distributed scheduler address (e.g. "
+           "tcp://host:8786): one task per instance on its workers (needs the dask extra: pip install "
+           "'rdyn-theory[dask]')", needs=("distributed", "dask"),
+           applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
 ))
 
 
@@ -784,8 +811,9 @@ def _with_paper_b(cmd: Command) -> Command:
         elif o.name == "eta":
             out.append(dataclasses.replace(
                 o, help=o.help + ". --paper B: with --steps only (default 0.1)",
-                applies=lambda v: _paper_a_prove(v) or v.get("steps") is not None,
-                refusal="--eta applies to --paper A, or to --paper B with --steps (Theorem B.3 runs at eta_max)"))
+                applies=lambda v: (_paper_a_prove(v) and v.get("grid") is None) or v.get("steps") is not None,
+                refusal="--eta applies to --paper A without --grid (the grid's eta key sets it), or to --paper B "
+                        "with --steps (Theorem B.3 runs at eta_max)"))
         else:
             out.append(_a_only(o))
         if o.name == "dps":

@@ -50,6 +50,9 @@ BAD_STRINGS = {
     ("prove", "spectrum"): ["x", "1,2", "0,1,1"],
     ("prove", "s0"): ["x", "1", "2,1", "0,1", "1,inf"],
     ("prove", "gamma"): ["x", "-1,2", "1"],
+    ("prove", "grid"): ["nonsense", "D=8;K=2;eta=inf", "D=8;K=2;eta=fast", "D=8;K=2;sigma_prime_zero=2",
+                        "D=8;K=2;kappa=0.2", "D=8;K=2;Q=1", "D=8;K=9", "D=8;K=2;activation=erf", "", " "],
+    ("prove", "scheduler"): ["tcp://127.0.0.1:1"],
 }
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 
@@ -106,7 +109,7 @@ def _defaults(command: str) -> dict:
 def _option_testable(command: str, o: opt.Option) -> bool:
     if o.kind == "flag" or o.cli_only:
         return False
-    if (command, o.name) == ("sweep", "scheduler") and HAS_DASK:
+    if (command, o.name) in (("sweep", "scheduler"), ("prove", "scheduler")) and HAS_DASK:
         return False  # with dask installed the value is an address to connect to
     return True
 

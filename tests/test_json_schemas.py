@@ -83,6 +83,8 @@ CASES = [
      (_slow,)),
     ("asymptotics", ["asymptotics", "--activation", "identity", "--no-check"], ()),
     ("prove", ["prove", "--D", "9", "--K", "3", "--statement", "Lemma D.19"], ()),
+    ("prove-grid", ["prove", "--grid", "D=5;K=1,2;activation=identity;eta=half_limit", "--statement",
+                    "Lemma D.18"], ()),
     ("prove-B", ["prove", "--paper", "B", "--d", "4", "--n", "8"], ()),
     ("claims", ["claims", "--paper", "B"], (_slow,)),
 ]
@@ -253,10 +255,16 @@ def _required_paths(schema: dict, obj: dict):
     """(path, key) of every required key of the top-level schema and its top-level branches
     present in ``obj`` (removing one must make ``obj`` invalid)."""
     keys = set(schema.get("required", []))
-    for branch in ("then", "else"):
-        ref = schema.get(branch, {}).get("$ref", "")
-        if ref.startswith("#/$defs/"):
-            keys |= set(schema["$defs"][ref.removeprefix("#/$defs/")].get("required", []))
+    todo, seen = [schema], set()
+    while todo:   # the top-level branches, and theirs (a branch may branch again: prove's Model A, --grid)
+        node = todo.pop()
+        for branch in ("then", "else"):
+            ref = node.get(branch, {}).get("$ref", "")
+            if ref.startswith("#/$defs/") and ref not in seen:
+                seen.add(ref)
+                target = schema["$defs"][ref.removeprefix("#/$defs/")]
+                keys |= set(target.get("required", []))
+                todo.append(target)
     return sorted(k for k in keys if k in obj)
 
 

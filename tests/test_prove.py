@@ -146,9 +146,9 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
     assert sup["verdict"] == "refuted" and sup["counterexample"]["step"] == 156931
     assert sup["counterexample"]["ratio"].startswith("0.99998982639171250410641529754143888")
     for (label, side), margin, region_margin in (
-            (("Lemma D.18", "lower"), 4.1601250248862493e-07, 0.0013296735123731194),
+            (("Lemma D.18", "lower"), 2.51815240768156e-06, 0.0013296735123731194),   # R- from T - T* - 1
             (("Lemma D.18", "upper"), 8.912853920234985e-06, 0.06781369261443614),
-            (("Lemma D.19", "lower"), 2.1426350105861495e-05, 0.0012815481168217955),
+            (("Lemma D.19", "lower"), 5.302835828852719e-05, 0.0012275588815100489),   # factor 1 - |w| e^2
             (("Lemma D.19", "upper"), 0.6287012492000064, 0.06784238107502459)):
         cert = _by(r, label, "corrected", side)["certificate"]
         assert cert["T0"] == 158500 and cert["boxes"] == 2423   # every condition of the region proof, new ones included
@@ -311,14 +311,16 @@ def test_listed_instances_are_certified(D, K, activation, scale):
         if s["form"] == "corrected":
             assert s["verdict"] in ("certified", "proved"), (s["label"], s["side"], s["reason"], s["counterexample"])
     assert _by(r, "Lemma D.19", "printed", "upper")["verdict"] == "refuted"
-    assert len(strength.PROVE_INSTANCES) == 4   # these two, D = 9 (default suite), D = 12 (slow)
+    assert len(strength.PROVE_INSTANCES) == 14   # these two, D = 9 (default suite), D = 12 (slow), and the
+    # ten validation instances of tests/test_prove_sweep.py (slow)
 
 
 @pytest.mark.slow
 def test_done_when_instance():
     """The issue's instance: ReLU, D = 12, K = 3, ||V*||^2 = 1, eta = 0.01 (T* = 1165870). The
     corrected D.19 lower side as first stated fails at T* (ratio 0.99999897); restated with the lag
-    factor 1 - |C1/C1* - 1| it is certified; the printed D.18 lower side fails at step 1689509."""
+    factor 1 - e^{(C2+C3)/D} |C1/C1* - 1| it is certified; the printed D.18 lower side fails at step
+    1689509."""
     import rdyn
 
     r = rdyn.prove(D=12, K=3, activation="relu", vstar_norm2=1, eta=0.01).to_dict()
@@ -327,7 +329,7 @@ def test_done_when_instance():
         for side in ("lower", "upper"):
             assert _by(r, label, "corrected", side)["verdict"] == "certified"
     assert _by(r, "Lemma D.19", "corrected", "lower")["certificate"]["min_margin"] == pytest.approx(
-        4.506713937152228e-06, rel=1e-9)
+        1.557555135346952e-05, rel=1e-9)   # factor 1 - e^{x/D} |C1/C1* - 1|
     assert _by(r, "Lemma D.19", "corrected", "upper")["certificate"]["min_margin"] == pytest.approx(
         0.5181670493897649, rel=1e-9)
     cx = _by(r, "Lemma D.18", "printed", "lower")["counterexample"]

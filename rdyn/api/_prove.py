@@ -15,6 +15,8 @@ def prove(**kwargs):
     and D.19, each side, printed and corrected): certified arb iteration to
     T0, then an invariant region in (e, w) by interval branch and bound. Verdicts ``certified``,
     ``refuted`` (with a certified counterexample at 40 digits), ``undecided`` (never a pass).
+    With ``grid="D=...;K=...;eta=paper,half_limit"`` every instance of the grid is proved (the proof
+    sweep, docs/proofs.md): the result has ``instances``, ``skipped``, ``table`` and ``counts``.
     ``paper="B"``: Model B (Theorem B.3 at the printed and corrected eta_max over an S0 range,
     gamma* by a Krawczyk test, the contraction factor R; docs/proofs.md, "Model B").
     """
@@ -37,7 +39,9 @@ def hypotheses(v: ProveOptions) -> dict:
                          f"1/(2K) of T*, so that T* > 0), got D={D}, K={K}")
     kappa = 0.1 if v.kappa is None else v.kappa
     M = v.vstar_norm2
-    paper = min(K / D, K**3 * (D - K) / (M * D**3 * (D + 1)))
+    from rdyn.verification.proofs.sweep import paper_eta
+
+    paper = paper_eta(D, K, M)
     eta = paper if v.eta is None else v.eta
     limit = eta_limit_fraction(TeacherConfig(D=D, K=K, activation=v.activation,
                                              kappa=kappa if v.activation == "leaky" else 0.0))
@@ -54,12 +58,15 @@ def hypotheses(v: ProveOptions) -> dict:
         "lemma_D5": eta <= K / D, "lemma_D9": eta * M * D * (D + 1) / (K**3 * (D - K)) <= 1 / D**2}}
 
 
-def run(options_: ProveOptions, progress=None):
+def run(options_: ProveOptions, progress=None, grid_progress=None):
     if options_.paper == "B":
         from rdyn.api._prove_b import run_b
 
         return run_b(options_)
     from rdyn.result import Result
+
+    if options_.grid is not None:
+        return run_grid(options_, grid_progress)
     from rdyn.verification.proofs.engine import Instance, prove as engine_prove
 
     v = hypotheses(options_)
@@ -76,3 +83,32 @@ def run(options_: ProveOptions, progress=None):
     data = report.to_dict()
     data["instance"]["paper_conditions"] = v["paper_conditions"]
     return Result(data, None, detail={"report": report})
+
+
+def run_grid(v: ProveOptions, progress=None):
+    """``rdyn prove --grid``: every instance of the grid (verify/proofs/sweep.py; docs/proofs.md,
+    "Proof sweep"). ``progress(i, n, row)`` after each instance. With ``out`` the JSON object is
+    rewritten (whole, atomically) after every instance."""
+    from rdyn.api._common import usage_errors
+    from rdyn.output import write_text_atomic
+    from rdyn.result import Result
+    from rdyn.verification.proofs import sweep as sw
+
+    with usage_errors():
+        points, _ = sw.parse(v.grid)            # bad syntax or values: refused before any work
+    if not points:
+        raise UsageError("--grid has no instance inside the papers' hypotheses (1 <= K < D, D > 2K, "
+                         "eta < eta_limit); every point is skipped")
+    on_row = None if v.out is None else (lambda res: write_text_atomic(v.out, sw.dumps(res)))
+    try:
+        data = sw.prove_grid(v.grid, v.statement, max_steps=v.max_steps, max_boxes=v.max_boxes,
+                             max_tstar=v.max_tstar, scheduler=v.scheduler, progress=progress, on_row=on_row)
+    except OSError as exc:  # cannot reach the scheduler (distributed raises OSError on timeout)
+        if v.scheduler is None:
+            raise
+        raise UsageError(f"--scheduler {v.scheduler}: {exc}") from None
+    if v.out is not None:
+        write_text_atomic(v.out, sw.dumps(data))
+    certified = all(x["verdict"] in ("proved", "certified") for r in data["instances"]
+                    for x in r["statements"] if x["form"] == "corrected") and data["counts"]["errors"] == 0
+    return Result(data, None, detail={"markdown": sw.markdown_table(data), "all_corrected_certified": certified})

@@ -12,6 +12,9 @@ w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
 With --checkpoint FILE the iteration's state (and the region proof) is saved periodically, at the
 end and on Ctrl-C (exit 130, printing the command that resumes); --resume FILE continues it,
 keeping everything certified before the interruption.
+With --grid GRID every instance of the grid is proved in turn (or on a Dask --scheduler), and the
+table of verdict counts per statement is printed (--json: every instance's verdicts, the skipped
+points and the table; docs/proofs.md, "Proof sweep").
 Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
 
 --paper B (seed 003; docs/proofs.md, "Model B"): --model noln (default): Theorem B.3 at the
@@ -40,13 +43,26 @@ def run(values: ProveOptions, args) -> int:
 
     if values.paper == "B":
         return run_b(values)
+
+    def grid_progress(i, n, row):
+        inst = row["instance"]
+        what = row["error"] or f"T* = {row['T_star']}, {row['seconds']} s"
+        print(f"rdyn prove: {i}/{n} D={inst['D']} K={inst['K']} {inst['activation']} eta={inst['eta_rule']}: {what}",
+              file=sys.stderr)
+
     try:
-        res = api_run(values, progress=progress)
+        res = api_run(values, progress=progress, grid_progress=grid_progress)
     except KeyboardInterrupt as exc:
         from rdyn.cli.teacher import interrupted
 
         return interrupted(NAME, exc, values.checkpoint)
     data = res.to_dict()
+    if values.grid is not None:
+        c = data["counts"]
+        print(f"rdyn prove: {c['instances']} instances, {c['skipped']} skipped, {c['errors']} errors, "
+              f"{data['seconds']:.1f} s", file=sys.stderr)
+        print(res.to_json() if values.json else res.detail["markdown"])
+        return 0 if res.detail["all_corrected_certified"] else 1
     print(f"rdyn prove: {data['seconds']:.1f} s (T* = {data['T_star']})", file=sys.stderr)
     if values.json:
         print(res.to_json())

@@ -211,8 +211,10 @@ def bound_expressions(activation: str, scale: str = "D") -> dict:
     ``q_min eta g2 exp(-2x/scale) <= Delta x <= eta g2 exp(-2x/scale)``.
     Lemma D.18: ``e^-2`` grows by ``exp(2 Delta x/scale) - 1`` times itself per step, i.e. by
     ``2 eta g2 q/scale`` (to relative O(eta e^2)); with ``e(T*) <= K/(D-K) < e(T* - 1)``:
-    ``R_lo(T) = ((D-K)/K)^2 + 2 g2 q_min eta (T - T*)/scale <= e^-2 <= R_hi(T) = ((D-K)/K)^2 +
-    2 g2 eta (T - T* + 1)/scale``, and ``1 - K p = (D-K)/(D-K + K e^-1)`` exactly gives
+    ``R_lo(T) = ((D-K)/K)^2 + 2 g2 q_min eta (T - T* - 1)/scale <= e^-2 <= R_hi(T) = ((D-K)/K)^2 +
+    2 g2 eta (T - T* + 1)/scale`` (one step of delay in R_lo: C1 lags behind C1* at T*, so the
+    first increments may fall short of q_min; ``rdyn prove`` refutes R_lo without it at ReLU, D = 6,
+    K = 1, the papers' eta), and ``1 - K p = (D-K)/(D-K + K e^-1)`` exactly gives
     ``1/K - (D-K)/(K (D-K + K sqrt(R_lo))) <= p(T) <= 1/K - (D-K)/(K (D-K + K sqrt(R_hi)))``.
     Both sides are Theta(T^(-1/2)) for 1/K - p; their ratio tends to ``q_min^(-1/2)``."""
     from rdyn.derivations import late_phase as lp
@@ -223,7 +225,7 @@ def bound_expressions(activation: str, scale: str = "D") -> dict:
     g2 = _public(lp.late_phase(activation, scale).g2)
     q_min = _public(lp.increment_ratio_at_threshold(activation, scale))
     x = SYMBOLS["C2"] + SYMBOLS["C3"]
-    R_lo = ((D - K) / K) ** 2 + 2 * g2 * q_min * eta * (T - T_star) / s
+    R_lo = ((D - K) / K) ** 2 + 2 * g2 * q_min * eta * (T - T_star - 1) / s
     R_hi = ((D - K) / K) ** 2 + 2 * g2 * eta * (T - T_star + 1) / s
     p_of = lambda R: 1 / K - (D - K) / (K * (D - K + K * sp.sqrt(R)))  # noqa: E731
     return {"g2": g2, "q_min": q_min, "q": _public(lp.increment_ratio(activation, scale)),
@@ -242,7 +244,7 @@ def bound_rows(tr, g2_factor: float = 1.0, q_min_factor: float = 1.0) -> dict:
     i = np.nonzero(tr.t >= tr.T_star + 1)[0]
     T = tr.t[i].astype(float)
     gap = tr.one_minus_Kp[i] / K  # 1/K - p, no cancellation
-    R_lo = (N / K) ** 2 + 2 * g2 * q_min * tr.eta * (T - tr.T_star) / tr.scale
+    R_lo = (N / K) ** 2 + 2 * g2 * q_min * tr.eta * (T - tr.T_star - 1) / tr.scale
     R_hi = (N / K) ** 2 + 2 * g2 * tr.eta * (T - tr.T_star + 1) / tr.scale
     gap_upper = N / (K * (N + K * np.sqrt(R_lo)))  # from p >= p_lower
     gap_lower = N / (K * (N + K * np.sqrt(R_hi)))  # from p <= p_upper
@@ -359,13 +361,14 @@ def q_min_named_holds(scale: str = "D") -> dict:
 
 
 R_DEFINITIONS = {sc: f"R+(T) = ((D-K)/K)^2 + 2 g2 eta (T - T_star + 1)/{s}, R-(T) = ((D-K)/K)^2 + "
-                     f"2 q_min g2 eta (T - T_star)/{s}" for sc, s in (("D", "D"), ("sqrtD", "sqrt(D)"))}
+                     f"2 q_min g2 eta (T - T_star - 1)/{s}" for sc, s in (("D", "D"), ("sqrtD", "sqrt(D)"))}
 
 
 def _bound_tex(lemma: str, scale: str) -> str:
     s = "D" if scale == "D" else r"\sqrt{D}"
     if lemma == "D19":
-        return (rf"q_{{\min}}\,\eta g_2\,e^{{-2(C_2+C_3)/{s}}} \le \Delta(C_2+C_3) \le "
+        return (rf"q_{{\min}}\,\eta g_2\,e^{{-2(C_2+C_3)/{s}}}\left(1 - e^{{(C_2+C_3)/{s}}}\,|C_1/C_1^* - 1|\right)"
+                rf" \le \Delta(C_2+C_3) \le "
                 rf"\eta g_2\,e^{{-2(C_2+C_3)/{s}}}")
     # the inequality on p (as the correction's expression / upper_expression: lower and upper side
     # of p); R+- are defined in the correction's statement and the check's detail

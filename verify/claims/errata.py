@@ -245,8 +245,12 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
         CorrectionSpec("For T >= T* + 1: 1/K - (D-K)/(K(D-K+K sqrt(R-))) <= p(T) <= 1/K - (D-K)/(K(D-K+K sqrt(R+))) "
                        "(R+-, g2, q_min as defined above), i.e. 1/K - p(T) lies between (D-K)/(K(D-K+K sqrt(R+))) and "
                        "(D-K)/(K(D-K+K sqrt(R-))). Both sides are Theta(T^(-1/2)); the printed bounds are Theta(1/T). "
-                       "Tight along the validation trajectories: the bound on 1/K - p from above is at most 1.38 times "
-                       "it, the one from below at least 0.895 times it; as T -> oo, 1/K - p ~ sqrt(D) (D-K)/sqrt(K M "
+                       "R- starts one step late (T - T* - 1): C1 lags behind C1* at T*, and without the delay the lower "
+                       "side is refuted by rdyn prove at ReLU, D = 6, K = 1, the papers' eta (step T* + 22). "
+                       "Tightness, sampled along the validation trajectories of A.errata.bound.D18 only (not "
+                       "certified; other sizes give other factors): the bound on 1/K - p from above is at most 1.38 "
+                       "times it, the one from below at least 0.895 times it; as T -> oo the first ratio tends to "
+                       "q_min^(-1/2) and the second to 1 (from the asymptote); 1/K - p ~ sqrt(D) (D-K)/sqrt(K M "
                        "eta T) (ReLU)",
                        "p", "lower_bound", None,
                        "T >= T* + 1 (p >= 1/(2K)); checked inside the paper's step-size conditions and at "
@@ -256,11 +260,16 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        expression_from="A.errata.bound.D18", logit_scale="D")),
     ("A", "Lemma D.19"): Classification(
         "wrong_rate", "late_increment_D_power",
-        CorrectionSpec("For T >= T*: q_min eta g2 e^{-2(C2+C3)/D} (1 - |C1/C1* - 1|) <= Delta(C2+C3) <= "
-                       "eta g2 e^{-2(C2+C3)/D} (g2, q_min as defined above; C1* the fixed point of the C1 update at "
-                       "p(T)). The lag factor 1 - |C1/C1* - 1| is needed: the derivation assumed C1 = C1* (where "
+        CorrectionSpec("For T >= T*: q_min eta g2 e^{-2(C2+C3)/D} (1 - e^{(C2+C3)/D} |C1/C1* - 1|) <= "
+                       "Delta(C2+C3) <= eta g2 e^{-2(C2+C3)/D} (g2, q_min as defined above; C1* the fixed point of "
+                       "the C1 update at p(T)). The lag factor is needed: the derivation assumed C1 = C1* (where "
                        "it is 1), and without it the lower side fails at T* itself, e.g. ratio 0.99999897 at ReLU, "
-                       "D = 12, K = 3, eta = 0.01, a certified counterexample of rdyn prove. No 1/D^3. The two sides "
+                       "D = 12, K = 3, eta = 0.01, a certified counterexample of rdyn prove. The factor "
+                       "1 - |C1/C1* - 1| (without e^{(C2+C3)/D}) is not enough: the relative rate of change of "
+                       "Delta(C2+C3) with C1 is up to e^{(C2+C3)/D} in size (-1.5 at identity, D = 7, K = 1 at T*; "
+                       "its product with e^{-(C2+C3)/D} tends to -1 as T -> oo), and rdyn prove "
+                       "refutes that form at T* whenever D >= 6K or so (ratio 0.99985 at ReLU, D = 14, K = 1, "
+                       "eta = eta_limit/2). No 1/D^3. The two sides "
                        "differ by 1/q_min (2.1 at D = 4K, 5.0 at D = 2K, -> 1 as D/K -> oo); Delta(C2+C3) ~ "
                        "eta g2 e^{-2(C2+C3)/D} as T -> oo",
                        "delta_C2_plus_C3", "lower_bound", None,

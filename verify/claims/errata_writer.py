@@ -49,7 +49,7 @@ SYMBOLS = {
         (r"q_{\min} = \left(\frac{D-K}{D}\right)^2\left(1 - \frac{cb}{\pi}\right)"
          r"\left(1 - \frac{cb}{\pi} + \frac{cs}{\pi}\right)",
          "the smallest ratio of the increment of C2 + C3 to eta g2 e^2 over phase 3 (identity: ((D-K)/D)^2)"),
-        (r"R_\pm(T)", "R+ = ((D-K)/K)^2 + 2 g2 eta (T - T* + 1)/D and R- = ((D-K)/K)^2 + 2 q_min g2 eta (T - T*)/D"),
+        (r"R_\pm(T)", "R+ = ((D-K)/K)^2 + 2 g2 eta (T - T* + 1)/D and R- = ((D-K)/K)^2 + 2 q_min g2 eta (T - T* - 1)/D"),
         (r"[\nabla_{W_{KQ}} L]_{\mathrm{in}};\ F_1, F_{2,1}, F_3, F_4",
          "the in-group coefficient of the gradient of the loss in W_KQ (Lemma D.8); the Appendix F expectations "
          "of the activation at the current p that D.8 combines (F1 = E[y s(y) s'(y)], F2_1 = E[x1 s(x1+x2) "

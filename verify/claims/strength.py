@@ -4,7 +4,8 @@
 * ``proved``: a symbolic derivation (sympy identity or exact comparison of derived forms)
   establishes it for every parameter value in a stated ``domain``;
 * ``certified``: rigorous ball arithmetic (``rdyn prove``, :mod:`rdyn.verification.proofs`)
-  establishes it for the listed ``instances`` (each pinned by tests/test_prove.py);
+  establishes it for the listed ``instances`` (each pinned by tests/test_prove.py or
+  tests/test_prove_sweep.py);
 * ``sampled``: true at the listed ``points`` only (the deciding checks: trajectories, grids,
   quadrature or Monte Carlo comparisons);
 * ``fitted``: a finite-size fit of a rate decides (evidence only);
@@ -44,15 +45,44 @@ DOMAINS = {
               "0 <= kappa < 1; exact sympy identities)",
 }
 
-# The instances at which tests/test_prove.py pins rdyn prove's verdicts (options of rdyn prove;
-# eta None: the papers' step-size condition, rdyn prove's default).
+# The instances at which tests pin rdyn prove's verdicts (options of rdyn prove; eta None: the papers'
+# step-size condition, rdyn prove's default; eta "half_limit": eta_limit/2 exactly, the grid word of
+# ``rdyn prove --grid``). The first four: tests/test_prove.py; the rest are the validation instances of
+# the ledger's A.errata.bound.D18/D19 checks (verify/checks/errata_a.py, quick and full sizes, both logit
+# scales, ReLU, identity and Leaky ReLU): tests/test_prove_sweep.py proves every statement there and
+# pins the corrected D.18 and D.19 margins.
 PROVE_INSTANCES = (
     {"D": 9, "K": 3, "activation": "relu", "vstar_norm2": 1.0, "eta": None,
      "logit_scale": "D"},
     {"D": 7, "K": 2, "activation": "identity", "vstar_norm2": 1.0, "eta": None, "logit_scale": "D"},
     {"D": 7, "K": 2, "activation": "relu", "vstar_norm2": 1.0, "eta": None, "logit_scale": "sqrtD"},
     {"D": 12, "K": 3, "activation": "relu", "vstar_norm2": 1.0, "eta": 0.01, "logit_scale": "D"},
+    {"D": 8, "K": 2, "activation": "relu", "vstar_norm2": 1.0, "eta": "half_limit", "logit_scale": "D"},
+    {"D": 8, "K": 2, "activation": "relu", "vstar_norm2": 1.0, "eta": None, "logit_scale": "D"},
+    {"D": 20, "K": 4, "activation": "relu", "vstar_norm2": 1.0, "eta": "half_limit", "logit_scale": "D"},
+    {"D": 8, "K": 2, "activation": "identity", "vstar_norm2": 1.0, "eta": "half_limit", "logit_scale": "D"},
+    {"D": 12, "K": 3, "activation": "leaky", "kappa": 0.1, "vstar_norm2": 1.0, "eta": "half_limit",
+     "logit_scale": "D"},
+    {"D": 12, "K": 3, "activation": "identity", "vstar_norm2": 1.0, "eta": None, "logit_scale": "D"},
+    {"D": 10, "K": 2, "activation": "leaky", "kappa": 0.3, "vstar_norm2": 1.0, "eta": None, "logit_scale": "D"},
+    {"D": 10, "K": 2, "activation": "relu", "vstar_norm2": 1.0, "eta": "half_limit", "logit_scale": "sqrtD"},
+    {"D": 12, "K": 3, "activation": "leaky", "kappa": 0.3, "vstar_norm2": 1.0, "eta": "half_limit",
+     "logit_scale": "sqrtD"},
+    {"D": 12, "K": 3, "activation": "identity", "vstar_norm2": 1.0, "eta": "half_limit", "logit_scale": "sqrtD"},
 )
+
+
+def prove_grid_text(instance: dict) -> str:
+    """The ``rdyn prove --grid`` text of one of :data:`PROVE_INSTANCES` (eta None: the word paper)."""
+    eta = instance["eta"]
+    parts = [f"D={instance['D']}", f"K={instance['K']}", f"activation={instance['activation']}",
+             f"vstar_norm2={instance['vstar_norm2']}", f"logit_scale={instance['logit_scale']}",
+             f"eta={'paper' if eta is None else eta}"]
+    if "kappa" in instance:
+        parts.append(f"kappa={instance['kappa']}")
+    return ";".join(parts)
+
+
 # ledger labels decided by rdyn prove (Model A)
 PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
 

@@ -253,6 +253,8 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
             o = it.outcomes.get(s.key) or iterate.Outcome(s.key)
             r = _verdict(s, o, it, res, region_info)
             (sup if s in extra else results).append(r)
+        from rdyn.verification.proofs import corollaries   # refutations beyond the step budget (region)
+        results = corollaries.refine(inst, results, it=it, region=res, bm=bm, consts=consts)
         region = None
         if res is not None:
             region = {**res.region.to_dict(), "invariant": res.invariant, "boxes": res.boxes,

@@ -143,7 +143,9 @@ class Evaluator:
                 rhs = (self.printed_d19_lower if key.endswith("lower") else self.printed_d19_upper) * factor
             elif key == "D19.corrected.upper":
                 rhs = self.eg2 * e2
-            elif key == "D19.corrected.lower":   # factor 1 - |C1/C1* - 1|
+            elif key == "D19.corrected.lower":   # factor 1 - |C1/C1* - 1|/e
+                rhs = self.qmin * self.eg2 * e2 * (1 - abs(C1 / self.k.star(e, self.c) - 1) / e)
+            elif key == "D19.corrected.lower.lag1":   # superseded: factor 1 - |C1/C1* - 1|
                 rhs = self.qmin * self.eg2 * e2 * (1 - abs(C1 / self.k.star(e, self.c) - 1))
             else:   # superseded: no factor
                 rhs = self.qmin * self.eg2 * e2
@@ -154,7 +156,9 @@ class Evaluator:
             return gap, self.printed_d18_lower / tau
         if key == "D18.printed.upper":
             return gap, self.printed_d18_upper / tau
-        R = self.R0 + (self.inc_lo * tau if key == "D18.corrected.lower" else self.inc_hi * (tau + 1))
+        # R-(T) = (N/K)^2 + 2 q_min g2 eta (T - T* - 1)/scale (one step of delay: the lag of C1 at T*),
+        # R+(T) = (N/K)^2 + 2 g2 eta (T - T* + 1)/scale
+        R = self.R0 + (self.inc_lo * (tau - 1) if key == "D18.corrected.lower" else self.inc_hi * (tau + 1))
         return gap, self.N / (self.K * (self.N + self.K * R.sqrt()))
 
 

@@ -27,6 +27,7 @@ Region conditions (normalised by eta g2):
                                                           for identity: 0 at e = 0 otherwise)
   dx_lower          (X - q_min eta g2)/(eta g2) >= 0
   dx_lower_factor   (X - q_min eta g2 (1 - |w| e^3))/(eta g2) >= 0   (|C1/C1* - 1| = |w| e^3)
+  dx_lower_lag      (X - q_min eta g2 (1 - |w| e^2))/(eta g2) >= 0   (|C1/C1* - 1|/e = |w| e^2)
   dx_printed_lower  (X - c_printed)/(eta g2) >= 0 (logits/D)
   dx_printed_upper  (c_printed - X)/(eta g2) >= 0 (logits/D)
   increment_upper   e^-2 grows by at most 2 g2 eta/scale per step: e'^-2 - e^-2 = (2 X/scale) psi(v),
@@ -64,7 +65,7 @@ from dataclasses import dataclass
 
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 
-CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_printed_lower", "dx_printed_upper",
+CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_lower_lag", "dx_printed_lower", "dx_printed_upper",
               "increment_upper", "increment_lower", "band_lower", "band_upper", "d5_upper", "d15_lower",
               "c1_positive", "d4_upper", "monotone", "dp_lower", "dp_upper", "dx_increment", "d10_vacuous",
               "d10_corrected", "d11", "d12", "d16", "d15_step")
@@ -162,6 +163,8 @@ class BoxMap:
             return self.k.slack_upper(E, W, Bz, self.c) / eg2
         if cond in ("dx_lower", "increment_lower"):
             return (X - self.qmin * eg2) / eg2
+        if cond == "dx_lower_lag":      # factor 1 - |C1/C1* - 1|/e = 1 - |w| e^2
+            return (X - self.qmin * eg2 * (1 - abs(W) * E * E)) / eg2
         if cond == "dx_lower_factor":   # factor 1 - |C1/C1* - 1| = 1 - |w| e^3
             return (X - self.qmin * eg2 * (1 - abs(W) * E * E * E)) / eg2
         if cond == "dx_printed_lower":

@@ -6,7 +6,7 @@ Notation: ``x = C2 + C3``, ``e = exp(-x/scale)``, ``N = D - K``, ``Delta x(T) = 
 ``gap = 1/K - p = N e/(K (K + N e))`` (exact), ``g2`` the late-phase constant
 (``M/K^3`` identity, ``M (1+kappa^2)/(2K^3)`` Leaky ReLU, ReLU at kappa = 0; times ``sqrt(D)``
 with logits/sqrtD), ``q_min = q(K/(D-K))`` the increment ratio at ``p = 1/(2K)``,
-``R+(T) = (N/K)^2 + 2 g2 eta (T - T* + 1)/scale``, ``R-(T) = (N/K)^2 + 2 q_min g2 eta (T - T*)/scale``.
+``R+(T) = (N/K)^2 + 2 g2 eta (T - T* + 1)/scale``, ``R-(T) = (N/K)^2 + 2 q_min g2 eta (T - T* - 1)/scale``.
 
 Each statement is ``lhs <= rhs`` (``relation = "le"``) or ``lhs >= rhs`` (``"ge"``) at every step
 of its window (``T >= T* + offset`` for ``after_T_star``). Statements about one step ``t -> t+1``
@@ -69,8 +69,8 @@ STATEMENTS: tuple[Statement, ...] = (
               "Delta(C2+C3) <= eta 8 pi M/(K^3 D^3) exp(-2(C2+C3)/D) for T >= T*",
               "delta_C2_plus_C3", "le", 0, "dx_printed_upper"),
     Statement("D19.corrected.lower", "Lemma D.19", "corrected", "lower",
-              "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) (1 - |C1(T)/C1*(T) - 1|) for T >= T*",
-              "delta_C2_plus_C3", "ge", 0, "dx_lower_factor"),
+              "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) (1 - exp((C2+C3)/scale) |C1(T)/C1*(T) - 1|) "
+              "for T >= T*", "delta_C2_plus_C3", "ge", 0, "dx_lower_lag"),
     Statement("D19.corrected.upper", "Lemma D.19", "corrected", "upper",
               "Delta(C2+C3) <= eta g2 exp(-2(C2+C3)/scale) for T >= T*",
               "delta_C2_plus_C3", "le", 0, "dx_upper"),
@@ -133,10 +133,17 @@ PAIR = frozenset({"D9.printed.lower", "D9.printed.upper", "D10.corrected", "D11.
 
 # The correction of Lemma D.19's lower side as first stated (no lag factor): false at T* for
 # some instances (the derivation assumed C1 = C1*); decided and reported apart ("superseded").
+# The second restatement (lag factor 1 - |C1/C1* - 1|) is false at T* when D >= 6K or so (the proof
+# sweep, docs/proofs.md): the relative sensitivity of Delta(C2+C3) to C1 near the slow manifold is
+# about -1/e = -exp((C2+C3)/scale), not -1; the statement above carries that factor.
 SUPERSEDED: tuple[Statement, ...] = (
     Statement("D19.corrected.lower.superseded", "Lemma D.19", "corrected", "lower",
               "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) for T >= T* (first correction, without "
               "the factor 1 - |C1/C1* - 1|)", "delta_C2_plus_C3", "ge", 0, "dx_lower"),
+    Statement("D19.corrected.lower.lag1", "Lemma D.19", "corrected", "lower",
+              "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) (1 - |C1(T)/C1*(T) - 1|) for T >= T* (second "
+              "correction: the lag factor without exp((C2+C3)/scale))", "delta_C2_plus_C3", "ge", 0,
+              "dx_lower_factor"),
 )
 
 BY_KEY = {s.key: s for s in STATEMENTS + SUPERSEDED}

@@ -1,0 +1,286 @@
+"""Proof sweep: :func:`rdyn.verification.proofs.engine.prove` over a grid of Model A instances
+(``rdyn prove --grid``; docs/proofs.md, "Proof sweep"), with the per-statement table of
+certified / refuted / undecided counts, printed and corrected (seed 000, Appendix D).
+
+Grid syntax: that of ``rdyn sweep --grid`` (:mod:`rdyn.reduced_dynamics.model_a.grid`: ``KEY=VALUES``
+separated by ``;``, a comma list or ``LO:HI:N``, Cartesian product, last key fastest) over the keys
+D, K, activation (identity, relu, leaky), kappa, vstar_norm2, eta and logit_scale. ``eta`` also takes
+the words ``paper`` (the papers' step-size condition ``min(K/D, K^3 (D-K)/(M D^3 (D+1)))`` of
+Lemmas D.5 and D.9, ``rdyn prove``'s default) and ``half_limit`` (``eta_limit/2`` exactly; ``auto``
+is a synonym, as in ``rdyn sweep``). Points outside the papers' hypotheses (``K >= D``,
+``D <= 2K``, ``eta >= eta_limit``) are not instances: they are listed under ``skipped`` with the
+hypothesis, as are points whose float64 T* exceeds the cost cap ``max_tstar`` (the iteration costs
+about ``2 T*`` certified steps).
+
+Each instance is proved by the single-instance engine; nothing here decides a verdict. The rows
+keep each statement's verdict, smallest certified margins, the counterexample's step and ratio
+(40 digits) and the undecided reason; :func:`table` counts the verdicts per statement.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from rdyn.verification.proofs import statements as st
+from rdyn.verification.proofs.engine import Instance
+
+ETA_WORDS = ("paper", "half_limit", "auto")
+ACTIVATIONS = ("identity", "relu", "leaky")
+SCALES = ("D", "sqrtD")
+VERDICTS = ("proved", "certified", "refuted", "undecided")
+
+
+def paper_eta(D: int, K: int, vstar_norm2: float) -> float:
+    """The papers' step-size condition ``min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1)))`` (Lemmas D.5 and
+    D.9), as the float ``rdyn prove`` uses by default."""
+    from rdyn.verification.claims.trajectories import paper_eta as eta
+
+    return eta(D, K, vstar_norm2)
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One instance of the grid and how its eta was chosen (``paper``, ``half_limit`` or
+    ``given``)."""
+
+    instance: Instance
+    eta_rule: str
+
+
+def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
+    """The grid's instances (in grid order) and the points skipped as outside the papers'
+    hypotheses (``{"point": ..., "reason": ...}``). ValueError with a one-line ``--grid`` message
+    for bad syntax or values."""
+    from fractions import Fraction
+
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
+    from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values, parse_grid
+
+    if not text.strip():
+        raise ValueError("--grid is empty")
+
+    words: list[str] = []
+    numbers: list = []
+    parts = []
+    for part in text.split(";"):
+        key = part.split("=", 1)[0].strip() if "=" in part else None
+        if key is not None and ALIASES.get(key, key) == "eta":
+            if words or numbers:
+                raise ValueError("--grid: key eta given twice")
+            items = [s.strip() for s in part.split("=", 1)[1].split(",")]
+            words = [s for s in items if s in ETA_WORDS]
+            rest = [s for s in items if s not in ETA_WORDS]
+            if len(set(words)) != len(words) or ("auto" in words and "half_limit" in words):
+                raise ValueError(f"--grid: eta word given twice in {part.strip()!r}")
+            try:
+                numbers = _values("eta", ",".join(rest)) if rest else []
+            except ValueError as exc:
+                raise ValueError(f"{exc} (eta: numbers, or the words paper and half_limit)") from None
+            if not words and not numbers:
+                raise ValueError("--grid: no values for eta")
+            continue
+        if key == "sigma_prime_zero":
+            raise ValueError("--grid: key sigma_prime_zero does not apply to rdyn prove (sigma'(0) = 1)")
+        parts.append(part)
+    base = parse_grid(";".join(p for p in parts if p.strip()) or "D=12")
+    rules = [("given", v) for v in numbers] + [("paper" if w == "paper" else "half_limit", None) for w in words]
+    rules = rules or [("paper", None)]
+    points, skipped = [], []
+    for point in base:
+        for rule, value in rules:
+            D, K, act = point["D"], point["K"], point["activation"]
+            kappa = point["kappa"] if act == "leaky" else 0.0
+            shown = {"D": D, "K": K, "activation": act, "kappa": kappa if act == "leaky" else None,
+                     "vstar_norm2": point["vstar_norm2"], "eta": rule if rule != "given" else value,
+                     "logit_scale": point["logit_scale"]}
+            if act not in ACTIVATIONS:
+                raise ValueError(f"--grid: activation must be one of {', '.join(ACTIVATIONS)} for rdyn prove, "
+                                 f"got {act!r}")
+            if point["logit_scale"] not in SCALES:
+                raise ValueError(f"--grid: logit_scale must be D or sqrtD, got {point['logit_scale']!r}")
+            if not point["vstar_norm2"] > 0 or (act == "leaky" and not 0 <= kappa < 1):
+                raise ValueError(f"--grid: vstar_norm2 must be > 0 and kappa in [0, 1), got {shown}")
+            if not 1 <= K < D:
+                skipped.append({"point": shown, "reason": "K >= D (Lemma D.2: 1 <= K < D)"})
+                continue
+            if D <= 2 * K:
+                skipped.append({"point": shown, "reason": "D <= 2K (p(0) = 1/D >= 1/(2K): T* = 0, no three "
+                                                          "phases, Lemmas D.13-D.16)"})
+                continue
+            eta = {"given": value, "paper": paper_eta(D, K, point["vstar_norm2"]), "half_limit": None}[rule]
+            if eta is not None:
+                if not eta > 0:
+                    raise ValueError(f"--grid: eta must be > 0, got {eta!r}")
+                limit = eta_limit_fraction(TeacherConfig(D=D, K=K, activation=act, kappa=kappa))
+                if Fraction(repr(float(eta))) >= limit:
+                    skipped.append({"point": shown, "reason": f"eta >= eta_limit = {float(limit):.6g} (the C1 "
+                                                              f"update must contract)"})
+                    continue
+            inst = Instance(D=D, K=K, activation=act, kappa=kappa, vstar_norm2=point["vstar_norm2"], eta=eta,
+                            logit_scale=point["logit_scale"])
+            points.append(GridPoint(inst, rule))
+    return points, skipped
+
+
+def float_tstar(points: list[GridPoint], cap: int) -> list[int | None]:
+    """T* of each instance from the float64 batch iteration (:func:`run_batch`), run for ``cap``
+    steps (None: not reached by then). Used only to choose which instances to prove."""
+    from rdyn.reduced_dynamics.model_a.batch import run_batch
+
+    rows = run_batch([p.instance.config() for p in points], cap).rows
+    return [r["T_star"] for r in rows]
+
+
+def _fmt(x) -> float | None:
+    return None if x is None else float(x)
+
+
+def summary(point: GridPoint, report) -> dict:
+    """One row of the sweep: the instance, T*, t1, seconds, boxes, and per statement the verdict
+    with its certificate's margins, its counterexample's step and ratio, or its reason."""
+    def row(r):
+        c, x = r.certificate or {}, r.counterexample
+        return {"key": r.statement.key, "label": r.statement.label, "form": r.statement.form,
+                "side": r.statement.side, "verdict": r.verdict,
+                "min_margin": _fmt(c.get("min_margin")), "margin_on_region": _fmt(c.get("margin_on_region")),
+                "counterexample": None if x is None else {"step": x["step"], "ratio": x["ratio"]},
+                "reason": r.reason}
+
+    region = report.region or {}
+    return {"instance": {**point.instance.to_dict(), "eta_rule": point.eta_rule}, "T_star": report.T_star,
+            "t1": report.detail.get("t1"), "seconds": round(report.seconds, 3), "boxes": region.get("boxes"),
+            "statements": [row(r) for r in report.results], "superseded": [row(r) for r in report.superseded],
+            "error": None}
+
+
+def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None) -> dict:
+    """:func:`summary` of the engine's proof of one grid point (the task a Dask worker runs)."""
+    from rdyn.verification.proofs.engine import DEFAULT_MAX_BOXES, prove
+
+    report = prove(point.instance, labels, max_steps=max_steps,
+                   max_boxes=DEFAULT_MAX_BOXES if max_boxes is None else max_boxes)
+    return summary(point, report)
+
+
+def _error_row(point: GridPoint, exc: BaseException) -> dict:
+    return {"instance": {**point.instance.to_dict(), "eta_rule": point.eta_rule}, "T_star": None, "t1": None,
+            "seconds": None, "boxes": None, "statements": [], "superseded": [],
+            "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+
+
+def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None, scheduler=None,
+        progress=None, on_row=None) -> list[dict]:
+    """Prove every point; rows in grid order. ``scheduler``: a Dask distributed scheduler address
+    (or a ``Client``): one task per instance on its workers; else one after another in this
+    process. ``progress(i, n, row)`` after each instance; ``on_row(rows_so_far)`` too (the CLI
+    rewrites ``--out`` with what is proved so far). An instance whose proof raises is a row with
+    ``error`` (and no verdicts); the sweep goes on."""
+    rows: list = [None] * len(points)
+    done = 0
+
+    def finish(i, row):
+        nonlocal done
+        rows[i] = row
+        done += 1
+        if progress is not None:
+            progress(done, len(points), row)
+        if on_row is not None:
+            on_row([r for r in rows if r is not None])
+
+    if scheduler is None:
+        for i, p in enumerate(points):
+            try:
+                row = prove_point(p, labels, max_steps, max_boxes)
+            except (ArithmeticError, AssertionError, ValueError) as exc:
+                row = _error_row(p, exc)
+            finish(i, row)
+        return rows
+    from distributed import Client, as_completed
+
+    own = not isinstance(scheduler, Client)
+    client = Client(scheduler) if own else scheduler
+    try:
+        futures = {client.submit(prove_point, p, labels, max_steps, max_boxes, pure=False): i
+                   for i, p in enumerate(points)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                row = future.result()
+            except (ArithmeticError, AssertionError, ValueError) as exc:
+                row = _error_row(points[i], exc)
+            finish(i, row)
+    finally:
+        if own:
+            client.close()
+    return rows
+
+
+def table(rows: list[dict]) -> list[dict]:
+    """Verdict counts per statement (key order of :mod:`.statements`, superseded last): one dict
+    ``{key, label, form, side, proved, certified, refuted, undecided}``; instances whose proof
+    raised are not counted (see ``errors`` of :func:`result`)."""
+    out = []
+    for s in st.STATEMENTS + st.SUPERSEDED:
+        counts = dict.fromkeys(VERDICTS, 0)
+        seen = False
+        for r in rows:
+            for x in r["statements"] + r["superseded"]:
+                if x["key"] == s.key:
+                    counts[x["verdict"]] += 1
+                    seen = True
+        if seen:
+            out.append({"key": s.key, "label": s.label, "form": "superseded" if s in st.SUPERSEDED else s.form,
+                        "side": s.side, **counts})
+    return out
+
+
+def result(grid: str, points, skipped, rows, seconds: float, max_tstar=None) -> dict:
+    """The ``--json`` object of ``rdyn prove --grid``."""
+    return {"grid": grid, "max_tstar": max_tstar, "instances": rows, "skipped": skipped, "table": table(rows),
+            "counts": {"instances": len(points), "skipped": len(skipped),
+                       "errors": sum(1 for r in rows if r["error"] is not None)},
+            "seconds": round(seconds, 3)}
+
+
+SUPERSEDED_NAMES = {"D19.corrected.lower.superseded": "superseded (no lag factor)",
+                    "D19.corrected.lower.lag1": "superseded (lag factor without exp(x/scale))"}
+
+
+def markdown_table(res: dict) -> str:
+    """The table of docs/proofs.md ("Proof sweep"): one line per statement."""
+    lines = ["| statement | key | form | side | proved | certified | refuted | undecided |",
+             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for t in res["table"]:
+        form = SUPERSEDED_NAMES.get(t["key"], t["form"])
+        lines.append(f"| {t['label']} | `{t['key']}` | {form} | {t['side'] or '–'} | {t['proved']} | {t['certified']} | "
+                     f"{t['refuted']} | {t['undecided']} |")
+    return "\n".join(lines)
+
+
+def prove_grid(grid: str, labels=None, *, max_steps=None, max_boxes=None, max_tstar=None, scheduler=None,
+               progress=None, on_row=None) -> dict:
+    """Parse ``grid``, drop the points beyond the cost cap, prove the rest (:func:`run`); the
+    :func:`result` object."""
+    t0 = time.perf_counter()
+    points, skipped = parse(grid)
+    if max_tstar is not None and points:
+        kept = []
+        for p, T in zip(points, float_tstar(points, max_tstar + 1)):
+            if T is None:
+                d = p.instance.to_dict()
+                skipped.append({"point": {k: d[k] for k in ("D", "K", "activation", "kappa", "vstar_norm2", "eta",
+                                                             "logit_scale")} | {"eta_rule": p.eta_rule},
+                                "reason": f"float64 T* > --max-tstar {max_tstar} (cost cap)"})
+            else:
+                kept.append(p)
+        points = kept
+    rows = run(points, labels, max_steps=max_steps, max_boxes=max_boxes, scheduler=scheduler, progress=progress,
+               on_row=None if on_row is None else (lambda rs: on_row(result(grid, points, skipped, rs,
+                                                                              time.perf_counter() - t0,
+                                                                              max_tstar))))
+    return result(grid, points, skipped, rows, time.perf_counter() - t0, max_tstar)
+
+
+def dumps(res: dict) -> str:
+    return json.dumps(res, allow_nan=False) + "\n"
