@@ -83,8 +83,53 @@ def prove_grid_text(instance: dict) -> str:
     return ";".join(parts)
 
 
-# ledger labels decided by rdyn prove (Model A)
-PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+# ledger labels decided by rdyn prove (Model A): entry and correction. Lemma D.10: the printed hypothesis
+# p(t) <= 1/(2 pi D K) is certified never to hold (the vacuous_condition discrepancy) and the corrected
+# statement (C1* increasing while p <= p_c, decreasing after; p_c the certified unique zero of dC1*/dp)
+# is rdyn prove's D10.corrected, certified at every instance of PROVE_INSTANCES (tests/test_prove.py
+# test_d9_remaining_appendix_d_statements pins its margin at D = 9, K = 3; test_listed_instances_are_certified
+# and tests/test_prove_sweep.py test_strength_instances_are_certified require it certified at the others).
+PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.10", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)",
+                   "Lemma D.18", "Lemma D.19")
+# corrections (only) certified by rdyn prove at PROVE_INSTANCES. Lemma D.17 (threshold): "p(T*) >= 1/(2K) is
+# reached; p(t) < 1/K for all t and p -> 1/K": the iteration certifies T* as the first step with p >= 1/(2K)
+# (every earlier step certainly below it; a straddling ball stops the proof), 1/K - p = N e/(K (K + N e)) > 0
+# exactly, and p -> 1/K follows from the certified corrected D.18 lower side (1/K - p(T) <=
+# (D-K)/(K(D-K+K sqrt(R-(T)))), R- growing linearly in T). tests/test_prove.py pins T* = 156931 at D = 9, K = 3.
+CORRECTIONS_BY_PROVE = PROVED_BY_PROVE + ("Lemma D.17 (threshold)",)
+
+# Model B: rdyn prove --paper B (verify/proofs/model_b.py) certifies Theorem B.3 at the corrected eta_max for
+# every S0 in the interval: the loss decreases at every step, Part 1's descent inequality, gamma_t increases
+# monotonically to gamma* (the printed eta_max: Part 1 and the monotone gamma refuted). The first two
+# instances are the ledger's validation instance (B.noln.eta_max_descent.*: Task 2, d = 4, spectrum
+# 3,1,1,1, both targets; its check samples S0 = 1, the proof covers S0 in [0.25, 16]); the rest are the
+# instances tests/test_prove_model_b.py pins. tests/test_strength.py::test_model_b_instances_are_certified
+# runs the proof at each and requires these statements certified.
+PROVE_B_INSTANCES = (
+    {"paper": "B", "model": "noln", "data": "spectrum", "d": 4, "spectrum": "3,1,1,1", "target": "unnormalized",
+     "s0": "0.25,16"},
+    {"paper": "B", "model": "noln", "data": "spectrum", "d": 4, "spectrum": "3,1,1,1", "target": "normalized",
+     "s0": "0.25,16"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 16, "n": 32, "target": "unnormalized", "s0": "0.25,16"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 16, "n": 32, "target": "unnormalized", "s0": "0.01,100"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 4, "n": 8, "target": "unnormalized", "s0": "0.25,16"},
+    {"paper": "B", "model": "noln", "data": "spectrum", "d": 5, "spectrum": "5,4,3,2,1", "target": "unnormalized",
+     "s0": "0.25,16"},
+)
+# (label, form, quantity) of rdyn prove --paper B's statements that back each Model B label
+B3_STATEMENTS = {
+    "Theorem B.3 (eta_max)": (("Theorem B.3 (eta_max)", "corrected", "loss"),
+                              ("Theorem B.3 (Part 1)", "corrected", "descent_lemma"),
+                              ("Theorem B.3 (eta_max)", "corrected", "gamma")),
+    "Theorem B.3 (Part 1)": (("Theorem B.3 (Part 1)", "corrected", "descent_lemma"),),
+}
+# Model B labels certified by rdyn prove --paper B: the correction of Theorem B.3 (eta_max) (the corrected
+# eta_max is a step size at which the theorem's conclusions hold, at eta = eta_max itself), and the entry
+# Theorem B.3 (Part 1) (a pass: its check runs Part 1 at the derived eta_max). Theorem B.3 (Part 3)'s
+# correction (0 < eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2))) is a range of step sizes: the proof covers
+# eta = eta_max only, so it stays sampled (docs/claims.md, "Strength").
+B_CORRECTIONS_BY_PROVE = ("Theorem B.3 (eta_max)",)
+B_ENTRIES_BY_PROVE = ("Theorem B.3 (Part 1)",)
 
 
 def _matches(check_id: str, pattern: str) -> bool:
@@ -102,6 +147,11 @@ def of_check(check_id: str) -> str:
 
 DERIVED_RATE_DOMAIN = ("the derived leading-order law as T -> oo (slow-manifold limit of the map, sympy limits) "
                        "compared exactly with the printed form, for every D > K >= 1, eta > 0, ||V*||^2 > 0")
+
+
+def _certified_b(label: str) -> dict:
+    return {"instances": [dict(i) for i in PROVE_B_INSTANCES], "by": "rdyn prove --paper B (docs/proofs.md, Model B)",
+            "statements": [{"label": a, "form": f, "quantity": q} for a, f, q in B3_STATEMENTS[label]]}
 
 
 def _basis(strength: str, ids) -> dict:
@@ -130,12 +180,16 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
         return None, None
     if paper == "A" and label in PROVED_BY_PROVE:
         return "certified", _basis("certified", ())
+    if paper == "B" and label in B_ENTRIES_BY_PROVE:
+        return "certified", _certified_b(label)
     return of_checks(deciding_ids)
 
 
 def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dict | None]:
     """(strength, basis) of a correction's verdict."""
-    if paper == "A" and label in PROVED_BY_PROVE:
+    if paper == "A" and label in CORRECTIONS_BY_PROVE:
         return "certified", _basis("certified", ())
+    if paper == "B" and label in B_CORRECTIONS_BY_PROVE:
+        return "certified", _certified_b(label)
     strength, basis = of_checks(deciding_ids)
     return (strength or "sampled"), (basis or {"points": []})

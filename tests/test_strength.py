@@ -1,0 +1,53 @@
+"""What the ledger's ``proved`` and ``certified`` strengths rest on (verify/claims/strength.py;
+docs/claims.md, "Strength"): each backing is re-established here, so a strength cannot outlive it.
+
+* Model B: ``rdyn prove --paper B`` at every instance of ``PROVE_B_INSTANCES`` certifies the
+  statements ``B3_STATEMENTS`` names (Theorem B.3 at the corrected eta_max), and refutes the
+  printed eta_max's Part 1 (so the proof tells the two forms apart);
+* Model A: the corrections ``rdyn prove`` certifies (tests/test_prove.py, tests/test_prove_sweep.py
+  run the proofs) and the sympy identities of ``rdyn.derivations.correction_identities`` (each
+  difference simplifies to exactly 0; a mutated form does not).
+"""
+from __future__ import annotations
+
+import pytest
+
+import rdyn
+from rdyn.verification.claims import strength
+
+
+def _prove_kwargs(inst: dict) -> dict:
+    return {k: v for k, v in inst.items()}
+
+
+@pytest.mark.parametrize("index", range(len(strength.PROVE_B_INSTANCES)))
+def test_model_b_instances_are_certified(index):
+    inst = strength.PROVE_B_INSTANCES[index]
+    d = rdyn.prove(**_prove_kwargs(inst)).to_dict()
+    got = {(s["label"], s["form"], s["quantity"]): s for s in d["statements"]}
+    lo, hi = (float(x) for x in inst["s0"].split(","))
+    for label in strength.B_CORRECTIONS_BY_PROVE + strength.B_ENTRIES_BY_PROVE:
+        for key in strength.B3_STATEMENTS[label]:
+            s = got[key]
+            assert s["verdict"] == "certified", (inst, key, s["reason"])
+            assert s["certificate"]["S0"] == [lo, hi] and s["certificate"]["min_margin"] > 0
+    # the printed eta_max's Part 1 fails near the crossing S0 = 4 sqrt(1 + 16 gamma*^2) (inside every interval)
+    assert got[("Theorem B.3 (Part 1)", "printed", "descent_lemma")]["verdict"] == "refuted"
+
+
+def test_model_b_strengths():
+    s, basis = strength.of_correction("B", "Theorem B.3 (eta_max)", ["B.noln.eta_max_descent.spectrum"])
+    assert s == "certified" and basis["instances"][0]["spectrum"] == "3,1,1,1"
+    assert {"label": "Theorem B.3 (Part 1)", "form": "corrected", "quantity": "descent_lemma"} in basis["statements"]
+    assert strength.of_entry("B", "Theorem B.3 (Part 1)", "pass", ["B.claim.B3.descent"])[0] == "certified"
+    # Part 3's correction is a range of step sizes; the proof covers eta = eta_max only
+    assert strength.of_correction("B", "Theorem B.3 (Part 3)", ["B.noln.eta_max_descent.normalized"])[0] == "sampled"
+
+
+def test_model_a_prove_strengths():
+    for label in ("Lemma D.10", "Lemma D.17 (threshold)", "Lemma D.18"):
+        s, basis = strength.of_correction("A", label, ["A.errata.D10"])
+        assert s == "certified" and len(basis["instances"]) == len(strength.PROVE_INSTANCES)
+    assert strength.of_entry("A", "Lemma D.10", "discrepancy", ["A.claim.D10"])[0] == "certified"
+    # the threshold's entry (p(T*) >= 1/2 unreachable) is not what rdyn prove decides
+    assert strength.of_entry("A", "Lemma D.17 (threshold)", "discrepancy", ["A.claim.D17.threshold"])[0] == "sampled"
