@@ -51,3 +51,30 @@ def test_model_a_prove_strengths():
     assert strength.of_entry("A", "Lemma D.10", "discrepancy", ["A.claim.D10"])[0] == "certified"
     # the threshold's entry (p(T*) >= 1/2 unreachable) is not what rdyn prove decides
     assert strength.of_entry("A", "Lemma D.17 (threshold)", "discrepancy", ["A.claim.D17.threshold"])[0] == "sampled"
+
+
+@pytest.mark.parametrize("name", sorted(__import__("rdyn.derivations.correction_identities",
+                                                   fromlist=["IDENTITIES"]).IDENTITIES))
+def test_correction_identity_is_exact_and_the_printed_form_is_not(name):
+    """The sympy identity behind a ``proved`` correction simplifies to exactly 0; with the printed form
+    in place of the corrected one (S identity: K(D-K) for sqrt(K(D-K)); D.6: arctan without the
+    square root and no sin(2 beta); D.8: + p F1) it does not."""
+    import sympy as sp
+
+    from rdyn.derivations import correction_identities as ci
+
+    assert sp.simplify(ci.difference(name)) == 0
+    assert sp.simplify(ci.difference(name, mutated=True)) != 0
+
+
+def test_proved_corrections_cite_their_identities():
+    from rdyn.derivations import correction_identities as ci
+
+    for label, names in (("Theorem 3.1 (proof: S identity)", ["S_identity"]),
+                         ("Lemma D.6", ["D6_A_of_t.relu", "D6_A_of_t.leaky"]),
+                         ("Lemma D.8", ["D8_coefficient.identity", "D8_coefficient.relu", "D8_coefficient.leaky"])):
+        s, basis = strength.of_correction("A", label, ["A.gradWKQ.relu"])
+        assert s == "proved" and [i["name"] for i in basis["identities"]] == names
+        assert all(i["domain"] == ci.IDENTITIES[i["name"]].domain for i in basis["identities"])
+    # a correction no identity proves keeps the strength of its checks
+    assert strength.of_correction("A", "Lemma F.3 (intermediate)", ["A.printedF.F3.restored"])[0] == "sampled"

@@ -149,6 +149,22 @@ DERIVED_RATE_DOMAIN = ("the derived leading-order law as T -> oo (slow-manifold 
                        "compared exactly with the printed form, for every D > K >= 1, eta > 0, ||V*||^2 > 0")
 
 
+def _proved_by_identities(paper: str, label: str, ids) -> dict | None:
+    """The ``proved`` basis of a correction that rdyn.derivations.correction_identities proves (None if
+    none does): each identity's two sides, domain and exact rewrites (tests/test_strength.py re-proves
+    each: the difference simplifies to exactly 0, the printed form's does not)."""
+    from rdyn.derivations import correction_identities as ci
+
+    found = ci.for_label(paper, label)
+    if not found:
+        return None
+    return {"domain": "; ".join(f"{i.name}: {i.domain}" for i in found),
+            "identities": [{"name": i.name, "lhs": i.lhs, "rhs": i.rhs, "domain": i.domain, "rewrites": i.rewrites}
+                           for i in found],
+            "by": "exact sympy identities (rdyn.derivations.correction_identities): lhs - rhs simplifies to 0",
+            "checks": list(ids)}
+
+
 def _certified_b(label: str) -> dict:
     return {"instances": [dict(i) for i in PROVE_B_INSTANCES], "by": "rdyn prove --paper B (docs/proofs.md, Model B)",
             "statements": [{"label": a, "form": f, "quantity": q} for a, f, q in B3_STATEMENTS[label]]}
@@ -191,5 +207,8 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
         return "certified", _basis("certified", ())
     if paper == "B" and label in B_CORRECTIONS_BY_PROVE:
         return "certified", _certified_b(label)
+    proved = _proved_by_identities(paper, label, deciding_ids)
+    if proved is not None:
+        return "proved", proved
     strength, basis = of_checks(deciding_ids)
     return (strength or "sampled"), (basis or {"points": []})

@@ -1,0 +1,165 @@
+"""Exact sympy identities that prove corrections of the claims ledger for every parameter value in a
+stated domain (docs/claims.md, "Strength": ``proved``). Each identity is a difference ``lhs - rhs``
+brought to a normal form by exact rewrites only (named below) and simplified: it is proved when the
+result is exactly 0 (:func:`holds`); :func:`difference` with ``mutated=True`` puts the printed (or a
+perturbed) form in place of the corrected one, which must not simplify to 0 (tests/test_strength.py).
+
+* ``S_identity`` (proof of Theorem 3.1, Step 3, seed 000): every column of the attention matrix S has
+  K in-group entries p and D-K out-group entries q = (1-Kp)/(D-K); S* has 1/K in-group and 0 out-group,
+  so ``||S - S*||_F^2 = D (K (1/K - p)^2 + (D-K) q^2)``, which equals ``(D (1-Kp)/sqrt(K (D-K)))^2``;
+  both are >= 0 for ``p <= 1/K``, so ``||S - S*||_F = D (1-Kp)/sqrt(K(D-K))``.
+* ``D6_A_of_t.<activation>`` (Lemma D.6): rdyn.derivations.gaussian's closed form of
+  ``A = E[s(x1) s'(x1+x2) x1]``, ``x1 ~ N(0, K p^2)``, ``x2 ~ N(0, (1-Kp)^2/(D-K))``, equals
+  ``(1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 (beta + sin(2 beta)/2)/(2 pi)``,
+  ``beta = atan(sqrt(K(D-K)) p/(1-Kp))`` (ReLU: kappa = 0). Rewrite used:
+  ``acos(x) = pi/2 - atan(x/sqrt(1-x^2))`` for ``0 <= x < 1``.
+* ``D8_coefficient.<activation>`` (proof of Lemma D.8): the in-group coefficient of grad_{W_KQ} L
+  derived from the collapsed map, ``-(C2(t+1) - C2(t))/eta`` of rdyn.derivations.catalog's
+  ``C2_next_positive`` written in p, equals ``-(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1))`` with the
+  activation's Appendix F expectations (identity, ReLU, Leaky ReLU with kappa symbolic). Exact route for
+  ReLU and Leaky ReLU (both sides carry arctan/arccos terms): ``acos(x) = atan(sqrt(1-x^2)/x)`` for
+  ``0 < x <= 1``, then ``p = tau/(sqrt(K N) + K tau)`` with ``tau = tan(beta) > 0`` (a bijection onto
+  ``0 < p < 1/K``), after which every angle is ``atan(1/tau)``, ``atan(-1/tau) = -atan(1/tau)`` or
+  ``atan(tau) = pi/2 - atan(1/tau)`` and is replaced by one symbol ``theta``: the rest is algebraic.
+
+Lowest layer (sympy only; imports nothing above rdyn.derivations).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+ACTIVATIONS_D6 = ("relu", "leaky")
+ACTIVATIONS_D8 = ("identity", "relu", "leaky")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """One identity: the ledger correction it proves, the two sides in words and the domain."""
+
+    name: str
+    paper: str
+    label: str
+    lhs: str
+    rhs: str
+    domain: str
+    rewrites: str
+
+
+IDENTITIES: dict[str, Identity] = {
+    "S_identity": Identity(
+        "S_identity", "A", "Theorem 3.1 (proof: S identity)",
+        "||S - S*||_F^2 = D (K (1/K - p)^2 + (D-K) ((1-Kp)/(D-K))^2) (the attention structure)",
+        "(D (1 - K p)/sqrt(K (D-K)))^2",
+        "every D > K >= 1 and 0 <= p <= 1/K (both sides of the unsquared identity are >= 0)",
+        "none (a rational identity in K, D-K, 1-Kp)"),
+    **{f"D6_A_of_t.{a}": Identity(
+        f"D6_A_of_t.{a}", "A", "Lemma D.6",
+        "E[s(x1) s'(x1+x2) x1], x1 ~ N(0, K p^2), x2 ~ N(0, (1-Kp)^2/(D-K)) (rdyn.derivations.gaussian's closed form)",
+        "(1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 (beta + sin(2 beta)/2)/(2 pi), "
+        "beta = atan(sqrt(K(D-K)) p/(1-Kp))" + (" at kappa = 0" if a == "relu" else ""),
+        "every D > K >= 1, 0 < p < 1/K" + (", 0 <= kappa" if a == "leaky" else ""),
+        "acos(x) = pi/2 - atan(x/sqrt(1-x^2)) (0 <= x < 1)") for a in ACTIVATIONS_D6},
+    **{f"D8_coefficient.{a}": Identity(
+        f"D8_coefficient.{a}", "A", "Lemma D.8",
+        "-(C2(t+1) - C2(t))/eta from the derived collapsed map (rdyn.derivations.catalog, C2_next_positive), in p",
+        "-(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)), F1..F4 the " + a + " Appendix F expectations",
+        "every D > K >= 1, 0 < p < 1/K, C1 > 0, M > 0, eta > 0" + (", 0 <= kappa" if a == "leaky" else ""),
+        "none" if a == "identity" else
+        "acos(x) = atan(sqrt(1-x^2)/x) (0 < x <= 1); p = tau/(sqrt(K N) + K tau), tau > 0; "
+        "atan(-y) = -atan(y), atan(tau) = pi/2 - atan(1/tau) (tau > 0)") for a in ACTIVATIONS_D8},
+}
+
+
+def _s_identity(mutated: bool) -> sp.Expr:
+    K, N, w = sp.symbols("K N w", positive=True)   # N = D - K, w = 1 - K p
+    p = (1 - w) / K
+    D = K + N
+    squared = D * (K * (1 / K - p) ** 2 + N * (w / N) ** 2)
+    claim = D * w / (sp.sqrt(K * N) if not mutated else K * N)   # mutated: the printed K (D-K)
+    return squared - claim**2
+
+
+def _f_values(activation: str, K, N, p) -> dict:
+    """F1..F4 as Appendix F expectations (the definitions of rdyn.verification.checks.model_a)."""
+    from rdyn.derivations import gaussian as g
+
+    q = (1 - K * p) / N
+    var = K * p**2 + N * q**2
+
+    def f(name, a, b, c=sp.Integer(1)):
+        return g.appendix_f(name, activation).subs({g.a_var: a, g.b_var: b, g.c_var: c}, simultaneous=True)
+
+    return {"F1": f("E[x s(x) s'(x)]", var, 0),
+            "F2_1": f("E[x1 s(x1+x2) s'(x1+x2)]", p**2, var - p**2),
+            "F3": f("E[s(x1) s(x1+x2)]", K * p**2, N * q**2),
+            "F4": f("E[x1 s(x1+x2) s'(x1+x2+x3)]", p**2, (K - 1) * p**2, N * q**2)}
+
+
+def _d6(activation: str, mutated: bool) -> sp.Expr:
+    from rdyn.derivations import gaussian as g
+
+    K, N, w, p = sp.symbols("K N w p", positive=True)   # w = 1 - K p > 0 (an independent positive symbol)
+    kappa = sp.Symbol("kappa", nonnegative=True)
+    engine = g.appendix_f("E[x1 s(x1) s'(x1+x2)]", activation)
+    engine = engine.replace(sp.acos, lambda x: sp.pi / 2 - sp.atan(x / sp.sqrt(1 - x**2)))
+    engine = engine.subs({g.a_var: K * p**2, g.b_var: w**2 / N, g.kappa: kappa}, simultaneous=True)
+    k = kappa if activation == "leaky" else sp.Integer(0)
+    if mutated:   # as printed: no square root in the arctan, no sin(2 beta) term
+        b = sp.atan(K * N * p / w)
+        form = (1 + k) ** 2 * K * p**2 / 4 + (1 - k) ** 2 * K * p**2 * b / (2 * sp.pi)
+    else:
+        b = sp.atan(sp.sqrt(K * N) * p / w)
+        form = (1 + k) ** 2 * K * p**2 / 4 + (1 - k) ** 2 * K * p**2 * (b + sp.sin(2 * b) / 2) / (2 * sp.pi)
+    return sp.expand_trig(engine - form)
+
+
+def _d8(activation: str, mutated: bool) -> sp.Expr:
+    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.catalog import model_a_expressions
+
+    K, N, C1, M = ma.K, ma.N, ma.C1, ma.vstar_norm2     # the catalogue's symbols (positive)
+    p = sp.Symbol("p", positive=True)
+    F = _f_values(activation, K, N, p)
+    sign = 1 if mutated else -1                          # mutated: the printed + p F1
+    corrected = -(C1 * M / (K + N)) * ((F["F4"] / p - F["F3"]) / K - C1 * (F["F2_1"] + sign * p * F["F1"]))
+
+    def to_p(e):
+        return ma.to_internal(e).subs(ma.out_group_ratio, (1 / p - K) / N)
+
+    derived = to_p(ma.to_public(-(ma.to_internal(to_p(model_a_expressions(activation)["C2_next_positive"]))
+                                  - ma.C2) / ma.eta))
+    diff = derived - corrected
+    if activation == "identity":
+        return diff
+    tau, theta = sp.Symbol("tau", positive=True), sp.Symbol("theta", positive=True)
+    diff = diff.replace(sp.acos, lambda x: sp.atan(sp.sqrt(1 - x**2) / x))
+    diff = diff.subs(p, tau / (sp.sqrt(K * N) + K * tau))
+    diff = diff.replace(sp.atan, lambda y: sp.atan(sp.factor(sp.simplify(y))))
+    diff = diff.subs({sp.atan(1 / tau): theta, sp.atan(-1 / tau): -theta, sp.atan(tau): sp.pi / 2 - theta})
+    if diff.has(sp.atan):
+        raise ValueError(f"D8 identity ({activation}): an angle other than atan(1/tau) is left")
+    return diff
+
+
+def difference(name: str, mutated: bool = False) -> sp.Expr:
+    """``lhs - rhs`` of the identity ``name`` after the exact rewrites (mutated: the printed form)."""
+    if name == "S_identity":
+        return _s_identity(mutated)
+    kind, activation = name.split(".")
+    if kind == "D6_A_of_t":
+        return _d6(activation, mutated)
+    if kind == "D8_coefficient":
+        return _d8(activation, mutated)
+    raise KeyError(name)
+
+
+def holds(name: str, mutated: bool = False) -> bool:
+    """True iff the difference simplifies to exactly 0 (the proof)."""
+    return sp.simplify(difference(name, mutated)) == 0
+
+
+def for_label(paper: str, label: str) -> tuple[Identity, ...]:
+    """The identities that prove the correction of the ledger entry ``(paper, label)``."""
+    return tuple(i for i in IDENTITIES.values() if (i.paper, i.label) == (paper, label))
