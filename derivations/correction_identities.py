@@ -22,6 +22,15 @@ perturbed) form in place of the corrected one, which must not simplify to 0 (tes
   ``0 < p < 1/K``), after which every angle is ``atan(1/tau)``, ``atan(-1/tau) = -atan(1/tau)`` or
   ``atan(tau) = pi/2 - atan(1/tau)`` and is replaced by one symbol ``theta``: the rest is algebraic.
 
+* ``F3_restored``, ``F4_restored``, ``F6_restored.conditional``, ``F6_restored.integral``,
+  ``F7_restored`` (Lemmas F.3, F.4, F.6, F.7 as restored, ReLU): each restored intermediate form
+  (the extraction's lost square roots put back) equals rdyn.derivations.gaussian's closed form of the
+  expectation it stands for, for every a, b, c > 0 (the variances of x1, x2, x3). The forms are
+  integrated by sympy (``integrate``, exact); F.3/F.4 first over z2 (the indicator gives a normal tail),
+  F.7's inner integral after Gaussian integration by parts
+  (``x2 e^{-x2^2/(2b)} = -b d/dx2 e^{-x2^2/(2b)}``, boundary terms 0). Rewrites used to compare:
+  ``acos(x) = pi/2 - atan(x/sqrt(1-x^2))`` and ``atan(y) + atan(1/y) = pi/2`` (y > 0).
+
 Lowest layer (sympy only; imports nothing above rdyn.derivations).
 """
 from __future__ import annotations
@@ -69,7 +78,83 @@ IDENTITIES: dict[str, Identity] = {
         "none" if a == "identity" else
         "acos(x) = atan(sqrt(1-x^2)/x) (0 < x <= 1); p = tau/(sqrt(K N) + K tau), tau > 0; "
         "atan(-y) = -atan(y), atan(tau) = pi/2 - atan(1/tau) (tau > 0)") for a in ACTIVATIONS_D8},
+    **{name: Identity(
+        name, "A", label, lhs, "rdyn.derivations.gaussian's closed form of " + expectation + " (ReLU)",
+        "every a, b, c > 0 (the variances of x1, x2, x3)", rewrites)
+       for name, label, lhs, expectation, rewrites in (
+           ("F3_restored", "Lemma F.3 (intermediate)", "a E[z1^2 1{z1 >= 0} 1{sqrt(a) z1 + sqrt(b) z2 >= 0}], z1, z2 iid N(0,1)",
+            "E[x1 s(x1) s'(x1+x2)]", "integrate over z2 then z1; acos(x) = pi/2 - atan(x/sqrt(1-x^2)); atan(y) + atan(1/y) = pi/2"),
+           ("F4_restored", "Lemma F.4 (intermediate)", "sqrt(ab) E[z1 z2 1{z1 >= 0} 1{sqrt(a) z1 + sqrt(b) z2 >= 0}], z1, z2 iid N(0,1)",
+            "E[x2 s(x1) s'(x1+x2)]", "integrate over z2 then z1; acos(x) = pi/2 - atan(x/sqrt(1-x^2)); atan(y) + atan(1/y) = pi/2"),
+           ("F6_restored.conditional", "Lemma F.6 (intermediates)", "a/(a+b) E[x4^2 1{x4 >= 0} Phi(x4/sqrt(c))], x4 ~ N(0, a+b)",
+            "E[x1 s(x1+x2) s'(x1+x2+x3)]", "acos(x) = pi/2 - atan(x/sqrt(1-x^2)); atan(y) + atan(1/y) = pi/2"),
+           ("F6_restored.integral", "Lemma F.6 (intermediates)", "a int_0^oo z^2 Phi(lambda z) phi(z) dz, lambda = sqrt((a+b)/c)",
+            "E[x1 s(x1+x2) s'(x1+x2+x3)]", "acos(x) = pi/2 - atan(x/sqrt(1-x^2)); atan(y) + atan(1/y) = pi/2"),
+           ("F7_restored", "Lemma F.7 (intermediate)",
+            "int_0^oo x1 (2 pi a)^(-1/2) e^{-x1^2/(2a)} (int x2 Phi((x1+x2)/sqrt(c)) (2 pi b)^(-1/2) e^{-x2^2/(2b)} dx2) dx1",
+            "E[x2 s(x1) s'(x1+x2+x3)]", "Gaussian integration by parts in x2 (boundary terms 0); "
+            "acos(x) = pi/2 - atan(x/sqrt(1-x^2)); atan(y) + atan(1/y) = pi/2"))},
 }
+
+
+def _phi(v):
+    return sp.exp(-v**2 / 2) / sp.sqrt(2 * sp.pi)
+
+
+def _Phi(v):
+    return (1 + sp.erf(v / sp.sqrt(2))) / 2
+
+
+def _restored_f(name: str, mutated: bool) -> sp.Expr:
+    """restored form - closed form (mutated: the form as printed, with the variances for the standard
+    deviations), ReLU, every a, b, c > 0."""
+    from rdyn.derivations import gaussian as g
+
+    a, b, c = sp.symbols("a b c", positive=True)
+    z1, z2 = sp.symbols("z1 z2", real=True)
+    x = sp.Symbol("x", positive=True)
+    m = mutated
+    if name in ("F3_restored", "F4_restored"):
+        k = a / b if m else sp.sqrt(a / b)
+        if name == "F3_restored":
+            inner = sp.integrate(_phi(z2), (z2, -k * z1, sp.oo))
+            form = a * sp.integrate((z1**2 * inner * _phi(z1)).subs(z1, x), (x, 0, sp.oo))
+            expectation = "E[x1 s(x1) s'(x1+x2)]"
+        else:
+            inner = sp.integrate(z2 * _phi(z2), (z2, -k * z1, sp.oo))
+            form = (a * b if m else sp.sqrt(a * b)) * sp.integrate((z1 * inner * _phi(z1)).subs(z1, x), (x, 0, sp.oo))
+            expectation = "E[x2 s(x1) s'(x1+x2)]"
+    elif name == "F6_restored.conditional":
+        s4, sc = sp.sqrt(a + b), (c if m else sp.sqrt(c))
+        form = a / (a + b) * sp.integrate(x**2 * _Phi(x / sc) * _phi(x / s4) / s4, (x, 0, sp.oo))
+        expectation = "E[x1 s(x1+x2) s'(x1+x2+x3)]"
+    elif name == "F6_restored.integral":
+        lam = sp.sqrt(a + b) / c if m else sp.sqrt((a + b) / c)
+        form = a * sp.integrate(x**2 * _Phi(lam * x) * _phi(x), (x, 0, sp.oo))
+        expectation = "E[x1 s(x1+x2) s'(x1+x2+x3)]"
+    elif name == "F7_restored":
+        na, nb = (1 / (2 * sp.pi * a), 1 / (2 * sp.pi * b)) if m else (1 / sp.sqrt(2 * sp.pi * a), 1 / sp.sqrt(2 * sp.pi * b))
+        sc = c if m else sp.sqrt(c)
+        # x2 e^{-x2^2/(2b)} = -b d/dx2 e^{-x2^2/(2b)}: integration by parts (boundary terms vanish)
+        inner = b * sp.integrate(nb * sp.exp(-z2**2 / (2 * b)) * sp.diff(_Phi((x + z2) / sc), z2), (z2, -sp.oo, sp.oo))
+        form = sp.integrate(x * na * sp.exp(-x**2 / (2 * a)) * inner, (x, 0, sp.oo))
+        expectation = "E[x2 s(x1) s'(x1+x2+x3)]"
+    else:
+        raise KeyError(name)
+    closed = g.appendix_f(expectation, "relu").subs({g.a_var: a, g.b_var: b, g.c_var: c}, simultaneous=True)
+    closed = closed.replace(sp.acos, lambda y: sp.pi / 2 - sp.atan(y / sp.sqrt(1 - y**2)))
+    return _pair_atans(form - closed)
+
+
+def _pair_atans(e: sp.Expr) -> sp.Expr:
+    """Replace atan(1/y) by pi/2 - atan(y) wherever both occur (y > 0 certain)."""
+    e = e.replace(sp.atan, lambda y: sp.atan(sp.simplify(y)))
+    angles = sorted(e.atoms(sp.atan), key=sp.default_sort_key)
+    for u in angles:
+        for v in angles:
+            if u != v and u.args[0].is_positive and e.has(u) and e.has(v) and sp.simplify(u.args[0] * v.args[0] - 1) == 0:
+                e = e.subs(v, sp.pi / 2 - u)
+    return e
 
 
 def _s_identity(mutated: bool) -> sp.Expr:
@@ -147,6 +232,8 @@ def difference(name: str, mutated: bool = False) -> sp.Expr:
     """``lhs - rhs`` of the identity ``name`` after the exact rewrites (mutated: the printed form)."""
     if name == "S_identity":
         return _s_identity(mutated)
+    if name.startswith(("F3_", "F4_", "F6_", "F7_")):
+        return _restored_f(name, mutated)
     kind, activation = name.split(".")
     if kind == "D6_A_of_t":
         return _d6(activation, mutated)

@@ -58,7 +58,8 @@ def test_model_a_prove_strengths():
 def test_correction_identity_is_exact_and_the_printed_form_is_not(name):
     """The sympy identity behind a ``proved`` correction simplifies to exactly 0; with the printed form
     in place of the corrected one (S identity: K(D-K) for sqrt(K(D-K)); D.6: arctan without the
-    square root and no sin(2 beta); D.8: + p F1) it does not."""
+    square root and no sin(2 beta); D.8: + p F1; F.3-F.7: the variances where the restored form has
+    standard deviations) it does not."""
     import sympy as sp
 
     from rdyn.derivations import correction_identities as ci
@@ -72,9 +73,12 @@ def test_proved_corrections_cite_their_identities():
 
     for label, names in (("Theorem 3.1 (proof: S identity)", ["S_identity"]),
                          ("Lemma D.6", ["D6_A_of_t.relu", "D6_A_of_t.leaky"]),
-                         ("Lemma D.8", ["D8_coefficient.identity", "D8_coefficient.relu", "D8_coefficient.leaky"])):
+                         ("Lemma D.8", ["D8_coefficient.identity", "D8_coefficient.relu", "D8_coefficient.leaky"]),
+                         ("Lemma F.3 (intermediate)", ["F3_restored"]), ("Lemma F.4 (intermediate)", ["F4_restored"]),
+                         ("Lemma F.6 (intermediates)", ["F6_restored.conditional", "F6_restored.integral"]),
+                         ("Lemma F.7 (intermediate)", ["F7_restored"])):
         s, basis = strength.of_correction("A", label, ["A.gradWKQ.relu"])
         assert s == "proved" and [i["name"] for i in basis["identities"]] == names
         assert all(i["domain"] == ci.IDENTITIES[i["name"]].domain for i in basis["identities"])
     # a correction no identity proves keeps the strength of its checks
-    assert strength.of_correction("A", "Lemma F.3 (intermediate)", ["A.printedF.F3.restored"])[0] == "sampled"
+    assert strength.of_correction("A", "Theorem 3.1 (loss)", ["A.errata.late.excess_loss"])[0] == "fitted"
