@@ -81,4 +81,29 @@ def test_proved_corrections_cite_their_identities():
         assert s == "proved" and [i["name"] for i in basis["identities"]] == names
         assert all(i["domain"] == ci.IDENTITIES[i["name"]].domain for i in basis["identities"])
     # a correction no identity proves keeps the strength of its checks
-    assert strength.of_correction("A", "Theorem 3.1 (loss)", ["A.errata.late.excess_loss"])[0] == "fitted"
+    assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "fitted"
+
+
+def test_late_phase_rate_is_the_certified_limit():
+    """The late-phase corrections' constants rest on e^2 tau -> scale/(2 g2) (rdyn.derivations.late_phase),
+    the limit the certified region gives (e^-2/T -> 2 eta g2/scale): the two agree exactly, every
+    activation and logit scale."""
+    import sympy as sp
+
+    from rdyn.derivations import late_phase as lp
+    from rdyn.derivations import model_a as ma
+
+    for activation in ("identity", "relu", "leaky"):
+        for scale, value in (("D", ma.D), ("sqrtD", sp.sqrt(ma.D))):
+            lph = lp.late_phase(activation, scale)
+            assert sp.simplify(lph.e_squared_times_tau - value / (2 * lph.g2)) == 0
+            assert sp.simplify(lph.e_squared_times_tau - value / lph.g2) != 0
+
+
+def test_late_rates_are_certified_except_the_large_D_law():
+    for label in strength.LATE_RATES_BY_PROVE:
+        s, basis = strength.of_correction("A", label, ["A.errata.late.excess_loss"])
+        assert s == "certified" and "Stolz-Cesaro" in basis["by"] and basis["instances"]
+    _, ood = strength.of_correction("A", "Section 4.1 (OOD slope)", ["A.errata.ood"])
+    assert {i["logit_scale"] for i in ood["instances"]} == {"D"}
+    assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "fitted"

@@ -98,6 +98,30 @@ PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.10", "Lemma D.13 (attention)", "Lemma D
 # (D-K)/(K(D-K+K sqrt(R-(T)))), R- growing linearly in T). tests/test_prove.py pins T* = 156931 at D = 9, K = 3.
 CORRECTIONS_BY_PROVE = PROVED_BY_PROVE + ("Lemma D.17 (threshold)",)
 
+# The late-phase rates (corrections only): certified at PROVE_INSTANCES (OOD: the logits/D ones, its asymptote
+# being derived for that scale) by this argument, each step backed by a test:
+# (1) rdyn prove certifies Lemma D.19's corrected upper side on the invariant region R, i.e.
+#     0 <= (eta g2 - X)/(e^m eta g2) on R (m = 1; 2 for the identity), X = Delta x/e^2; every box's ball of this
+#     quantity is finite, so it is also <= c := sup_on_region (recorded in the certificate; pinned at D = 9, K = 3
+#     by tests/test_prove.py): |X - eta g2| <= c eta g2 e^m on R, and every state from T0 on lies in R;
+# (2) the certified corrected D.18 lower side gives 1/K - p(T) -> 0, i.e. e_T -> 0;
+# (3) e^-2 grows per step by (2 X/scale) psi(2 e^2 X/scale), psi(v) = (exp(v) - 1)/v -> 1: the increments tend
+#     to 2 eta g2/scale, so e_T^-2/T -> 2 eta g2/scale (Stolz-Cesaro), which is rdyn.derivations.late_phase's
+#     e^2 tau -> scale/(2 g2) (tests/test_strength.py::test_late_phase_rate_is_the_certified_limit; the prover's
+#     eta g2 is late_phase's g2: tests/test_prove.py::test_reduction_matches_late_phase_constants);
+# (4) each quantity is an exact function of (C1, e) (1/K - p = N e/(K (K + N e)); ||S - S*||_F by the proved S
+#     identity; ||W_V - V*||_F = |C1 - 1| ||V*||_F; the excess loss; the OOD quadratic form) with
+#     C1 = C1*(e)(1 + w e^3), w bounded on R: its leading term in e (late_phase's sympy expansion) times the
+#     limit of (3) is the derived constant. Not certified: Lemma D.17's eta T* as D -> oo (a law in D).
+LATE_RATES_BY_PROVE = ("Theorem 3.1 (loss)", "Theorem 3.1 (Step 3)", "Theorem 3.1 (Step 3, W_V)",
+                       "Theorem 3.1 (proof: D^{5/2} order)", "Section 4.1 (OOD slope)")
+LATE_RATE_ARGUMENT = ("rdyn prove certifies, at each instance, Lemma D.19's corrected upper side on an invariant "
+                      "region R with 0 <= (eta g2 - X)/(e^m eta g2) <= sup_on_region (X = Delta(C2+C3)/e^2, m >= 1) and "
+                      "the corrected D.18 lower side (e -> 0); so Delta(e^-2) -> 2 eta g2/scale and e^-2/T -> "
+                      "2 eta g2/scale (Stolz-Cesaro), and each quantity's leading term in e "
+                      "(rdyn.derivations.late_phase, C1 = C1*(e)(1 + w e^3) with w bounded on R) gives the derived "
+                      "constant (docs/claims.md, Strength)")
+
 # Model B: rdyn prove --paper B (verify/proofs/model_b.py) certifies Theorem B.3 at the corrected eta_max for
 # every S0 in the interval: the loss decreases at every step, Part 1's descent inequality, gamma_t increases
 # monotonically to gamma* (the printed eta_max: Part 1 and the monotone gamma refuted). The first two
@@ -205,6 +229,11 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
     """(strength, basis) of a correction's verdict."""
     if paper == "A" and label in CORRECTIONS_BY_PROVE:
         return "certified", _basis("certified", ())
+    if paper == "A" and label in LATE_RATES_BY_PROVE:
+        instances = [dict(i) for i in PROVE_INSTANCES
+                     if label != "Section 4.1 (OOD slope)" or i["logit_scale"] == "D"]
+        return "certified", {"instances": instances, "by": "rdyn prove (docs/proofs.md) and Stolz-Cesaro",
+                             "argument": LATE_RATE_ARGUMENT, "checks": list(deciding_ids)}
     if paper == "B" and label in B_CORRECTIONS_BY_PROVE:
         return "certified", _certified_b(label)
     proved = _proved_by_identities(paper, label, deciding_ids)
