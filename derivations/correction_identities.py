@@ -31,6 +31,22 @@ perturbed) form in place of the corrected one, which must not simplify to 0 (tes
   (``x2 e^{-x2^2/(2b)} = -b d/dx2 e^{-x2^2/(2b)}``, boundary terms 0). Rewrites used to compare:
   ``acos(x) = pi/2 - atan(x/sqrt(1-x^2))`` and ``atan(y) + atan(1/y) = pi/2`` (y > 0).
 
+* ``B3_recursion``, ``B3_delta``, ``B3_descent.<target>``, ``B3_step_bound``, ``B3_k_bound`` (Theorem B.3,
+  seed 003, the no-LN layer from alpha_0 = 0, beta_0^2 = S0): with ``g = gamma/gamma*``,
+  ``sigma = S/gamma*``, ``delta = D/gamma*``, ``k = 2 eta kappa2 gamma*/d``, ``f = 1 - k sigma - k^2 g (1-g)``,
+  ``eps = k^2 g (1-g)``: one GD step of (alpha, beta) gives exactly ``g' - 1 = f (g - 1)`` and
+  ``delta' = (1 - k^2 (g-1)^2) delta``; with the derived loss (each target),
+  ``-(1/2) eta d S F^2 - (L(gamma') - L(gamma)) = kappa2 gamma*^2 (g-1)^2 (k sigma (1 - k sigma) + eps (2 (1 - k sigma) - eps))``;
+  and at the corrected ``eta_max = d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2))`` (``k_max``),
+  ``1/16 - k_max^2 (sigma0^2 + 4) = 12 gamma*^2/(16 (S0^2 + 16 gamma*^2))`` and
+  ``1/256 - k_max^2 = S0^2/(256 (S0^2 + 16 gamma*^2))``, both >= 0. From these, for every 0 < eta <= eta_max
+  (0 < k <= k_max), S0 > 0, gamma* > 0 (:data:`B3_ARGUMENT`): on ``R = {0 <= g <= 1, 0 <= delta <= sigma0}``
+  ``sigma^2 = delta^2 + 4 g^2 <= sigma0^2 + 4``, so ``k sigma <= 1/4``, ``0 <= eps <= k^2/4 <= 1/1024`` and
+  ``f`` lies in ``(0, 1]``: R is invariant and contains the start, gamma_t increases to gamma* without
+  overshoot, the loss ``L* + kappa2 gamma*^2 (g-1)^2`` decreases strictly while ``g != 1`` (``f < 1``: ``k sigma > 0``),
+  and Part 1's bracket is >= 0. The printed ``1`` for ``S0^2`` breaks the step-size bound: at S0 = 10,
+  gamma* = 1/2, ``1/16 - k^2 (sigma0^2 + 4) < 0``.
+
 Lowest layer (sympy only; imports nothing above rdyn.derivations).
 """
 from __future__ import annotations
@@ -95,6 +111,71 @@ IDENTITIES: dict[str, Identity] = {
             "E[x2 s(x1) s'(x1+x2+x3)]", "Gaussian integration by parts in x2 (boundary terms 0); "
             "acos(x) = pi/2 - atan(x/sqrt(1-x^2)); atan(y) + atan(1/y) = pi/2"))},
 }
+
+
+B3_ARGUMENT = (
+    "for every 0 < eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)), S0 > 0, gamma* > 0: on R = {0 <= g <= 1, 0 <= delta <= "
+    "sigma0} (containing the start g = 0, delta = sigma0), sigma^2 = delta^2 + 4 g^2 <= sigma0^2 + 4 so k sigma <= 1/4 "
+    "(B3_step_bound) and eps = k^2 g (1-g) <= 1/1024 (B3_k_bound), hence 0 < f <= 1: g' - 1 = f (g - 1) (B3_recursion) "
+    "keeps g <= g' <= 1 and delta' = (1 - k^2 (g-1)^2) delta (B3_delta) keeps 0 <= delta' <= delta: R is invariant; "
+    "gamma_t increases to gamma* with no overshoot; L - L* = kappa2 gamma*^2 (g-1)^2 decreases strictly while g != 1 "
+    "(f < 1 as k sigma > 0); Part 1's slack (B3_descent) is kappa2 gamma*^2 (g-1)^2 times a bracket >= 0; and "
+    "linear convergence (Part 3): g_t >= g_1 = k sigma0 for t >= 1 and sigma >= 2 g, so "
+    "|g_{t+1} - 1| <= (1 - 2 k^2 sigma0) |g_t - 1|")
+
+for _name, _lhs, _rhs in (
+        ("B3_recursion", "gamma_{t+1}/gamma* - 1 from alpha' = alpha - eta beta F, beta' = beta - eta alpha F "
+         "(F = L'(gamma)/d of the derived loss, gamma = alpha beta)", "f (g - 1), f = 1 - k sigma - k^2 g (1 - g)"),
+        ("B3_delta", "(beta'^2 - alpha'^2)/gamma*", "(1 - k^2 (g-1)^2) (beta^2 - alpha^2)/gamma*"),
+        ("B3_descent.unnormalized", "-(1/2) eta d S F^2 - (L(gamma') - L(gamma)) (the derived loss, unnormalized target)",
+         "kappa2 gamma*^2 (g-1)^2 (k sigma (1 - k sigma) + eps (2 (1 - k sigma) - eps))"),
+        ("B3_descent.normalized", "-(1/2) eta d S F^2 - (L(gamma') - L(gamma)) (the derived loss, normalized target)",
+         "kappa2 gamma*^2 (g-1)^2 (k sigma (1 - k sigma) + eps (2 (1 - k sigma) - eps))"),
+        ("B3_step_bound", "1/16 - k_max^2 (sigma0^2 + 4), k_max = 2 eta_max kappa2 gamma*/d at the corrected eta_max",
+         "12 gamma*^2/(16 (S0^2 + 16 gamma*^2)) (>= 0)"),
+        ("B3_k_bound", "1/256 - k_max^2", "S0^2/(256 (S0^2 + 16 gamma*^2)) (>= 0)")):
+    for _label in ("Theorem B.3 (eta_max)", "Theorem B.3 (Part 3)"):
+        IDENTITIES[f"{_name}@{_label}"] = Identity(
+            _name, "B", _label, _lhs, _rhs, "every d >= 1, kappa2 > 0, gamma* > 0, S0 > 0, 0 < eta <= eta_max "
+            "(corrected); alpha_0 = 0, beta_0^2 = S0", "none (polynomial identities; the argument: " + B3_ARGUMENT + ")")
+del _name, _lhs, _rhs, _label
+
+
+def _b3(name: str, mutated: bool) -> sp.Expr:
+    from rdyn.derivations import model_b as mb
+
+    al, be, gs, k, d, k2, S0 = sp.symbols("alpha beta gamma_s k d kappa2 S0", positive=True)
+    eta = k * d / (2 * k2 * gs)
+    if name in ("B3_step_bound", "B3_k_bound"):
+        c = 1 if mutated else S0**2                     # mutated: the printed 1 for S0^2
+        kmax = 2 * (d / (8 * k2 * sp.sqrt(c + 16 * gs**2))) * k2 * gs / d
+        if name == "B3_k_bound":
+            return sp.Rational(1, 256) - kmax**2 - S0**2 / (256 * (S0**2 + 16 * gs**2))
+        return sp.Rational(1, 16) - kmax**2 * ((S0 / gs) ** 2 + 4) - 12 * gs**2 / (16 * (S0**2 + 16 * gs**2))
+    target = name.split(".")[1] if "." in name else "unnormalized"
+    col = mb.noln_collapsed()[target]
+    loss = col["loss"].subs({mb.kappa2: k2, mb.d: d})
+    Fg = col["F"].subs({mb.kappa2: k2, mb.d: d})
+    star = col["gamma_star"].subs({mb.kappa2: k2})
+    # gamma* as a symbol: kappa3 (normalized) or kappa1 (unnormalized) eliminated through gamma* = star
+    solve_for = mb.kappa3 if target == "normalized" else mb.kappa1
+    (sub,) = sp.solve(sp.Eq(star, gs), solve_for)
+    loss, Fg = sp.expand(loss.subs(solve_for, sub)), sp.expand(Fg.subs(solve_for, sub))
+    g0 = al * be
+    F0 = Fg.subs(mb.gamma, g0)
+    a1, b1 = al - eta * be * F0, be - eta * al * F0
+    g, sigma = g0 / gs, (al**2 + be**2) / gs
+    f = 1 - k * sigma - k**2 * g * (1 - g)
+    if name == "B3_recursion":
+        return sp.expand(a1 * b1 / gs - 1 - (f if not mutated else f + k**2 * g * (1 - g)) * (g - 1))
+    if name == "B3_delta":
+        shrink = 1 - k**2 * (g - 1) ** 2 if not mutated else 1 - k**2 * g**2
+        return sp.expand((b1**2 - a1**2) / gs - shrink * (be**2 - al**2) / gs)
+    eps = k**2 * g * (1 - g)
+    S = al**2 + be**2
+    lhs = -eta * d * S * F0**2 / 2 - (loss.subs(mb.gamma, a1 * b1) - loss.subs(mb.gamma, g0))
+    bracket = k * sigma * (1 - k * sigma) + eps * (2 * (1 - k * sigma) - eps)
+    return sp.expand(lhs - k2 * gs**2 * (g - 1) ** 2 * (bracket if not mutated else bracket + eps))
 
 
 def _phi(v):
@@ -232,6 +313,8 @@ def difference(name: str, mutated: bool = False) -> sp.Expr:
     """``lhs - rhs`` of the identity ``name`` after the exact rewrites (mutated: the printed form)."""
     if name == "S_identity":
         return _s_identity(mutated)
+    if name.startswith("B3_"):
+        return _b3(name.split("@")[0], mutated)
     if name.startswith(("F3_", "F4_", "F6_", "F7_")):
         return _restored_f(name, mutated)
     kind, activation = name.split(".")

@@ -37,11 +37,25 @@ def test_model_b_instances_are_certified(index):
 
 def test_model_b_strengths():
     s, basis = strength.of_correction("B", "Theorem B.3 (eta_max)", ["B.noln.eta_max_descent.spectrum"])
-    assert s == "certified" and basis["instances"][0]["spectrum"] == "3,1,1,1"
-    assert {"label": "Theorem B.3 (Part 1)", "form": "corrected", "quantity": "descent_lemma"} in basis["statements"]
+    assert s == "proved" and [i["name"] for i in basis["identities"]][:2] == ["B3_recursion", "B3_delta"]
+    cert = basis["also_certified"]
+    assert cert["instances"][0]["spectrum"] == "3,1,1,1"
+    assert {"label": "Theorem B.3 (Part 1)", "form": "corrected", "quantity": "descent_lemma"} in cert["statements"]
     assert strength.of_entry("B", "Theorem B.3 (Part 1)", "pass", ["B.claim.B3.descent"])[0] == "certified"
-    # Part 3's correction is a range of step sizes; the proof covers eta = eta_max only
-    assert strength.of_correction("B", "Theorem B.3 (Part 3)", ["B.noln.eta_max_descent.normalized"])[0] == "sampled"
+    s, basis = strength.of_correction("B", "Theorem B.3 (Part 3)", ["B.noln.eta_max_descent.normalized"])
+    assert s == "proved" and len(basis["identities"]) == 6
+
+
+def test_b3_step_bound_fails_with_the_printed_one():
+    """The proof's step-size inequality 1/16 - k^2 (sigma0^2 + 4) >= 0 holds for every S0 at the corrected
+    eta_max (an identity with a nonnegative right side) and fails at the printed one for large S0."""
+    import sympy as sp
+
+    gs, S0 = sp.Rational(1, 2), sp.Integer(10)
+    for c, sign in ((S0**2, 1), (1, -1)):
+        k = gs / (4 * sp.sqrt(c + 16 * gs**2))          # 2 eta kappa2 gamma*/d at eta = d/(8 kappa2 sqrt(c + 16 gamma*^2))
+        value = sp.Rational(1, 16) - k**2 * ((S0 / gs) ** 2 + 4)
+        assert sp.sign(value) == sign, (c, value)
 
 
 def test_model_a_prove_strengths():
@@ -80,6 +94,9 @@ def test_proved_corrections_cite_their_identities():
         s, basis = strength.of_correction("A", label, ["A.gradWKQ.relu"])
         assert s == "proved" and [i["name"] for i in basis["identities"]] == names
         assert all(i["domain"] == ci.IDENTITIES[i["name"]].domain for i in basis["identities"])
+    for label in ("Theorem B.3 (eta_max)", "Theorem B.3 (Part 3)"):
+        s, basis = strength.of_correction("B", label, [])
+        assert s == "proved" and "linear convergence" in basis["identities"][0]["rewrites"]
     # a correction no identity proves keeps the strength of its checks
     assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "fitted"
 
@@ -107,3 +124,39 @@ def test_late_rates_are_certified_except_the_large_D_law():
     _, ood = strength.of_correction("A", "Section 4.1 (OOD slope)", ["A.errata.ood"])
     assert {i["logit_scale"] for i in ood["instances"]} == {"D"}
     assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "fitted"
+
+
+def test_b3_argument_along_trajectories():
+    """An independent numeric route for the proved B.3 statements: exact rational GD steps on
+    (alpha, beta) at eta = eta_max (corrected, rounded down) times 1, 1/2, 1/10, from alpha_0 = 0,
+    beta_0^2 = S0, for several S0 and gamma* (d = 16, kappa2 = 47/8): the loss decreases, Part 1 holds,
+    gamma_t increases to gamma* without overshoot; at the printed eta_max near S0 = 4 sqrt(1 + 16 gamma*^2)
+    gamma overshoots (so the check can fail)."""
+    from fractions import Fraction as Fr
+    import math
+
+    d, k2 = 16, Fr(47, 8)
+
+    def run(gs, S0, eta, steps=60):
+        a, b = Fr(0), Fr(math.sqrt(S0)).limit_denominator(10**12)
+        ok = True
+        for _ in range(steps):
+            g = a * b
+            F = 2 * k2 * (g - gs) / d
+            S = a * a + b * b
+            a, b = a - eta * b * F, b - eta * a * F
+            g1 = a * b
+            L0, L1 = k2 * (g - gs) ** 2, k2 * (g1 - gs) ** 2
+            ok &= (L1 < L0 or L0 == 0) and L1 - L0 <= -eta * d * S * F * F / 2 and g <= g1 <= gs
+            a, b = Fr(a).limit_denominator(10**15), Fr(b).limit_denominator(10**15)
+        return ok
+
+    for gs in (Fr(31, 47), Fr(1, 10)):
+        for S0 in (0.25, 1.0, 7.0, 40.0):
+            emax = Fr(d / (8 * float(k2) * math.sqrt(S0 * S0 + 16 * float(gs) ** 2)) * (1 - 1e-12))
+            for frac in (1, Fr(1, 2), Fr(1, 10)):
+                assert run(gs, S0, emax * frac), (gs, S0, frac)
+    gs = Fr(31, 47)
+    S0c = 4 * math.sqrt(1 + 16 * float(gs) ** 2) * (1 - 0.5 * (float(gs) / 11.3) ** 2)
+    printed = Fr(min(d / (8 * float(k2) * math.sqrt(1 + 16 * float(gs) ** 2)), d / (2 * float(k2) * S0c)))
+    assert not run(gs, S0c, printed)

@@ -147,11 +147,11 @@ B3_STATEMENTS = {
                               ("Theorem B.3 (eta_max)", "corrected", "gamma")),
     "Theorem B.3 (Part 1)": (("Theorem B.3 (Part 1)", "corrected", "descent_lemma"),),
 }
-# Model B labels certified by rdyn prove --paper B: the correction of Theorem B.3 (eta_max) (the corrected
-# eta_max is a step size at which the theorem's conclusions hold, at eta = eta_max itself), and the entry
-# Theorem B.3 (Part 1) (a pass: its check runs Part 1 at the derived eta_max). Theorem B.3 (Part 3)'s
-# correction (0 < eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2))) is a range of step sizes: the proof covers
-# eta = eta_max only, so it stays sampled (docs/claims.md, "Strength").
+# Model B labels certified by rdyn prove --paper B: the correction of Theorem B.3 (eta_max) (at eta = eta_max
+# itself; it is also proved, for every 0 < eta <= eta_max, by rdyn.derivations.correction_identities' B3_*
+# identities, which take precedence and keep this as `also_certified`), and the entry Theorem B.3 (Part 1)
+# (a pass: its check runs Part 1 at the derived eta_max). Theorem B.3 (Part 3)'s correction is proved by the
+# same identities.
 B_CORRECTIONS_BY_PROVE = ("Theorem B.3 (eta_max)",)
 B_ENTRIES_BY_PROVE = ("Theorem B.3 (Part 1)",)
 
@@ -234,10 +234,12 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
                      if label != "Section 4.1 (OOD slope)" or i["logit_scale"] == "D"]
         return "certified", {"instances": instances, "by": "rdyn prove (docs/proofs.md) and Stolz-Cesaro",
                              "argument": LATE_RATE_ARGUMENT, "checks": list(deciding_ids)}
-    if paper == "B" and label in B_CORRECTIONS_BY_PROVE:
-        return "certified", _certified_b(label)
     proved = _proved_by_identities(paper, label, deciding_ids)
     if proved is not None:
+        if paper == "B" and label in B_CORRECTIONS_BY_PROVE:   # an independent rigorous route, kept
+            proved["also_certified"] = _certified_b(label)
         return "proved", proved
+    if paper == "B" and label in B_CORRECTIONS_BY_PROVE:
+        return "certified", _certified_b(label)
     strength, basis = of_checks(deciding_ids)
     return (strength or "sampled"), (basis or {"points": []})
