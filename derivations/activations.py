@@ -275,11 +275,14 @@ def _arb_module(bits: int) -> dict:
 
     A = flint.arb
     with flint.ctx.workprec(bits):
-        pi = A.pi()
+        pi, euler = A.pi(), A(1).exp()
     return {"arb": A, "erf": lambda v: A(v).erf(), "tanh": lambda v: A(v).tanh(),
             "exp": lambda v: A(v).exp(), "log": lambda v: A(v).log(),
             "sqrt": lambda v: A(v).sqrt(), "pi": pi, "cosh": lambda v: A(v).cosh(),
-            "sinh": lambda v: A(v).sinh(), "sech": lambda v: A(v).sech()}
+            "sinh": lambda v: A(v).sinh(), "sech": lambda v: A(v).sech(),
+            "sin": lambda v: A(v).sin(), "cos": lambda v: A(v).cos(), "tan": lambda v: A(v).tan(),
+            "erfc": lambda v: A(v).erfc(), "besselj": lambda n, v: A(v).bessel_j(A(n)),
+            "E": euler}
 
 
 class BranchPointError(ArithmeticError):

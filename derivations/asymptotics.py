@@ -129,3 +129,85 @@ def slow_integral_closed_form(activation: str) -> sp.Expr | None:
     if not A.is_rational_function(e):
         return None
     return ma.to_public(sp.expand(sp.simplify(sp.integrate(sp.apart(A, e), (e, K / N, 1)))))
+
+
+# --------------------------------------------------------------------------------------------
+# Smooth activations (issue 31): the leading constant of tau_star, tau1's limit and c_L
+# --------------------------------------------------------------------------------------------
+#
+# With Z1, Z2 independent N(0, 1), Y2 = s2 Z1, Y1 = rho Z1 + s_res Z2 (Var Y1 = 1/K exactly:
+# rho^2 + s_res^2 = (K p^2 + N q^2)/(K s2^2)), the teacher's argument r Y1 and the student's
+# b Z1 (b = C1 r s2), r = sqrt(||V*||^2 / M) and a = r / sqrt(K) (the sd of r Y1):
+#
+# * On the slow manifold (m2 = 0) Stein's identity on Z2 gives, for every activation,
+#   m1(C1*) = s_res^2 E[sigma'(r Y1) sigma'(C1* r Y2)] (the rho Z1 part of m1 is (rho/s2) m2 = 0),
+#   so G0 = C1* v m1 / (N (K + N e)) differs from the identity's (C1* = rho/s2, m1 = s_res^2)
+#   by the factor (C1* s2 / rho) E[sigma'(r Y1) sigma'(C1* r Y2)].
+# * Inner region (e = K x/N, x fixed, N -> oo): s_res = O(N^-1/2), rho -> 1/sqrt(K), so the
+#   teacher's r Y1 -> a Z1, the root of m2 is b = r rho (C1* s2/rho -> 1) and the factor
+#   tends to kappa_s = E[sigma'(a Z)^2]: a0 = a0(identity) / kappa_s.
+# * Outer region (e fixed): s2 = O(N^-1/2), rho = O(N^-1/2), so b -> 0 and sigma(b Z1) may be
+#   expanded: r m2 = s2 (sigma1 r rho A - b Q) + ..., with sigma_k = sigma^(k)(0),
+#   A = E[sigma'(a Z)], B = E[sigma(a Z)] - sigma0 and Q = sigma1^2 - sigma2 B; hence
+#   C1* s2 / rho -> sigma1 A / Q, the factor -> sigma1^2 A^2 / Q: b0 = b0(identity) Q / (sigma1 A)^2.
+# * So I0 = inner / kappa_s + outer Q / (sigma1 A)^2 with inner = int_1^oo a0 dx and outer =
+#   int_0^1 b0 de of the identity (both K/(2 v), derived by tau_star_expansion).
+# * Phase one (e = 1: p = q = 1/D, D s2^2 = 1, D p = 1): D m2 -> sigma1 A - Q C1, so the rate is
+#   Q and tau1 -> log(1/(1 - t1_fraction)) / Q (Q > 0 needed).
+# * Late phase (e -> 0 at fixed D): s_res -> 0, loss0 ~ (M D / 2) r^2 s_res^2 kappa_s and
+#   G0 ~ kappa_s G0(identity), so kappa_s cancels in c_L = l2 scale / (2 g2): c_L is the identity's.
+# * Not derived: the (D-K)^(-1/2) term I1. Between the regions (e ~ N^(-1/2)) rho passes from
+#   1/sqrt(K) to 0, and there the factor depends on sigma through the whole bivariate law, not
+#   through the constants above; the matching of the identity and ReLU does not carry over.
+
+a_sd = sp.Symbol("a", positive=True)
+_zs = sp.Symbol("z", real=True)
+A_sym, kappa_sym, B_sym = sp.symbols("A kappa_s B", real=True)
+sigma1_sym, sigma2_sym = sp.symbols("sigma1 sigma2", real=True)
+
+
+@lru_cache(maxsize=None)
+@seeded
+def identity_region_integrals() -> tuple[sp.Expr, sp.Expr]:
+    """(int_1^oo a0 dx, int_0^1 b0 de) of the identity's :func:`tau_star_expansion`: the inner
+    and outer parts of I0 (K/(2 v) each)."""
+    x = tau_star_expansion("identity")
+    return (sp.simplify(_integral(x.a0, r, 1, sp.oo)), sp.simplify(_integral(x.b0, e, 0, 1)))
+
+
+@dataclass(frozen=True)
+class SmoothLeading:
+    """The large-D constants of a smooth activation (the derivation above), symbolic in the
+    Gaussian moments A, kappa_s, B (symbols :data:`A_sym`, :data:`kappa_sym`, :data:`B_sym`) and
+    sigma1, sigma2 (exact values in ``sigma``): ``I0``, ``rate`` (Q: phase one's C1 rate),
+    ``moments``: name -> the integrand in x (sigma' , sigma'^2, sigma - sigma0: average at x = a Z)
+    and its closed form in ``a`` where sympy finds one (None otherwise)."""
+
+    sigma: tuple
+    I0: sp.Expr
+    rate: sp.Expr
+    moments: dict
+
+
+@lru_cache(maxsize=16)
+@seeded
+def smooth_leading(expression: sp.Expr) -> SmoothLeading:
+    """:class:`SmoothLeading` of the activation ``expression`` (a sympy function of
+    :data:`rdyn.derivations.activations.x`)."""
+    from rdyn.derivations import activations as act
+
+    s0, s1, s2 = (sp.simplify(d.subs(act.x, 0)) for d in act.derivatives(expression))
+    inner, outer = identity_region_integrals()
+    Q = sigma1_sym**2 - sigma2_sym * B_sym
+    I0 = inner / kappa_sym + outer * Q / (sigma1_sym**2 * A_sym**2)
+    d1 = act.derivatives(expression)[1]
+    integrands = {"A": d1, "kappa_s": d1**2, "B": expression - s0}
+    moments = {}
+    for name, f in integrands.items():
+        try:
+            closed = sp.simplify(act.gaussian_expectation_closed(f.subs(act.x, a_sd * act._z)))
+        except (ValueError, NotImplementedError, TypeError):
+            closed = None
+        moments[name] = (f, closed)
+    return SmoothLeading((s0, s1, s2), I0.subs({sigma1_sym: s1, sigma2_sym: s2}),
+                         Q.subs({sigma1_sym: s1, sigma2_sym: s2}), moments)

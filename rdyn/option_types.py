@@ -188,10 +188,12 @@ class AsymptoticsOptions:
 
     json: bool
     dps: int | None
-    activation: Literal['identity', 'relu', 'leaky']
+    activation: Literal['identity', 'relu', 'leaky', 'erf', 'tanh', 'gelu', 'softplus', 'sigmoid', 'expr']
+    activation_expr: str | None
     logit_scale: Literal['D', 'sqrtD']
     K: int
     vstar_norm2: float
+    M: int | None
     kappa: float | None
     no_check: bool
 

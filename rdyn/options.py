@@ -635,12 +635,23 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
                       "late loss (derived)", (
     _json(),
     _dps(applies=_never, refusal="--dps does not apply (constants are printed to 30 digits)"),
-    Option("activation", "choice", "relu", "activation (default relu)",
-           choices=("identity", "relu", "leaky")),
+    Option("activation", "choice", "relu", "activation (default relu); the smooth ones (erf, "
+           "tanh, gelu, softplus, sigmoid, expr with --activation-expr): leading constant of "
+           "tau_star, tau1's limit and c_L derived, the (D-K)^(-1/2) term not",
+           choices=("identity", "relu", "leaky") + SMOOTH_ACTIVATIONS),
+    Option("activation_expr", "str", None, "sigma as a formula in x (implies --activation expr; "
+           "checked as rdyn teacher --activation-expr)", metavar="EXPR",
+           applies=lambda v: v["activation"] in ("relu", "expr"),
+           refusal="--activation-expr goes with --activation expr (or no --activation)",
+           check_value=_check_activation_expr, exclusive_with=("activation", ("expr",))),
     Option("logit_scale", "choice", "D", "softmax scale: D (default, the seed's) or sqrtD",
            choices=("D", "sqrtD")),
     Option("K", "int", 4, "group size K (default 4)", lo=1, hi=10**6),
     Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=VSTAR_NORM2_MAX),
+    Option("M", "int", None, "smooth activations: number of rows of V*, all of norm "
+           "sqrt(vstar_norm2 / M) (default 1)", lo=1, hi=10**6, applies=_smooth,
+           refusal="--M applies to the smooth activations only (erf, tanh, gelu, softplus, "
+           "sigmoid, expr)"),
     Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)", lo=0,
            hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
            refusal="--kappa applies only to --activation leaky"),

@@ -223,11 +223,16 @@ def crosscheck_estimate(D: int, steps: int, mode: str, batch: int) -> "RunTimeEs
 # --no-check; K = 4 and sqrtD 8.6-8.7 s), leaky 29.4 s (25.9 s --no-check)
 ASYMPTOTICS_SECONDS = {"identity": 2.5, "relu": 7.0, "leaky": 26.0}
 ASYMPTOTICS_CHECK_S = 2.0
+# the smooth activations (erf, tanh, gelu, softplus, sigmoid, expr): three Gaussian moments
+# (closed forms or 30-digit quadratures) and the slow-manifold check (issue 31; measured
+# 3.7 s of CPU with the check for x/2 + tanh(x), 1-2 s without)
+ASYMPTOTICS_SMOOTH_S = 1.5
 
 
 def asymptotics_estimate(activation: str, check: bool) -> "RunTimeEstimate":
     """The estimate of ``rdyn asymptotics`` (:data:`ASYMPTOTICS_SECONDS`, fixed sizes)."""
-    seconds = ASYMPTOTICS_SECONDS[activation] + (ASYMPTOTICS_CHECK_S if check else 0.0)
+    seconds = (ASYMPTOTICS_SECONDS.get(activation, ASYMPTOTICS_SMOOTH_S)
+               + (ASYMPTOTICS_CHECK_S if check else 0.0))
     return RunTimeEstimate("asymptotics", seconds,
                            f"the sympy derivation for {activation}"
                            f"{' and its check at D = 1e3..1e6' if check else ''}")

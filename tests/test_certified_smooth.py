@@ -170,12 +170,13 @@ def test_cli_certify_gelu_json_and_text(capsys):
 
 
 def test_certify_refused_for_a_formula(capsys):
-    """tanh, softplus, sigmoid are certified by the strip quadrature (tests/test_certified_strip.py);
-    a formula is refused in one line saying why (no derived strip bounds)."""
-    assert cli.main(["teacher", "--activation-expr", "x*tanh(x) + x", "--certify"]) == 2
+    """tanh, softplus, sigmoid and formulas built from entire functions and tanh are certified
+    by the strip quadrature (tests/test_certified_strip.py); a formula with a kink is refused
+    in one line saying why."""
+    assert cli.main(["teacher", "--activation-expr", "x + abs(x)**3/10", "--certify"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1
-    assert "strip of analyticity" in err and "not for a formula" in err
+    assert "Abs(x)" in err and "not analytic" in err
 
 
 def test_cli_certify_dps_json_carries_every_digit(capsys):

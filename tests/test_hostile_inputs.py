@@ -431,7 +431,7 @@ REFUSED_2 = [
     (["figures", "--paper", "B", "--steps", "1"], "--steps"),
     (["figures", "--noise-std", "1e51"], "--noise-std"),
     (["claims", "--paper", "C"], "--paper"),
-    (["asymptotics", "--activation", "gelu"], "--activation"),
+    (["asymptotics", "--activation", "gelu", "--kappa", "0.2"], "--kappa"),
 ]
 
 

@@ -5,6 +5,7 @@ model_a_compiled_rule.py, or the numpy step for the moments)."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -192,3 +193,76 @@ def test_states_beyond_the_lattice_reach_step_on_the_exact_route(monkeypatch):
     assert table.t1 == exact.t1
     for key in ("C1", "C2", "C3", "p"):
         assert _rel(getattr(table.final, key), getattr(exact.final, key)) < 1e-13, key
+
+
+def _python_event_loop(moments, grad_in, grad_out, config, eta, steps, fraction=0.95):
+    """The event loop of model_a/event_loop.py written out in plain Python around the same
+    compiled moments and gradients (float64 arithmetic step for step): the reference the one
+    generated loop must equal bit for bit, whichever route fills in its moments."""
+    D, K, V, scale = float(config.D), float(config.K), float(config.vstar_norm2), float(config.scale)
+    N, level = D - K, 1 / (2 * config.K)
+    C1 = C2 = C3 = 0.0
+    t1 = t_star = None
+    for t in range(steps + 1):
+        e = math.exp(-(C2 + C3) / scale)
+        p, m1, m2 = moments(C1, e)
+        if t_star is None and p >= level:
+            t_star = t
+        if t1 is None and t >= 1 and moments(C1 / fraction, e)[2] <= 0.0:
+            t1 = t
+        if t == steps:
+            break
+        g_in = grad_in(C1, e, K, N, V, m1, m2)
+        g_out = grad_out(C1, e, K, N, V, m1, m2)
+        C1, C2, C3 = C1 + eta * D * m2, C2 - eta * g_in / scale, C3 + eta * g_out / scale
+    return (C1, C2, C3), t1, t_star
+
+
+@pytest.mark.parametrize("route", ["table", "closed"])
+def test_generated_event_loop_equals_a_python_loop_bit_for_bit(route):
+    """The one event loop (model_a/event_loop.py), filled in by the table route and by erf's
+    compiled closed form, equals the same map written in Python around the same moments:
+    final state bit for bit, t1 equal (600 steps, D = 8; the table's tiles all built first)."""
+    from rdyn.reduced_dynamics.model_a import compiled as mc
+
+    config = _config("erf")
+    steps, eta = 600, 0.2
+    grad_in, grad_out = mc.compiled_logit_gradients()
+    if route == "closed":
+        compiled = mc.compiled_iterate()[1]
+        D, K, r = float(config.D), float(config.K), math.sqrt(config.vstar_norm2 / config.M)
+
+        def moments(C1, e):
+            p, m1, m2, *_ = compiled(C1, e, D, K, r)
+            return p, m1, m2
+
+        run = ms.run(config, steps, route="exact")
+    else:
+        run = ms.run(config, steps, route="table")
+        probes = ms.default_probes(config, None, 1 / (2 * config.K))
+        n, _ = ms.choose_rule(config, None, probes)
+        table = ms.make_table_route(config, n, probes).table
+        N = float(config.D - config.K)
+
+        def chebyshev(x):
+            T = [1.0, x]
+            for _ in range(st.DEGREE - 1):
+                T.append(2.0 * x * T[-1] - T[-2])
+            return T
+
+        def moments(C1, e):   # the loop's evaluate(): same recurrence, same summation order
+            row = table.build(table.c_index(C1), table.e_index(e))
+            g, c = table.geometry[row], table.coefficients[row]
+            Tu, Tv = chebyshev((C1 - g[0]) * g[1]), chebyshev((e - g[2]) * g[3])
+            m = [0.0, 0.0]
+            for k in range(st.DEGREE + 1):
+                for o in (0, 1):
+                    a = 0.0
+                    for l in range(st.DEGREE + 1):
+                        a += float(c[k, l, o]) * Tv[l]
+                    m[o] += Tu[k] * a
+            return 1.0 / (config.K + N * e), m[0], m[1]
+
+    state, t1, _ = _python_event_loop(moments, grad_in, grad_out, config, eta, steps)
+    assert run.t1 == t1
+    assert (run.final.C1, run.final.C2, run.final.C3) == state

@@ -4,6 +4,7 @@ from __future__ import annotations
 from rdyn.api._common import options, usage_errors
 from rdyn.api._signature import api_function
 from rdyn.option_types import AsymptoticsOptions
+from rdyn.options import SMOOTH_ACTIVATIONS
 
 
 @api_function("asymptotics")
@@ -22,14 +23,26 @@ def run(v: AsymptoticsOptions, progress: bool = False):
     from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
     from rdyn.result import Result
 
+    name = "expr" if v.activation_expr is not None else v.activation
+    with usage_errors():
+        if name == "expr" and v.activation_expr is None:
+            raise ValueError("--activation expr needs --activation-expr EXPR")
     if progress:
         from rdyn.run_time import announce, asymptotics_estimate
 
-        announce(asymptotics_estimate(v.activation, not v.no_check), quiet=False)
+        announce(asymptotics_estimate(name, not v.no_check), quiet=False)
 
     kappa = 0.1 if v.kappa is None else v.kappa
+    check_D = () if v.no_check else (10**3, 10**4, 10**5, 10**6)
     with usage_errors():
-        summary = asymptotic_summary(v.activation, v.logit_scale, v.K,
-                                     v.vstar_norm2, kappa, check_D=() if v.no_check
-                                     else (10**3, 10**4, 10**5, 10**6))
+        if name in SMOOTH_ACTIVATIONS:
+            from rdyn.derivations.activations import Activation
+            from rdyn.reduced_dynamics.model_a.asymptotics import smooth_asymptotic_summary
+
+            summary = smooth_asymptotic_summary(Activation(name, v.activation_expr),
+                                                v.logit_scale, v.K, v.vstar_norm2, v.M or 1,
+                                                check_D=check_D)
+        else:
+            summary = asymptotic_summary(v.activation, v.logit_scale, v.K, v.vstar_norm2,
+                                         kappa, check_D=check_D)
     return Result(summary, None, detail={"summary": summary})

@@ -113,6 +113,7 @@ def smooth_config(v: ModelAOptions, D: int, K: int, M: int | None = None):
 def run_smooth(v: TeacherOptions, config, thresholds):
     """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a.smooth)."""
     from rdyn.reduced_dynamics.certified.smooth import certifiable
+    from rdyn.reduced_dynamics.certified.strip import why_not_certifiable
     from rdyn.reduced_dynamics.model_a.smooth import PRECISE_LADDER, SMOOTH_DPS_MAX
     from rdyn.reduced_dynamics.model_a.smooth import run as run_smooth_dynamics
     from rdyn.result import Result
@@ -120,10 +121,8 @@ def run_smooth(v: TeacherOptions, config, thresholds):
     if v.method != "map":
         return run_limits(v, config, thresholds)
     for flag, given, why in (
-            ("--certify", v.certify and not certifiable(config.activation.name),
-             "the certified quadrature needs a strip of analyticity with bounds on sigma, "
-             "sigma', sigma'' there, derived for tanh, softplus and sigmoid, not for a formula "
-             "(certified: erf, gelu, tanh, softplus, sigmoid)"),
+            ("--certify", v.certify and not certifiable(config.activation),
+             why_not_certifiable(config.activation) or "no certified iteration"),
             ("--precision", v.precision not in (None, "float64", "arb"), "use --dps N")):
         require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
     require(v.precision != "arb" or v.dps is not None, "--precision arb needs --dps N")

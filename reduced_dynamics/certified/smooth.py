@@ -56,7 +56,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
+from rdyn.reduced_dynamics.certified.certificate import CertifiedResult
+from rdyn.reduced_dynamics.certified.smooth_loop import _iterate, _TooWide
 
 MAX_PREC = 8192          # bits: the cap of the adaptive working precision
 MAX_ATTEMPTS = 4
@@ -78,39 +79,16 @@ def ball_map(name: str):
             act.guarded_arb_lambdify((act.s,), forms["width"]))
 
 
-def certifiable(name: str) -> bool:
+def certifiable(activation) -> bool:
     """True for the activations with every expectation closed (erf, gelu) and for those whose
-    strip of analyticity is derived (tanh, softplus, sigmoid: the certified quadrature of
-    :mod:`rdyn.reduced_dynamics.certified.strip`)."""
+    strip of analyticity is derived (tanh, softplus, sigmoid, and formulas whose strip bounds
+    :func:`rdyn.reduced_dynamics.certified.strip.formula_strip` derives: the certified
+    quadrature of :mod:`rdyn.reduced_dynamics.certified.strip`). ``activation``: an
+    :class:`rdyn.derivations.activations.Activation`."""
     from rdyn.derivations.activations import CLOSED_MOMENTS
     from rdyn.reduced_dynamics.certified.strip import strip_certifiable
 
-    return name in CLOSED_MOMENTS or strip_certifiable(name)
-
-
-def log2_relative_radius(state) -> float:
-    """log2 of the largest relative radius of a box of arb balls, in arb (no float underflow
-    at any precision): -inf for exact components only, +inf for a ball centred at 0."""
-    from flint import arb
-
-    worst = -math.inf
-    for v in state:
-        if v.rad() == 0:
-            continue
-        if v.mid() == 0:
-            return math.inf
-        ratio = arb(v.rad()) / abs(arb(v.mid()))
-        worst = max(worst, float((ratio.log() / arb(2).log()).mid()))
-    return worst
-
-
-class _TooWide(Exception):
-    """The relative radius passed the limit at ``step`` (``growth``: the (t, log2 radius)
-    samples of the pass so far)."""
-
-    def __init__(self, step: int, log2_radius: float, growth: list):
-        super().__init__(step, log2_radius)
-        self.step, self.log2_radius, self.growth = step, log2_radius, growth
+    return activation.name in CLOSED_MOMENTS or strip_certifiable(activation)
 
 
 def next_precision(prec: int, target_bits: int, wide: _TooWide, end: int) -> int:
@@ -142,106 +120,65 @@ def certified_smooth_run(config, eta: float, steps: int | None = None, threshold
     from rdyn.reduced_dynamics.certified.strip import certified_strip_run, strip_certifiable
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
-    if strip_certifiable(config.activation.name):   # no closed forms: certified quadrature
+    if strip_certifiable(config.activation):   # no closed forms: certified quadrature
         return certified_strip_run(config, eta, steps, thresholds, tstar_level,
-                                   min_default_steps)
-    if not certifiable(config.activation.name):
+                                   min_default_steps, dps=dps)
+    if not certifiable(config.activation):
         raise ValueError(f"no certified iteration for activation {config.activation.label}")
     thresholds = thresholds or Thresholds()
     digits = 30 if dps is None else int(dps)
     target_bits = math.ceil(digits * math.log2(10))
     limit = -digits * math.log2(10)          # log2 of the relative radius to certify
     if prec is not None:
-        return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None)
+        return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None,
+                    _closed_forms(config))
     prec = target_bits + 40
     for _ in range(MAX_ATTEMPTS):
         last = prec >= MAX_PREC
         try:
             return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps,
-                            prec, None if last else limit)
+                            prec, None if last else limit, _closed_forms(config))
         except _TooWide as wide:
             end = steps if steps is not None else max(2 * wide.step, min_default_steps)
             prec = min(MAX_PREC, next_precision(prec, target_bits, wide, end))
-    return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None)
+    return _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec, None,
+                    _closed_forms(config))
 
 
-def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, prec,
-             radius_limit) -> CertifiedResult:
-    """One pass at ``prec`` bits; raises _TooWide when log2 of the relative radius exceeds
-    ``radius_limit`` (None: never)."""
-    import flint
-    from flint import arb
+class _ClosedFormStep:
+    """The moments of one step from the closed forms of ``name`` (:func:`ball_map`) at the
+    step's geometry (the interface the loop of :func:`_iterate` reads: ``moments(C1) -> (m1,
+    m2)``, ``m2(C1)``, ``dm2(C1)``, as enclosures)."""
 
-    from rdyn.derivations.activations import BranchPointError
-    from rdyn.derivations.model_a_general import logit_gradient_functions
-    from rdyn.reduced_dynamics.certified.exact_inputs import smooth_run_balls
-    from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS
+    def __init__(self, name: str, b: dict):
+        self._moments, self._m2, self._dm2, self._width = ball_map(name)
+        self._b = b
 
-    moments, m2_alone, dm2, width = ball_map(config.activation.name)
-    grad_in, grad_out = logit_gradient_functions()
-    with flint.ctx.workprec(prec):
-        b = smooth_run_balls(config, eta, thresholds, tstar_level)
-        D, K, N, M, V, step_size = b["D"], b["K"], b["N"], b["M"], b["V"], b["step_size"]
-        fraction, level, r, scale, ratio_root = (b["fraction"], b["level"], b["r"], b["scale"],
-                                                 b["ratio_root"])
+    def at(self, C1, e, p, s2, s_res):
+        """Set the step's geometry (BranchPointError if ``W^2`` is not certainly positive)."""
+        from rdyn.derivations.activations import BranchPointError
 
-        def geometry(C2, C3):
-            e = (-(C2 + C3) / scale).exp()
-            p = 1 / (K + N * e)
-            q = e * p
-            s2 = (K * p * p + N * q * q).sqrt()
-            s_res = q * ratio_root / s2
-            W2 = width(r * s_res)
-            if not W2 > 0:
-                raise BranchPointError(f"W^2 = {W2} not certainly positive")
-            return e, p, (r, p / s2, s_res, s2, W2.sqrt(), K)
+        r = self._b["r"]
+        W2 = self._width(r * s_res)
+        if not W2 > 0:
+            raise BranchPointError(f"W^2 = {W2} not certainly positive")
+        self._geo = (r, p / s2, s_res, s2, W2.sqrt(), self._b["K"])
+        return self
 
-        t1, tstar = EventCertificate("t1"), EventCertificate("T_star")
-        end = steps if steps is not None else MAX_STEPS
-        state = (arb(0), arb(0), arb(0))
-        stopped, radius_at_tstar, growth, log2_growth, next_sample = None, None, [], [], 1
-        t = 0
-        while True:
-            C1, C2, C3 = state
-            try:
-                e, p, geo = geometry(C2, C3)
-                if tstar.step is None:
-                    tstar.observe(t, p - level)
-                    if tstar.step is not None:
-                        radius_at_tstar = relative_radius(state)
-                        if steps is None:
-                            end = max(2 * t, min_default_steps)
-                if t >= 1 and t1.step is None:
-                    t1.observe(t, -m2_alone(C1 / fraction, *geo))
-                if t >= next_sample:
-                    growth.append((t, relative_radius(state)))
-                    log2_growth.append((t, log2_relative_radius(state)))
-                    next_sample *= 2
-                if t >= end:
-                    break
-                m1, m2 = moments(C1, *geo)
-                args = (C1, e, K, N, V, m1, m2)
-                if C1.rad() == 0:
-                    C1_next = C1 + step_size * D * m2
-                else:   # mean-value form in C1 (module docstring)
-                    centre = arb(C1.mid())
-                    slope = 1 + step_size * D * dm2(C1, *geo)
-                    C1_next = (centre + step_size * D * m2_alone(centre, *geo)
-                               + slope * (C1 - centre))
-                state = (C1_next, C2 - step_size * grad_in(*args) / scale,
-                         C3 + step_size * grad_out(*args) / scale)
-            except BranchPointError as exc:
-                stopped = f"branch point at step {t}: {exc}"
-                break
-            t += 1
-            if not all(v.is_finite() for v in state):
-                stopped = f"enclosure not finite at step {t}"
-                break
-            if radius_limit is not None:
-                log2_radius = log2_relative_radius(state)
-                if log2_radius > radius_limit:
-                    raise _TooWide(t, log2_radius, log2_growth)
-        return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=prec,
-                               radius_final=relative_radius(state),
-                               radius_at_T_star=radius_at_tstar, radius_growth=growth,
-                               stopped=stopped)
+    def moments(self, C1):
+        return self._moments(C1, *self._geo)
+
+    def m2(self, C1):
+        return self._m2(C1, *self._geo)
+
+    def dm2(self, C1):
+        return self._dm2(C1, *self._geo)
+
+
+
+
+def _closed_forms(config):
+    """The step-moments factory of the closed forms (:class:`_ClosedFormStep`) for
+    :func:`rdyn.reduced_dynamics.certified.smooth_loop._iterate`."""
+    name = config.activation.name
+    return lambda b: _ClosedFormStep(name, b)

@@ -47,18 +47,31 @@ Theorem 5.1): for g analytic in ``|Im x| < a`` with ``int |g(x + iy)| dx <= M`` 
 computed in arb; the moment's enclosure is the rule's ball sum widened by the bound.
 
 h and n are chosen per step (floats, from the balls' upper bounds) so that the bound is about
-:data:`MOMENT_TOLERANCE`; whatever they are, the enclosure is rigorous. The run itself is
+the run's moment tolerance; whatever they are, the enclosure is rigorous. The run itself is
 :func:`rdyn.reduced_dynamics.certified.smooth.certified_smooth_run`'s loop (mean-value form in
 C1 with the enclosure of dm2/dC1 over the C1 ball; C2, C3 plain ball updates) at a fixed
-working precision (:data:`PREC` bits): the moments carry a proved absolute error of about
-:data:`MOMENT_TOLERANCE` each step (a smaller one costs more nodes: the n^2 lattice of arb
-evaluations is the run's cost), so the final radii are about 1e-13 relative, not the
-``10^-dps`` of the closed forms; enough to certify t1 and T* wherever the test quantity is
-not within that distance of 0. Formulas (``--activation-expr``) are refused: their strip bounds are not derived.
+working precision: the moments carry a proved absolute error of about the tolerance each step
+(a smaller one costs more nodes: the n^2 lattice of arb evaluations is the run's cost, about
+``digits^3``). By default (``dps=None``, the CLI's ``--certify`` on a float64 run) the
+tolerance is :data:`MOMENT_TOLERANCE` at :data:`PREC` bits, and the final radii are about
+1e-15 relative; with ``dps`` (the library's ``certified_smooth_run`` default 30, or ``--dps N
+--certify``) it is ``10^-dps`` (at most :data:`STRIP_DPS_MAX` digits) at ``dps log2 10 + 64``
+bits (:func:`strip_precision`), and the radii are near ``10^-dps``. Either way t1 and T* are
+certified wherever the test quantity is not within that distance of 0.
+
+Formulas (``--activation-expr``): :func:`formula_strip` derives the strip and the bounds from
+the parsed sympy tree (rules in its docstring): each bound is a polynomial in ``|w|`` with
+non-negative coefficients, valid on the whole strip, and every function the formula may
+contain is shown analytic there by the rule that bounds it; a formula with a function that
+may be singular or branched in the strip (sqrt, log, abs, Max, Min, atan, asinh, a quotient by
+a non-constant, a non-integer power, tan, sinh, cosh, exp of a non-quadratic argument) is
+refused with the reason. The remainder bound below takes those polynomials in place of the
+constants of item (1).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 # activation -> (v_max, alpha0, beta0, alpha1, alpha2): module docstring, item (1)
@@ -70,10 +83,226 @@ STRIP = {
 MOMENT_TOLERANCE = 1e-15
 PREC = 128
 A_MAX = 4.0
+STRIP_DPS_MAX = 40   # the most digits a strip run aims at (--dps above: this; cost ~ digits^3)
 
 
-def strip_certifiable(name: str) -> bool:
-    return name in STRIP
+class NotCertifiable(ValueError):
+    """A formula whose analyticity in a strip, or whose growth there, is not established (the
+    message says which part of the formula and why)."""
+
+
+@dataclass(frozen=True)
+class StripBounds:
+    """``|Im w| <= v_max`` (a decimal string) and, for k = 0, 1, 2, ``|sigma^(k)(w)| <=
+    sum_j polys[k][j] |w|^j`` there (coefficients: decimal strings of upper bounds)."""
+
+    v_max: str
+    polys: tuple
+
+
+def strip_bounds(activation) -> StripBounds:
+    """The strip and bounds of a named activation (:data:`STRIP`) or of a formula
+    (:func:`formula_strip`; NotCertifiable with the reason)."""
+    if activation.name in STRIP:
+        v, a0, b0, a1, a2 = STRIP[activation.name]
+        return StripBounds(v, ((a0, b0), (a1,), (a2,)))
+    if activation.name == "expr":
+        return formula_strip(activation.formula)
+    raise NotCertifiable(f"no certified quadrature for activation {activation.label}")
+
+
+def strip_certifiable(activation) -> bool:
+    """Whether the strip quadrature certifies ``activation`` (named: tanh, softplus, sigmoid; a
+    formula: when :func:`formula_strip` derives its bounds)."""
+    try:
+        strip_bounds(activation)
+    except NotCertifiable:
+        return False
+    return True
+
+
+def why_not_certifiable(activation) -> str | None:
+    """The reason a formula is not certifiable (None if it is, or not a formula)."""
+    if activation.name != "expr":
+        return None
+    try:
+        formula_strip(activation.formula)
+    except NotCertifiable as exc:
+        return str(exc)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Strip bounds of a formula, from its sympy tree
+# --------------------------------------------------------------------------------------------
+
+_BRANCHED = {"sqrt": "a branch point at 0 and a cut", "log": "a branch point at 0 and a cut",
+             "Abs": "a kink where its argument is 0 (not analytic)",
+             "Max": "a kink where its arguments meet (not analytic)",
+             "Min": "a kink where its arguments meet (not analytic)",
+             "atan": "branch points at +-i", "asinh": "branch points at +-i",
+             "tan": "poles on the real line", "sinh": "exponential growth",
+             "cosh": "exponential growth"}
+
+
+@lru_cache(maxsize=32)
+def formula_strip(formula: str) -> StripBounds:
+    """Strip bounds of the formula ``sigma`` and its sympy derivatives, derived node by node.
+    On ``S_v = {|Im w| <= v}`` each node f gets a polynomial ``B_f(t)`` (non-negative
+    coefficients) with ``|f(w)| <= B_f(|w|)``, and is analytic on S_v:
+
+    * a real constant c: ``|c|`` (an arb ball containing it); x: ``t``;
+    * sums and products: sums and products of the bounds; ``f^n`` (integer n >= 0): ``B_f^n``;
+      a negative or non-integer power only of a constant;
+    * ``tanh(a x + b)`` (a, b real) with ``|a| v <= 3/4``: 3 (tanh w = 2 sigmoid(2w) - 1 with
+      ``|Im 2w| <= 3/2 < pi/2``, so ``Re(1 + e^{-2w}) >= 1`` and ``|sigmoid(2w)| <= 1``; no pole:
+      the poles are at ``Im w = pi/2``);
+    * ``erf(a x + b)``: ``1 + 2 y e^{y^2} / sqrt(pi)`` with ``y = |a| v`` (erf(u + iy) = erf(u) +
+      2i/sqrt(pi) int_0^y e^{-(u + is)^2} ds, ``|e^{-(u+is)^2}| = e^{s^2 - u^2} <= e^{s^2}``);
+      ``erfc = 1 - erf``: 2 + the same;
+    * ``sin, cos(a x + b)``: ``cosh(|a| v)``; ``besselj(n, a x + b)`` (integer n):
+      ``e^{|a| v}`` (|J_n(z)| <= e^{|Im z|} from Bessel's integral);
+    * ``exp(alpha x^2 + beta x + gamma)`` with alpha < 0 (or alpha = beta = 0): ``exp(gamma -
+      beta^2/(4 alpha) + |alpha| v^2)``, the largest real part on S_v;
+    * every other function, or an argument not affine in x: NotCertifiable (the reason).
+
+    ``v = min(1, 3/(4 max |a|))`` over the tanh arguments. Entire functions and tanh on S_v
+    are analytic, so the bounds also prove the analyticity that the remainder theorem needs."""
+    import sympy as sp
+
+    from rdyn.derivations.activations import derivatives, parse_expression, x
+
+    expr = parse_expression(formula)
+    forms = derivatives(expr)
+    slopes = [sp.Integer(0)]
+    for form in forms:
+        for node in sp.preorder_traversal(form):
+            if isinstance(node, sp.tanh):
+                slopes.append(_affine(node.args[0], x, formula)[0])
+    steepest = max(abs(float(a)) for a in slopes)
+    v = "1" if steepest <= 0.75 else repr(0.75 / steepest)
+    while float(v) * steepest > 0.75:    # the decimal rounded up: step it down
+        v = repr(float(v) * (1 - 1e-15))
+    import flint
+
+    with flint.ctx.workprec(PREC):
+        polys = tuple(tuple(_upper_decimal(c) for c in _node_bound(form, x, flint.arb(v), formula))
+                      for form in forms)
+    return StripBounds(v, polys)
+
+
+def _upper_decimal(ball) -> str:
+    """A decimal string >= every point of ``ball`` (30 digits, rounded up)."""
+    import flint
+
+    upper = flint.arb(ball.upper())
+    text = upper.str(30, radius=False)
+    while flint.arb(text) < upper:
+        upper = upper * (1 + flint.arb(10) ** -29)
+        text = upper.str(30, radius=False)
+    return text
+
+
+def _affine(arg, x, formula):
+    """(a, b) with ``arg = a x + b``, a and b real constants (NotCertifiable otherwise)."""
+    import sympy as sp
+
+    poly = sp.Poly(arg, x) if arg.is_polynomial(x) else None
+    if poly is None or poly.degree() > 1 or not all(c.is_real for c in poly.all_coeffs()):
+        raise NotCertifiable(f"the formula's argument {arg} is not affine in x, so its growth in "
+                             "a strip |Im x| <= v is not bounded")
+    coeffs = poly.all_coeffs()
+    return (coeffs[0], coeffs[1]) if poly.degree() == 1 else (sp.Integer(0), coeffs[0])
+
+
+def _poly_add(p, q):
+    from flint import arb
+
+    n = max(len(p), len(q))
+    return [(p[i] if i < len(p) else arb(0)) + (q[i] if i < len(q) else arb(0)) for i in range(n)]
+
+
+def _poly_mul(p, q):
+    from flint import arb
+
+    out = [arb(0)] * (len(p) + len(q) - 1)
+    for i, a in enumerate(p):
+        for j, b in enumerate(q):
+            out[i + j] = out[i + j] + a * b
+    return out
+
+
+def _node_bound(node, x, v, formula):
+    """B_node as a list of arb coefficients (rules: :func:`formula_strip`)."""
+    import sympy as sp
+    from flint import arb
+
+    from rdyn.reduced_dynamics.certified.exact_inputs import exact_ball
+
+    def refuse(why):
+        raise NotCertifiable(f"the formula contains {node}, {why}; "
+                             "certified strip bounds need a formula analytic and bounded on a "
+                             "strip |Im x| <= v (rdyn teacher --help, docs/any_activation.md)")
+
+    if not node.has(x):
+        if not node.is_real:
+            refuse("not a real constant")
+        return [abs(exact_ball(node))]
+    if node == x:
+        return [arb(0), arb(1)]
+    if isinstance(node, sp.Add):
+        out = [arb(0)]
+        for term in node.args:
+            out = _poly_add(out, _node_bound(term, x, v, formula))
+        return out
+    if isinstance(node, sp.Mul):
+        out = [arb(1)]
+        for factor in node.args:
+            out = _poly_mul(out, _node_bound(factor, x, v, formula))
+        return out
+    if isinstance(node, sp.Pow):
+        base, n = node.args
+        if not (n.is_Integer and n >= 0):
+            refuse("a power that is negative or not an integer (a pole or branch point may lie "
+                   "in the strip)")
+        out, base_bound = [arb(1)], _node_bound(base, x, v, formula)
+        for _ in range(int(n)):
+            out = _poly_mul(out, base_bound)
+        return out
+    name = type(node).__name__
+    if name in _BRANCHED:
+        refuse(f"which has {_BRANCHED[name]}: a singularity or branch cut may lie in the strip")
+    if isinstance(node, sp.tanh):
+        a, _ = _affine(node.args[0], x, formula)
+        assert abs(float(a)) * float(v.upper()) <= 0.75
+        return [arb(3)]
+    if isinstance(node, (sp.erf, sp.erfc)):
+        a, _ = _affine(node.args[0], x, formula)
+        y = abs(exact_ball(a)) * v
+        bound = 1 + 2 * y * (y * y).exp() / arb.pi().sqrt()
+        return [bound + (1 if isinstance(node, sp.erfc) else 0)]
+    if isinstance(node, (sp.sin, sp.cos)):
+        a, _ = _affine(node.args[0], x, formula)
+        return [(abs(exact_ball(a)) * v).cosh()]
+    if isinstance(node, sp.besselj):
+        order, arg = node.args
+        if not order.is_Integer:
+            refuse("a Bessel function of non-integer order (a branch point at 0)")
+        a, _ = _affine(arg, x, formula)
+        return [(abs(exact_ball(a)) * v).exp()]
+    if isinstance(node, sp.exp):
+        arg = sp.expand(node.args[0])
+        poly = sp.Poly(arg, x) if arg.is_polynomial(x) else None
+        if poly is None or poly.degree() > 2 or not all(c.is_real for c in poly.all_coeffs()):
+            refuse("whose argument is not a real quadratic in x")
+        alpha, beta, gamma = ([sp.Integer(0)] * (3 - len(poly.all_coeffs())) + poly.all_coeffs())
+        if alpha == 0 and beta == 0:
+            return [abs(exact_ball(sp.exp(gamma)))]
+        if not alpha < 0:
+            refuse("which grows exponentially along the real line")
+        A, B, G = exact_ball(alpha), exact_ball(beta), exact_ball(gamma)
+        return [(G - B * B / (4 * A) + abs(A) * v * v).exp()]
+    refuse("a function without a derived strip bound")
 
 
 # --------------------------------------------------------------------------------------------
@@ -112,31 +341,50 @@ def _shift(p, a1, a2):
 
 
 def _abs_moment(j):
+    """E|X|^j, X ~ N(0, 1): 1, sqrt(2/pi), then (j - 1) E|X|^(j-2)."""
     from flint import arb
 
-    root = (2 / arb.pi()).sqrt()
-    return [arb(1), root, arb(1), 2 * root, arb(3), 8 * root][j]
+    m = [arb(1), (2 / arb.pi()).sqrt()]
+    while len(m) <= j:
+        m.append((len(m) - 1) * m[-2])
+    return m[j]
 
 
 def _upper_tail(j, L):
-    """int_L^inf x^j phi(x) dx (j <= 4), arb."""
+    """int_L^inf x^j phi(x) dx, arb: Q(L), phi(L), then L^(j-1) phi(L) + (j - 1) T_(j-2)
+    (integration by parts)."""
     from flint import arb
 
     phi = (-(L * L) / 2).exp() / (2 * arb.pi()).sqrt()
-    Q = (L / arb(2).sqrt()).erfc() / 2
-    return [Q, phi, L * phi + Q, (L * L + 2) * phi, (L ** 3 + 3 * L) * phi + 3 * Q][j]
+    T = [(L / arb(2).sqrt()).erfc() / 2, phi]
+    while len(T) <= j:
+        k = len(T)
+        T.append(L ** (k - 1) * phi + (k - 1) * T[-2])
+    return T[j]
 
 
-def _bounds(name, r, rho, s, s2, b_abs):
+def _compose(bound, linear):
+    """``sum_j bound[j] L^j`` for the polynomial ``linear`` in (|z1|, |z2|)."""
+    out, power = {}, {(0, 0): 1}
+    for c in bound:
+        out = _padd(out, _pscale(power, c))
+        power = _pmul(power, linear)
+    return out
+
+
+def _bounds(strip: StripBounds, r, rho, s, s2, b_abs):
     """|F| <= P for (m2 * r, m1 * r, dm2): three polynomials in (|z1|, |z2|) (module
-    docstring, item 2)."""
+    docstring, item 2, with ``|sigma^(k)(w)| <= B_k(|w|)``, ``|w_T| <= r rho |z1| + r s |z2|``,
+    ``|w_S| <= |b| |z1|``)."""
     from flint import arb
 
-    _, a0, b0, a1, a2 = (arb(t) for t in STRIP[name])
-    diff = {(0, 0): 2 * a0, (1, 0): b0 * (r * rho + b_abs), (0, 1): b0 * r * s}
-    p_m2 = _pscale(_pmul(diff, {(1, 0): s2}), a1)
-    p_m1 = _pscale(_pmul(diff, {(1, 0): rho, (0, 1): s}), a1)
-    p_dm2 = _pmul({(2, 0): s2 * s2}, _padd(_pscale(diff, a2), {(0, 0): a1 * a1}))
+    B0, B1, B2 = ([arb(c) for c in poly] for poly in strip.polys)
+    teacher, student = {(1, 0): r * rho, (0, 1): r * s}, {(1, 0): b_abs}
+    diff = _padd(_compose(B0, teacher), _compose(B0, student))
+    d1, d2 = _compose(B1, student), _compose(B2, student)
+    p_m2 = _pmul(_pmul(diff, d1), {(1, 0): s2})
+    p_m1 = _pmul(_pmul(diff, d1), {(1, 0): rho, (0, 1): s})
+    p_dm2 = _pmul({(2, 0): s2 * s2}, _padd(_pmul(diff, d2), _pmul(d1, d1)))
     return p_m2, p_m1, p_dm2
 
 
@@ -162,17 +410,18 @@ def _upper(ball) -> float:
     return float(abs(ball).upper()) if hasattr(ball, "upper") else abs(float(ball))
 
 
-def _choose_rule(name, r, rho, s, b_abs) -> tuple[tuple[int, int], tuple[int, int], float, float]:
+def _choose_rule(strip: StripBounds, r, rho, s, b_abs, tolerance: float = MOMENT_TOLERANCE
+                 ) -> tuple[tuple[int, int], tuple[int, int], float, float]:
     """((q1, n1), (q2, n2), a1, a2): the outer (Z1) and inner (Z2) rules, h = 1/q and n nodes
     a side, and the strip half-widths, from float upper bounds (any choice is rigorous; this
-    one aims at MOMENT_TOLERANCE)."""
-    v = float(STRIP[name][0])
+    one aims at ``tolerance``)."""
+    v = float(strip.v_max)
     a1 = min(A_MAX, v / max(_upper(r * rho), _upper(b_abs), 1e-300))
     a2 = min(A_MAX, v / max(_upper(r * s), 1e-300))
-    L = math.sqrt(2 * math.log(1 / MOMENT_TOLERANCE)) + 0.5
+    L = math.sqrt(2 * math.log(1 / tolerance)) + 0.5
 
     def rule(a):
-        need = math.log(1 / MOMENT_TOLERANCE) + a * a / 2 + 3
+        need = math.log(1 / tolerance) + a * a / 2 + 3
         q = max(1, math.ceil(need / (2 * math.pi * a)))
         return q, math.ceil(L * q)
 
@@ -213,19 +462,22 @@ class StripMoments:
     """The enclosures of one step: ``level(geo)`` computes the teacher's inner sums (n^2
     sigma evaluations, depends on e only), then ``moments(C1)``, ``m2(C1)``, ``dm2(C1)``."""
 
-    def __init__(self, config):
+    def __init__(self, config, tolerance: float = MOMENT_TOLERANCE, prec: int = PREC):
+        """``tolerance``: the absolute error each moment's rule aims at; ``prec``: the bits
+        of the nodes and of sigma's evaluations."""
         from rdyn.derivations.activations import numeric_functions
 
-        self.name = config.activation.name
-        self.sigma, self.dsigma, self.d2sigma = numeric_functions(config.activation, "arb", PREC)
+        self.strip = strip_bounds(config.activation)
+        self.tolerance, self.prec = tolerance, prec
+        self.sigma, self.dsigma, self.d2sigma = numeric_functions(config.activation, "arb", prec)
 
     def level(self, r, rho, s, s2, C1_abs_upper):
         from flint import arb
 
         b_abs = arb(C1_abs_upper) * r * s2
-        (q1, n1), (q2, n2), a1, a2 = _choose_rule(self.name, r, rho, s, b_abs)
-        outer = (q1, n1, *_nodes(q1, n1, PREC))
-        inner = (q2, n2, *_nodes(q2, n2, PREC))
+        (q1, n1), (q2, n2), a1, a2 = _choose_rule(self.strip, r, rho, s, b_abs, self.tolerance)
+        outer = (q1, n1, *_nodes(q1, n1, self.prec))
+        inner = (q2, n2, *_nodes(q2, n2, self.prec))
         xs, ws = outer[2], outer[3]
         sigma = self.sigma
         T, U = [], []
@@ -239,9 +491,23 @@ class StripMoments:
                 acc += val * z
             T.append(mean)
             U.append(rho * x * mean + s * acc)
-        bounds = _bounds(self.name, r, rho, s, s2, b_abs)
+        bounds = _bounds(self.strip, r, rho, s, s2, b_abs)
         errors = [_remainder(p, a1, a2, outer, inner) for p in bounds]
         self._state = (r, rho, s, s2, xs, ws, T, U, errors, C1_abs_upper)
+
+    def for_run(self, b: dict):
+        """Bind the run's balls (``b``: :func:`rdyn.reduced_dynamics.certified.exact_inputs.
+        smooth_run_balls`) for :meth:`at`; returns self."""
+        self._run = b
+        return self
+
+    def at(self, C1, e, p, s2, s_res):
+        """The step's level (the interface of ``certified.smooth_loop._iterate``): the strip must
+        hold C1 and C1 / fraction (the t1 test); returns self."""
+        r, fraction = self._run["r"], self._run["fraction"]
+        reach = _upper(C1) / float(fraction.lower()) * 1.0001 + 1e-12
+        self.level(r, p / s2, s_res, s2, reach)
+        return self
 
     def _check(self, C1):
         if _upper(C1) > self._state[-1]:
@@ -279,73 +545,27 @@ class StripMoments:
         return out + arb(0, errors[2].upper())
 
 
+def strip_precision(dps: int | None) -> tuple[float, int]:
+    """(moment tolerance, working bits) of a strip run: 1e-15 at 128 bits by default; with
+    ``dps``, ``10^-d`` at ``ceil(d log2 10) + 64`` bits, ``d = min(dps, STRIP_DPS_MAX)``."""
+    if dps is None:
+        return MOMENT_TOLERANCE, PREC
+    digits = min(int(dps), STRIP_DPS_MAX)
+    return 10.0 ** -digits, math.ceil(digits * math.log2(10)) + 64
+
+
 def certified_strip_run(config, eta: float, steps: int | None = None, thresholds=None,
-                        tstar_level=None, min_default_steps: int = 1000):
-    """Certified enclosures of the float64 run of ``config`` (tanh, softplus, sigmoid) at step
-    size ``eta`` (its decimal form), as :func:`rdyn.reduced_dynamics.certified.smooth.
-    certified_smooth_run` reports them (a :class:`~rdyn.reduced_dynamics.certified.certificate.
-    CertifiedResult`, backend "arb")."""
-    import flint
-    from flint import arb
+                        tstar_level=None, min_default_steps: int = 1000, dps: int | None = None):
+    """Certified enclosures of the float64 run of ``config`` (tanh, softplus, sigmoid, a
+    formula with derived strip bounds) at step size ``eta`` (its decimal form), as
+    :func:`rdyn.reduced_dynamics.certified.smooth.certified_smooth_run` reports them (a
+    :class:`~rdyn.reduced_dynamics.certified.certificate.CertifiedResult`, backend "arb"):
+    that module's loop with the moments of :class:`StripMoments`, aiming at relative radii
+    near ``10^-dps`` (:func:`strip_precision`; default about 1e-15)."""
+    from rdyn.reduced_dynamics.certified.smooth_loop import _iterate
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
-    from rdyn.derivations.model_a_general import logit_gradient_functions
-    from rdyn.reduced_dynamics.certified.exact_inputs import smooth_run_balls
-    from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
-    from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS, Thresholds
-
-    if not strip_certifiable(config.activation.name):
-        raise ValueError(f"no certified quadrature for activation {config.activation.label}")
-    thresholds = thresholds or Thresholds()
-    ex = StripMoments(config)
-    grad_in, grad_out = logit_gradient_functions()
-    with flint.ctx.workprec(PREC):
-        b = smooth_run_balls(config, eta, thresholds, tstar_level)
-        D, K, N, M, V, step_size = b["D"], b["K"], b["N"], b["M"], b["V"], b["step_size"]
-        fraction, level, r, scale, ratio_root = (b["fraction"], b["level"], b["r"], b["scale"],
-                                                 b["ratio_root"])
-        t1, tstar = EventCertificate("t1"), EventCertificate("T_star")
-        end = steps if steps is not None else MAX_STEPS
-        state = (arb(0), arb(0), arb(0))
-        stopped, radius_at_tstar, growth, next_sample = None, None, [], 1
-        t = 0
-        while True:
-            C1, C2, C3 = state
-            e = (-(C2 + C3) / scale).exp()
-            p = 1 / (K + N * e)
-            q = e * p
-            s2 = (K * p * p + N * q * q).sqrt()
-            s_res = q * ratio_root / s2
-            # the strip must hold C1 and C1 / fraction (the t1 test)
-            reach = _upper(C1) / float(fraction.lower()) * 1.0001 + 1e-12
-            ex.level(r, p / s2, s_res, s2, reach)
-            if tstar.step is None:
-                tstar.observe(t, p - level)
-                if tstar.step is not None:
-                    radius_at_tstar = relative_radius(state)
-                    if steps is None:
-                        end = max(2 * t, min_default_steps)
-            if t >= 1 and t1.step is None:
-                t1.observe(t, -ex.m2(C1 / fraction))
-            if t >= next_sample:
-                growth.append((t, relative_radius(state)))
-                next_sample *= 2
-            if t >= end:
-                break
-            m1, m2 = ex.moments(C1)
-            args = (C1, e, K, N, V, m1, m2)
-            if C1.rad() == 0:
-                C1_next = C1 + step_size * D * m2
-            else:   # mean-value form in C1 (certified_smooth's docstring)
-                centre = arb(C1.mid())
-                slope = 1 + step_size * D * ex.dm2(C1)
-                C1_next = centre + step_size * D * ex.m2(centre) + slope * (C1 - centre)
-            state = (C1_next, C2 - step_size * grad_in(*args) / scale,
-                     C3 + step_size * grad_out(*args) / scale)
-            t += 1
-            if not all(v.is_finite() for v in state):
-                stopped = f"enclosure not finite at step {t}"
-                break
-        return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=PREC,
-                               radius_final=relative_radius(state),
-                               radius_at_T_star=radius_at_tstar, radius_growth=growth,
-                               stopped=stopped)
+    strip_bounds(config.activation)   # NotCertifiable (a ValueError) with the reason
+    tolerance, prec = strip_precision(dps)
+    return _iterate(config, eta, steps, thresholds or Thresholds(), tstar_level,
+                    min_default_steps, prec, None, StripMoments(config, tolerance, prec).for_run)

@@ -82,78 +82,37 @@ def start_counters(end: int) -> np.ndarray:
 
 
 def _make_iterate(moments, grad_in, grad_out):
-    """The compiled event loop around ``moments(C1, e, D, K, r, z, w, work) -> (p, m1, m2, dm2,
-    .., ..)`` (``z, w``: a Gauss-Hermite rule, ``work``: a 2 x n scratch array, so nothing is
-    allocated per step; unused by the closed forms).
+    """The compiled event loop (:mod:`rdyn.reduced_dynamics.model_a.event_loop`) around
+    ``moments(C1, e, D, K, r, z, w, work) -> (p, m1, m2, dm2, .., ..)`` (``z, w``: a
+    Gauss-Hermite rule, ``work``: a 2 x n scratch array, so nothing is allocated per step;
+    unused by the closed forms).
 
     ``state`` (C1, C2, C3) and ``ev`` (the counters, :data:`EV_T` ...) are advanced in place
-    until the run ends (returns True: stop step reached or diverged) or step ``chunk_end`` is
-    reached before it is processed (returns False); the next call continues from there, so a
+    until the run ends (returns 1: stop step reached or diverged) or step ``chunk_end`` is
+    reached before it is processed (returns 0); the next call continues from there, so a
     run cut into chunks is bit-identical to one call."""
     import numba
 
-    @numba.njit(cache=False)
-    def iterate(state, ev, chunk_end, eta, D, K, M, V, scale, fraction, level, default_run,
-                min_default, end, capture_steps, capture_out, z, w, work, bound):
-        r = math.sqrt(V / M)
-        C1 = state[0]
-        C2 = state[1]
-        C3 = state[2]
-        t = ev[0]
-        t1 = ev[1]
-        t_star = ev[2]
-        lost = ev[3]
-        stop = ev[4]
-        cursor = ev[5]
-        diverged = ev[6]
-        finished = False
-        while True:
-            if t >= chunk_end:
-                break
-            e = math.exp(-(C2 + C3) / scale)
-            p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w, work)
-            if t_star < 0 and p >= level:
-                t_star = t
-                if default_run:
-                    stop = min(max(2 * t, min_default), end)
+    from rdyn.reduced_dynamics.model_a.event_loop import loop_source
+
+    source = loop_source(
+        args="z, w, work",
+        setup="r = math.sqrt(V / M)",
+        moments="p, m1, m2, dm2, _, _ = moments(C1, e, D, K, r, z, w, work)",
+        t1="""
             if t1 < 0 and t >= 1:
                 m2f = moments(C1 / fraction, e, D, K, r, z, w, work)[2]
                 if m2f <= 0.0:
                     t1 = t
+            """,
+        lost="""
             mult = 1.0 + eta * D * dm2
-            if lost < 0 and t < stop and not (-1.0 < mult < 1.0):
+            if not (-1.0 < mult < 1.0):
                 lost = t
-            while cursor < capture_steps.shape[0] and capture_steps[cursor] == t:
-                capture_out[cursor, 0] = C1
-                capture_out[cursor, 1] = C2
-                capture_out[cursor, 2] = C3
-                cursor += 1
-            if t >= stop:
-                finished = True
-                break
-            g_in = grad_in(C1, e, K, D - K, V, m1, m2)
-            g_out = grad_out(C1, e, K, D - K, V, m1, m2)
-            C1n, C2n, C3n = C1 + eta * D * m2, C2 - eta * g_in / scale, C3 + eta * g_out / scale
-            # the divergence rule (reduced_dynamics/runs/divergence.py, STATE_BOUND): stop before it
-            if not (abs(C1n) <= bound and abs(C2n) <= bound and abs(C3n) <= bound):
-                diverged = t + 1
-                finished = True
-                break
-            C1, C2, C3 = C1n, C2n, C3n
-            t += 1
-        state[0] = C1
-        state[1] = C2
-        state[2] = C3
-        ev[0] = t
-        ev[1] = t1
-        ev[2] = t_star
-        ev[3] = lost
-        ev[4] = stop
-        ev[5] = cursor
-        ev[6] = diverged
-        return finished
-
-    return iterate
+            """)
+    namespace = {"math": math, "moments": moments, "grad_in": grad_in, "grad_out": grad_out}
+    exec(compile(source, "<rdyn model A compiled event loop>", "exec"), namespace)   # noqa: S102
+    return numba.njit(cache=False)(namespace["iterate"])
 
 
 @lru_cache(maxsize=1)
@@ -232,6 +191,16 @@ def compiled_loop(name: str):
     return (compiled_iterate() if name == "erf" else compiled_gelu_iterate())[0]
 
 
+def loop_counters(loop, capture_steps: np.ndarray) -> np.ndarray:
+    """The counters (``EV_*``) of the Python-side ``loop`` record for a compiled loop to go on
+    from (the inverse of :func:`sync_loop`; first diverged step: none yet)."""
+    ev = np.array([loop.t, -1 if loop.t1 is None else loop.t1,
+                   -1 if loop.T_star is None else loop.T_star,
+                   -1 if loop.lost is None else loop.lost, loop.stop_at, 0, -1], dtype=np.int64)
+    ev[EV_CURSOR] = np.searchsorted(capture_steps, loop.t, side="left")
+    return ev
+
+
 def sync_loop(loop, state: np.ndarray, ev: np.ndarray, out: np.ndarray,
               capture_steps: np.ndarray) -> None:
     """Copy a compiled loop's state, event counters (``ev``, indexed by ``EV_*``) and the
@@ -263,8 +232,8 @@ def advance_compiled(config, state: np.ndarray, ev: np.ndarray, chunk_end: int, 
         loop = (compiled_loop(config.activation.name), np.zeros(1), np.zeros(1))
     iterate, z, w = loop
     work = np.empty((2, z.shape[0]))
-    return bool(iterate(
+    return int(iterate(
         state, ev, int(chunk_end), float(eta), float(config.D), float(config.K),
         float(config.M), float(config.vstar_norm2), float(config.scale), float(fraction),
         float(level), bool(default_run), int(min_default), int(end), capture_steps, capture_out,
-        z, w, work, float(STATE_BOUND)))
+        float(STATE_BOUND), z, w, work)) == 1

@@ -718,11 +718,7 @@ def _compiled_advance(config, eta_f, t1_fraction, level, default_run, min_defaul
 
     def advance(loop, chunk_end):
         state = np.array([float(v) for v in loop.state])
-        ev = np.array([loop.t, -1 if loop.t1 is None else loop.t1,
-                       -1 if loop.T_star is None else loop.T_star,
-                       -1 if loop.lost is None else loop.lost, loop.stop_at, 0, -1],
-                      dtype=np.int64)
-        ev[mc.EV_CURSOR] = np.searchsorted(capture_steps, loop.t, side="left")
+        ev = mc.loop_counters(loop, capture_steps)
         out = np.full((capture_steps.shape[0], 3), np.nan)
         done = mc.advance_compiled(config, state, ev, chunk_end, eta_f, t1_fraction, level,
                                    default_run, min_default_steps, end, capture_steps, out,

@@ -12,8 +12,8 @@ step, ``m1 = E[h Y1] / r``, ``m2 = E[h Y2] / r`` and ``dm2/dC1``
 Gauss-Hermite tensor rule (the n-point rule of ``model_a.smooth.choose_rule``, the same
 formulas as ``Expectations.level`` / ``.moments``, evaluated with numpy) at the tile's
 (DEGREE+1)^2 Chebyshev points of the first kind. p, the logit gradients and the events are
-computed exactly as in the compiled rule's loop (:func:`rdyn.reduced_dynamics.model_a.compiled.
-_make_iterate`): only the three moments come from the table.
+computed by the same event loop as the compiled rule's (one source,
+:mod:`rdyn.reduced_dynamics.model_a.event_loop`): only the three moments come from the table.
 
 The lattice. In each variable ``x >= 0`` (C1 < 0 mirrored, e > 0 always) the tiles are
 ``[0, h 2^-J)``, then ``[h 2^(j-1-J), h 2^(j-J))`` for j = 1..J (graded towards 0), then
@@ -36,8 +36,8 @@ Error budget. The tile widths (hC, hE) are chosen once per run (:func:`choose_wi
 holding the node-choice probe states of ``model_a.smooth.default_probes`` and the graded tiles
 at C1 = 0, e = 0), both
 
-* the coefficient-decay estimate ``tail = 2 (sum of |c_kl| with k = DEGREE or l = DEGREE, and
-  with k = DEGREE-1 or l = DEGREE-1)`` (for coefficients decaying geometrically by a factor
+* the coefficient-decay estimate ``tail = 2 (sum of |c_kl| with k = DEGREE or l = DEGREE)``
+  (:func:`_tail`: the last row and column; for coefficients decaying geometrically by a factor
   below 1/2 per degree, this bounds the truncated series ``sum_{k or l > DEGREE} |c_kl|``, and
   the interpolant's error is at most twice that: aliasing), and
 * the largest difference to the exact rule at 4 x 4 independent points inside the tile (not
@@ -75,8 +75,8 @@ MAX_INDEX = 2048             # lattice indices a side; beyond: that step on the 
 # --------------------------------------------------------------------------------------------
 
 def tile_index(x: float, h: float, J: int) -> int:
-    """The lattice index of ``x >= 0`` (module docstring; the compiled loop uses the same
-    arithmetic, :func:`_loop_template`)."""
+    """The lattice index of ``x >= 0`` (module docstring; compiled into the table loop as it
+    stands, :func:`_loop_template`)."""
     t = x / h
     if t >= 1.0:
         return J + int(t)
@@ -358,7 +358,7 @@ def _choose_widths(config, nodes, probes, exact):
 
 def _loop_template():
     """Source of the compiled functions (a template: ``GRAD_IN`` / ``GRAD_OUT`` are replaced by
-    the derived logit gradients)."""
+    the derived logit gradients, ``TILE_INDEX`` by the source of :func:`tile_index`)."""
     return '''
 import math
 
@@ -378,22 +378,15 @@ def grad_out(C1, e, K, N, V, hY1, hY2):
 
 
 @njit(inline="always")
-def lattice(x, h, J):
-    t = x / h
-    if t >= 1.0:
-        return J + int(t)
-    if t < 2.0 ** -J:
-        return 0
-    return J + math.frexp(t)[1]
-
+TILE_INDEX
 
 @njit(inline="always")
 def find(C1, e, hc, he, J, index, c_offset):
     if C1 >= 0.0:
-        ic = lattice(C1, hc, J)
+        ic = tile_index(C1, hc, J)
     else:
-        ic = -1 - lattice(-C1, hc, J)
-    ie = lattice(e, he, J)
+        ic = -1 - tile_index(-C1, hc, J)
+    ie = tile_index(e, he, J)
     row = ic + c_offset
     if row < 0 or row >= index.shape[0] or ie >= index.shape[1]:
         return -1, ic, ie
@@ -440,66 +433,57 @@ def evaluate_one(slot, C1, e, coefficients, geometry, Tu, Tv, o):
     return total
 
 
-@njit
-def iterate(state, ev, chunk_end, eta, D, K, M, V, scale, fraction, level, default_run,
-            min_default, end, capture_steps, capture_out, bound, hc, he, J, index, c_offset,
-            coefficients, geometry, need):
-    """The event loop of model_a.compiled._make_iterate with the moments from the table.
-    Returns 0 (chunk end), 1 (run ended) or 2 (tile need[0], need[1] missing: nothing of the
-    step was done)."""
-    N = D - K
-    C1 = state[0]
-    C2 = state[1]
-    C3 = state[2]
-    t = ev[0]
-    t1 = ev[1]
-    t_star = ev[2]
-    lost = ev[3]
-    stop = ev[4]
-    cursor = ev[5]
-    diverged = ev[6]
-    status = 0
-    Tu = np.empty(DEGREE + 1)
-    Tv = np.empty(DEGREE + 1)
-    slot = -1
-    # the current tile's box shrunk by 1e-9 of its widths (geometry[slot, 6:10]): inside it
-    # find() returns the same tile for certain, so the shortcut never changes a result
-    c_lo = c_hi = e_lo = e_hi = 0.0
-    while True:
-        if t >= chunk_end:
-            break
-        e = math.exp(-(C2 + C3) / scale)
-        if not (slot >= 0 and c_lo <= C1 < c_hi and e_lo <= e < e_hi):
-            slot, ic, ie = find(C1, e, hc, he, J, index, c_offset)
-            if slot < 0:
-                need[0] = ic
-                need[1] = ie
-                status = 2
-                break
-            c_lo = geometry[slot, 6]
-            c_hi = geometry[slot, 7]
-            e_lo = geometry[slot, 8]
-            e_hi = geometry[slot, 9]
-        test = t1 < 0 and t >= 1
-        slot_t = 0
-        if test:
-            slot_t, ic, ie = find(C1 / fraction, e, hc, he, J, index, c_offset)
-            if slot_t < 0:
-                need[0] = ic
-                need[1] = ie
-                status = 2
-                break
-        p = 1.0 / (K + N * e)
-        m1, m2 = evaluate(slot, C1, e, coefficients, geometry, Tu, Tv)
-        if t_star < 0 and p >= level:
-            t_star = t
-            if default_run:
-                stop = min(max(2 * t, min_default), end)
-        if test:
-            m2f = evaluate_one(slot_t, C1 / fraction, e, coefficients, geometry, Tu, Tv, 1)
-            if m2f <= 0.0:
-                t1 = t
-        if lost < 0 and t < stop:
+'''
+
+
+def _table_iterate_source() -> str:
+    """The event loop (:func:`rdyn.reduced_dynamics.model_a.event_loop.loop_source`) with the
+    moments from the table: status 2 when tile ``need[0], need[1]`` is missing (nothing of the
+    step done); dm2/dC1 evaluated only where the tile's bounds on it do not decide the
+    stability test."""
+    from rdyn.reduced_dynamics.model_a.event_loop import loop_source
+
+    return '\n@njit' + loop_source(
+        args="hc, he, J, index, c_offset, coefficients, geometry, need",
+        setup='''
+            Tu = np.empty(DEGREE + 1)
+            Tv = np.empty(DEGREE + 1)
+            slot = -1
+            # the current tile's box shrunk by 1e-9 of its widths (geometry[slot, 6:10]): inside
+            # it find() returns the same tile for certain, so the shortcut never changes a result
+            c_lo = c_hi = e_lo = e_hi = 0.0
+            ''',
+        moments='''
+            if not (slot >= 0 and c_lo <= C1 < c_hi and e_lo <= e < e_hi):
+                slot, ic, ie = find(C1, e, hc, he, J, index, c_offset)
+                if slot < 0:
+                    need[0] = ic
+                    need[1] = ie
+                    status = 2
+                    break
+                c_lo = geometry[slot, 6]
+                c_hi = geometry[slot, 7]
+                e_lo = geometry[slot, 8]
+                e_hi = geometry[slot, 9]
+            test = t1 < 0 and t >= 1
+            slot_t = 0
+            if test:
+                slot_t, ic, ie = find(C1 / fraction, e, hc, he, J, index, c_offset)
+                if slot_t < 0:
+                    need[0] = ic
+                    need[1] = ie
+                    status = 2
+                    break
+            p = 1.0 / (K + N * e)
+            m1, m2 = evaluate(slot, C1, e, coefficients, geometry, Tu, Tv)
+            ''',
+        t1='''
+            if test:
+                m2f = evaluate_one(slot_t, C1 / fraction, e, coefficients, geometry, Tu, Tv, 1)
+                if m2f <= 0.0:
+                    t1 = t
+            ''',
+        lost='''
             # dm2/dC1 only where the tile's bounds on it (geometry[slot, 4:6]) do not
             # already put the multiplier 1 + eta D dm2 inside (-1, 1)
             low = 1.0 + eta * D * geometry[slot, 4]
@@ -509,35 +493,7 @@ def iterate(state, ev, chunk_end, eta, D, K, M, V, scale, fraction, level, defau
                 mult = 1.0 + eta * D * dm2
                 if not (-1.0 < mult < 1.0):
                     lost = t
-        while cursor < capture_steps.shape[0] and capture_steps[cursor] == t:
-            capture_out[cursor, 0] = C1
-            capture_out[cursor, 1] = C2
-            capture_out[cursor, 2] = C3
-            cursor += 1
-        if t >= stop:
-            status = 1
-            break
-        g_in = grad_in(C1, e, K, N, V, m1, m2)
-        g_out = grad_out(C1, e, K, N, V, m1, m2)
-        C1n, C2n, C3n = C1 + eta * D * m2, C2 - eta * g_in / scale, C3 + eta * g_out / scale
-        if not (abs(C1n) <= bound and abs(C2n) <= bound and abs(C3n) <= bound):
-            diverged = t + 1
-            status = 1
-            break
-        C1, C2, C3 = C1n, C2n, C3n
-        t += 1
-    state[0] = C1
-    state[1] = C2
-    state[2] = C3
-    ev[0] = t
-    ev[1] = t1
-    ev[2] = t_star
-    ev[3] = lost
-    ev[4] = stop
-    ev[5] = cursor
-    ev[6] = diverged
-    return status
-'''
+            ''')
 
 
 def _gradient_sources() -> tuple[str, str]:
@@ -561,8 +517,11 @@ def compiled_table_loop():
 
     def generate():
         g_in, g_out = _gradient_sources()
-        return (_loop_template().replace("GRAD_IN", g_in).replace("GRAD_OUT", g_out)
-                .replace("DEGREE", str(DEGREE)))
+        import inspect
+
+        return ((_loop_template() + _table_iterate_source()).replace("GRAD_IN", g_in)
+                .replace("GRAD_OUT", g_out).replace("DEGREE", str(DEGREE))
+                .replace("TILE_INDEX\n", inspect.getsource(tile_index) + "\n"))
 
     source = kernel_cache.cached_source("smooth_table_loop", (DEGREE,), generate)
     return kernel_cache.load_module("smooth_table_loop", source, "the smooth-activation table loop").iterate
@@ -610,12 +569,7 @@ class TableRoute:
             return exact[0]
 
         def _counters(loop):
-            ev = np.array([loop.t, -1 if loop.t1 is None else loop.t1,
-                           -1 if loop.T_star is None else loop.T_star,
-                           -1 if loop.lost is None else loop.lost, loop.stop_at, 0, -1],
-                          dtype=np.int64)
-            ev[mc.EV_CURSOR] = np.searchsorted(capture_steps, loop.t, side="left")
-            return ev
+            return mc.loop_counters(loop, capture_steps)
 
         def _sync(loop, state, ev, out):
             """Copy the compiled loop's state, counters and captures into ``loop``."""

@@ -106,9 +106,8 @@ def d19_printed_upper(bm, region, consts, T_star: int, T0: int, inst):
 def refine(inst, results, *, it, region, bm, consts):
     """``results`` with the undecided printed D.18 lower and D.19 upper sides replaced by the
     refutations above where their premises are certified (the list is returned, new objects for the
-    changed entries)."""
-    from rdyn.verification.proofs.engine import StatementResult
-
+    changed entries, of the same class as the undecided ones: this module does not import the
+    engine that calls it)."""
     out = list(results)
     if it.T_star is None or it.T0 is None:
         return out
@@ -121,7 +120,7 @@ def refine(inst, results, *, it, region, bm, consts):
               "argument": "1/K - p(T) >= N/(K (N + K sqrt(R+(T)))) for T >= T* + 1 (the certified corrected "
                           "D.18 upper side); the ratio of that bound to the printed right-hand side increases "
                           "with T and exceeds 1 from this step on (lhs: the bound, not the state)"}
-        out[out.index(r)] = StatementResult(r.statement, "refuted", counterexample=cx)
+        out[out.index(r)] = type(r)(r.statement, "refuted", counterexample=cx)
     r = _undecided(out, "D19.printed.upper")
     if (r is not None and region is not None and region.invariant and inst.logit_scale == "D"
             and _certified(out, "D18.corrected.lower")):
@@ -135,5 +134,5 @@ def refine(inst, results, *, it, region, bm, consts):
                               f"(branch and bound); e(T)^-2 >= R-(T) (the certified corrected D.18 lower side) "
                               f"puts e(T) there from this step on (T >= T0); ratio: a lower bound of "
                               f"lhs/rhs at every such step"}
-            out[out.index(r)] = StatementResult(r.statement, "refuted", counterexample=cx)
+            out[out.index(r)] = type(r)(r.statement, "refuted", counterexample=cx)
     return out

@@ -44,16 +44,21 @@ class FullSetup:
     seed: int = 0
 
 
+def haar_orthogonal(rng: np.random.Generator, N: int, d: int) -> np.ndarray:
+    """N Haar-distributed d x d orthogonal matrices: QR of a Gaussian matrix, the signs of R's
+    diagonal moved into Q (Mezzadri's correction; without it Q is not Haar)."""
+    G = rng.standard_normal((N, d, d))
+    Q, R = np.linalg.qr(G)
+    return Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]
+
+
 def sample(setup: FullSetup):
     """(X, a) with X: (N, d, n) unit columns (sphere, or R U for a spectrum), a: (N, d)."""
     rng = np.random.default_rng(setup.seed)
     N, d = setup.samples, setup.d
     if setup.data == "spectrum":
         U = np.concatenate([np.tile(np.eye(d)[:, [i]], (1, m)) for i, m in enumerate(setup.spectrum)], axis=1)
-        G = rng.standard_normal((N, d, d))
-        Q, R = np.linalg.qr(G)
-        Q = Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]   # Haar
-        X = Q @ U
+        X = haar_orthogonal(rng, N, d) @ U
     else:
         X = rng.standard_normal((N, d, setup.n))
         X /= np.linalg.norm(X, axis=1, keepdims=True)

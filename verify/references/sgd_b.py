@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rdyn.verification.references.full_matrix_b import haar_orthogonal
+
 #: Task 2 multiplicities m_1..m_d at d = 16 (n = 32): rdyn's convention (the extraction does not print them)
 TASK2_SPECTRUM = (5, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1)
 
@@ -89,9 +91,7 @@ def make_data(setup: SGDSetup, size: int, rng: np.random.Generator) -> DataSet:
     d = setup.d
     if setup.data == "spectrum":
         m = np.asarray(setup.spectrum, dtype=float)
-        G = rng.standard_normal((size, d, d))
-        Q, R = np.linalg.qr(G)
-        Q = Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]   # Haar
+        Q = haar_orthogonal(rng, size, d)
         S = np.einsum("mij,j,mkj->mik", Q, m, Q)
     else:
         S = np.empty((size, d, d))
