@@ -121,6 +121,12 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
         ("Lemma D.15 (proof)", "printed", None): "refuted", ("Lemma D.15 (proof)", "corrected", None): "proved",
         ("Lemma D.16", "printed", "upper"): "certified"}
     assert r["t1"] == 269
+    # the late-phase rates' strength (verify/claims/strength.py, LATE_RATES_BY_PROVE): on R,
+    # 0 <= (eta g2 - X)/(e eta g2) <= sup_on_region, so X = Delta x/e^2 -> eta g2 as e -> 0
+    d19 = _by(r, "Lemma D.19", "corrected", "upper")["certificate"]
+    assert d19["region_condition"] == "dx_upper"
+    assert d19["sup_on_region"] == pytest.approx(3.224081808701158, rel=1e-9)
+    assert d19["margin_on_region"] <= d19["sup_on_region"]
     d5 = _by(r, "Lemma D.5", "printed", "upper")["certificate"]
     assert d5["steps_checked"] == [2, 158500]          # step 1 has p = 1/D exactly: vacuous
     assert d5["min_margin"] == pytest.approx(0.5319297749690772, rel=1e-9)
@@ -311,6 +317,8 @@ def test_listed_instances_are_certified(D, K, activation, scale):
         if s["form"] == "corrected":
             assert s["verdict"] in ("certified", "proved"), (s["label"], s["side"], s["reason"], s["counterexample"])
     assert _by(r, "Lemma D.19", "printed", "upper")["verdict"] == "refuted"
+    sup = _by(r, "Lemma D.19", "corrected", "upper")["certificate"]["sup_on_region"]
+    assert sup is not None and 0 < sup < 1e6       # |X - eta g2| <= sup eta g2 e^m on R (the late rates' strength)
     assert len(strength.PROVE_INSTANCES) == 14   # these two, D = 9 (default suite), D = 12 (slow), and the
     # ten validation instances of tests/test_prove_sweep.py (slow)
 

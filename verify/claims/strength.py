@@ -83,8 +83,77 @@ def prove_grid_text(instance: dict) -> str:
     return ";".join(parts)
 
 
-# ledger labels decided by rdyn prove (Model A)
-PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+# ledger labels decided by rdyn prove (Model A): entry and correction. Lemma D.10: the printed hypothesis
+# p(t) <= 1/(2 pi D K) is certified never to hold (the vacuous_condition discrepancy) and the corrected
+# statement (C1* increasing while p <= p_c, decreasing after; p_c the certified unique zero of dC1*/dp)
+# is rdyn prove's D10.corrected, certified at every instance of PROVE_INSTANCES (tests/test_prove.py
+# test_d9_remaining_appendix_d_statements pins its margin at D = 9, K = 3; test_listed_instances_are_certified
+# and tests/test_prove_sweep.py test_strength_instances_are_certified require it certified at the others).
+PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.10", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)",
+                   "Lemma D.18", "Lemma D.19")
+# corrections (only) certified by rdyn prove at PROVE_INSTANCES. Lemma D.17 (threshold): "p(T*) >= 1/(2K) is
+# reached; p(t) < 1/K for all t and p -> 1/K": the iteration certifies T* as the first step with p >= 1/(2K)
+# (every earlier step certainly below it; a straddling ball stops the proof), 1/K - p = N e/(K (K + N e)) > 0
+# exactly, and p -> 1/K follows from the certified corrected D.18 lower side (1/K - p(T) <=
+# (D-K)/(K(D-K+K sqrt(R-(T)))), R- growing linearly in T). tests/test_prove.py pins T* = 156931 at D = 9, K = 3.
+CORRECTIONS_BY_PROVE = PROVED_BY_PROVE + ("Lemma D.17 (threshold)",)
+
+# The late-phase rates (corrections only): certified at PROVE_INSTANCES (OOD: the logits/D ones, its asymptote
+# being derived for that scale) by this argument, each step backed by a test:
+# (1) rdyn prove certifies Lemma D.19's corrected upper side on the invariant region R, i.e.
+#     0 <= (eta g2 - X)/(e^m eta g2) on R (m = 1; 2 for the identity), X = Delta x/e^2; every box's ball of this
+#     quantity is finite, so it is also <= c := sup_on_region (recorded in the certificate; pinned at D = 9, K = 3
+#     by tests/test_prove.py): |X - eta g2| <= c eta g2 e^m on R, and every state from T0 on lies in R;
+# (2) the certified corrected D.18 lower side gives 1/K - p(T) -> 0, i.e. e_T -> 0;
+# (3) e^-2 grows per step by (2 X/scale) psi(2 e^2 X/scale), psi(v) = (exp(v) - 1)/v -> 1: the increments tend
+#     to 2 eta g2/scale, so e_T^-2/T -> 2 eta g2/scale (Stolz-Cesaro), which is rdyn.derivations.late_phase's
+#     e^2 tau -> scale/(2 g2) (tests/test_strength.py::test_late_phase_rate_is_the_certified_limit; the prover's
+#     eta g2 is late_phase's g2: tests/test_prove.py::test_reduction_matches_late_phase_constants);
+# (4) each quantity is an exact function of (C1, e) (1/K - p = N e/(K (K + N e)); ||S - S*||_F by the proved S
+#     identity; ||W_V - V*||_F = |C1 - 1| ||V*||_F; the excess loss; the OOD quadratic form) with
+#     C1 = C1*(e)(1 + w e^3), w bounded on R: its leading term in e (late_phase's sympy expansion) times the
+#     limit of (3) is the derived constant. Not certified: Lemma D.17's eta T* as D -> oo (a law in D).
+LATE_RATES_BY_PROVE = ("Theorem 3.1 (loss)", "Theorem 3.1 (Step 3)", "Theorem 3.1 (Step 3, W_V)",
+                       "Theorem 3.1 (proof: D^{5/2} order)", "Section 4.1 (OOD slope)")
+LATE_RATE_ARGUMENT = ("rdyn prove certifies, at each instance, Lemma D.19's corrected upper side on an invariant "
+                      "region R with 0 <= (eta g2 - X)/(e^m eta g2) <= sup_on_region (X = Delta(C2+C3)/e^2, m >= 1) and "
+                      "the corrected D.18 lower side (e -> 0); so Delta(e^-2) -> 2 eta g2/scale and e^-2/T -> "
+                      "2 eta g2/scale (Stolz-Cesaro), and each quantity's leading term in e "
+                      "(rdyn.derivations.late_phase, C1 = C1*(e)(1 + w e^3) with w bounded on R) gives the derived "
+                      "constant (docs/claims.md, Strength)")
+
+# Model B: rdyn prove --paper B (verify/proofs/model_b.py) certifies Theorem B.3 at the corrected eta_max for
+# every S0 in the interval: the loss decreases at every step, Part 1's descent inequality, gamma_t increases
+# monotonically to gamma* (the printed eta_max: Part 1 and the monotone gamma refuted). The first two
+# instances are the ledger's validation instance (B.noln.eta_max_descent.*: Task 2, d = 4, spectrum
+# 3,1,1,1, both targets; its check samples S0 = 1, the proof covers S0 in [0.25, 16]); the rest are the
+# instances tests/test_prove_model_b.py pins. tests/test_strength.py::test_model_b_instances_are_certified
+# runs the proof at each and requires these statements certified.
+PROVE_B_INSTANCES = (
+    {"paper": "B", "model": "noln", "data": "spectrum", "d": 4, "spectrum": "3,1,1,1", "target": "unnormalized",
+     "s0": "0.25,16"},
+    {"paper": "B", "model": "noln", "data": "spectrum", "d": 4, "spectrum": "3,1,1,1", "target": "normalized",
+     "s0": "0.25,16"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 16, "n": 32, "target": "unnormalized", "s0": "0.25,16"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 16, "n": 32, "target": "unnormalized", "s0": "0.01,100"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 4, "n": 8, "target": "unnormalized", "s0": "0.25,16"},
+    {"paper": "B", "model": "noln", "data": "spectrum", "d": 5, "spectrum": "5,4,3,2,1", "target": "unnormalized",
+     "s0": "0.25,16"},
+)
+# (label, form, quantity) of rdyn prove --paper B's statements that back each Model B label
+B3_STATEMENTS = {
+    "Theorem B.3 (eta_max)": (("Theorem B.3 (eta_max)", "corrected", "loss"),
+                              ("Theorem B.3 (Part 1)", "corrected", "descent_lemma"),
+                              ("Theorem B.3 (eta_max)", "corrected", "gamma")),
+    "Theorem B.3 (Part 1)": (("Theorem B.3 (Part 1)", "corrected", "descent_lemma"),),
+}
+# Model B labels certified by rdyn prove --paper B: the correction of Theorem B.3 (eta_max) (at eta = eta_max
+# itself; it is also proved, for every 0 < eta <= eta_max, by rdyn.derivations.correction_identities' B3_*
+# identities, which take precedence and keep this as `also_certified`), and the entry Theorem B.3 (Part 1)
+# (a pass: its check runs Part 1 at the derived eta_max). Theorem B.3 (Part 3)'s correction is proved by the
+# same identities.
+B_CORRECTIONS_BY_PROVE = ("Theorem B.3 (eta_max)",)
+B_ENTRIES_BY_PROVE = ("Theorem B.3 (Part 1)",)
 
 
 def _matches(check_id: str, pattern: str) -> bool:
@@ -102,6 +171,27 @@ def of_check(check_id: str) -> str:
 
 DERIVED_RATE_DOMAIN = ("the derived leading-order law as T -> oo (slow-manifold limit of the map, sympy limits) "
                        "compared exactly with the printed form, for every D > K >= 1, eta > 0, ||V*||^2 > 0")
+
+
+def _proved_by_identities(paper: str, label: str, ids) -> dict | None:
+    """The ``proved`` basis of a correction that rdyn.derivations.correction_identities proves (None if
+    none does): each identity's two sides, domain and exact rewrites (tests/test_strength.py re-proves
+    each: the difference simplifies to exactly 0, the printed form's does not)."""
+    from rdyn.derivations import correction_identities as ci
+
+    found = ci.for_label(paper, label)
+    if not found:
+        return None
+    return {"domain": "; ".join(f"{i.name}: {i.domain}" for i in found),
+            "identities": [{"name": i.name, "lhs": i.lhs, "rhs": i.rhs, "domain": i.domain, "rewrites": i.rewrites}
+                           for i in found],
+            "by": "exact sympy identities (rdyn.derivations.correction_identities): lhs - rhs simplifies to 0",
+            "checks": list(ids)}
+
+
+def _certified_b(label: str) -> dict:
+    return {"instances": [dict(i) for i in PROVE_B_INSTANCES], "by": "rdyn prove --paper B (docs/proofs.md, Model B)",
+            "statements": [{"label": a, "form": f, "quantity": q} for a, f, q in B3_STATEMENTS[label]]}
 
 
 def _basis(strength: str, ids) -> dict:
@@ -130,12 +220,26 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
         return None, None
     if paper == "A" and label in PROVED_BY_PROVE:
         return "certified", _basis("certified", ())
+    if paper == "B" and label in B_ENTRIES_BY_PROVE:
+        return "certified", _certified_b(label)
     return of_checks(deciding_ids)
 
 
 def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dict | None]:
     """(strength, basis) of a correction's verdict."""
-    if paper == "A" and label in PROVED_BY_PROVE:
+    if paper == "A" and label in CORRECTIONS_BY_PROVE:
         return "certified", _basis("certified", ())
+    if paper == "A" and label in LATE_RATES_BY_PROVE:
+        instances = [dict(i) for i in PROVE_INSTANCES
+                     if label != "Section 4.1 (OOD slope)" or i["logit_scale"] == "D"]
+        return "certified", {"instances": instances, "by": "rdyn prove (docs/proofs.md) and Stolz-Cesaro",
+                             "argument": LATE_RATE_ARGUMENT, "checks": list(deciding_ids)}
+    proved = _proved_by_identities(paper, label, deciding_ids)
+    if proved is not None:
+        if paper == "B" and label in B_CORRECTIONS_BY_PROVE:   # an independent rigorous route, kept
+            proved["also_certified"] = _certified_b(label)
+        return "proved", proved
+    if paper == "B" and label in B_CORRECTIONS_BY_PROVE:
+        return "certified", _certified_b(label)
     strength, basis = of_checks(deciding_ids)
     return (strength or "sampled"), (basis or {"points": []})

@@ -227,7 +227,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                 rr = meta["region"]
                 region_info.update(
                     result=rg.RegionResult(rg.Region(**rr["region"]), rr["invariant"], rr["decided"], rr["margins"],
-                                           rr["boxes"], rr["seconds"], rr["reason"]),
+                                           rr["boxes"], rr["seconds"], rr["reason"], rr.get("sups")),
                     w_T0=ball_from_text(rr["w_T0"]), e_T0=ball_from_text(rr["e_T0"]))
 
         def saver(snapshot):
@@ -235,7 +235,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
             region = None if res is None else {
                 "region": {"e_top": res.region.e_top, "w_lo": res.region.w_lo, "w_hi": res.region.w_hi},
                 "invariant": res.invariant, "decided": res.decided, "margins": res.margins, "boxes": res.boxes,
-                "seconds": res.seconds, "reason": res.reason, "w_T0": ball_text(region_info["w_T0"]),
+                "seconds": res.seconds, "reason": res.reason, "sups": res.sups, "w_T0": ball_text(region_info["w_T0"]),
                 "e_T0": ball_text(region_info["e_T0"])}
             ck.save(checkpoint, "prove", identity, {}, {"snapshot": snapshot, "region": region})
             return checkpoint
@@ -298,6 +298,7 @@ def _verdict(s, o, it, res, info) -> StatementResult:
     cert = {"T0": it.T0, "region": res.region.to_dict(), "boxes": res.boxes, "min_margin": o.min_margin,
             "margin_on_region": res.margins.get(s.region), "region_condition": s.region,
             "steps_checked": [o.checked_from, o.checked_to],
+            **({"sup_on_region": (res.sups or {}).get(s.region)} if s.region == "dx_upper" else {}),
             "seconds": round(it.seconds + res.seconds, 3)}
     if o.blocks:   # steps t1 .. T0 - 1 decided a block at a time (the region condition on a box of states)
         cert.update(blocks=o.blocks, margin_on_blocks=o.block_margin, steps_one_by_one=o.fallback_steps)

@@ -96,6 +96,7 @@ class RegionResult:
     boxes: int
     seconds: float
     reason: str | None     # where the budget ran out / what failed
+    sups: dict | None = None   # condition -> largest upper end of its certified ball over R (None if not decided)
 
 
 class BoxMap:
@@ -262,6 +263,7 @@ def prove_region(bm: BoxMap, region: Region, conditions, *, max_boxes: int) -> R
     band = (region.w_lo, region.w_hi)
     decided = {c: True for c in conditions}
     margins = {c: math.inf for c in conditions}
+    sups = {c: -math.inf for c in conditions}
     invariant = True
     reason = None
     stack = [(0.0, region.e_top, region.w_lo, region.w_hi, ("invariant",) + tuple(conditions))]
@@ -287,6 +289,7 @@ def prove_region(bm: BoxMap, region: Region, conditions, *, max_boxes: int) -> R
             if sign > 0:
                 if p != "invariant":
                     margins[p] = min(margins[p], lower(value))
+                    sups[p] = max(sups[p], upper(value))
                 continue
             left.append(p)
         if not left:
@@ -312,7 +315,8 @@ def prove_region(bm: BoxMap, region: Region, conditions, *, max_boxes: int) -> R
     if not invariant:
         decided = {c: False for c in conditions}
     margins = {c: (v if decided[c] and v != math.inf else None) for c, v in margins.items()}
-    return RegionResult(region, invariant, decided, margins, boxes, time.perf_counter() - t0, reason)
+    sups = {c: (v if decided[c] and math.isfinite(v) else None) for c, v in sups.items()}
+    return RegionResult(region, invariant, decided, margins, boxes, time.perf_counter() - t0, reason, sups)
 
 
 def choose_region(bm: BoxMap, e_top: float, w_T0, pad: float = 0.5, grid: int = 64) -> Region:
