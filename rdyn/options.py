@@ -89,6 +89,8 @@ class Option:
     applies: Callable[[dict], bool] | None = None
     applies_text: str = ""
     refusal: str | None = None
+    # the refusal when it depends on the other values (e.g. which of two conditions failed); None: ``refusal``
+    refusal_for: Callable[[dict], str] | None = None
     needs: tuple[str, str] | None = None
     required: bool = False
     metavar: str | None = None
@@ -743,8 +745,16 @@ def _a_only(o: Option) -> Option:
     refusal = o.refusal if o.refusal is not None else (
         f"{o.flag} applies only {o.applies_text}" if o.applies_text else None)
     refusal_b = f"{o.flag} applies only to --paper A (Model A)"
-    return dataclasses.replace(o, applies=applies, applies_text="",
-                               refusal=refusal_b if refusal is None else refusal + " (and to --paper A only)")
+    summary = refusal_b
+    if refusal is not None:   # "--K applies only to --paper A (Model A) and, there, only to a single instance..."
+        head = f"{o.flag} applies "
+        rest = refusal[len(head):] if refusal.startswith(head) else refusal
+        summary = f"{refusal_b} and, there, {rest}"
+
+    def refusal_for(v, refusal=refusal):   # name the condition that failed
+        return refusal_b if not _paper_a_prove(v) or refusal is None else refusal
+
+    return dataclasses.replace(o, applies=applies, applies_text="", refusal=summary, refusal_for=refusal_for)
 
 
 def _paper_b(values: dict) -> bool:
@@ -1071,7 +1081,8 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
         if value is None or value is False or o.applies is None:
             continue
         if not o.applies(values):
-            raise UsageError(o.refusal or f"{o.flag} applies only {o.applies_text}")
+            raise UsageError((o.refusal_for(values) if o.refusal_for is not None else None)
+                             or o.refusal or f"{o.flag} applies only {o.applies_text}")
         if o.exclusive_with is not None:
             other, allowed = o.exclusive_with
             if given.get(other) is not None and values[other] not in allowed:
