@@ -246,6 +246,47 @@ def fixed_size_estimate(command: str, quick: bool) -> "RunTimeEstimate":
                            f"{'checks' if command == 'verify' else 'fits'} of both papers")
 
 
+# rdyn prove (Model A, verify/proofs): the certified arb iteration at 200 bits runs to T0 = T* +
+# max(1000, T*/100) (further only while a statement stays open, up to 2 T*), then the region's branch and
+# bound (under a second). Measured on 2 idle cores (load 1.2), whole processes, warm kernel cache: ReLU
+# D = 9, K = 3 (T0 = 158500) 4.5 s; D = 12, K = 3, eta = 0.01 (T0 = 1177528) 18.5 s; identity D = 7, K = 2
+# (T0 = 38857) 1.6 s: 14 us per step plus 1.8 s (identity is faster per step; the model is an upper
+# estimate there).
+PROVE_STEP_S = 1.4e-5
+PROVE_FIXED_S = 1.8
+
+
+PROVE_HARD_CAP = 10**9   # the certified iteration stops there (verify/proofs/iterate.py, ``hard_cap``)
+
+
+def prove_T0(T_star: int) -> int:
+    """The step up to which rdyn prove iterates: T* + max(1000, T*/100) (verify/proofs/engine.py),
+    at most :data:`PROVE_HARD_CAP`."""
+    return min(T_star + max(1000, T_star // 100), PROVE_HARD_CAP)
+
+
+def prove_estimate(T_stars, lower_bound: bool = False) -> "RunTimeEstimate":
+    """``rdyn prove`` over instances with float64 T* ``T_stars`` (one for a single instance): each
+    :data:`PROVE_FIXED_S` plus :data:`PROVE_STEP_S` per step up to T0 (:func:`prove_T0`)."""
+    steps = sum(prove_T0(int(T)) for T in T_stars)
+    n = len(T_stars)
+    count = str(steps) if steps < 10**6 else f"{steps:.3g}"
+    what = (f"{count} certified steps to T0 = T* + max(1000, T*/100)" if n == 1
+            else f"{n} instances, {count} certified steps in all")
+    if any(prove_T0(int(T)) == PROVE_HARD_CAP for T in T_stars):
+        what += f"; the iteration stops at its cap of {PROVE_HARD_CAP:.0e} steps, short of T0"
+    return RunTimeEstimate("prove", n * PROVE_FIXED_S + steps * PROVE_STEP_S, what, lower_bound, steps)
+
+
+def prove_instance_estimate(config, thresholds=None) -> "RunTimeEstimate":
+    """:func:`prove_estimate` of one instance (``config``: its TeacherConfig), T* from float64 runs
+    (:func:`default_float64_steps`: probes up to 1e7 steps, then the slow-manifold limit)."""
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
+
+    steps, lower = default_float64_steps(config, thresholds or Thresholds(), 0)
+    return prove_estimate([max(steps // 2, 1)], lower)
+
+
 def claims_estimate(paper: str | None, full: bool) -> "RunTimeEstimate":
     """The estimate of ``rdyn claims`` (:data:`CLAIMS_SECONDS`; the checks' sizes are fixed,
     so the time is known up to the machine's load)."""

@@ -172,3 +172,28 @@ def test_asymptotics_says_how_long(capsys, monkeypatch):
     with pytest.raises(_Stop):
         rdyn.asymptotics(activation="leaky")
     assert capsys.readouterr().err == ""
+
+
+def test_prove_estimate_arithmetic():
+    """1.8 s + 14 us per certified step up to T0 = T* + max(1000, T*/100), the iteration capped at 1e9."""
+    one = rt.prove_estimate([1165870])
+    assert one.steps == 1165870 + 11658 and one.seconds == pytest.approx(1.8 + 1177528 * 1.4e-5)
+    assert one.line() == "rdyn prove: about 18 s (1.18e+06 certified steps to T0 = T* + max(1000, T*/100))"
+    assert rt.prove_estimate([50000, 37857]).steps == 51000 + 38857
+    capped = rt.prove_estimate([10**12])
+    assert capped.steps == 10**9 and "stops at its cap of 1e+09 steps" in capped.line()
+
+
+def test_prove_prints_its_estimate_before_the_work(capsys, monkeypatch):
+    from rdyn.verification.proofs import engine, sweep
+
+    monkeypatch.setattr(engine, "prove", _stop)
+    # ReLU D = 12, K = 3, eta = 0.01: float64 T* = 1165870 (the certified one, docs/proofs.md)
+    err = _err_before_work(capsys, ["prove", "--D", "12", "--K", "3", "--eta", "0.01"])
+    assert err.startswith("rdyn prove: about 18 s (1.18e+06 certified steps")
+    assert "about" not in _err_before_work(capsys, ["prove", "--D", "5", "--K", "2"])   # T* ~ 1e3: short
+    monkeypatch.setattr(sweep, "run", _stop)
+    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01", "--max-tstar", "2000000"])
+    assert "rdyn prove: about 18 s (1 instances" not in err and "about 18 s" in err
+    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01"])
+    assert "no time estimate without --max-tstar" in err

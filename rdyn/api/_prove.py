@@ -75,6 +75,10 @@ def run(options_: ProveOptions, progress=None, grid_progress=None):
                     vstar_norm2=v["vstar_norm2"], eta=v["eta"], logit_scale=v["logit_scale"])
     from rdyn.api._common import checkpoint_errors
 
+    if progress is not None and v["resume"] is None:   # the command line: the time estimate first
+        from rdyn.run_time import announce, prove_instance_estimate
+
+        announce(prove_instance_estimate(inst.config()), quiet=False)
     with checkpoint_errors():
         report = engine_prove(inst, labels=v["statement"], max_steps=v["max_steps"], max_boxes=v["max_boxes"],
                               progress=progress, checkpoint=v["checkpoint"],
@@ -101,8 +105,20 @@ def run_grid(v: ProveOptions, progress=None):
                          "eta < eta_limit); every point is skipped")
     on_row = None if v.out is None else (lambda res: write_text_atomic(v.out, sw.dumps(res)))
     try:
+        on_tstars = None
+        if progress is not None:   # the command line: the estimate (T* known only with --max-tstar)
+            from rdyn.run_time import announce, prove_estimate
+
+            def on_tstars(Ts):
+                announce(prove_estimate(Ts), quiet=False)
+            if v.max_tstar is None:
+                import sys
+
+                print(f"rdyn prove: {len(points)} instances; no time estimate without --max-tstar (each costs "
+                      f"about 2 s + 14 us per step up to T* + T*/100)", file=sys.stderr)
         data = sw.prove_grid(v.grid, v.statement, max_steps=v.max_steps, max_boxes=v.max_boxes,
-                             max_tstar=v.max_tstar, scheduler=v.scheduler, progress=progress, on_row=on_row)
+                             max_tstar=v.max_tstar, scheduler=v.scheduler, progress=progress, on_row=on_row,
+                             on_tstars=on_tstars)
     except OSError as exc:  # cannot reach the scheduler (distributed raises OSError on timeout)
         if v.scheduler is None:
             raise

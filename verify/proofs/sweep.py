@@ -259,14 +259,16 @@ def markdown_table(res: dict) -> str:
 
 
 def prove_grid(grid: str, labels=None, *, max_steps=None, max_boxes=None, max_tstar=None, scheduler=None,
-               progress=None, on_row=None) -> dict:
+               progress=None, on_row=None, on_tstars=None) -> dict:
     """Parse ``grid``, drop the points beyond the cost cap, prove the rest (:func:`run`); the
-    :func:`result` object."""
+    :func:`result` object. ``on_tstars(list)``: called with the float64 T* of the instances kept
+    (only with ``max_tstar``, where they are computed) before any proof starts."""
     t0 = time.perf_counter()
     points, skipped = parse(grid)
     if max_tstar is not None and points:
         kept = []
-        for p, T in zip(points, float_tstar(points, max_tstar + 1)):
+        Ts = float_tstar(points, max_tstar + 1)
+        for p, T in zip(points, Ts):
             if T is None:
                 d = p.instance.to_dict()
                 skipped.append({"point": {k: d[k] for k in ("D", "K", "activation", "kappa", "vstar_norm2", "eta",
@@ -275,6 +277,8 @@ def prove_grid(grid: str, labels=None, *, max_steps=None, max_boxes=None, max_ts
             else:
                 kept.append(p)
         points = kept
+        if on_tstars is not None:
+            on_tstars([T for T in Ts if T is not None])
     rows = run(points, labels, max_steps=max_steps, max_boxes=max_boxes, scheduler=scheduler, progress=progress,
                on_row=None if on_row is None else (lambda rs: on_row(result(grid, points, skipped, rs,
                                                                               time.perf_counter() - t0,
