@@ -98,7 +98,7 @@ def test_proved_corrections_cite_their_identities():
         s, basis = strength.of_correction("B", label, [])
         assert s == "proved" and "linear convergence" in basis["identities"][0]["rewrites"]
     # a correction no identity proves keeps the strength of its checks
-    assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "fitted"
+    assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "sampled"
 
 
 def test_late_phase_rate_is_the_certified_limit():
@@ -123,7 +123,7 @@ def test_late_rates_are_certified_except_the_large_D_law():
         assert s == "certified" and "Stolz-Cesaro" in basis["by"] and basis["instances"]
     _, ood = strength.of_correction("A", "Section 4.1 (OOD slope)", ["A.errata.ood"])
     assert {i["logit_scale"] for i in ood["instances"]} == {"D"}
-    assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "fitted"
+    assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "sampled"
 
 
 def test_b3_argument_along_trajectories():
