@@ -107,15 +107,16 @@ def run_grid(v: ProveOptions, progress=None):
     try:
         on_tstars = None
         if progress is not None:   # the command line: the estimate (T* known only with --max-tstar)
-            from rdyn.run_time import announce, prove_estimate
+            import sys
+
+            from rdyn.run_time import PROVE_FIXED_S, PROVE_STEP_S, announce, prove_estimate
 
             def on_tstars(Ts):
                 announce(prove_estimate(Ts), quiet=False)
             if v.max_tstar is None:
-                import sys
-
                 print(f"rdyn prove: {len(points)} instances; no time estimate without --max-tstar (each costs "
-                      f"about 2 s + 14 us per step up to T* + T*/100)", file=sys.stderr)
+                      f"about {PROVE_FIXED_S:g} s + {PROVE_STEP_S * 1e6:g} us per step up to T* + T*/100)",
+                      file=sys.stderr)
         data = sw.prove_grid(v.grid, v.statement, max_steps=v.max_steps, max_boxes=v.max_boxes,
                              max_tstar=v.max_tstar, scheduler=v.scheduler, progress=progress, on_row=on_row,
                              on_tstars=on_tstars)
