@@ -44,7 +44,10 @@ def run(values: ProveOptions, args) -> int:
     if values.paper == "B":
         return run_b(values)
 
+    finished = [0, None]   # instances proved so far, of n
+
     def grid_progress(i, n, row):
+        finished[:] = [i, n]
         inst = row["instance"]
         what = row["error"] or f"T* = {row['T_star']}, {row['seconds']} s"
         print(f"rdyn prove: {i}/{n} D={inst['D']} K={inst['K']} {inst['activation']} eta={inst['eta_rule']}: {what}",
@@ -53,6 +56,13 @@ def run(values: ProveOptions, args) -> int:
     try:
         res = api_run(values, progress=progress, grid_progress=grid_progress)
     except KeyboardInterrupt as exc:
+        if values.grid is not None:   # no checkpoint with --grid: --out holds the rows done
+            i, n = finished
+            kept = (f"; {values.out} holds their rows (rerun the grid for the rest)" if values.out is not None
+                    else "; --out FILE keeps the rows of an interrupted sweep")
+            print(f"rdyn prove: interrupted after {i}{'' if n is None else f' of {n}'} instances{kept}",
+                  file=sys.stderr)
+            return 130
         from rdyn.cli.teacher import interrupted
 
         return interrupted(NAME, exc, values.checkpoint)
