@@ -8,7 +8,8 @@ the task and the rows really cross a pickle boundary and a worker imports rdyn o
   text), through the CLI (``--json``, ``--out``) and the API, in grid order although the second
   instance finishes first;
 * an instance whose proof raises on a worker is an error row and the sweep goes on;
-* an interrupted Dask sweep cancels what is left on the cluster;
+* an interrupted Dask sweep keeps the rows done in ``--out``, says so, and cancels what is left
+  on the cluster;
 * an unusable ``--scheduler`` is refused in one line, exit 2, before any work: a malformed
   address, nothing listening (a connect timeout, not a hang), a server that is not a Dask
   scheduler, workers that cannot import a module the tasks need.
@@ -119,18 +120,29 @@ def test_instance_that_raises_on_a_worker_is_an_error_row(cluster):
     assert next(t for t in res["table"] if t["key"] == "D18.corrected.lower")["certified"] == 2
 
 
-def test_interrupted_dask_sweep_cancels_what_is_left(cluster):
+def test_interrupted_dask_sweep_keeps_out_and_cancels_what_is_left(cluster, monkeypatch, tmp_path):
+    """Ctrl-C as the first row is written (the CLI's --out hook raises after writing): exit 130,
+    --out holds that row, the message says so, and nothing is left queued on the cluster."""
     from distributed import Client
 
-    from rdyn.verification.proofs import sweep as sw
+    import rdyn.output
 
-    points, _ = sw.parse("D=5,6,7,8,9,10;K=1;activation=relu;eta=half_limit")
+    real = rdyn.output.write_text_atomic
 
-    def stop(rows):
+    def write_then_interrupt(path, text):
+        real(path, text)
         raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
-        sw.run(points, scheduler=cluster.scheduler_address, on_row=stop)
+    monkeypatch.setattr(rdyn.output, "write_text_atomic", write_then_interrupt)
+    path = tmp_path / "grid.json"
+    code, out, err = _cli("--grid", "D=5,8,9,10,11,12;K=1;activation=relu;eta=half_limit", "--out", str(path),
+                          "--scheduler", cluster.scheduler_address)
+    assert code == 130 and out == ""
+    assert err.strip().splitlines()[-1] == (f"rdyn prove: interrupted after 1 of 6 instances; {path} holds their "
+                                            "rows (rerun the grid for the rest)")
+    written = json.loads(path.read_text())
+    assert len(written["instances"]) == 1 and written["instances"][0]["error"] is None
+    assert written["instances"][0]["instance"]["D"] in (5, 8, 9, 10, 11, 12)
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         for _ in range(100):   # the running tasks finish, the queued ones are gone
             if client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) == 0:
