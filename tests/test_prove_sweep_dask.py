@@ -12,7 +12,9 @@ the task and the rows really cross a pickle boundary and a worker imports rdyn o
   on the cluster;
 * an unusable ``--scheduler`` is refused in one line, exit 2, before any work: a malformed
   address, nothing listening (a connect timeout, not a hang), a server that is not a Dask
-  scheduler, workers that cannot import a module the tasks need.
+  scheduler, no worker, workers that cannot import a module the tasks need or run another
+  rdyn version;
+* a worker that dies running an instance (``KilledWorker``) gives that instance's error row.
 
 The interrupt message of ``rdyn prove --grid`` (both paths) is checked in process.
 """
@@ -160,6 +162,65 @@ def test_workers_without_a_module_are_refused(cluster):
             pass
     with connect(cluster, ("rdyn.verification.proofs.sweep",)) as client:   # a LocalCluster is taken too
         assert len(client.scheduler_info()["workers"]) == 2
+
+
+def test_other_rdyn_version_on_the_workers_is_refused(cluster, monkeypatch):
+    import rdyn
+    from rdyn.reduced_dynamics.runs.dask_client import SchedulerError, connect
+
+    real = rdyn.__version__
+    monkeypatch.setattr(rdyn, "__version__", "0.0.0.test")   # this process (and its in-process scheduler)
+    with pytest.raises(SchedulerError, match=rf"^worker tcp://\S+ runs rdyn {real}, this is rdyn 0.0.0.test"):
+        with connect(cluster.scheduler_address):
+            pass
+
+
+def test_scheduler_without_workers_is_refused(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from rdyn.reduced_dynamics.runs import dask_client
+
+    monkeypatch.setattr(dask_client, "WORKER_WAIT_S", 1.0)
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:   # inproc://
+        t0 = time.perf_counter()
+        code, out, err = _cli("--grid", GRID, "--scheduler", empty.scheduler_address)
+        assert time.perf_counter() - t0 < 8
+    assert code == 2 and out == "" and err.strip().splitlines() == [
+        f"rdyn prove: error: --scheduler {empty.scheduler_address}: no Dask worker joined the scheduler within 1 s"]
+
+
+def test_instance_whose_worker_dies_is_an_error_row():   # about 6 s: its own one-worker cluster
+    """A worker that dies running an instance (os._exit on that worker only): with no retries
+    allowed the task ends in KilledWorker, which is that instance's error row; the others are
+    proved on the other worker."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    from rdyn.verification.proofs import sweep as sw
+
+    points, _ = sw.parse("D=5,6;K=1;activation=relu;eta=half_limit")
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.Client(c.scheduler_address, set_as_default=False) as client:
+        client.wait_for_workers(1, timeout=60)
+
+        def crash_on_d6():   # on the worker: proving D = 6 kills the process
+            import os
+
+            from rdyn.verification.proofs import sweep
+
+            real = sweep.prove_point
+
+            def prove_point(point, *args):
+                if point.instance.D == 6:
+                    os._exit(1)
+                return real(point, *args)
+
+            sweep.prove_point = prove_point
+
+        client.run(crash_on_d6)
+        rows = sw.run(points, scheduler=client)
+    assert rows[0]["error"] is None and rows[0]["T_star"] == 804
+    assert rows[1]["error"].startswith("KilledWorker: ") and rows[1]["statements"] == []
 
 
 @pytest.fixture
