@@ -12,9 +12,10 @@ w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
 With --checkpoint FILE the iteration's state (and the region proof) is saved periodically, at the
 end and on Ctrl-C (exit 130, printing the command that resumes); --resume FILE continues it,
 keeping everything certified before the interruption.
-With --grid GRID every instance of the grid is proved in turn (or on a Dask --scheduler), and the
-table of verdict counts per statement is printed (--json: every instance's verdicts, the skipped
-points and the table; docs/proofs.md, "Proof sweep").
+With --grid GRID every instance of the grid is proved in turn (or on a Dask --scheduler, checked
+before any task), and the table of verdict counts per statement is printed (--json: every
+instance's verdicts, the skipped points and the table; docs/proofs.md, "Proof sweep"); --out FILE
+is rewritten after every instance, so an interrupted sweep keeps what it proved.
 Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
 
 --paper B (seed 003; docs/proofs.md, "Model B"): --model noln (default): Theorem B.3 at the
