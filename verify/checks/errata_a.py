@@ -465,6 +465,40 @@ def tstar_check(quick: bool) -> Check:
                   "per_size": rows})
 
 
+TSTAR_LAW_INSTANCES = (("D", 50, 2), ("D", 200, 3), ("sqrtD", 200, 3))
+
+
+def tstar_identity_proof_check() -> Check:
+    """Lemma D.17's law for the identity, proved (rdyn.derivations.tstar_law: every obligation an exact
+    sympy computation, both logit scales, every K and ||V*||^2; tau_star/(D^a (D-K)^2) -> K/v with no
+    (D-K)^(-1/2) term), and its explicit bounds against an independent route: the float64 gradient flow's
+    tau_star (Radau) must lie between tau_lo and tau_hi at the listed instances (||V*||^2 = 1)."""
+    from rdyn.derivations import tstar_law
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
+    from rdyn.reduced_dynamics.model_a.flow import phase_limits
+
+    laws = {scale: tstar_law.prove(scale) for scale in tstar_law.SCALES}
+    failed = [f"{scale}:{o.name}" for scale, law in laws.items() for o in law.obligations if not o.holds]
+    rows, inside = [], True
+    for scale, D, K in TSTAR_LAW_INSTANCES:
+        lo, hi = (float(b) for b in tstar_law.bounds(laws[scale], D, K, 1.0))
+        tau = float(phase_limits(TeacherConfig(D, K, "identity", logit_scale=scale), "flow").tau_star)
+        inside &= lo <= tau <= hi
+        rows.append({"logit_scale": scale, "D": D, "K": K, "tau_lo": lo, "tau_star_flow": tau, "tau_hi": hi,
+                     "relative_width": (hi - lo) / tau})
+    ok = not failed and inside
+    return Check("A.errata.Tstar.identity_proof", f"{PAPER}, Lemma D.17 (corrected, identity)",
+                 f"identity: eta T* -> tau_star with tau_star/(D^a (D-K)^2) -> K/||V*||^2 and no (D-K)^(-1/2) term, "
+                 f"proved ({sum(len(l.obligations) for l in laws.values())} exact obligations, both logit scales); "
+                 f"the flow's tau_star inside the explicit bounds at {len(rows)} instances",
+                 "pass" if ok else "fail", None, None,
+                 {"failed_obligations": failed, "per_size": rows,
+                  "mu": {s: sp.sstr(l.mu) for s, l in laws.items()},
+                  "J": {s: sp.sstr(l.J) for s, l in laws.items()},
+                  "hypothesis": {s: [[n, sp.sstr(e)] for n, e in l.conditions] for s, l in laws.items()},
+                  "by": "rdyn.derivations.tstar_law (docs/claims.md, Strength)"})
+
+
 def d10_condition_check(quick: bool) -> Check:
     """Lemma D.10 corrected: C1*(p) (the fixed point of the map at fixed p) increases with p up to
     p_c and decreases after, where dC1*/dp = 0: p_c = 1/sqrt(D K) for the identity (sympy solve),
@@ -586,5 +620,6 @@ def checks(quick: bool = False) -> tuple[Check, ...]:
     out += late_correction_checks(quick)
     out += bound_checks(quick)
     out += [s_identity_check(), p_threshold_check(quick), d15_condition_check(), tstar_check(quick),
+            tstar_identity_proof_check(),
             d10_condition_check(quick), ood_correction_check(quick)]
     return tuple(out)

@@ -32,8 +32,10 @@ CHECK_STRENGTH = (
     ("B.recursion.identities", "proved"),
     # the OOD slope of the paper's noisy estimator: derived sign of its linear term, on sampled batches
     ("A.claim.sec4.ood_slope_batch", "sampled"),
-    # Lemma D.17's eta T* law: the derived two-term series against the slow-manifold tau_star at D = 1e4, 1e5
+    # Lemma D.17's eta T* law: for the identity a theorem (rdyn.derivations.tstar_law, exact obligations);
+    # for ReLU and Leaky ReLU the derived two-term series against the slow-manifold tau_star at D = 1e4, 1e5
     # (a comparison at listed sizes, no fit)
+    ("A.errata.Tstar.identity_proof", "proved"),
     ("A.errata.Tstar", "sampled"),
     # finite-size fits of rates
     ("*exponent*", "fitted"),
@@ -227,8 +229,29 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
     return of_checks(deciding_ids)
 
 
+# Lemma D.17's eta T* law as D -> oo: proved for the identity (both logit scales, every K, ||V*||^2; the flow
+# limit eta -> 0 by Euler convergence), sampled for ReLU and Leaky ReLU. The correction's strength is the
+# weakest, with the proved part named in its basis.
+TSTAR_LAW_PROVED = {
+    "activation": "identity", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.identity_proof",
+    "by": "rdyn.derivations.tstar_law: exact sympy obligations (flow identities, polynomial inequalities, the "
+          "integral J, sympy limits) and Euler convergence for eta -> 0",
+    "domain": "identity activation, every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD: explicit bounds "
+              "tau_lo <= lim eta T* <= tau_hi for every D > 2K satisfying the explicit hypothesis (H), whose ratios "
+              "to D^a (D-K)^2 tend to K/||V*||^2 with no (D-K)^(-1/2) term",
+}
+TSTAR_LAW_NOT_PROVED = ("ReLU and Leaky ReLU: H0 carries atan(sqrt((D-K)/K) e); the same proof needs bounds uniform "
+                        "in D on those terms, and the I1 (D-K)^(-1/2) term needs the integral's two-term expansion "
+                        "with a remainder bound (matched asymptotics gives it formally)")
+
+
 def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dict | None]:
     """(strength, basis) of a correction's verdict."""
+    if paper == "A" and label == "Lemma D.17":
+        strength, basis = of_checks(deciding_ids)
+        if strength is not None and any(_matches(i, TSTAR_LAW_PROVED["check"]) for i in deciding_ids):
+            basis = {**basis, "proved_part": dict(TSTAR_LAW_PROVED), "not_proved": TSTAR_LAW_NOT_PROVED}
+        return (strength or "sampled"), (basis or {"points": []})
     if paper == "A" and label in CORRECTIONS_BY_PROVE:
         return "certified", _basis("certified", ())
     if paper == "A" and label in LATE_RATES_BY_PROVE:

@@ -1,0 +1,301 @@
+"""Lemma D.17's law for T* (seed 000, corrected), proved for the identity activation in the flow limit.
+
+The corrected Lemma D.17 (docs/claims.md, root cause ``Tstar_logit_scale``) says that, as eta -> 0
+and then D -> oo at fixed K and ``v = ||V*||^2``, ``eta T* = D^a (D-K)^2 (I0 + I1 (D-K)^(-1/2)) (1 + o(1))``
+with ``a = 1`` for logits/D and ``a = 0`` for logits/sqrtD; for the identity ``I0 = K/v`` and ``I1 = 0``
+(:func:`rdyn.derivations.asymptotics.tau_star_expansion`, matched asymptotics: formal). This module
+turns the identity's law into a theorem with explicit bounds, for every K >= 1 and v > 0:
+
+    for every D > 2K satisfying the explicit hypothesis (H) below (true for all D >= D0(K, v)),
+    tau_lo(D) <= tau_star(D) <= tau_hi(D), where tau_star = lim_{eta -> 0} eta T*, and
+    tau_lo / (D^a N^2) -> K/v, tau_hi / (D^a N^2) -> K/v, with N^(1/2) (tau/(D^a N^2) - K/v) -> 0 (I1 = 0).
+
+Proof. Step 0 is classical; every other step is an exact sympy computation of :func:`prove`
+(an :class:`Obligation` each), on the flow that rdyn.derivations.gradient_flow derives from the map.
+
+0. *Flow limit.* The map is the explicit Euler step ``x + eta F(x)`` of the flow ``x' = F(x)``
+   (:func:`rdyn.derivations.gradient_flow.vector_field`), F is smooth near the trajectory, and the flow
+   crosses the level ``p = 1/(2K)`` transversally (``ds/dtau > 0`` there, step 5). Euler's method
+   converges uniformly on compact time intervals (Hairer, Norsett, Wanner, *Solving ODEs I*, Thm II.3.6),
+   so the first step with ``p >= 1/(2K)`` satisfies ``eta T* -> tau_star``, the flow's first-passage time.
+1. *Slow and fast variables* (``N = D - K``, ``e = exp(-s/scale)``, ``s = C2 + C3``; start
+   ``C1 = 0``, ``e = 1``; T* at ``e* = K/N``): ``C1' = lambda (C1* - C1)`` (``relaxation``) and
+   ``e' = -e H(C1, e)``, ``H = (ds/dtau)/scale`` quadratic in C1 with ``H(C1*(1+u)) = H0 (1+u)(1 - k u)``
+   (``factorisation``). So ``u = C1/C1* - 1`` obeys ``u' = lambda (-u + (1+u)^2 (1 - k u) r)`` with
+   ``r = (d log C1*/de) e H0/lambda`` (``lag_equation``).
+2. *Coordinates* ``sigma = sqrt(K/N)`` in (0, 1), ``x = e/sigma`` in ``[sigma, 1/sigma]``: ``r = mu R(x, sigma)``
+   and ``e H0/(sigma lambda) = mu W(x, sigma)`` with one x-free factor ``mu`` (``v/(K^2 D^2)`` for logits/D,
+   ``v/(K^2 D)`` for logits/sqrtD: ``coordinates``).
+3. *Bounds* (polynomial inequalities, each exact: a polynomial with nonnegative coefficients after
+   ``sigma = 1/(1+t)``, or a univariate polynomial whose odd-multiplicity roots avoid the interval):
+   ``|R| <= psi = x^3 (1+x)^3/(1+x^2)^4``, ``W <= wbar = x^3 (1+x)^2/(1+x^2)^3``, ``0 <= k <= 1/x^2``
+   (``x <= 1/sigma``), ``lambda >= 1/2``, ``lambda <= 4`` for ``x >= 1``, ``|psi'/psi| <= xi`` (triangle
+   inequality on ``psi'/psi = 3/x + 3/(1+x) - 8x/(1+x^2)``), psi decreasing on ``[2, oo)``,
+   ``psi(1/sigma) >= sigma^2/16``, ``W >= sigma/8`` on ``[1, 1/sigma]``, ``wbar <= 4/x`` on ``[1, oo)``,
+   and rational constants ``Psi >= psi``, ``Z >= psi/x^2``, ``Xi >= xi wbar`` on ``x > 0``.
+4. *Band.* With ``c = 4`` and ``beta(x) = c mu psi(x)``: at ``u = +-beta(x)`` the time derivative of
+   ``u -+ beta(x(tau))`` has the sign that keeps u inside whenever
+   ``(1 + c mu Psi)(1 + c mu Z)((1 + c mu Psi) + c mu Xi) < c``  (H1)
+   (the ``beta'`` term is ``c mu psi' (e H0/(sigma lambda)) (1 +- beta)(1 -+ k beta)`` relative to lambda).
+5. *Transient.* From ``u = -1`` at ``x = 1/sigma``: while ``x >= 1`` and ``-1 <= u <= -beta``,
+   ``(1 + k)|r| <= 2 mu psi <= |u|/2``, so ``|u|' <= -lambda |u|/2 <= -|u|/4``; psi decreasing on
+   ``[2, oo)`` and ``psi(1/sigma) >= sigma^2/16`` bound beta below, so u enters the band by
+   ``T0 = 4 log(16/(c mu sigma^2))``; meanwhile ``|x'| = x H <= mu lambda W (1 + k) <= 32 mu/x``
+   (``W <= wbar <= 4/x`` for ``x >= 1``), so ``x^2 >= 1/sigma^2 - 64 mu tau`` and x stays >= 2 when
+   ``1/sigma^2 - 64 mu T0 >= 4``  (H2). In the band ``H/H0`` lies in
+   ``[g_lo, g_hi] = [(1 - c mu Psi)(1 - c mu Z), (1 + c mu Psi)(1 + c mu Z)]`` (``c mu Psi < 1``,
+   ``c mu Z < 1``: (H3)), so ``ds/dtau > 0`` and e decreases to ``e*``.
+6. *Time.* ``tau_star = tau0 + int_{e*}^{e(tau0)} de/(e H)`` with ``tau0 <= T0``,
+   ``1 - e(tau0) <= 1 - sqrt(1 - 64 mu sigma^2 T0) <= 64 mu sigma^2 T0`` and ``1/(e H0) <= 16/(mu sigma^2)``
+   on ``[e(tau0), 1]``; with ``J = int_{e*}^1 de/(e H0)`` (exact): ``tau_lo = (J - 1024 T0)/g_hi``,
+   ``tau_hi = T0 + J/g_lo``. Their limits are sympy limits.
+
+Lowest layer (sympy only; imports nothing above rdyn.derivations). Not covered: ReLU and Leaky ReLU,
+whose H0 carries ``atan(x)``; the same steps need uniform bounds on those terms and the law's
+``I1 (D-K)^(-1/2)`` term needs the integral's expansion with a remainder (docs/claims.md, Strength).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from rdyn.derivations import gradient_flow as gf
+from rdyn.derivations import model_a as ma
+from rdyn.derivations.reproducible import seeded
+
+SCALES = ("D", "sqrtD")
+BAND_FACTOR = 4                     # c: the band |u| <= c mu psi(x)
+x, sigma, t, u = sp.symbols("x sigma t u", positive=True)
+PSI = x**3 * (1 + x)**3 / (1 + x**2)**4                      # majorant of |R|
+W_BAR = x**3 * (1 + x)**2 / (1 + x**2)**3                    # majorant of W
+XI = 3 / x + 3 / (1 + x) + 8 * x / (1 + x**2)                # majorant of |psi'/psi|
+# rational upper bounds of the suprema over x > 0 (each proved below; the sups measured on a grid:
+# 0.51970, 0.71839, 4.4911)
+CONSTANTS = {"Psi": sp.Rational(53, 100), "Z": sp.Rational(3, 4), "Xi": sp.Rational(9, 2)}
+
+
+@dataclass(frozen=True)
+class Obligation:
+    """One step of the proof: ``claim`` in words and whether the exact computation establishes it."""
+
+    name: str
+    claim: str
+    holds: bool
+
+
+@dataclass(frozen=True)
+class TstarLaw:
+    """The identity's Lemma D.17 law at logit scale ``scale``: the obligations, the derived pieces
+    (``mu``, ``J``, hypothesis ``conditions``, bounds ``tau_lo``/``tau_hi`` as expressions in D, K and
+    ``vstar_norm2``) and the limits of ``tau/(D^a (D-K)^2)`` and of ``N^(1/2)`` times its distance to I0."""
+
+    scale: str
+    obligations: tuple
+    mu: sp.Expr
+    J: sp.Expr
+    conditions: tuple
+    tau_lo: sp.Expr
+    tau_hi: sp.Expr
+    leading: sp.Expr
+    limits: dict
+
+    @property
+    def proved(self) -> bool:
+        return all(o.holds for o in self.obligations)
+
+
+# ------------------------------------------------------------------------------------------------
+# exact positivity tests
+# ------------------------------------------------------------------------------------------------
+
+def _odd_part(poly: sp.Poly) -> sp.Poly:
+    """The product of the odd-multiplicity square-free factors of ``poly`` (where it changes sign)."""
+    out = sp.Poly(1, *poly.gens)
+    for factor, multiplicity in poly.sqf_list()[1]:
+        if multiplicity % 2:
+            out *= factor
+    return out
+
+
+def nonnegative_on(expr: sp.Expr, var: sp.Symbol, lo, hi=None) -> bool:
+    """``expr >= 0`` on ``[lo, hi]`` (``hi`` None: ``[lo, oo)``), for a rational function of one variable:
+    numerator and denominator each keep one sign there (no odd-multiplicity root inside) and their
+    signs at one interior rational point agree. Exact (Sturm counting on rational endpoints)."""
+    num, den = sp.fraction(sp.together(sp.expand(expr)))
+    point = (sp.Rational(lo) + (sp.Rational(hi) if hi is not None else sp.Rational(lo) + 2)) / 2
+    signs = []
+    for part in (num, den):
+        poly = sp.Poly(sp.expand(part), var)
+        if poly.degree() <= 0:
+            signs.append(sp.sign(poly.as_expr()))
+            continue
+        odd = _odd_part(poly)
+        inside = odd.count_roots(lo, hi) - (1 if odd.eval(lo) == 0 else 0) - \
+            (1 if hi is not None and odd.eval(hi) == 0 else 0)
+        if inside > 0:
+            return False
+        value = poly.eval(point)
+        while value == 0:                       # an even root at the test point: move towards lo
+            point = (point + sp.Rational(lo)) / 2
+            value = poly.eval(point)
+        signs.append(sp.sign(value))
+    return signs[0] * signs[1] >= 0 and signs[1] != 0
+
+
+def coefficient_nonnegative(expr: sp.Expr) -> bool:
+    """``expr(x, sigma) >= 0`` for every ``x >= 0`` and ``0 < sigma <= 1``, shown by ``sigma = 1/(1+t)``
+    (t >= 0): numerator and denominator, as polynomials in (x, t), have coefficients of one sign."""
+    num, den = sp.fraction(sp.together(sp.expand(expr.subs(sigma, 1 / (1 + t)))))
+
+    def sign_of(part):
+        coefficients = sp.Poly(sp.expand(part), x, t).coeffs()
+        if all(c >= 0 for c in coefficients):
+            return 1
+        if all(c <= 0 for c in coefficients):
+            return -1
+        return 0
+
+    s_num, s_den = sign_of(num), sign_of(den)
+    return s_num * s_den == 1 or (s_den != 0 and sp.expand(num) == 0)
+
+
+# ------------------------------------------------------------------------------------------------
+# the proof
+# ------------------------------------------------------------------------------------------------
+
+def _flow_pieces(scale: str) -> dict:
+    """C1 rate, H, lambda, C1*, H0, k, r in (C1, e) and the internal parameters (K, N, v)."""
+    field = gf.vector_field("identity", scale)
+    c1_rate = ma.to_internal(field.C1_rate)
+    H = ma.to_internal(field.s_rate / gf.scale_of(scale))
+    lam = sp.factor(sp.simplify(-sp.diff(c1_rate, gf.C1)))
+    star = sp.factor(ma.to_internal(gf.c1_fixed_point("identity")))
+    H0 = sp.factor(sp.simplify(H.subs(gf.C1, star)))
+    a2 = sp.Poly(sp.expand(H), gf.C1).coeff_monomial(gf.C1**2)
+    k = sp.factor(sp.simplify(-a2 * star**2 / H0))
+    log_slope = sp.factor(sp.simplify(sp.diff(star, gf.e) / star))
+    r = sp.factor(sp.simplify(log_slope * gf.e * H0 / lam))
+    return {"c1_rate": c1_rate, "H": H, "lam": lam, "star": star, "H0": H0, "k": k, "r": r}
+
+
+def _in_coordinates(expr: sp.Expr) -> sp.Expr:
+    """``N = K/sigma^2``, ``e = sigma x``."""
+    return sp.factor(sp.cancel(expr.subs(ma.N, ma.K / sigma**2).subs(gf.e, sigma * x)))
+
+
+def _identity_zero(expr: sp.Expr) -> bool:
+    """``expr == 0`` identically, for a rational function of its symbols (exact: ``cancel``)."""
+    return sp.cancel(sp.together(expr)) == 0
+
+
+@lru_cache(maxsize=None)
+@seeded
+def prove(scale: str = "D") -> TstarLaw:
+    """The proof of the module docstring at logit scale ``scale`` ("D" or "sqrtD")."""
+    if scale not in SCALES:
+        raise ValueError(f"unknown logit scale {scale!r}")
+    K, N, v, e, C1 = ma.K, ma.N, ma.vstar_norm2, gf.e, gf.C1
+    f = _flow_pieces(scale)
+    lam, star, H0, k, r, H = f["lam"], f["star"], f["H0"], f["k"], f["r"], f["H"]
+    obligations = []
+
+    def claim(name, text, holds):
+        obligations.append(Obligation(name, text, bool(holds)))
+
+    # step 1
+    claim("relaxation", "dC1/dtau = lambda (C1* - C1)", _identity_zero(f["c1_rate"] - lam * (star - C1)))
+    claim("factorisation", "H(C1*(1+u), e) = H0 (1+u)(1 - k u)",
+          _identity_zero(H.subs(C1, star * (1 + u)) - H0 * (1 + u) * (1 - k * u)))
+    c1_of_u = star * (1 + u)
+    u_dot = (f["c1_rate"] / star - C1 / star**2 * sp.diff(star, e) * (-e * H)).subs(C1, c1_of_u)
+    claim("lag_equation", "du/dtau = lambda (-u + (1+u)^2 (1 - k u) r)",
+          _identity_zero(u_dot - lam * (-u + (1 + u)**2 * (1 - k * u) * r)))
+    # step 2
+    omega_over_sigma = _in_coordinates(e * H0 / lam) / sigma
+    mu, W = sp.factor(omega_over_sigma).as_independent(x, as_Add=False)
+    R = _in_coordinates(r) / mu
+    k_x, lam_x = _in_coordinates(k), _in_coordinates(lam)
+    claim("coordinates", "r = mu R(x, sigma), e H0/(sigma lambda) = mu W(x, sigma), R and W free of K, v",
+          not (R.free_symbols | W.free_symbols) - {x, sigma})
+    mu_public = sp.factor(sp.simplify(mu.subs(sigma, sp.sqrt(K / N))))
+    # step 3: bounds
+    claim("R_bound", "|R| <= psi", coefficient_nonnegative(PSI - R) and coefficient_nonnegative(PSI + R))
+    claim("W_bound", "W <= wbar", coefficient_nonnegative(W_BAR - W))
+    claim("k_bound", "k <= 1/x^2, and k x (sigma + x) = 1 - sigma x (>= 0 for e <= 1)",
+          coefficient_nonnegative(1 / x**2 - k_x) and _identity_zero(k_x * x * (sigma + x) - (1 - sigma * x)))
+    link = (1 + x**2) / (1 + x)**2
+    claim("lambda_lower", "lambda >= (1+x^2)/(1+x)^2 >= 1/2",
+          coefficient_nonnegative(lam_x - link) and nonnegative_on(link - sp.Rational(1, 2), x, 0))
+    y = sp.Symbol("y", positive=True)
+    claim("lambda_upper", "lambda <= 4 for x >= 1",
+          coefficient_nonnegative((4 - lam_x).subs(x, 1 + y).subs(y, x)))
+    claim("log_derivative", "psi'/psi = 3/x + 3/(1+x) - 8x/(1+x^2)",
+          _identity_zero(sp.diff(PSI, x) / PSI - (3 / x + 3 / (1 + x) - 8 * x / (1 + x**2))))
+    claim("psi_decreasing", "psi' <= 0 on [2, oo)", nonnegative_on(-sp.diff(PSI, x), x, 2))
+    psi_edge = sp.factor(PSI.subs(x, 1 / sigma))
+    claim("psi_at_start", "psi(1/sigma) >= sigma^2/16 for 0 < sigma <= 1",
+          nonnegative_on(psi_edge - sigma**2 / 16, sigma, 0, 1))
+    claim("W_lower", "W >= x^5/(1+x^2)^3 >= 1/(8x) for x >= 1 (>= sigma/8 for x <= 1/sigma)",
+          coefficient_nonnegative(W - x**5 / (1 + x**2)**3)
+          and nonnegative_on(x**5 / (1 + x**2)**3 - 1 / (8 * x), x, 1))
+    c = CONSTANTS
+    claim("Psi", f"psi <= {c['Psi']} on x > 0", nonnegative_on(c["Psi"] - PSI, x, 0))
+    claim("Z", f"psi/x^2 <= {c['Z']} on x > 0", nonnegative_on(c["Z"] - PSI / x**2, x, 0))
+    claim("Xi", f"xi wbar <= {c['Xi']} on x > 0", nonnegative_on(c["Xi"] - sp.cancel(XI * W_BAR), x, 0))
+    claim("wbar_tail", "wbar <= 4/x on [1, oo)", nonnegative_on(4 / x - W_BAR, x, 1))
+    # steps 4-6 in the public parameters
+    cm = BAND_FACTOR * mu_public
+    s_pub = sp.sqrt(K / N)
+    T0 = 4 * sp.log(16 / (cm * s_pub**2))
+    conditions = (
+        ("H1", (1 + cm * c["Psi"]) * (1 + cm * c["Z"]) * ((1 + cm * c["Psi"]) + cm * c["Xi"]) - BAND_FACTOR),
+        ("H2", 4 + 64 * mu_public * T0 - 1 / s_pub**2),
+        ("H3", cm * sp.Max(c["Psi"], c["Z"]) - 1),
+    )                                               # each must be < 0
+    g_lo = (1 - cm * c["Psi"]) * (1 - cm * c["Z"])
+    g_hi = (1 + cm * c["Psi"]) * (1 + cm * c["Z"])
+    J = sp.expand(sp.expand_log(sp.integrate(sp.apart(sp.cancel(1 / (e * H0)), e), (e, K / N, 1)), force=True))
+    tau_lo = (J - 1024 * T0) / g_hi
+    tau_hi = T0 + J / g_lo
+    a = 1 if scale == "D" else 0
+    n = sp.Symbol("n", positive=True)
+    leading = (K + N)**a * N**2
+    limits = {}
+    for name, bound in (("tau_lo", tau_lo), ("tau_hi", tau_hi)):
+        ratio = (bound / leading).subs(N, n)
+        limits[name] = sp.limit(ratio, n, sp.oo)
+        limits[name + "_I1"] = sp.limit(sp.sqrt(n) * (ratio - limits[name]), n, sp.oo)
+    claim("leading_order", "tau_lo/(D^a N^2) and tau_hi/(D^a N^2) -> K/v",
+          all(sp.simplify(limits[b] - K / v) == 0 for b in ("tau_lo", "tau_hi")))
+    claim("no_I1", "N^(1/2) (tau/(D^a N^2) - K/v) -> 0 for both bounds (I1 = 0)",
+          all(limits[b + "_I1"] == 0 for b in ("tau_lo", "tau_hi")))
+    public = {N: ma.D - K}
+    return TstarLaw(scale, tuple(obligations), ma.to_public(mu_public), ma.to_public(J),
+                    tuple((nm, ma.to_public(ex)) for nm, ex in conditions),
+                    ma.to_public(tau_lo).subs(public), ma.to_public(tau_hi).subs(public),
+                    ma.to_public(leading), limits)
+
+
+def _numeric(law: TstarLaw, expr: sp.Expr, D: int, K: int, vstar_norm2, digits: int):
+    """``expr`` at one instance, evaluated by mpmath at ``digits`` digits (local precision)."""
+    import mpmath
+
+    f = sp.lambdify((ma.D, ma.K, ma.vstar_norm2), expr, "mpmath")
+    with mpmath.workdps(digits):
+        return f(mpmath.mpf(D), mpmath.mpf(K), mpmath.mpf(str(vstar_norm2)))
+
+
+def hypothesis_holds(law: TstarLaw, D: int, K: int, vstar_norm2) -> bool:
+    """Whether (H) holds at one instance: each condition's expression is negative (50 digits; the
+    conditions are far from 0 except within a step of D0)."""
+    return all(_numeric(law, expr, D, K, vstar_norm2, 50) < 0 for _, expr in law.conditions)
+
+
+def bounds(law: TstarLaw, D: int, K: int, vstar_norm2, digits: int = 30) -> tuple:
+    """(tau_lo, tau_hi) at one instance as mpmath numbers of ``digits`` digits (ValueError when (H) fails)."""
+    if not hypothesis_holds(law, D, K, vstar_norm2):
+        raise ValueError(f"hypothesis (H) of the identity's T* law does not hold at D = {D}, K = {K}")
+    return (_numeric(law, law.tau_lo, D, K, vstar_norm2, digits),
+            _numeric(law, law.tau_hi, D, K, vstar_norm2, digits))
