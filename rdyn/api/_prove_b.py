@@ -8,8 +8,8 @@ from rdyn.option_types import ProveOptions
 from rdyn.options import integral
 from rdyn.output import UsageError, require
 
-MAX_SPECTRUM_ENTRIES = 64
-ETA_FRACTION_MIN = 1e-100      # --eta-fraction LO: the branch and bound's double intervals underflow near 1e-160      # kappa3's rigorous integral multiplies one factor per distinct level
+MAX_SPECTRUM_ENTRIES = 64      # kappa3's rigorous integral multiplies one factor per distinct level
+ETA_FRACTION_MIN = 1e-100      # --eta-fraction LO: the branch and bound's double intervals underflow near 1e-160
 
 
 def _range(raw, flag: str, default: tuple, *, positive: bool) -> tuple[float, float]:
@@ -93,7 +93,8 @@ def instance(v: ProveOptions):
     gamma = _range(v.gamma, "--gamma", (1.0, 100.0), positive=False) if model != "noln" else None
     L = (10 if v.L is None else v.L) if model == "looped" else None
     return BInstance(model=model, target=target or "unnormalized", data=data, d=d, n=n, spectrum=spectrum, L=L,
-                     s0=s0, eta_fraction=eta_fraction, gamma_range=gamma, steps=v.steps, eta=0.1 if v.eta is None else v.eta)
+                     s0=s0, eta_fraction=eta_fraction, gamma_range=gamma, steps=v.steps,
+                     eta=0.1 if v.eta is None else v.eta)
 
 
 def run_b(v: ProveOptions):

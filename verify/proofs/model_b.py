@@ -618,8 +618,9 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
     A statement not yet refuted is searched for a counterexample at the midpoint of every narrow
     box (relative widths <= 2^-10), as at theta = 1; with HI = 1 the theta = 1 proof
     (:func:`prove_b3`) runs first, and its counterexample is the one reported. A refuted statement
-    keeps splitting its boxes down to 2^-12 (not a box whose midpoint fails within 64 steps, nor one
-    above the lowest theta already refuted), which maps where it fails: ``theta_failure`` in the counterexample gives the theta below
+    keeps splitting its boxes down to 2^-14 (not a box whose midpoint fails within 64 steps, nor one
+    above the lowest theta already refuted), which maps where it fails: ``theta_failure`` in the
+    counterexample gives the theta below
     which it is certified for every S0 and the range of theta of the counterexamples found."""
     lo_t, hi_t = float(eta_fraction[0]), float(eta_fraction[1])
     out = []
@@ -639,16 +640,18 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
         fail_theta = {n: [] for n, _ in STATEMENTS_B3}
         settled = {n: False for n, _ in STATEMENTS_B3}
         for n, c in refuted.items():
-            fail_theta[n].append(1.0)
+            fail_theta[n].append((1.0, c["S0"]))
         tried = 0
-        if form == "printed" and refuted and lo_t < 1.0:
+        if form == "printed":
             # the printed statements fail first (in theta) at the crossing S0_c of the first two terms:
             # try theta = 1 - j k_c^2/8 there (k_c = gamma*/S0_c; docs/proofs.md, Model B)
-            for point, theta in theta_candidates(cst, lo_t):
+            for point, theta in theta_candidates(cst, lo_t, hi_t):
                 if s0[0] <= point <= s0[1]:
-                    got = trajectory_counterexample(form, point, cst, tuple(refuted), steps=MAP_STEPS, theta=theta)
-                    for n in got:
-                        fail_theta[n].append(theta)
+                    names = tuple(n for n, _ in STATEMENTS_B3 if n != "loss")
+                    got = trajectory_counterexample(form, point, cst, names, steps=MAP_STEPS, theta=theta)
+                    for n, c in got.items():
+                        refuted.setdefault(n, c)
+                        fail_theta[n].append((theta, repr(point)))
         while todo:
             tl, lo, hi, th = heapq.heappop(todo)
             tally.s0_boxes += 1
@@ -663,9 +666,9 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
                 got = trajectory_counterexample(form, sm, cst, tuple(open_), theta=tm)
                 for n, c in got.items():
                     refuted[n] = c
-                    fail_theta[n].append(tm)
+                    fail_theta[n].append((tm, repr(sm)))
                 open_ = [n for n in open_ if n not in got]
-            elif mapped and not open_ and all(settled[n] or tl >= min(fail_theta[n]) for n in mapped):
+            elif mapped and not open_ and all(settled[n] or tl >= min(fail_theta[n])[0] for n in mapped):
                 # the theta below which it holds is settled (boxes come by increasing theta), or the box
                 # lies above the lowest theta already refuted: it cannot narrow the bracket of theta_c
                 for n in undecided:
@@ -673,7 +676,7 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
                 continue
             elif mapped:
                 for n in trajectory_counterexample(form, sm, cst, tuple(mapped), steps=MAP_STEPS, theta=tm):
-                    fail_theta[n].append(tm)
+                    fail_theta[n].append((tm, repr(sm)))
             budget = tally.boxes < max_boxes
             split_open = budget and open_ and max(_rel(lo, hi), _rel(tl, th)) > MIN_S0_WIDTH
             # a refuted statement's boxes are split in theta only (mapping where it fails)
@@ -707,13 +710,14 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
                     "quantity": name}
             if name in refuted:
                 below = min((b[2] for b in failing[name]), default=hi_t)
-                found = fail_theta[name]
+                (t_min, s_min), t_max = min(fail_theta[name]), max(fail_theta[name])[0]
                 cex = dict(refuted[name])
                 cex["theta_failure"] = {
-                    "holds_below": below, "fails_at": [min(found), max(found)], "counterexamples": len(found),
+                    "holds_below": below, "counterexample_theta": [t_min, t_max], "lowest_S0": s_min,
+                    "counterexamples": len(fail_theta[name]),
                     "text": f"certified for every S0 in [{s0[0]!r}, {s0[1]!r}] and every theta in "
-                            f"[{lo_t!r}, {below!r}); fails at theta in [{min(found)!r}, {max(found)!r}] "
-                            f"({len(found)} counterexamples found)"}
+                            f"[{lo_t!r}, {below!r}); refuted at theta = {t_min!r}, S0 = {s_min} (the lowest of "
+                            f"{len(fail_theta[name])} counterexamples found, at theta up to {t_max!r})"}
                 out.append({**base, "verdict": "refuted", "certificate": None, "counterexample": cex, "reason": None})
             elif not failing[name]:
                 cert = {"S0": [float(s0[0]), float(s0[1])], "eta_fraction": [lo_t, hi_t],
@@ -733,7 +737,7 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
     return out
 
 
-def theta_candidates(cst: NolnConstants, theta_lo: float) -> list:
+def theta_candidates(cst: NolnConstants, theta_lo: float, theta_hi: float = 1.0) -> list:
     """(S0, theta) points just below the crossing S0_c = 4 sqrt(1 + 16 gamma*^2) with theta =
     1 - j k_c^2/8 (j = 1..8, k_c = gamma*/S0_c): there k sigma_1 = theta (1 + k^2) k_c sigma0 passes 1
     for theta above about 1 - k_c^2, the lowest theta at which the printed statements fail."""
@@ -743,7 +747,7 @@ def theta_candidates(cst: NolnConstants, theta_lo: float) -> list:
     Sc = 4 * (1 + 16 * gs * gs).sqrt()
     kc2 = float((gs / Sc) ** 2)
     point = lower(Sc * (1 - 2.0 ** -30))
-    return [(point, 1 - j * kc2 / 8) for j in range(1, 9) if 1 - j * kc2 / 8 >= theta_lo]
+    return [(point, 1 - j * kc2 / 8) for j in range(1, 9) if theta_lo <= 1 - j * kc2 / 8 <= theta_hi]
 
 
 def crossing_candidates(cst: NolnConstants) -> list:
