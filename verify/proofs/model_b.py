@@ -17,6 +17,11 @@ Three results, each decided rigorously with python-flint ``arb`` balls:
   ``g <= 1``), which interval branch and bound over ``(S0, g, delta)`` shows invariant, with each
   statement's normalised slack certainly positive on every box. A statement not carried on some
   ``S0`` box is searched for a counterexample by the certified iteration from points of that box.
+* **Theorem B.3 for every eta up to eta_max** (``--eta-fraction LO,HI``, :func:`prove_b3_theta`): the
+  same statements at every ``eta = theta eta_max(S0)``, ``theta`` in ``[LO, HI]``, by branch and bound
+  over (S0, theta) boxes with the region enclosed per box (``k = theta k_max``) and the loss slack
+  normalised by ``k sigma``; a refuted printed statement also reports the theta below which it is
+  certified and the lowest theta of its counterexamples.
 * **Theorem 4.2 (gamma*)**: ``gamma*`` is the unique fixed point of the collapsed GD map
   ``g(gamma) = gamma - eta S F(gamma) + eta^2 gamma F(gamma)^2`` in a box ``X``, for every ``S0``
   of the interval and every ``S`` the trajectory can reach, by the Krawczyk test
@@ -612,16 +617,18 @@ def _rel(lo: float, hi: float) -> float:
 def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_boxes: int = 200_000, forms=FORMS):
     """Theorem B.3's statements for every S0 in ``s0`` and every ``eta = theta eta_max(S0)``,
     ``theta`` in ``eta_fraction`` = (LO, HI) (``rdyn prove --paper B --eta-fraction``; docs/proofs.md,
-    Model B): branch and bound over (S0, theta) boxes (:func:`_theta_box_decide`), each split in
-    the coordinate of larger relative width while a statement is not carried on it.
+    Model B): branch and bound over (S0, theta) boxes (:func:`_theta_box_decide`), taken by
+    increasing theta, each split while a statement is not carried on it, in the coordinate on which
+    k sigma0 = theta k_max(S0) sigma0 varies more (theta geometrically while it spans a factor > 2).
 
     A statement not yet refuted is searched for a counterexample at the midpoint of every narrow
     box (relative widths <= 2^-10), as at theta = 1; with HI = 1 the theta = 1 proof
-    (:func:`prove_b3`) runs first, and its counterexample is the one reported. A refuted statement
-    keeps splitting its boxes down to 2^-14 (not a box whose midpoint fails within 64 steps, nor one
-    above the lowest theta already refuted), which maps where it fails: ``theta_failure`` in the
-    counterexample gives the theta below
-    which it is certified for every S0 and the range of theta of the counterexamples found."""
+    (:func:`prove_b3`) runs first, and its counterexample is the one reported; for the printed form
+    the points of :func:`theta_candidates` are tried too. A refuted statement keeps splitting its
+    boxes down to 2^-14, with a 64-step search at each midpoint, until one box of that width fails
+    (boxes come by increasing theta, so that fixes the theta below which it is certified) and not
+    above the lowest theta refuted: ``theta_failure`` in the counterexample gives that theta and the
+    range of theta of the counterexamples found."""
     lo_t, hi_t = float(eta_fraction[0]), float(eta_fraction[1])
     out = []
     for form in forms:
@@ -671,16 +678,20 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
             elif mapped and not open_ and all(settled[n] or tl >= min(fail_theta[n])[0] for n in mapped):
                 # the theta below which it holds is settled (boxes come by increasing theta), or the box
                 # lies above the lowest theta already refuted: it cannot narrow the bracket of theta_c
-                for n in undecided:
-                    failing[n].append((lo, hi, tl, th))
+                for n in res:
+                    if res[n]:      # a statement carried here keeps this box's margin
+                        if mg[n] is not None:
+                            margin[n] = mg[n] if margin[n] is None else min(margin[n], mg[n])
+                    else:
+                        failing[n].append((lo, hi, tl, th))
                 continue
             elif mapped:
                 for n in trajectory_counterexample(form, sm, cst, tuple(mapped), steps=MAP_STEPS, theta=tm):
                     fail_theta[n].append((tm, repr(sm)))
             budget = tally.boxes < max_boxes
             split_open = budget and open_ and max(_rel(lo, hi), _rel(tl, th)) > MIN_S0_WIDTH
-            # a refuted statement's boxes are split in theta only (mapping where it fails)
-            # widths weighted by how much k sigma0 = theta k_max(S0) sigma0 varies over the box
+            # widths weighted by how much k sigma0 = theta k_max(S0) sigma0 varies over the box (a refuted
+            # statement's boxes are split down to MAP_WIDTH in these weighted widths)
             ws, wt = sens * _rel(lo, hi), _rel(tl, th)
             split_map = budget and mapped and max(ws, wt) > MAP_WIDTH
             if split_open or split_map:
@@ -700,7 +711,6 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
                 else:
                     failing[n].append((lo, hi, tl, th))
                     settled[n] = settled[n] or n in mapped
-        globals()["_DBG"] = failing
         seconds = time.perf_counter() - t0
         for name, text in STATEMENTS_B3:
             base = {"label": "Theorem B.3 (Part 1)" if name == "descent_lemma" else "Theorem B.3 (eta_max)",
