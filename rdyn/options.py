@@ -480,6 +480,14 @@ VERIFY = Command("verify", "check derived identities and printed constants of bo
            repeatable=True),
 ))
 
+
+def _check_scheduler(value) -> None:
+    """A Dask scheduler address [PROTOCOL://]HOST:PORT (reduced_dynamics/runs/dask_client.py)."""
+    from rdyn.reduced_dynamics.runs.dask_client import check_address
+
+    check_address(value)
+
+
 _NO_SCHEDULER = "with --scheduler"
 
 SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configurations (batched "
@@ -516,7 +524,7 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
     Option("scheduler", "str", None, "Dask distributed scheduler address (e.g. "
            "tcp://host:8786): run chunks of configurations on its workers (needs the dask "
            "extra: pip install 'rdyn-theory[dask]'; not with a smooth --activation)",
-           needs=("distributed", "dask"), applies=lambda v: not _smooth(v),
+           needs=("distributed", "dask"), applies=lambda v: not _smooth(v), check_value=_check_scheduler,
            refusal="--scheduler is not supported with a smooth --activation (its runs are "
            "quadrature loops, not the batch kernel)"),
     Option("fast", "flag", False, "vectorised exp/atan: about 3x faster, rows agree with single "
@@ -724,8 +732,8 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
     Option("scheduler", "str", None, "with --grid: a Dask distributed scheduler address (e.g. "
            "tcp://host:8786): one task per instance on its workers (needs the dask extra: pip install "
-           "'rdyn-theory[dask]')", needs=("distributed", "dask"),
-           applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
+           "'rdyn-theory[dask]' where the scheduler and workers run too)", needs=("distributed", "dask"),
+           check_value=_check_scheduler, applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
 ))
 
 

@@ -101,8 +101,7 @@ def test_skip_invalid():
     assert [(r["D"], r["K"]) for r in rows] == [(8, 4)]
 
 
-@pytest.mark.slow  # ~15 s: cluster start-up plus a CLI subprocess
-def test_dask_local_cluster_same_rows():
+def test_dask_local_cluster_same_rows():   # ~4 s: cluster start-up plus a CLI subprocess
     distributed = pytest.importorskip("distributed")
     from rdyn.reduced_dynamics.model_a.batch import run_batch_distributed
 
@@ -110,7 +109,7 @@ def test_dask_local_cluster_same_rows():
     local = run_batch(configs, 5000).rows
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   protocol="tcp://", host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         remote = run_batch_distributed(configs, 5000, cluster.scheduler_address, per_task=3).rows
         # the CLI against the same scheduler (tasks run in this process's worker)
         out = rdyn("--grid", "D=8;K=2;eta=0.1,0.3,0.5", "--steps", "5000", "--json",

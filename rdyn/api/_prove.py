@@ -2,6 +2,8 @@
 (rdyn.verification.proofs; docs/proofs.md)."""
 from __future__ import annotations
 
+import contextlib
+
 from rdyn.api._common import options
 from rdyn.option_types import ProveOptions
 from rdyn.api._signature import api_function
@@ -89,6 +91,23 @@ def run(options_: ProveOptions, progress=None, grid_progress=None):
     return Result(data, None, detail={"report": report})
 
 
+@contextlib.contextmanager
+def _cluster(address, module: str):
+    """The checked ``distributed.Client`` for ``--scheduler`` (None without one): the cluster's
+    one-line SchedulerError (reduced_dynamics/runs/dask_client.py) becomes a
+    UsageError (exit 2), raised before any work."""
+    if address is None:
+        yield None
+        return
+    from rdyn.reduced_dynamics.runs.dask_client import SchedulerError, connect
+
+    try:
+        with connect(address, (module,)) as client:
+            yield client
+    except SchedulerError as exc:
+        raise UsageError(f"--scheduler {address}: {exc}") from None
+
+
 def run_grid(v: ProveOptions, progress=None):
     """``rdyn prove --grid``: every instance of the grid (verify/proofs/sweep.py; docs/proofs.md,
     "Proof sweep"). ``progress(i, n, row)`` after each instance. With ``out`` the JSON object is
@@ -104,7 +123,7 @@ def run_grid(v: ProveOptions, progress=None):
         raise UsageError("--grid has no instance inside the papers' hypotheses (1 <= K < D, D > 2K, "
                          "eta < eta_limit); every point is skipped")
     on_row = None if v.out is None else (lambda res: write_text_atomic(v.out, sw.dumps(res)))
-    try:
+    with _cluster(v.scheduler, sw.__name__) as client:   # an unusable --scheduler: refused before any work
         on_tstars = None
         if progress is not None:   # the command line: the estimate (T* known only with --max-tstar)
             import sys
@@ -118,12 +137,8 @@ def run_grid(v: ProveOptions, progress=None):
                       f"about {PROVE_FIXED_S:g} s + {PROVE_STEP_S * 1e6:g} us per step up to T* + T*/100)",
                       file=sys.stderr)
         data = sw.prove_grid(v.grid, v.statement, max_steps=v.max_steps, max_boxes=v.max_boxes,
-                             max_tstar=v.max_tstar, scheduler=v.scheduler, progress=progress, on_row=on_row,
+                             max_tstar=v.max_tstar, scheduler=client, progress=progress, on_row=on_row,
                              on_tstars=on_tstars)
-    except OSError as exc:  # cannot reach the scheduler (distributed raises OSError on timeout)
-        if v.scheduler is None:
-            raise
-        raise UsageError(f"--scheduler {v.scheduler}: {exc}") from None
     if v.out is not None:
         write_text_atomic(v.out, sw.dumps(data))
     certified = all(x["verdict"] in ("proved", "certified") for r in data["instances"]

@@ -97,11 +97,12 @@ def run(v: SweepOptions):
                                       **checkpoint_kwargs(v))
     elif v.scheduler is not None:
         from rdyn.reduced_dynamics.model_a.batch import run_batch_distributed
+        from rdyn.reduced_dynamics.runs.dask_client import SchedulerError
 
         try:
             result = run_batch_distributed(configs, steps, v.scheduler, thresholds,
                                            progress=not v.quiet)
-        except OSError as exc:  # cannot connect (distributed raises OSError on timeout)
+        except SchedulerError as exc:  # unreachable, not a scheduler, no worker, workers without rdyn
             raise UsageError(f"--scheduler {v.scheduler}: {exc}") from None
     else:
         with checkpoint_errors():

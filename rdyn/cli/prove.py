@@ -12,9 +12,10 @@ w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
 With --checkpoint FILE the iteration's state (and the region proof) is saved periodically, at the
 end and on Ctrl-C (exit 130, printing the command that resumes); --resume FILE continues it,
 keeping everything certified before the interruption.
-With --grid GRID every instance of the grid is proved in turn (or on a Dask --scheduler), and the
-table of verdict counts per statement is printed (--json: every instance's verdicts, the skipped
-points and the table; docs/proofs.md, "Proof sweep").
+With --grid GRID every instance of the grid is proved in turn (or on a Dask --scheduler, checked
+before any task), and the table of verdict counts per statement is printed (--json: every
+instance's verdicts, the skipped points and the table; docs/proofs.md, "Proof sweep"); --out FILE
+is rewritten after every instance, so an interrupted sweep keeps what it proved.
 Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
 
 --paper B (seed 003; docs/proofs.md, "Model B"): --model noln (default): Theorem B.3 at the
@@ -47,7 +48,10 @@ def run(values: ProveOptions, args) -> int:
     if values.paper == "B":
         return run_b(values)
 
+    finished = [0, None]   # instances proved so far, of n
+
     def grid_progress(i, n, row):
+        finished[:] = [i, n]
         inst = row["instance"]
         what = row["error"] or f"T* = {row['T_star']}, {row['seconds']} s"
         print(f"rdyn prove: {i}/{n} D={inst['D']} K={inst['K']} {inst['activation']} eta={inst['eta_rule']}: {what}",
@@ -56,6 +60,13 @@ def run(values: ProveOptions, args) -> int:
     try:
         res = api_run(values, progress=progress, grid_progress=grid_progress)
     except KeyboardInterrupt as exc:
+        if values.grid is not None:   # no checkpoint with --grid: --out holds the rows done
+            i, n = finished
+            kept = (f"; {values.out} holds their rows (rerun the grid for the rest)" if values.out is not None
+                    else "; --out FILE keeps the rows of an interrupted sweep")
+            print(f"rdyn prove: interrupted after {i}{'' if n is None else f' of {n}'} instances{kept}",
+                  file=sys.stderr)
+            return 130
         from rdyn.cli.teacher import interrupted
 
         return interrupted(NAME, exc, values.checkpoint)

@@ -37,7 +37,8 @@ continues it (the grid and every option must be the same, else exit 2). Resumed 
 those of an uninterrupted run bit for bit.
 
 Distributed: --scheduler ADDRESS sends chunks of configurations to the workers of a running
-Dask distributed scheduler (the workers need this package importable); rows are identical.
+Dask distributed scheduler (it and the workers need this package importable, the same version:
+checked before any task, with a 10 s connect timeout; else exit 2); rows are identical.
 Checkpoints are not supported with --scheduler (refused, exit 2).
 
 Output: --out FILE writes CSV (or JSON when FILE ends in .json: {"rows": [...]});

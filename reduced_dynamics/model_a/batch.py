@@ -512,16 +512,17 @@ def run_batch_distributed(configs: Sequence[TeacherConfig], steps: int, address,
                           thresholds: Thresholds = Thresholds(), progress: bool = False,
                           per_task: int | None = None) -> BatchResult:
     """:func:`run_batch` with the configurations split into tasks on a Dask distributed
-    scheduler (``address``: a scheduler address string, or a ``LocalCluster``/``Client``).
+    scheduler (``address``: a scheduler address string, or a ``Client``), checked by
+    :func:`rdyn.reduced_dynamics.runs.dask_client.connect` first (its one-line ``SchedulerError``).
     Each task is an ordinary :func:`run_batch` on a worker (numba-parallel inside), so the
     rows are the same bit for bit; they come back in input order.
     """
-    from distributed import Client, as_completed
+    from distributed import as_completed
+
+    from rdyn.reduced_dynamics.runs.dask_client import connect
 
     configs = list(configs)
-    own = not isinstance(address, Client)
-    client = Client(address) if own else address
-    try:
+    with connect(address, (__name__,)) as client:   # one-line SchedulerError before any task
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         if per_task is None:  # a few tasks per worker, configurations of one kind together
             per_task = max(1, -(-len(configs) // (4 * workers)))
@@ -538,19 +539,17 @@ def run_batch_distributed(configs: Sequence[TeacherConfig], steps: int, address,
                        file=sys.stderr, desc="rdyn sweep (dask)")
         rows: list = [None] * len(configs)
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures, loop=client.loop):
                 chunk = futures[future]
                 for i, row in zip(chunk, future.result()):
                     rows[i] = row
                 if bar is not None:
                     bar.update(steps * len(chunk))
-        finally:
+        finally:   # interrupted or failed: nothing keeps running on the cluster
+            client.cancel([f for f in futures if not f.done()])
             if bar is not None:
                 bar.close()
         return BatchResult(rows=rows, steps=steps)
-    finally:
-        if own:
-            client.close()
 
 
 def rows_equal_single_run(row: dict, result) -> bool:

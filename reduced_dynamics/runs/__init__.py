@@ -10,4 +10,5 @@ Modules (import them by full path; this ``__init__`` imports nothing):
 * ``divergence``: one divergence rule for every iterator (``is_diverged``);
 * ``kernel_cache``: the on-disk cache of generated kernel source and numba machine code
   (``cached_source``, ``load_module``, ``njit``).
+* ``dask_client``: the checked connection to a Dask scheduler (``connect``, ``SchedulerError``).
 """

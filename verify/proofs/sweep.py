@@ -164,7 +164,14 @@ def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None) -
 
 
 def _error_row(point: GridPoint, exc: BaseException) -> dict:
-    return {"instance": {**point.instance.to_dict(), "eta_rule": point.eta_rule}, "T_star": None, "t1": None,
+    try:
+        instance = point.instance.to_dict()
+    except (ArithmeticError, ValueError):   # an instance the engine refuses (parse never makes one): as given
+        i = point.instance
+        instance = {"D": i.D, "K": i.K, "activation": i.activation, "kappa": i.kappa if i.activation == "leaky"
+                    else None, "vstar_norm2": i.vstar_norm2, "eta": i.eta, "eta_exact": None,
+                    "logit_scale": i.logit_scale}
+    return {"instance": {**instance, "eta_rule": point.eta_rule}, "T_star": None, "t1": None,
             "seconds": None, "boxes": None, "statements": [], "superseded": [],
             "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
 
@@ -172,10 +179,13 @@ def _error_row(point: GridPoint, exc: BaseException) -> dict:
 def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None, scheduler=None,
         progress=None, on_row=None) -> list[dict]:
     """Prove every point; rows in grid order. ``scheduler``: a Dask distributed scheduler address
-    (or a ``Client``): one task per instance on its workers; else one after another in this
-    process. ``progress(i, n, row)`` after each instance; ``on_row(rows_so_far)`` too (the CLI
-    rewrites ``--out`` with what is proved so far). An instance whose proof raises is a row with
-    ``error`` (and no verdicts); the sweep goes on."""
+    (or a ``Client``): one task per instance on its workers, submitted only after
+    :func:`rdyn.reduced_dynamics.runs.dask_client.connect` has checked the cluster (else its
+    one-line ``SchedulerError``); else one after another in this process. ``progress(i, n, row)``
+    after each instance, in the order they finish; ``on_row(rows_so_far)`` too, the rows done so
+    far in grid order (the CLI rewrites ``--out`` with them). An instance whose proof raises (on
+    a worker: also a worker that died running it, ``KilledWorker``) is a row with ``error`` (and
+    no verdicts); the sweep goes on. Interrupted, the tasks not finished are cancelled."""
     rows: list = [None] * len(points)
     done = 0
 
@@ -196,23 +206,23 @@ def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None,
                 row = _error_row(p, exc)
             finish(i, row)
         return rows
-    from distributed import Client, as_completed
+    from distributed import KilledWorker, as_completed
 
-    own = not isinstance(scheduler, Client)
-    client = Client(scheduler) if own else scheduler
-    try:
+    from rdyn.reduced_dynamics.runs.dask_client import connect
+
+    with connect(scheduler, (__name__,)) as client:   # refused here, before any task, if unusable
         futures = {client.submit(prove_point, p, labels, max_steps, max_boxes, pure=False): i
                    for i, p in enumerate(points)}
-        for future in as_completed(futures):
-            i = futures[future]
-            try:
-                row = future.result()
-            except (ArithmeticError, AssertionError, ValueError) as exc:
-                row = _error_row(points[i], exc)
-            finish(i, row)
-    finally:
-        if own:
-            client.close()
+        try:
+            for future in as_completed(futures, loop=client.loop):
+                i = futures[future]
+                try:
+                    row = future.result()
+                except (ArithmeticError, AssertionError, ValueError, KilledWorker) as exc:
+                    row = _error_row(points[i], exc)
+                finish(i, row)
+        finally:   # interrupted (Ctrl-C, SIGTERM) or failed: nothing keeps running on the cluster
+            client.cancel([f for f in futures if not f.done()])
     return rows
 
 

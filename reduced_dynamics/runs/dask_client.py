@@ -1,0 +1,125 @@
+"""Connecting to a Dask distributed scheduler for the sweeps that can run on one
+(``rdyn sweep --scheduler``, ``rdyn prove --grid GRID --scheduler``; docs/proofs.md, "Proof sweep").
+
+Paper sections: none (run machinery).
+
+Everything that can go wrong with the cluster itself is found before the first task is
+submitted, and reported as one :class:`SchedulerError` line (the commands print it and exit 2):
+
+* the address is not ``[PROTOCOL://]HOST:PORT`` (:func:`check_address`, also used by the
+  option table, so the CLI refuses it before anything is imported);
+* nothing answers within :data:`CONNECT_TIMEOUT_S` (distributed retries a refused connection
+  until its timeout, 30 s by default), or what answers is not a Dask scheduler;
+* no worker joins within :data:`WORKER_WAIT_S` (``as_completed`` would wait forever);
+* the scheduler or a worker cannot import rdyn and the task's module, or runs another rdyn
+  version: the scheduler unpickles the task graph and the workers run it, so both need the
+  same package (install ``rdyn-theory[dask]`` where they run, or start them from the checkout
+  with ``PYTHONPATH`` set to it).
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+
+CONNECT_TIMEOUT_S = 10.0
+WORKER_WAIT_S = 10.0
+PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
+_ADDRESS = re.compile(r"^(?:(?P<proto>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})/?$")
+
+
+class SchedulerError(OSError):
+    """The scheduler at the given address cannot take the sweep (one-line message)."""
+
+
+def check_address(address: str) -> None:
+    """ValueError (one line) unless ``address`` is ``[PROTOCOL://]HOST:PORT`` with a known
+    protocol and a port in 1..65535 (what ``distributed.Client`` accepts for a remote
+    scheduler), or the ``inproc://...`` address of a scheduler in this process."""
+    if re.fullmatch(r"inproc://\S+", address.strip()):   # a LocalCluster(processes=False) in this process
+        return
+    m = _ADDRESS.match(address.strip())
+    if m is None or (m["proto"] or "tcp") not in PROTOCOLS or not 1 <= int(m["port"]) <= 65535:
+        raise ValueError(f"--scheduler must be a Dask scheduler address [PROTOCOL://]HOST:PORT (PROTOCOL one of "
+                         f"{', '.join(PROTOCOLS)}; e.g. tcp://127.0.0.1:8786), got {address!r}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _probe_function():
+    """The function run on the scheduler and on every worker: rdyn's version and whether the
+    given modules import. A nested function, so cloudpickle sends it by value (the far side
+    needs nothing of rdyn to unpickle it, only to run what it imports)."""
+    def probe(modules):
+        import importlib
+
+        try:
+            version = importlib.import_module("rdyn").__version__
+            for name in modules:
+                importlib.import_module(name)
+        except Exception as exc:   # any import failure is reported, not raised
+            lines = str(exc).strip().splitlines()
+            return None, type(exc).__name__ + (": " + lines[0] if lines else "")
+        return version, None
+
+    return probe
+
+
+def check_environment(client, modules=()) -> None:
+    """SchedulerError unless a worker is connected and the scheduler and every worker import
+    rdyn (this version) and ``modules``."""
+    from rdyn import __version__
+
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+    except (TimeoutError, OSError):
+        raise SchedulerError(f"no Dask worker joined the scheduler within {WORKER_WAIT_S:g} s") from None
+    probe = _probe_function()
+    modules = tuple(modules)
+    where = {"the scheduler": client.run_on_scheduler(probe, modules)}
+    where.update({f"worker {w}": r for w, r in sorted(client.run(probe, modules).items())})
+    for name, (version, error) in where.items():
+        if error is not None:
+            raise SchedulerError(f"{name} cannot import rdyn ({error}): the scheduler and the workers need this "
+                                 "package (pip install 'rdyn-theory[dask]' there, or start them with PYTHONPATH set "
+                                 "to the checkout)")
+        if version != __version__:
+            raise SchedulerError(f"{name} runs rdyn {version}, this is rdyn {__version__}: install the same "
+                                 "version on the scheduler and the workers")
+
+
+@contextlib.contextmanager
+def connect(address, modules=()):
+    """A ``distributed.Client`` for ``address`` (a scheduler address, a ``LocalCluster``, or a
+    ``Client``, used as is and left open), checked by :func:`check_environment` before it is handed out; closed on
+    exit when this function opened it. SchedulerError (one line) when the address is malformed,
+    nothing answers within :data:`CONNECT_TIMEOUT_S`, or the answer is not a Dask scheduler's."""
+    from distributed import Client
+
+    address = getattr(address, "scheduler_address", address)   # a LocalCluster: its scheduler
+    if isinstance(address, Client):
+        check_environment(address, modules)
+        yield address
+        return
+    try:
+        check_address(str(address))
+    except ValueError as exc:
+        raise SchedulerError(str(exc)) from None
+    client = Client.__new__(Client)   # kept to close it if the constructor fails (else its __del__
+    try:                              # blocks the interpreter's exit for 2 x the timeout, then prints a traceback)
+        client.__init__(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            client.close(timeout=1)
+        if isinstance(exc, (OSError, TimeoutError)):
+            raise SchedulerError(f"cannot connect within {CONNECT_TIMEOUT_S:g} s ({_one_line(exc)})") from None
+        what = ("its reply is not a Dask message" if isinstance(exc, MemoryError)   # e.g. an HTTP server's reply
+                else _one_line(exc))                                              # read as a message length
+        raise SchedulerError(f"no Dask scheduler answers there ({what})") from None
+    try:
+        check_environment(client, modules)
+        yield client
+    finally:
+        client.close()
