@@ -477,3 +477,25 @@ def test_eta_fraction_bad_input_is_refused(argv, needle):
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+def test_eta_fraction_below_one():
+    """HI < 1: below the printed form's failure band everything is certified; reaching into it, the
+    counterexample is one at theta <= HI, and an independent mpmath iteration reproduces its overshoot."""
+    import mpmath
+
+    d = rdyn.prove(eta_fraction="0.1,0.99", **VALIDATION_B).to_dict()
+    assert all(s["verdict"] == "certified" for s in d["statements"]), [s["reason"] for s in d["statements"]]
+    d = rdyn.prove(eta_fraction="0.1,0.999", **VALIDATION_B).to_dict()
+    s = _by(d, "Theorem B.3 (eta_max)", "printed", "gamma")
+    c = s["counterexample"]
+    assert s["verdict"] == "refuted" and 0.99637 < c["theta"] <= 0.999
+    assert c["theta_failure"]["counterexample_theta"][1] <= 0.999
+    with mpmath.workdps(60):
+        dd, k2, gs, S0 = 4, mpmath.mpf(3), mpmath.mpf(1) / 2, mpmath.mpf(c["S0"])
+        eta = mpmath.mpf(c["theta"]) * min(dd / (8 * k2 * mpmath.sqrt(1 + 16 * gs**2)), dd / (2 * k2 * S0),
+                                          dd / (2 * k2 * mpmath.sqrt(2 * S0 * gs)))
+        assert mpmath.almosteq(eta, mpmath.mpf(c["eta"]), rel_eps=mpmath.mpf(10) ** -38)
+        steps = _alpha_beta(S0, eta, dd, k2, gs, c["step"] + 1)
+        assert steps[c["step"]][1] > gs and all(g1 <= gs for _, g1, _, _ in steps[:c["step"]])
+        assert mpmath.almosteq(steps[c["step"]][1] / gs, mpmath.mpf(c["ratio"]), rel_eps=mpmath.mpf(10) ** -35)

@@ -743,7 +743,10 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
                 out.append({**base, "verdict": "undecided", "certificate": None, "counterexample": None,
                             "reason": f"not carried on S0 in [{lo!r}, {hi!r}], theta in [{tl!r}, {th!r}] "
                                       f"({len(failing[name])} boxes: {why}); no counterexample within "
-                                      f"{SEARCH_STEPS} steps from the midpoints of the {tried} narrow boxes tried"})
+                                      f"{SEARCH_STEPS} steps from the midpoints of the {tried} narrow boxes tried"
+                                      + ("" if cst.gamma_star_exact is not None else
+                                         f" (gamma* is a ball of radius {float(cst.gamma_star.rad()):.1e}: a "
+                                         "failure smaller than that cannot be certified)")})
     return out
 
 
