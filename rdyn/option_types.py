@@ -230,6 +230,7 @@ class ProveOptions:
     spectrum: str | list[Any] | tuple[Any, ...] | None
     L: int | None
     s0: str | list[Any] | tuple[Any, ...] | None
+    eta_fraction: str | list[Any] | tuple[Any, ...] | None
     gamma: str | list[Any] | tuple[Any, ...] | None
     steps: int | None
 

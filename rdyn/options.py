@@ -799,6 +799,10 @@ _PROVE_B = (
            "covered by Theorem B.3's proof (default 0.25,16)", metavar="LO,HI",
            api_types=(list, tuple), applies=lambda v: _paper_b(v) and _b_model(v) == "noln",
            refusal="--s0 applies only to --paper B --model noln"),
+    Option("eta_fraction", "str", None, "--paper B, noln only: decide Theorem B.3 for every step size eta = "
+           "theta eta_max(S0) with theta in LO,HI (0 < LO <= HI <= 1; default 1,1: eta_max itself)",
+           metavar="LO,HI", api_types=(list, tuple), applies=lambda v: _paper_b(v) and _b_model(v) == "noln",
+           refusal="--eta-fraction applies only to --paper B --model noln"),
     Option("gamma", "str", None, "--paper B, ln and looped: the interval LO,HI of gamma (looped: "
            "rho = w v) over which the contraction factor R is enclosed (default 1,100)", metavar="LO,HI",
            api_types=(list, tuple),

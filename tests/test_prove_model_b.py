@@ -305,3 +305,197 @@ def test_certified_training_at_G1s_longest_snapshot():
     assert abs(Decimal(c["gamma_T"]) - Decimal("2.91847139005880110642472970022")) <= \
         Decimal(c["gamma_T_radius"]) + Decimal("1e-29")
     assert c["R"][1] < 0.30917681 and c["R"][0] > 0.25     # above the power method's 1/4
+
+
+# --------------------------------------------------------------------------- --eta-fraction (every eta <= eta_max)
+VALIDATION_B = dict(paper="B", data="spectrum", d=4, spectrum="3,1,1,1", s0="0.25,16")   # strength.PROVE_B_INSTANCES
+
+
+@pytest.fixture(scope="module", params=["unnormalized", "normalized"])
+def theta_val(request):
+    """The ledger's validation instance (Task 2, d = 4, spectrum 3,1,1,1, each target) at theta = 1 and over
+    theta in [0.1, 1]."""
+    kw = dict(VALIDATION_B, target=request.param)
+    return request.param, rdyn.prove(**kw).to_dict(), rdyn.prove(eta_fraction="0.1,1", **kw).to_dict()
+
+
+# (target) -> certified min_margin of (loss (1 - f^2)/(k sigma), Part 1, gamma) over S0 in [0.25, 16], theta in [0.1, 1]
+THETA_MARGINS = {"unnormalized": (1.326218168268687, 0.3273099085915493, 0.3262181682686876),
+                 "normalized": (1.3242550129916824, 0.32425602952027244, 0.32425501299168297)}
+# (target) -> (holds_below, lowest counterexample theta) of the printed Part 1 and monotone gamma
+THETA_FAILURE = {"unnormalized": (0.9963670910782402, 0.996875), "normalized": (0.9997328743439882, 0.9998797058237818)}
+
+
+def test_eta_fraction_certifies_the_corrected_and_refutes_the_printed(theta_val):
+    target, at_one, ranged = theta_val
+    assert ranged["instance"]["eta_fraction"] == [0.1, 1.0] and "eta_fraction" not in at_one["instance"]
+    margins = []
+    for q in ("loss", "descent_lemma", "gamma"):
+        s = _by(ranged, "Theorem B.3 (Part 1)" if q == "descent_lemma" else "Theorem B.3 (eta_max)", "corrected", q)
+        assert s["verdict"] == "certified", s["reason"]
+        c = s["certificate"]
+        assert c["eta_fraction"] == [0.1, 1.0] and c["S0"] == [0.25, 16.0] and c["boxes"] > 0 and c["s0_boxes"] > 1
+        margins.append(c["min_margin"])
+    print(target, margins)
+    assert margins == pytest.approx(THETA_MARGINS[target], rel=1e-9)
+    # the printed loss descent holds on the whole range; Part 1 and the monotone gamma are refuted with the
+    # counterexample of theta = 1 (the same as without --eta-fraction)
+    assert _by(ranged, "Theorem B.3 (eta_max)", "printed", "loss")["verdict"] == "certified"
+    for label, q in (("Theorem B.3 (Part 1)", "descent_lemma"), ("Theorem B.3 (eta_max)", "gamma")):
+        old, new = _by(at_one, label, "printed", q), _by(ranged, label, "printed", q)
+        assert old["verdict"] == new["verdict"] == "refuted"
+        c = dict(new["counterexample"])
+        tf = c.pop("theta_failure")
+        assert c.pop("theta") == 1.0 and c == old["counterexample"]
+        lo, hi = tf["counterexample_theta"]
+        print(target, tf)
+        assert 0.1 < tf["holds_below"] < lo <= hi == 1.0
+        assert (tf["holds_below"], lo) == pytest.approx(THETA_FAILURE[target], rel=1e-12)
+
+
+def _alpha_beta(S0, eta, d, k2, gs, steps):
+    """gamma_t of alpha' = alpha - eta beta F, beta' = beta - eta alpha F (B.2.3; F = 2 kappa2 (gamma - gamma*)/d),
+    from alpha0 = 0, beta0 = sqrt(S0), with (f_t, k sigma_t) where g' - 1 = f (g - 1), k sigma = 2 eta kappa2 S/d."""
+    import mpmath
+
+    alpha, beta = mpmath.mpf(0), mpmath.sqrt(S0)
+    out = []
+    for _ in range(steps):
+        g, S = alpha * beta, alpha**2 + beta**2
+        if g == gs:
+            break
+        F = 2 * k2 * (g - gs) / d
+        alpha, beta = alpha - eta * beta * F, beta - eta * alpha * F
+        out.append((g, alpha * beta, (alpha * beta - gs) / (g - gs), 2 * eta * k2 * S / d))
+    return out
+
+
+def test_theta_failure_by_an_independent_alpha_beta_iteration(theta_val):
+    """At the lowest counterexample (theta, S0) gamma overshoots gamma*; just below holds_below it does not
+    (at that S0: a sampled agreement with the certificate, which covers every S0)."""
+    import mpmath
+
+    target, _, ranged = theta_val
+    tf = _by(ranged, "Theorem B.3 (eta_max)", "printed", "gamma")["counterexample"]["theta_failure"]
+    with mpmath.workdps(60):
+        d, k2 = 4, mpmath.mpf(3)
+        gs = mpmath.mpf(ranged["constants"]["gamma_star"])
+        S0 = mpmath.mpf(tf["lowest_S0"])
+        eta_max = min(d / (8 * k2 * mpmath.sqrt(1 + 16 * gs**2)), d / (2 * k2 * S0),
+                      d / (2 * k2 * mpmath.sqrt(2 * S0 * gs)))      # the printed eta_max
+        theta = mpmath.mpf(tf["counterexample_theta"][0])
+        over = [g1 > gs for _, g1, _, _ in _alpha_beta(S0, theta * eta_max, d, k2, gs, 60)]
+        assert any(over)
+        below = mpmath.mpf(tf["holds_below"]) * (1 - mpmath.mpf(10) ** -9)
+        assert not any(g1 > gs for _, g1, _, _ in _alpha_beta(S0, below * eta_max, d, k2, gs, 400))
+
+
+def test_theta_margins_bound_real_trajectories(theta_val):
+    """The corrected certificate's margins over theta in [0.1, 1] bound each step's normalised slack along
+    trajectories (mpmath, 50 digits) at several (S0, theta): loss (1 - f^2)/(k sigma), Part 1
+    (1 - k sigma - f^2)/(k sigma), gamma f."""
+    import mpmath
+
+    target, _, ranged = theta_val
+    m = {q: _by(ranged, "Theorem B.3 (Part 1)" if q == "descent_lemma" else "Theorem B.3 (eta_max)", "corrected",
+                q)["certificate"]["min_margin"] for q in ("loss", "descent_lemma", "gamma")}
+    with mpmath.workdps(50):
+        d, k2 = 4, mpmath.mpf(3)
+        gs = mpmath.mpf(ranged["constants"]["gamma_star"])
+        for S0 in ("0.25", "1", "4.07", "8.9", "16"):
+            S0 = mpmath.mpf(S0)
+            eta_max = min(d / (8 * k2 * mpmath.sqrt(S0**2 + 16 * gs**2)), d / (2 * k2 * S0),
+                          d / (2 * k2 * mpmath.sqrt(2 * S0 * gs)))
+            for theta in ("0.1", "0.37", "1"):
+                for g, _, f, ks in _alpha_beta(S0, mpmath.mpf(theta) * eta_max, d, k2, gs, 150):
+                    if abs(g - gs) < mpmath.mpf(10) ** -40:
+                        break
+                    assert (1 - f * f) / ks >= m["loss"]
+                    assert (1 - ks - f * f) / ks >= m["descent_lemma"] - 1e-30
+                    assert f >= m["gamma"]
+
+
+def test_eta_fraction_json_schema_and_cli(theta_val):
+    jsonschema = pytest.importorskip("jsonschema")
+    target, _, ranged = theta_val
+    validator = jsonschema.Draft202012Validator(rdyn.schema("prove"))
+    assert validator.is_valid(ranged)
+    broken = json.loads(json.dumps(ranged))
+    s = [s for s in broken["statements"] if s["verdict"] == "refuted"][0]
+    del s["counterexample"]["theta_failure"]["holds_below"]
+    assert not validator.is_valid(broken)
+    broken = json.loads(json.dumps(ranged))
+    broken["statements"][-2]["certificate"]["eta_fraction"] = [0.0, 1.0]     # theta must be > 0
+    assert not validator.is_valid(broken)
+    if target == "unnormalized":
+        proc = subprocess.run([sys.executable, "-m", "rdyn", "prove", "--paper", "B", "--data", "spectrum", "--d", "4",
+                               "--spectrum", "3,1,1,1", "--eta-fraction", "0.1,1"], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert "eta_fraction = [0.1, 1.0]" in proc.stdout and "refuted at theta = 0.996875" in proc.stdout
+
+
+def test_eta_fraction_one_is_the_default():
+    """--eta-fraction 1,1 is eta = eta_max itself: the same statements and certificates as without it."""
+    a = rdyn.prove(paper="B", s0="0.25,11.2").to_dict()
+    b = rdyn.prove(paper="B", s0="0.25,11.2", eta_fraction="1,1").to_dict()
+
+    def strip(d):
+        return [{k: v for k, v in s.items() if k != "certificate"} for s in d["statements"]]
+
+    assert strip(a) == strip(b) and a["instance"] == b["instance"]
+    assert [s["certificate"]["min_margin"] for s in a["statements"]] == \
+        [s["certificate"]["min_margin"] for s in b["statements"]]
+
+
+def test_eta_fraction_small_theta():
+    """theta down to 1e-100: the normalised slacks stay away from 0 (loss (1 - f^2)/(k sigma) -> 2)."""
+    d = rdyn.prove(paper="B", eta_fraction="1e-100,0.5").to_dict()
+    for s in d["statements"]:
+        if s["label"].startswith("Theorem B.3"):
+            assert s["verdict"] == "certified", s["reason"]
+            assert s["certificate"]["eta_fraction"] == [1e-100, 0.5]
+            if s["form"] == "corrected":
+                assert s["certificate"]["min_margin"] > (1 if s["quantity"] == "loss" else 0.2)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--paper", "B", "--eta-fraction", "0,1"], "--eta-fraction: LO must be > 0"),
+    (["--paper", "B", "--eta-fraction", "0.5,0.2"], "--eta-fraction: LO must not exceed HI"),
+    (["--paper", "B", "--eta-fraction", "0.5,1.5"], "--eta-fraction: HI must be at most 1"),
+    (["--paper", "B", "--eta-fraction", "1e-101,1"], "--eta-fraction: LO must be at least 1e-100"),
+    (["--paper", "B", "--eta-fraction", "a,b"], "--eta-fraction must be two numbers"),
+    (["--paper", "B", "--eta-fraction", "0.5"], "--eta-fraction must be two numbers"),
+    (["--paper", "B", "--eta-fraction", "0.5,inf"], "--eta-fraction: LO and HI must be finite"),
+    (["--eta-fraction", "0.5,1"], "--eta-fraction applies only to --paper B --model noln"),
+    (["--paper", "B", "--model", "ln", "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1", "--eta-fraction",
+      "0.5,1"], "--eta-fraction applies only to --paper B --model noln"),
+])
+def test_eta_fraction_bad_input_is_refused(argv, needle):
+    proc = subprocess.run([sys.executable, "-m", "rdyn", "prove", *argv], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+def test_eta_fraction_below_one():
+    """HI < 1: below the printed form's failure band everything is certified; reaching into it, the
+    counterexample is one at theta <= HI, and an independent mpmath iteration reproduces its overshoot."""
+    import mpmath
+
+    d = rdyn.prove(eta_fraction="0.1,0.99", **VALIDATION_B).to_dict()
+    assert all(s["verdict"] == "certified" for s in d["statements"]), [s["reason"] for s in d["statements"]]
+    d = rdyn.prove(eta_fraction="0.1,0.999", **VALIDATION_B).to_dict()
+    s = _by(d, "Theorem B.3 (eta_max)", "printed", "gamma")
+    c = s["counterexample"]
+    assert s["verdict"] == "refuted" and 0.99637 < c["theta"] <= 0.999
+    assert c["theta_failure"]["counterexample_theta"][1] <= 0.999
+    with mpmath.workdps(60):
+        dd, k2, gs, S0 = 4, mpmath.mpf(3), mpmath.mpf(1) / 2, mpmath.mpf(c["S0"])
+        eta = mpmath.mpf(c["theta"]) * min(dd / (8 * k2 * mpmath.sqrt(1 + 16 * gs**2)), dd / (2 * k2 * S0),
+                                          dd / (2 * k2 * mpmath.sqrt(2 * S0 * gs)))
+        assert mpmath.almosteq(eta, mpmath.mpf(c["eta"]), rel_eps=mpmath.mpf(10) ** -38)
+        steps = _alpha_beta(S0, eta, dd, k2, gs, c["step"] + 1)
+        assert steps[c["step"]][1] > gs and all(g1 <= gs for _, g1, _, _ in steps[:c["step"]])
+        assert mpmath.almosteq(steps[c["step"]][1] / gs, mpmath.mpf(c["ratio"]), rel_eps=mpmath.mpf(10) ** -35)

@@ -31,6 +31,8 @@ def test_model_b_instances_are_certified(index):
             s = got[key]
             assert s["verdict"] == "certified", (inst, key, s["reason"])
             assert s["certificate"]["S0"] == [lo, hi] and s["certificate"]["min_margin"] > 0
+            # every eta = theta eta_max with theta in the instance's --eta-fraction (docs/proofs.md, Model B)
+            assert s["certificate"]["eta_fraction"] == [float(x) for x in inst["eta_fraction"].split(",")]
     # the printed eta_max's Part 1 fails near the crossing S0 = 4 sqrt(1 + 16 gamma*^2) (inside every interval)
     assert got[("Theorem B.3 (Part 1)", "printed", "descent_lemma")]["verdict"] == "refuted"
 

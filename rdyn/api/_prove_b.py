@@ -9,6 +9,7 @@ from rdyn.options import integral
 from rdyn.output import UsageError, require
 
 MAX_SPECTRUM_ENTRIES = 64      # kappa3's rigorous integral multiplies one factor per distinct level
+ETA_FRACTION_MIN = 1e-100      # --eta-fraction LO: the branch and bound's double intervals underflow near 1e-160
 
 
 def _range(raw, flag: str, default: tuple, *, positive: bool) -> tuple[float, float]:
@@ -84,10 +85,16 @@ def instance(v: ProveOptions):
         require(spectrum is not None and len(set(spectrum)) == 2, "--steps needs a spectrum with exactly two distinct eigenvalues (the "
                                          "expectation is then a 1-D integral, enclosed rigorously)")
     s0 = _range(v.s0, "--s0", (0.25, 16.0), positive=True)
+    eta_fraction = _range(v.eta_fraction, "--eta-fraction", (1.0, 1.0), positive=True)
+    require(eta_fraction[1] <= 1, f"--eta-fraction: HI must be at most 1 (eta = theta eta_max, theta <= 1), "
+                                  f"got {v.eta_fraction!r}")
+    require(eta_fraction[0] >= ETA_FRACTION_MIN, f"--eta-fraction: LO must be at least {ETA_FRACTION_MIN:g} (k sigma "
+            f"~ theta^2 underflows the double-precision enclosures near 1e-160), got {v.eta_fraction!r}")
     gamma = _range(v.gamma, "--gamma", (1.0, 100.0), positive=False) if model != "noln" else None
     L = (10 if v.L is None else v.L) if model == "looped" else None
     return BInstance(model=model, target=target or "unnormalized", data=data, d=d, n=n, spectrum=spectrum, L=L,
-                     s0=s0, gamma_range=gamma, steps=v.steps, eta=0.1 if v.eta is None else v.eta)
+                     s0=s0, eta_fraction=eta_fraction, gamma_range=gamma, steps=v.steps,
+                     eta=0.1 if v.eta is None else v.eta)
 
 
 def run_b(v: ProveOptions):

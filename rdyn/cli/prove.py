@@ -25,6 +25,9 @@ descent inequality, gamma monotone), by exact step 0 and interval branch and bou
 test with the contraction bound |g'| < 1; R* (Theorem 4.6 (2)) with --data spectrum. --model ln
 or looped: the contraction factor R = (1 + gamma l_(r+1))/(1 + gamma l_1) over --gamma, or at the
 gamma_T of --steps GD steps certified by arb iteration (spectra with two distinct eigenvalues).
+--eta-fraction LO,HI (noln): Theorem B.3 for every eta = theta eta_max(S0), theta in [LO, HI], by
+branch and bound over (S0, theta) boxes; a refuted printed statement also reports the theta below
+which it is certified and the lowest theta of its counterexamples.
 """
 from __future__ import annotations
 
@@ -114,12 +117,17 @@ def run_b(values: ProveOptions) -> int:
         print(f"[{r['verdict']:10s}] {r['label']} {r['form']}: {r['statement']}")
         c = r["certificate"]
         if c:
-            keys = [k for k in ("S0", "gamma", "steps", "gamma_T", "increasing", "box", "width", "krawczyk_image",
+            keys = [k for k in ("S0", "eta_fraction", "gamma", "steps",
+                                "gamma_T", "increasing", "box", "width", "krawczyk_image",
                                 "contraction", "R", "boxes", "s0_boxes", "min_margin", "seconds") if k in c]
             print(f"{'':13s}" + ", ".join(f"{k} = {c[k]}" for k in keys))
         if r["counterexample"]:
             c = r["counterexample"]
-            print(f"{'':13s}S0 = {c['S0']}, step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, ratio = {c['ratio']}")
+            theta = "" if c.get("theta") is None else f", theta = {c['theta']!r}"
+            print(f"{'':13s}S0 = {c['S0']}{theta}, step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, "
+                  f"ratio = {c['ratio']}")
+            if c.get("theta_failure"):
+                print(f"{'':13s}{c['theta_failure']['text']}")
         if r["reason"]:
             print(f"{'':13s}{r['reason']}")
     return 0 if all_certified(data) else 1

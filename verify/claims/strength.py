@@ -126,23 +126,27 @@ LATE_RATE_ARGUMENT = ("rdyn prove certifies, at each instance, Lemma D.19's corr
                       "(rdyn.derivations.late_phase, C1 = C1*(e)(1 + w e^3) with w bounded on R) gives the derived "
                       "constant (docs/claims.md, Strength)")
 
-# Model B: rdyn prove --paper B (verify/proofs/model_b.py) certifies Theorem B.3 at the corrected eta_max for
-# every S0 in the interval: the loss decreases at every step, Part 1's descent inequality, gamma_t increases
-# monotonically to gamma* (the printed eta_max: Part 1 and the monotone gamma refuted). The first two
+# Model B: rdyn prove --paper B (verify/proofs/model_b.py) certifies Theorem B.3 at every eta = theta eta_max
+# (corrected), theta in [0.1, 1] (--eta-fraction 0.1,1), for every S0 in the interval: the loss decreases at
+# every step, Part 1's descent inequality, gamma_t increases monotonically to gamma* (the printed eta_max:
+# Part 1 and the monotone gamma refuted, from theta about 1 - k_c^2 on; docs/proofs.md). The first two
 # instances are the ledger's validation instance (B.noln.eta_max_descent.*: Task 2, d = 4, spectrum
 # 3,1,1,1, both targets; its check samples S0 = 1, the proof covers S0 in [0.25, 16]); the rest are the
 # instances tests/test_prove_model_b.py pins. tests/test_strength.py::test_model_b_instances_are_certified
 # runs the proof at each and requires these statements certified.
 PROVE_B_INSTANCES = (
     {"paper": "B", "model": "noln", "data": "spectrum", "d": 4, "spectrum": "3,1,1,1", "target": "unnormalized",
-     "s0": "0.25,16"},
+     "s0": "0.25,16", "eta_fraction": "0.1,1"},
     {"paper": "B", "model": "noln", "data": "spectrum", "d": 4, "spectrum": "3,1,1,1", "target": "normalized",
-     "s0": "0.25,16"},
-    {"paper": "B", "model": "noln", "data": "sphere", "d": 16, "n": 32, "target": "unnormalized", "s0": "0.25,16"},
-    {"paper": "B", "model": "noln", "data": "sphere", "d": 16, "n": 32, "target": "unnormalized", "s0": "0.01,100"},
-    {"paper": "B", "model": "noln", "data": "sphere", "d": 4, "n": 8, "target": "unnormalized", "s0": "0.25,16"},
+     "s0": "0.25,16", "eta_fraction": "0.1,1"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 16, "n": 32, "target": "unnormalized", "s0": "0.25,16",
+     "eta_fraction": "0.1,1"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 16, "n": 32, "target": "unnormalized", "s0": "0.01,100",
+     "eta_fraction": "0.1,1"},
+    {"paper": "B", "model": "noln", "data": "sphere", "d": 4, "n": 8, "target": "unnormalized", "s0": "0.25,16",
+     "eta_fraction": "0.1,1"},
     {"paper": "B", "model": "noln", "data": "spectrum", "d": 5, "spectrum": "5,4,3,2,1", "target": "unnormalized",
-     "s0": "0.25,16"},
+     "s0": "0.25,16", "eta_fraction": "0.1,1"},
 )
 # (label, form, quantity) of rdyn prove --paper B's statements that back each Model B label
 B3_STATEMENTS = {
@@ -151,9 +155,10 @@ B3_STATEMENTS = {
                               ("Theorem B.3 (eta_max)", "corrected", "gamma")),
     "Theorem B.3 (Part 1)": (("Theorem B.3 (Part 1)", "corrected", "descent_lemma"),),
 }
-# Model B labels certified by rdyn prove --paper B: the correction of Theorem B.3 (eta_max) (at eta = eta_max
-# itself; it is also proved, for every 0 < eta <= eta_max, by rdyn.derivations.correction_identities' B3_*
-# identities, which take precedence and keep this as `also_certified`), and the entry Theorem B.3 (Part 1)
+# Model B labels certified by rdyn prove --paper B: the correction of Theorem B.3 (eta_max) (at every
+# eta = theta eta_max, theta in [0.1, 1]; it is also proved, for every 0 < eta <= eta_max, by
+# rdyn.derivations.correction_identities' B3_* identities, which take precedence and keep this as
+# `also_certified`), and the entry Theorem B.3 (Part 1)
 # (a pass: its check runs Part 1 at the derived eta_max). Theorem B.3 (Part 3)'s correction is proved by the
 # same identities.
 B_CORRECTIONS_BY_PROVE = ("Theorem B.3 (eta_max)",)

@@ -17,6 +17,11 @@ Three results, each decided rigorously with python-flint ``arb`` balls:
   ``g <= 1``), which interval branch and bound over ``(S0, g, delta)`` shows invariant, with each
   statement's normalised slack certainly positive on every box. A statement not carried on some
   ``S0`` box is searched for a counterexample by the certified iteration from points of that box.
+* **Theorem B.3 for every eta up to eta_max** (``--eta-fraction LO,HI``, :func:`prove_b3_theta`): the
+  same statements at every ``eta = theta eta_max(S0)``, ``theta`` in ``[LO, HI]``, by branch and bound
+  over (S0, theta) boxes with the region enclosed per box (``k = theta k_max``) and the loss slack
+  normalised by ``k sigma``; a refuted printed statement also reports the theta below which it is
+  certified and the lowest theta of its counterexamples.
 * **Theorem 4.2 (gamma*)**: ``gamma*`` is the unique fixed point of the collapsed GD map
   ``g(gamma) = gamma - eta S F(gamma) + eta^2 gamma F(gamma)^2`` in a box ``X``, for every ``S0``
   of the interval and every ``S`` the trajectory can reach, by the Krawczyk test
@@ -36,6 +41,7 @@ Constants: ``kappa1 = tr S/d``, ``kappa2 = E||S a||^2`` are exact rationals
 """
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from dataclasses import dataclass
@@ -73,12 +79,15 @@ class BInstance:
     gamma_range: tuple | None = None  # ln / looped: the range of gamma (rho) for the contraction factor
     steps: int | None = None         # ln / looped: certify this many GD steps (two-level spectra) instead
     eta: float = 0.1                 # ln / looped with steps: the GD step size
+    eta_fraction: tuple = (1.0, 1.0)  # noln: Theorem B.3 at eta = theta eta_max(S0) for theta in [LO, HI]
 
     def to_dict(self) -> dict:
         out = {"model": self.model, "data": self.data, "d": self.d, "n": self.n,
                "spectrum": None if self.spectrum is None else list(self.spectrum)}
         if self.model == "noln":
             out.update(target=self.target, S0=[self.s0[0], self.s0[1]])
+            if tuple(self.eta_fraction) != (1.0, 1.0):
+                out["eta_fraction"] = [self.eta_fraction[0], self.eta_fraction[1]]
         elif self.steps is None:
             out.update(gamma=[self.gamma_range[0], self.gamma_range[1]])
         else:
@@ -237,20 +246,26 @@ def _g_one_minus_g(a: float, b: float) -> Iv:
     return Iv(min(qa.lo, qb.lo), hi)
 
 
-def interval_slacks(k: Iv, sigma: Iv, a: float, b: float):
+def interval_slacks(k: Iv, sigma: Iv, a: float, b: float, loss_per_k_sigma: bool = False, ks: Iv | None = None):
     """The normalised slacks of the three statements at the states (g, sigma) of a box, with
     step factor ``f = 1 - u``, ``u = k sigma + k^2 g (1 - g)`` (``g' - 1 = f (g - 1)``):
     loss ``1 - f^2 = u (2 - u)`` (> 0: L decreases; monotone in u on [0, 1]), descent lemma
     ``(1 - k sigma - f^2)/(k sigma) = (1 - k sigma) + (k g (1-g)/sigma)(2 (1 - k sigma) - eps)``,
     ``eps = k^2 g (1 - g)`` (>= 0; written so that no two large terms cancel near sigma = 0),
-    gamma ``f`` (>= 0 with g <= 1: no overshoot). k > 0, sigma > 0, g in [a, b]. Returns
-    (f, {name: slack}, 1 - k^2 (g - 1)^2)."""
+    gamma ``f`` (>= 0 with g <= 1: no overshoot). k > 0, sigma > 0, g in [a, b]. With
+    ``loss_per_k_sigma`` (``--eta-fraction``: k = theta k_max can be small) the loss slack is
+    normalised as Part 1's, ``(1 - f^2)/(k sigma) = (1 + k g (1 - g)/sigma)(2 - u)``, which tends to 2
+    (not 0) as k -> 0. ``ks``: an enclosure of k sigma (default k.lo sigma.lo .. k.hi sigma.hi).
+    Returns (f, {name: slack}, 1 - k^2 (g - 1)^2)."""
     q = _g_one_minus_g(a, b)
-    ks = Iv._out(k.lo * sigma.lo, k.hi * sigma.hi)
+    if ks is None:
+        ks = Iv._out(k.lo * sigma.lo, k.hi * sigma.hi)
     eps = k * k * q
     u = ks + eps
     f = 1 - u
-    if 0 <= u.lo and u.hi <= 1:
+    if loss_per_k_sigma:
+        loss = (1 + k * q / sigma) * (2 - u)
+    elif 0 <= u.lo and u.hi <= 1:
         loss = Iv((Iv(u.lo) * (2 - Iv(u.lo))).lo, (Iv(u.hi) * (2 - Iv(u.hi))).hi)
     else:
         loss = u * (2 - u)
@@ -258,19 +273,30 @@ def interval_slacks(k: Iv, sigma: Iv, a: float, b: float):
     gm1 = Iv(a) - 1.0
     gm1.hi = (Iv(b) - 1.0).hi
     sq = Iv(0.0, (Iv(max(abs(gm1.lo), abs(gm1.hi))) ** 2).hi) if gm1.lo < 0 < gm1.hi else gm1 * gm1
-    return f, {"loss": loss, "descent_lemma": lemma, "gamma": f}, 1 - k * k * sq
+    out = {"loss": loss, "descent_lemma": lemma, "gamma": f}
+    if loss_per_k_sigma:
+        out["u"] = u     # 1 - f, without the cancellation of 1 - (1 - u) when u is tiny
+    return f, out, 1 - k * k * sq
 
 
-def _region_ok(k, sig0_hi: float, g_lo: float, g_hi: float, conds, tally: _Tally, max_boxes: int):
+def _region_ok(k, sig0_hi: float, g_lo: float, g_hi: float, conds, tally: _Tally, max_boxes: int,
+               loss_per_k_sigma: bool = False, x0=None, sigma0=None):
     """Branch and bound over (g, delta) in [g_lo, g_hi] x [0, sig0_hi] for the fixed parameter
     ball ``k`` (over the S0 box it came from), in outward-rounded interval arithmetic
     (:class:`Iv`). ``conds``: names whose slack must be certainly positive ('loss'), non-negative
     ('descent_lemma', 'gamma') or the invariance conditions ('inv_loss': |f| <= 1, 'inv_mono':
     0 <= f <= 1; both with 1 - k^2 (g-1)^2 >= 0). Returns ({cond: True/False(undecided)},
-    {cond: smallest lower bound of the slack})."""
+    {cond: smallest lower bound of the slack}).
+
+    With ``x0`` = k sigma0 and ``sigma0`` (balls; ``--eta-fraction``) the second coordinate is
+    ``delta/sigma0`` in [0, sig0_hi] and ``k sigma = x0 sqrt((delta/sigma0)^2 + 4 g^2/sigma0^2)``: k and
+    sigma0 stay correlated (k sigma0 = theta k_max sigma0 is enclosed tightly while k and sigma0 alone
+    vary by the relative width of the S0 box)."""
     from rdyn.verification.proofs.balls import lower, upper
 
     kk = Iv(lower(k), upper(k))
+    if x0 is not None:
+        X, S0s = Iv(lower(x0), upper(x0)), Iv(lower(sigma0), upper(sigma0))
     if not (kk.lo > 0 and math.isfinite(kk.hi)):     # a wide S0 box: k not enclosed away from 0
         return {c: False for c in conds}, {c: None for c in conds}
     ok = {c: True for c in conds}
@@ -282,17 +308,30 @@ def _region_ok(k, sig0_hi: float, g_lo: float, g_hi: float, conds, tally: _Tally
         # sigma = sqrt(delta^2 + 4 g^2) increases in delta and in g >= 0: its range from the corners
         s_lo = (Iv(p) * Iv(p) + 4 * Iv(a) * Iv(a)).lo
         s_hi = (Iv(q) * Iv(q) + 4 * Iv(b) * Iv(b)).hi
-        sigma = Iv(math.nextafter(math.sqrt(max(s_lo, 0.0)), -math.inf), math.nextafter(math.sqrt(s_hi), math.inf))
-        f, s, dshrink = interval_slacks(kk, sigma, a, b)
+        if x0 is None:
+            sigma = Iv(math.nextafter(math.sqrt(max(s_lo, 0.0)), -math.inf), math.nextafter(math.sqrt(s_hi), math.inf))
+            f, s, dshrink = interval_slacks(kk, sigma, a, b, loss_per_k_sigma)
+        else:   # sigma/sigma0 = sqrt(dhat^2 + 4 g^2/sigma0^2), increasing in dhat, g >= 0 and 1/sigma0
+            s_lo = (Iv(p) * Iv(p) + 4 * (Iv(a) / Iv(S0s.hi)) * (Iv(a) / Iv(S0s.hi))).lo
+            s_hi = (Iv(q) * Iv(q) + 4 * (Iv(b) / Iv(S0s.lo)) * (Iv(b) / Iv(S0s.lo))).hi
+            shat = Iv(math.nextafter(math.sqrt(max(s_lo, 0.0)), -math.inf), math.nextafter(math.sqrt(s_hi), math.inf))
+            ks = Iv._out(X.lo * shat.lo, X.hi * shat.hi)
+            sigma = Iv._out(S0s.lo * shat.lo, S0s.hi * shat.hi)
+            if not sigma.lo > 0:     # underflow (theta ~ 1e-160): nothing is decided on this box
+                for c in conds:
+                    ok[c] = False
+                break
+            f, s, dshrink = interval_slacks(kk, sigma, a, b, loss_per_k_sigma, ks=ks)
         pending = []
         for c in conds:
             if not ok[c]:
                 continue
+            one_minus_f = s["u"] if "u" in s else 1 - f
             if c == "inv_loss":
-                lo = min((1 - f).lo, (1 + f).lo, dshrink.lo)
+                lo = min(one_minus_f.lo, (1 + f).lo, dshrink.lo)
                 good = lo >= 0
             elif c == "inv_mono":
-                lo = min(f.lo, (1 - f).lo, dshrink.lo)
+                lo = min(f.lo, one_minus_f.lo, dshrink.lo)
                 good = lo >= 0
             else:
                 lo = s[c].lo
@@ -376,9 +415,81 @@ def _s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: _Tally
     return result, margins, region
 
 
-def trajectory_counterexample(form: str, S0_value: float, cst: NolnConstants, names, steps: int = SEARCH_STEPS):
+def _pos_mul(a, b):
+    """A ball containing a b for positive balls a, b, from the products of the endpoints (the
+    midpoint-radius product of two wide balls, e.g. theta in [1e-9, 1e-8], can contain 0)."""
+    from flint import arb
+
+    from rdyn.verification.proofs.balls import ball, lower, upper
+
+    if not (lower(a) > 0 and lower(b) > 0):
+        return a * b
+    return ball(lower(arb(lower(a)) * arb(lower(b))), upper(arb(upper(a)) * arb(upper(b))))
+
+
+def _theta_box_decide(form, lo: float, hi: float, t_lo: float, t_hi: float, cst: NolnConstants, tally: _Tally,
+                      max_boxes: int):
+    """Decide the three statements of B.3 for every S0 in [lo, hi] and every eta = theta eta_max(S0)
+    with theta in [t_lo, t_hi] (``--eta-fraction``; docs/proofs.md, Model B): k = theta k_max(S0) is
+    enclosed over the (S0, theta) box, and so is the region R (rho0 = |1 - k sigma0| and
+    delta <= (1 - k^2) sigma0 depend on k); the loss slack is normalised by k sigma (it tends to 2 as
+    theta -> 0). Returns ({name: True/None}, margins, d log(k sigma0)/d log S0: 1, 0 or 1/2 when the
+    first, second or third term of eta_max certainly binds on the box, else 1)."""
+    from flint import arb
+
+    from rdyn.verification.proofs.balls import ball, lower, upper
+
+    gs, k2, d = cst.gamma_star, qball(cst.kappa2), cst.d
+    S0 = ball(lo, hi)
+    th = ball(t_lo, t_hi)
+    kmax, which = _bmin(k_terms(form, S0, gs, k2, d))
+    sigma0 = S0 / gs
+    x1 = arb(1) if which == 1 else _pos_mul(kmax, sigma0)   # k_max sigma0 (exactly 1 when d/(2 kappa2 S0) binds)
+    sens = {1: 0.0, 2: 0.5}.get(which, 1.0)
+    k = _pos_mul(th, kmax)
+    x0 = _pos_mul(th, x1)                             # k sigma0 at step 0 (g = 0)
+    f0 = 1 - x0
+    # step 0 at g = 0 (u = k sigma0): loss (1 - f^2)/(k sigma0) = 1 + f0, Part 1 (1 - x0 - f0^2)/x0 = f0
+    step0 = {"loss": 1 + f0, "descent_lemma": f0, "gamma": f0}
+    result, margins = {}, {}
+    for name, val in step0.items():
+        good = bool(val > 0) if name == "loss" else bool(val >= 0)
+        result[name] = True if good else None
+        margins[name] = _low(val) if good else None
+    if not bool(x0 > 0) or not bool(x0 < 2):
+        return {n: None for n in result}, margins, sens
+    # delta_1 = (1 - k^2) sigma0 exactly (g_0 = 0), and delta never increases after; g_1 = x0
+    dhat_hi = upper(1 - k * k)                        # delta/sigma0 <= 1 - k^2
+    if result["gamma"]:       # f0 >= 0: g_1 = x0 in (0, 1], and 0 <= f <= 1 on [g_1, 1] keeps g there
+        ok, mg = _region_ok(k, dhat_hi, lower(x0), 1.0, ("inv_mono", "loss", "descent_lemma", "gamma"), tally,
+                            max_boxes, loss_per_k_sigma=True, x0=x0, sigma0=sigma0)
+        if ok["inv_mono"]:
+            for name in ("loss", "descent_lemma", "gamma"):
+                result[name] = result[name] and (True if ok[name] else None)
+                if ok[name] and result[name]:
+                    margins[name] = min(margins[name], mg[name])
+            return result, margins, sens
+    result["gamma"] = None
+    rho0 = upper(abs(1 - x0))                          # |g_1 - 1|; |f| <= 1 keeps |g - 1| <= rho0
+    g_lo = (Iv(1.0) - Iv(rho0)).lo
+    if not g_lo > 0:
+        return {n: None for n in result}, margins, sens
+    ok, mg = _region_ok(k, dhat_hi, g_lo, (Iv(1.0) + Iv(rho0)).hi, ("inv_loss", "loss", "descent_lemma"), tally,
+                        max_boxes, loss_per_k_sigma=True, x0=x0, sigma0=sigma0)
+    if not ok["inv_loss"]:
+        return {n: None for n in result}, margins, sens
+    for name in ("loss", "descent_lemma"):
+        result[name] = result[name] and (True if ok[name] else None)
+        if ok[name] and result[name]:
+            margins[name] = min(margins[name], mg[name])
+    return result, margins, sens
+
+
+def trajectory_counterexample(form: str, S0_value: float, cst: NolnConstants, names, steps: int = SEARCH_STEPS,
+                              theta: float | None = None):
     """Iterate B.2.3's recursions (gamma, S) in arb from alpha_0 = 0, beta_0^2 = S0 (the exact
-    float S0_value) at eta = eta_max(S0) and return {name: counterexample} for the statements of
+    float S0_value) at eta = eta_max(S0) (times the exact float ``theta``, ``--eta-fraction``; the
+    counterexample then records it) and return {name: counterexample} for the statements of
     ``names`` that are certainly false at some step (the first such step)."""
     from flint import arb
 
@@ -389,6 +500,8 @@ def trajectory_counterexample(form: str, S0_value: float, cst: NolnConstants, na
     k, which = _bmin(k_terms(form, S0, gs, k2, d))
     if which is None:
         return {}
+    if theta is not None:
+        k = arb(theta) * k
     eta = eta_of_k(k, gs, k2, d)
     gamma, S = arb(0), S0
     c = 2 * k2 / d
@@ -409,6 +522,8 @@ def trajectory_counterexample(form: str, S0_value: float, cst: NolnConstants, na
                 found[name] = {"S0": digits(S0), "eta": digits(eta), "step": t, "gamma": digits(gamma), "S": digits(S),
                                "lhs": digits(lhs), "rhs": digits(rhs), "ratio": digits(ratio),
                                "ratio_radius": float(ratio.rad())}
+                if theta is not None:
+                    found[name]["theta"] = theta
         if len(found) == len(names) or bool(abs(gamma - gs) < arb(10) ** -45) or gamma.rad() > 1e-30:
             break
         gamma, S = g1, S1
@@ -488,6 +603,164 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
                                          f" (gamma* is a ball of radius {float(cst.gamma_star.rad()):.1e}: a "
                                          "failure smaller than that cannot be certified)")})
     return out
+
+
+NARROW = 2.0 ** -10               # relative width of a narrow S0 (theta) box: its midpoint is iterated
+MAP_WIDTH = 2.0 ** -14            # --eta-fraction: relative width to which a refuted statement's boxes are split
+MAP_STEPS = 64                    # steps of the search that maps where a refuted statement fails
+
+
+def _rel(lo: float, hi: float) -> float:
+    return (hi - lo) / max(abs(hi), 1e-300)
+
+
+def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_boxes: int = 200_000, forms=FORMS):
+    """Theorem B.3's statements for every S0 in ``s0`` and every ``eta = theta eta_max(S0)``,
+    ``theta`` in ``eta_fraction`` = (LO, HI) (``rdyn prove --paper B --eta-fraction``; docs/proofs.md,
+    Model B): branch and bound over (S0, theta) boxes (:func:`_theta_box_decide`), taken by
+    increasing theta, each split while a statement is not carried on it, in the coordinate on which
+    k sigma0 = theta k_max(S0) sigma0 varies more (theta geometrically while it spans a factor > 2).
+
+    A statement not yet refuted is searched for a counterexample at the midpoint of every narrow
+    box (relative widths <= 2^-10), as at theta = 1; with HI = 1 the theta = 1 proof
+    (:func:`prove_b3`) runs first, and its counterexample is the one reported; for the printed form
+    the points of :func:`theta_candidates` are tried too. A refuted statement keeps splitting its
+    boxes down to 2^-14, with a 64-step search at each midpoint, until one box of that width fails
+    (boxes come by increasing theta, so that fixes the theta below which it is certified) and not
+    above the lowest theta refuted: ``theta_failure`` in the counterexample gives that theta and the
+    range of theta of the counterexamples found."""
+    lo_t, hi_t = float(eta_fraction[0]), float(eta_fraction[1])
+    out = []
+    for form in forms:
+        t0 = time.perf_counter()
+        refuted: dict = {}
+        if hi_t == 1.0:    # the theta = 1 proof: its counterexamples are those reported (default unchanged)
+            for st in prove_b3(cst, s0, max_boxes=max_boxes, forms=(form,)):
+                if st["verdict"] == "refuted":
+                    refuted[st["quantity"]] = dict(st["counterexample"], theta=1.0)
+        tally = _Tally()
+        # boxes by increasing theta: the first refuted statement's box that stays failing fixes the
+        # theta below which it is certified, and boxes above the lowest refuted theta are not refined
+        todo = [(lo_t, float(s0[0]), float(s0[1]), hi_t)]
+        margin = {n: None for n, _ in STATEMENTS_B3}
+        failing = {n: [] for n, _ in STATEMENTS_B3}
+        fail_theta = {n: [] for n, _ in STATEMENTS_B3}
+        settled = {n: False for n, _ in STATEMENTS_B3}
+        for n, c in refuted.items():
+            fail_theta[n].append((1.0, c["S0"]))
+        tried = 0
+        if form == "printed":
+            # the printed statements fail first (in theta) at the crossing S0_c of the first two terms:
+            # try theta = 1 - j k_c^2/8 there (k_c = gamma*/S0_c; docs/proofs.md, Model B)
+            for point, theta in theta_candidates(cst, lo_t, hi_t):
+                if s0[0] <= point <= s0[1]:
+                    names = tuple(n for n, _ in STATEMENTS_B3 if n != "loss")
+                    got = trajectory_counterexample(form, point, cst, names, steps=MAP_STEPS, theta=theta)
+                    for n, c in got.items():
+                        refuted.setdefault(n, c)
+                        fail_theta[n].append((theta, repr(point)))
+        while todo:
+            tl, lo, hi, th = heapq.heappop(todo)
+            tally.s0_boxes += 1
+            res, mg, sens = _theta_box_decide(form, lo, hi, tl, th, cst, tally, max_boxes)
+            undecided = [n for n in res if not res[n]]
+            narrow = _rel(lo, hi) <= NARROW and _rel(tl, th) <= NARROW
+            open_ = [n for n in undecided if n not in refuted]
+            mapped = [n for n in undecided if n in refuted]
+            sm, tm = (lo + hi) / 2, (tl + th) / 2
+            if open_ and narrow:
+                tried += 1
+                got = trajectory_counterexample(form, sm, cst, tuple(open_), theta=tm)
+                for n, c in got.items():
+                    refuted[n] = c
+                    fail_theta[n].append((tm, repr(sm)))
+                open_ = [n for n in open_ if n not in got]
+            elif mapped and not open_ and all(settled[n] or tl >= min(fail_theta[n])[0] for n in mapped):
+                # the theta below which it holds is settled (boxes come by increasing theta), or the box
+                # lies above the lowest theta already refuted: it cannot narrow the bracket of theta_c
+                for n in res:
+                    if res[n]:      # a statement carried here keeps this box's margin
+                        if mg[n] is not None:
+                            margin[n] = mg[n] if margin[n] is None else min(margin[n], mg[n])
+                    else:
+                        failing[n].append((lo, hi, tl, th))
+                continue
+            elif mapped:
+                for n in trajectory_counterexample(form, sm, cst, tuple(mapped), steps=MAP_STEPS, theta=tm):
+                    fail_theta[n].append((tm, repr(sm)))
+            budget = tally.boxes < max_boxes
+            split_open = budget and open_ and max(_rel(lo, hi), _rel(tl, th)) > MIN_S0_WIDTH
+            # widths weighted by how much k sigma0 = theta k_max(S0) sigma0 varies over the box (a refuted
+            # statement's boxes are split down to MAP_WIDTH in these weighted widths)
+            ws, wt = sens * _rel(lo, hi), _rel(tl, th)
+            split_map = budget and mapped and max(ws, wt) > MAP_WIDTH
+            if split_open or split_map:
+                if ws >= wt or (split_open and wt <= MIN_S0_WIDTH):
+                    m = (lo + hi) / 2
+                    heapq.heappush(todo, (tl, m, hi, th))
+                    heapq.heappush(todo, (tl, lo, m, th))
+                else:     # geometric while theta spans more than a factor 2 (LO can be 1e-100)
+                    m = math.sqrt(tl * th) if th > 2 * tl else (tl + th) / 2
+                    heapq.heappush(todo, (m, lo, hi, th))
+                    heapq.heappush(todo, (tl, lo, hi, m))
+                continue
+            for n in res:
+                if res[n]:
+                    if mg[n] is not None:
+                        margin[n] = mg[n] if margin[n] is None else min(margin[n], mg[n])
+                else:
+                    failing[n].append((lo, hi, tl, th))
+                    settled[n] = settled[n] or n in mapped
+        seconds = time.perf_counter() - t0
+        for name, text in STATEMENTS_B3:
+            base = {"label": "Theorem B.3 (Part 1)" if name == "descent_lemma" else "Theorem B.3 (eta_max)",
+                    "form": form, "side": None,
+                    "statement": f"{text}, eta = theta eta_max for every theta in [{lo_t!r}, {hi_t!r}] "
+                                 f"({form}: {ETA_MAX_TEXT[form]})",
+                    "quantity": name}
+            if name in refuted:
+                below = min((b[2] for b in failing[name]), default=hi_t)
+                (t_min, s_min), t_max = min(fail_theta[name]), max(fail_theta[name])[0]
+                cex = dict(refuted[name])
+                cex["theta_failure"] = {
+                    "holds_below": below, "counterexample_theta": [t_min, t_max], "lowest_S0": s_min,
+                    "counterexamples": len(fail_theta[name]),
+                    "text": f"certified for every S0 in [{s0[0]!r}, {s0[1]!r}] and every theta in "
+                            f"[{lo_t!r}, {below!r}); refuted at theta = {t_min!r}, S0 = {s_min} (the lowest of "
+                            f"{len(fail_theta[name])} counterexamples found, at theta up to {t_max!r})"}
+                out.append({**base, "verdict": "refuted", "certificate": None, "counterexample": cex, "reason": None})
+            elif not failing[name]:
+                cert = {"S0": [float(s0[0]), float(s0[1])], "eta_fraction": [lo_t, hi_t],
+                        "region": region_text() + "; eta = theta eta_max(S0), R enclosed per (S0, theta) box",
+                        "boxes": tally.boxes, "s0_boxes": tally.s0_boxes, "min_margin": margin[name],
+                        "seconds": round(seconds, 3)}
+                out.append({**base, "verdict": "certified", "certificate": cert, "counterexample": None,
+                            "reason": None})
+            else:
+                lo, hi, tl, th = failing[name][0]
+                why = "the box budget (--max-boxes) ran out" if tally.boxes >= max_boxes else \
+                    f"(S0, theta) boxes of relative width {MIN_S0_WIDTH:.1e} do not carry it"
+                out.append({**base, "verdict": "undecided", "certificate": None, "counterexample": None,
+                            "reason": f"not carried on S0 in [{lo!r}, {hi!r}], theta in [{tl!r}, {th!r}] "
+                                      f"({len(failing[name])} boxes: {why}); no counterexample within "
+                                      f"{SEARCH_STEPS} steps from the midpoints of the {tried} narrow boxes tried"
+                                      + ("" if cst.gamma_star_exact is not None else
+                                         f" (gamma* is a ball of radius {float(cst.gamma_star.rad()):.1e}: a "
+                                         "failure smaller than that cannot be certified)")})
+    return out
+
+
+def theta_candidates(cst: NolnConstants, theta_lo: float, theta_hi: float = 1.0) -> list:
+    """(S0, theta) points just below the crossing S0_c = 4 sqrt(1 + 16 gamma*^2) with theta =
+    1 - j k_c^2/8 (j = 1..8, k_c = gamma*/S0_c): there k sigma_1 = theta (1 + k^2) k_c sigma0 passes 1
+    for theta above about 1 - k_c^2, the lowest theta at which the printed statements fail."""
+    from rdyn.verification.proofs.balls import lower
+
+    gs = cst.gamma_star
+    Sc = 4 * (1 + 16 * gs * gs).sqrt()
+    kc2 = float((gs / Sc) ** 2)
+    point = lower(Sc * (1 - 2.0 ** -30))
+    return [(point, 1 - j * kc2 / 8) for j in range(1, 9) if theta_lo <= 1 - j * kc2 / 8 <= theta_hi]
 
 
 def crossing_candidates(cst: NolnConstants) -> list:
@@ -739,7 +1012,10 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
             constants = {"kappa1": str(cst.kappa1), "kappa2": str(cst.kappa2), "gamma_star": digits(cst.gamma_star),
                          "gamma_star_exact": None if cst.gamma_star_exact is None else str(cst.gamma_star_exact),
                          "kappa3": None if cst.kappa3 is None else digits(cst.kappa3)}
-            statements += prove_b3(cst, inst.s0, max_boxes=max_boxes)
+            if tuple(inst.eta_fraction) == (1.0, 1.0):
+                statements += prove_b3(cst, inst.s0, max_boxes=max_boxes)
+            else:
+                statements += prove_b3_theta(cst, inst.s0, inst.eta_fraction, max_boxes=max_boxes)
             statements += [krawczyk_gamma_star(cst, inst.s0, form) for form in FORMS]
             if inst.data == "spectrum" and top_levels(inst.spectrum)[2] is not None:
                 statements.append(contraction_factor(inst.spectrum, cst.gamma_star, cst.gamma_star,
