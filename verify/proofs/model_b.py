@@ -387,27 +387,31 @@ def _s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: _Tally
         margins[name] = _low(val) if good else None
     if exact_landing:
         return result, margins, {"first_step": "lands on gamma* exactly (eta = d/(2 kappa2 S0) binds)"}
-    rho0 = max(abs(1 - lower(x0)), abs(1 - upper(x0)))
+    # |g_1 - 1| = |1 - x0| <= rho0, rounded outward (1 - a in floating point may round down), and the
+    # region's ends 1 -+ rho0 rounded outward too
+    rho0 = math.nextafter(max(abs(1 - lower(x0)), abs(1 - upper(x0))), math.inf)
     if rho0 >= 1:
         return {n: None for n in result}, margins, None
     # delta_1 = (1 - k^2) sigma0 exactly (g_0 = 0), and delta never increases after
     sig_hi = upper(sigma0 * (1 - k * k))
     region = None
     if result["gamma"]:
-        ok, mg = _region_ok(k, sig_hi, 1 - rho0, 1.0, ("inv_mono", "loss", "descent_lemma", "gamma"), tally,
+        g_lo = math.nextafter(1 - rho0, -math.inf)
+        ok, mg = _region_ok(k, sig_hi, g_lo, 1.0, ("inv_mono", "loss", "descent_lemma", "gamma"), tally,
                             max_boxes)
         if ok["inv_mono"]:
-            region = {"g": [1 - rho0, 1.0], "delta": [0.0, sig_hi]}
+            region = {"g": [g_lo, 1.0], "delta": [0.0, sig_hi]}
             for name in ("loss", "descent_lemma", "gamma"):
                 result[name] = result[name] and (True if ok[name] else None)
                 if ok[name] and result[name]:
                     margins[name] = min(margins[name], mg[name])
             return result, margins, region
     result["gamma"] = None
-    ok, mg = _region_ok(k, sig_hi, 1 - rho0, 1 + rho0, ("inv_loss", "loss", "descent_lemma"), tally, max_boxes)
+    g_lo, g_hi = math.nextafter(1 - rho0, -math.inf), math.nextafter(1 + rho0, math.inf)
+    ok, mg = _region_ok(k, sig_hi, g_lo, g_hi, ("inv_loss", "loss", "descent_lemma"), tally, max_boxes)
     if not ok["inv_loss"]:
         return {n: None for n in result}, margins, None
-    region = {"g": [1 - rho0, 1 + rho0], "delta": [0.0, sig_hi]}
+    region = {"g": [g_lo, g_hi], "delta": [0.0, sig_hi]}
     for name in ("loss", "descent_lemma"):
         result[name] = result[name] and (True if ok[name] else None)
         if ok[name] and result[name]:
