@@ -49,6 +49,7 @@ BAD_STRINGS = {
     ("prove", "statement"): ["Lemma Z.9", "", "Lemma D.5; rm -rf /"],
     ("prove", "spectrum"): ["x", "1,2", "0,1,1"],
     ("prove", "s0"): ["x", "1", "2,1", "0,1", "1,inf"],
+    ("prove", "eta_fraction"): ["x", "0.5", "0,1", "0.5,0.2", "1,2", "-1,1", "nan,1", "1e-200,1"],
     ("prove", "gamma"): ["x", "-1,2", "1"],
     ("prove", "grid"): ["nonsense", "D=8;K=2;eta=inf", "D=8;K=2;eta=fast", "D=8;K=2;sigma_prime_zero=2",
                         "D=8;K=2;kappa=0.2", "D=8;K=2;Q=1", "D=8;K=9", "D=8;K=2;activation=erf", "", " "],

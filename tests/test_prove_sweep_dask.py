@@ -165,11 +165,11 @@ def test_workers_without_a_module_are_refused(cluster):
 
 
 def test_other_rdyn_version_on_the_workers_is_refused(cluster, monkeypatch):
-    import rdyn
+    from rdyn.reduced_dynamics import _version
     from rdyn.reduced_dynamics.runs.dask_client import SchedulerError, connect
 
-    real = rdyn.__version__
-    monkeypatch.setattr(rdyn, "__version__", "0.0.0.test")   # this process (and its in-process scheduler)
+    real = _version.__version__
+    monkeypatch.setattr(_version, "__version__", "0.0.0.test")   # this process (and its in-process scheduler)
     with pytest.raises(SchedulerError, match=rf"^worker tcp://\S+ runs rdyn {real}, this is rdyn 0.0.0.test"):
         with connect(cluster.scheduler_address):
             pass

@@ -56,7 +56,8 @@ def _probe_function():
         import importlib
 
         try:
-            version = importlib.import_module("rdyn").__version__
+            # importing the version module imports the rdyn package first
+            version = importlib.import_module("rdyn.reduced_dynamics._version").__version__
             for name in modules:
                 importlib.import_module(name)
         except Exception as exc:   # any import failure is reported, not raised
@@ -70,7 +71,7 @@ def _probe_function():
 def check_environment(client, modules=()) -> None:
     """SchedulerError unless a worker is connected and the scheduler and every worker import
     rdyn (this version) and ``modules``."""
-    from rdyn import __version__
+    from rdyn.reduced_dynamics._version import __version__
 
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_S)
