@@ -94,3 +94,19 @@ def test_obligations_are_recomputed_not_looked_up():
     """A wrong band constant makes its obligation fail (the constants are checked, not trusted)."""
     assert not tl.nonnegative_on(sp.Rational(4) - sp.cancel(tl.XI * tl.W_BAR), x, 0)
     assert tl.nonnegative_on(tl.CONSTANTS["Xi"] - sp.cancel(tl.XI * tl.W_BAR), x, 0)
+
+
+def test_ledger_basis_and_erratum_name_the_proved_part():
+    """The D.17 correction stays `sampled` (ReLU, Leaky ReLU) with the identity's proof in its basis, and
+    the erratum line says so; without the proof check the basis has no proved part."""
+    from rdyn.verification.claims import errata_writer, strength
+
+    ids = ["A.errata.Tstar", "A.errata.Tstar.identity_proof"]
+    s, basis = strength.of_correction("A", "Lemma D.17", ids)
+    assert s == "sampled" and basis["proved_part"]["activation"] == "identity"
+    assert basis["proved_part"]["logit_scales"] == ["D", "sqrtD"] and "atan" in basis["not_proved"]
+    assert "proved_part" not in strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[1]
+    fix = {"statement": "law", "relation": "asymptotic", "limit": "D->oo", "verdict": "pass", "strength": s,
+           "strength_basis": basis}
+    line, _ = errata_writer._correction_lines({"correction": fix, "formulas": []})
+    assert line.endswith("strength: sampled (proved for the identity activation: rdyn.derivations.tstar_law)]")

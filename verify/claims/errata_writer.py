@@ -308,6 +308,9 @@ def _correction_lines(e: dict) -> tuple[str, list[tuple[str, str]]]:
     where = ("two-sided bound" if "upper_expression" in fix else fix["relation"].replace("_", " ")) + (
         f", as {fix['limit']}" if fix["limit"] else "")
     strength = f"; strength: {fix['strength']}" if fix.get("strength") else ""
+    proved_part = (fix.get("strength_basis") or {}).get("proved_part")
+    if proved_part and fix.get("strength") != "proved":
+        strength += f" (proved for the {proved_part['activation']} activation: {proved_part['by'].split(':')[0]})"
     return f"{fix['statement']} [{where}; checked: {fix['verdict']}{strength}]", e["formulas"]
 
 
