@@ -1,6 +1,6 @@
 """Shared by the in-process command-line tests (test_hostile_inputs.py, test_output_paths.py,
-test_run_time.py, test_sweep_checkpoint_rows.py): run ``rdyn ARGV`` in this process and check
-a one-line refusal."""
+test_run_time.py, test_sweep_checkpoint_rows.py, test_prove_sweep.py, test_prove_sweep_dask.py):
+run ``rdyn ARGV`` in this process and check a one-line refusal."""
 from __future__ import annotations
 
 from rdyn import cli
@@ -14,6 +14,21 @@ def run_main(capsys, argv):
         rc = exc.code
     captured = capsys.readouterr()
     return rc, captured.out, captured.err
+
+
+def run_captured(argv):
+    """(exit status, stdout, stderr) of ``rdyn ARGV`` in-process, captured by redirection (for tests that
+    run it from threads or without the capsys fixture)."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
 
 
 def assert_refused(rc, out, err, needle=""):

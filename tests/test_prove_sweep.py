@@ -20,18 +20,9 @@ SMALL = "D=5,7;K=1,2,3;activation=identity;eta=half_limit"
 
 
 def _cli(*argv):
-    import contextlib
-    import io
+    from cli_runs import run_captured
 
-    from rdyn.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(["prove", *argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
+    return run_captured(["prove", *argv])
 
 
 def test_grid_instances_and_skipped_points():

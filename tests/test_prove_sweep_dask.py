@@ -33,18 +33,9 @@ GRID = "D=12,5;K=1;activation=relu;eta=half_limit"
 
 
 def _cli(*argv):
-    import contextlib
-    import io
+    from cli_runs import run_captured
 
-    from rdyn.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(["prove", *argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
+    return run_captured(["prove", *argv])
 
 
 def _without_seconds(data: dict) -> str:

@@ -361,6 +361,29 @@ def _low(x) -> float:
     return 0.0 if x.is_exact() and x == 0 else lower(x)
 
 
+def _fold_box(res: dict, mg: dict, margin: dict, failing: dict, box: tuple) -> list:
+    """Fold one decided box into the running margins; record ``box`` under each statement it does not
+    carry. Returns those statements."""
+    failed = []
+    for n in res:
+        if res[n]:
+            if mg[n] is not None:
+                margin[n] = mg[n] if margin[n] is None else min(margin[n], mg[n])
+        else:
+            failing[n].append(box)
+            failed.append(n)
+    return failed
+
+
+def _merge_region(result: dict, margins: dict, ok: dict, mg: dict, names) -> None:
+    """Fold the region's verdicts into step 0's: a statement holds when it held at step 0 and on the
+    region, its margin the smaller of the two."""
+    for name in names:
+        result[name] = result[name] and (True if ok[name] else None)
+        if ok[name] and result[name]:
+            margins[name] = min(margins[name], mg[name])
+
+
 def _s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: _Tally, max_boxes: int):
     """Decide the three statements of B.3 for every S0 in [lo, hi]: ({name: True/None}, margins,
     region description)."""
@@ -401,10 +424,7 @@ def _s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: _Tally
                             max_boxes)
         if ok["inv_mono"]:
             region = {"g": [g_lo, 1.0], "delta": [0.0, sig_hi]}
-            for name in ("loss", "descent_lemma", "gamma"):
-                result[name] = result[name] and (True if ok[name] else None)
-                if ok[name] and result[name]:
-                    margins[name] = min(margins[name], mg[name])
+            _merge_region(result, margins, ok, mg, ("loss", "descent_lemma", "gamma"))
             return result, margins, region
     result["gamma"] = None
     g_lo, g_hi = math.nextafter(1 - rho0, -math.inf), math.nextafter(1 + rho0, math.inf)
@@ -412,10 +432,7 @@ def _s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: _Tally
     if not ok["inv_loss"]:
         return {n: None for n in result}, margins, None
     region = {"g": [g_lo, g_hi], "delta": [0.0, sig_hi]}
-    for name in ("loss", "descent_lemma"):
-        result[name] = result[name] and (True if ok[name] else None)
-        if ok[name] and result[name]:
-            margins[name] = min(margins[name], mg[name])
+    _merge_region(result, margins, ok, mg, ("loss", "descent_lemma"))
     return result, margins, region
 
 
@@ -468,10 +485,7 @@ def _theta_box_decide(form, lo: float, hi: float, t_lo: float, t_hi: float, cst:
         ok, mg = _region_ok(k, dhat_hi, lower(x0), 1.0, ("inv_mono", "loss", "descent_lemma", "gamma"), tally,
                             max_boxes, loss_per_k_sigma=True, x0=x0, sigma0=sigma0)
         if ok["inv_mono"]:
-            for name in ("loss", "descent_lemma", "gamma"):
-                result[name] = result[name] and (True if ok[name] else None)
-                if ok[name] and result[name]:
-                    margins[name] = min(margins[name], mg[name])
+            _merge_region(result, margins, ok, mg, ("loss", "descent_lemma", "gamma"))
             return result, margins, sens
     result["gamma"] = None
     rho0 = upper(abs(1 - x0))                          # |g_1 - 1|; |f| <= 1 keeps |g - 1| <= rho0
@@ -482,10 +496,7 @@ def _theta_box_decide(form, lo: float, hi: float, t_lo: float, t_hi: float, cst:
                         max_boxes, loss_per_k_sigma=True, x0=x0, sigma0=sigma0)
     if not ok["inv_loss"]:
         return {n: None for n in result}, margins, sens
-    for name in ("loss", "descent_lemma"):
-        result[name] = result[name] and (True if ok[name] else None)
-        if ok[name] and result[name]:
-            margins[name] = min(margins[name], mg[name])
+    _merge_region(result, margins, ok, mg, ("loss", "descent_lemma"))
     return result, margins, sens
 
 
@@ -565,12 +576,7 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
                 m = (lo + hi) / 2
                 todo += [(m, hi), (lo, m)]
                 continue
-            for n in res:
-                if res[n]:
-                    if mg[n] is not None:
-                        margin[n] = mg[n] if margin[n] is None else min(margin[n], mg[n])
-                else:
-                    failing[n].append((lo, hi))
+            _fold_box(res, mg, margin, failing, (lo, hi))
         open_names = tuple(n for n, _ in STATEMENTS_B3 if failing[n] and n not in refuted)
         if open_names and form == "printed":
             # the printed form fails (if at all) just below the crossing S0_c = 4 sqrt(1 + 16 gamma*^2)
@@ -587,26 +593,38 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
                     "form": form, "side": None, "statement": f"{text}, eta = eta_max ({form}: {ETA_MAX_TEXT[form]})",
                     "quantity": name}
             if name in refuted:
-                out.append({**base, "verdict": "refuted", "certificate": None, "counterexample": refuted[name],
-                            "reason": None})
+                out.append(_b3_row(base, cst, counterexample=refuted[name]))
             elif not failing[name]:
-                cert = {"S0": [float(s0[0]), float(s0[1])], "region": region_text(),
-                        "boxes": tally.boxes, "s0_boxes": tally.s0_boxes, "min_margin": margin[name],
-                        "seconds": round(seconds, 3)}
-                out.append({**base, "verdict": "certified", "certificate": cert, "counterexample": None,
-                            "reason": None})
+                out.append(_b3_row(base, cst, certificate={
+                    "S0": [float(s0[0]), float(s0[1])], "region": region_text(), "boxes": tally.boxes,
+                    "s0_boxes": tally.s0_boxes, "min_margin": margin[name], "seconds": round(seconds, 3)}))
             else:
                 lo, hi = failing[name][0]
-                why = "the box budget (--max-boxes) ran out" if tally.boxes >= max_boxes else \
-                    f"S0 boxes of relative width {MIN_S0_WIDTH:.1e} do not carry it"
-                out.append({**base, "verdict": "undecided", "certificate": None, "counterexample": None,
-                            "reason": f"not carried on S0 in [{lo!r}, {hi!r}] ({len(failing[name])} S0 boxes: {why}); "
-                                      f"no counterexample within {SEARCH_STEPS} steps from the midpoints of the "
-                                      f"{tried} narrow S0 boxes and crossing points tried"
-                                      + ("" if cst.gamma_star_exact is not None else
-                                         f" (gamma* is a ball of radius {float(cst.gamma_star.rad()):.1e}: a "
-                                         "failure smaller than that cannot be certified)")})
+                out.append(_b3_row(base, cst, reason=(
+                    f"not carried on S0 in [{lo!r}, {hi!r}] ({len(failing[name])} S0 boxes: "
+                    f"{_budget_text(tally, max_boxes, 'S0 boxes')}); no counterexample within {SEARCH_STEPS} steps "
+                    f"from the midpoints of the {tried} narrow S0 boxes and crossing points tried")))
     return out
+
+
+def _budget_text(tally, max_boxes: int, boxes: str) -> str:
+    """Why a box was left open: the budget, or boxes already at the smallest width."""
+    if tally.boxes >= max_boxes:
+        return "the box budget (--max-boxes) ran out"
+    return f"{boxes} of relative width {MIN_S0_WIDTH:.1e} do not carry it"
+
+
+def _b3_row(base: dict, cst, counterexample=None, certificate=None, reason=None) -> dict:
+    """One B.3 statement: refuted (with ``counterexample``), certified (``certificate``) or undecided
+    (``reason``, plus the radius of gamma* when it is a ball: a smaller failure cannot be certified)."""
+    if counterexample is not None:
+        return {**base, "verdict": "refuted", "certificate": None, "counterexample": counterexample, "reason": None}
+    if certificate is not None:
+        return {**base, "verdict": "certified", "certificate": certificate, "counterexample": None, "reason": None}
+    if cst.gamma_star_exact is None:
+        reason += (f" (gamma* is a ball of radius {float(cst.gamma_star.rad()):.1e}: a failure smaller than that "
+                   "cannot be certified)")
+    return {**base, "verdict": "undecided", "certificate": None, "counterexample": None, "reason": reason}
 
 
 NARROW = 2.0 ** -10               # relative width of a narrow S0 (theta) box: its midpoint is iterated
@@ -708,13 +726,8 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
                     heapq.heappush(todo, (m, lo, hi, th))
                     heapq.heappush(todo, (tl, lo, hi, m))
                 continue
-            for n in res:
-                if res[n]:
-                    if mg[n] is not None:
-                        margin[n] = mg[n] if margin[n] is None else min(margin[n], mg[n])
-                else:
-                    failing[n].append((lo, hi, tl, th))
-                    settled[n] = settled[n] or n in mapped
+            for n in _fold_box(res, mg, margin, failing, (lo, hi, tl, th)):
+                settled[n] = settled[n] or n in mapped
         seconds = time.perf_counter() - t0
         for name, text in STATEMENTS_B3:
             base = {"label": "Theorem B.3 (Part 1)" if name == "descent_lemma" else "Theorem B.3 (eta_max)",
@@ -732,25 +745,19 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
                     "text": f"certified for every S0 in [{s0[0]!r}, {s0[1]!r}] and every theta in "
                             f"[{lo_t!r}, {below!r}); refuted at theta = {t_min!r}, S0 = {s_min} (the lowest of "
                             f"{len(fail_theta[name])} counterexamples found, at theta up to {t_max!r})"}
-                out.append({**base, "verdict": "refuted", "certificate": None, "counterexample": cex, "reason": None})
+                out.append(_b3_row(base, cst, counterexample=cex))
             elif not failing[name]:
-                cert = {"S0": [float(s0[0]), float(s0[1])], "eta_fraction": [lo_t, hi_t],
-                        "region": region_text() + "; eta = theta eta_max(S0), R enclosed per (S0, theta) box",
-                        "boxes": tally.boxes, "s0_boxes": tally.s0_boxes, "min_margin": margin[name],
-                        "seconds": round(seconds, 3)}
-                out.append({**base, "verdict": "certified", "certificate": cert, "counterexample": None,
-                            "reason": None})
+                out.append(_b3_row(base, cst, certificate={
+                    "S0": [float(s0[0]), float(s0[1])], "eta_fraction": [lo_t, hi_t],
+                    "region": region_text() + "; eta = theta eta_max(S0), R enclosed per (S0, theta) box",
+                    "boxes": tally.boxes, "s0_boxes": tally.s0_boxes, "min_margin": margin[name],
+                    "seconds": round(seconds, 3)}))
             else:
                 lo, hi, tl, th = failing[name][0]
-                why = "the box budget (--max-boxes) ran out" if tally.boxes >= max_boxes else \
-                    f"(S0, theta) boxes of relative width {MIN_S0_WIDTH:.1e} do not carry it"
-                out.append({**base, "verdict": "undecided", "certificate": None, "counterexample": None,
-                            "reason": f"not carried on S0 in [{lo!r}, {hi!r}], theta in [{tl!r}, {th!r}] "
-                                      f"({len(failing[name])} boxes: {why}); no counterexample within "
-                                      f"{SEARCH_STEPS} steps from the midpoints of the {tried} narrow boxes tried"
-                                      + ("" if cst.gamma_star_exact is not None else
-                                         f" (gamma* is a ball of radius {float(cst.gamma_star.rad()):.1e}: a "
-                                         "failure smaller than that cannot be certified)")})
+                out.append(_b3_row(base, cst, reason=(
+                    f"not carried on S0 in [{lo!r}, {hi!r}], theta in [{tl!r}, {th!r}] ({len(failing[name])} boxes: "
+                    f"{_budget_text(tally, max_boxes, '(S0, theta) boxes')}); no counterexample within {SEARCH_STEPS} "
+                    f"steps from the midpoints of the {tried} narrow boxes tried")))
     return out
 
 
