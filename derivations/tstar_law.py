@@ -14,7 +14,8 @@ Proof. Step 0 is classical; every other step is an exact sympy computation of :f
 (an :class:`Obligation` each), on the flow that rdyn.derivations.gradient_flow derives from the map.
 
 0. *Flow limit.* The map is the explicit Euler step ``x + eta F(x)`` of the flow ``x' = F(x)``
-   (:func:`rdyn.derivations.gradient_flow.vector_field`), F is smooth near the trajectory, and the flow
+   (:func:`rdyn.derivations.gradient_flow.vector_field`; ``euler_step``: the increments are linear in
+   eta), F is smooth near the trajectory, and the flow
    crosses the level ``p = 1/(2K)`` transversally (``ds/dtau > 0`` there, step 5). Euler's method
    converges uniformly on compact time intervals (Hairer, Norsett, Wanner, *Solving ODEs I*, Thm II.3.6),
    so the first step with ``p >= 1/(2K)`` satisfies ``eta T* -> tau_star``, the flow's first-passage time.
@@ -120,18 +121,20 @@ def _odd_part(poly: sp.Poly) -> sp.Poly:
 
 
 def nonnegative_on(expr: sp.Expr, var: sp.Symbol, lo, hi=None) -> bool:
-    """``expr >= 0`` on ``[lo, hi]`` (``hi`` None: ``[lo, oo)``), for a rational function of one variable:
-    numerator and denominator each keep one sign there (no odd-multiplicity root inside) and their
-    signs at one interior rational point agree. Exact (Sturm counting on rational endpoints)."""
+    """``expr >= 0`` on ``[lo, hi]`` (``hi`` None: ``[lo, oo)``; the ends excluded where the denominator
+    vanishes), for a rational function of one variable: the numerator has no odd-multiplicity root and the
+    denominator no root strictly inside, and their signs at one interior rational point agree. Exact
+    (Sturm counting on rational endpoints)."""
     num, den = sp.fraction(sp.together(sp.expand(expr)))
     point = (sp.Rational(lo) + (sp.Rational(hi) if hi is not None else sp.Rational(lo) + 2)) / 2
     signs = []
-    for part in (num, den):
+    for part, is_denominator in ((num, False), (den, True)):
         poly = sp.Poly(sp.expand(part), var)
         if poly.degree() <= 0:
             signs.append(sp.sign(poly.as_expr()))
             continue
-        odd = _odd_part(poly)
+        # the numerator may touch 0 (even roots); the denominator may not vanish inside at all
+        odd = poly.sqf_part() if is_denominator else _odd_part(poly)
         inside = odd.count_roots(lo, hi) - (1 if odd.eval(lo) == 0 else 0) - \
             (1 if hi is not None and odd.eval(hi) == 0 else 0)
         if inside > 0:
@@ -204,6 +207,13 @@ def prove(scale: str = "D") -> TstarLaw:
     def claim(name, text, holds):
         obligations.append(Obligation(name, text, bool(holds)))
 
+    # step 0: the map is exactly one explicit Euler step (its increment is linear in eta)
+    from rdyn.derivations.catalog import model_a_expressions
+
+    expressions = model_a_expressions("identity", scale)
+    claim("euler_step", "the map is x + eta F(x): each increment of C1, C2, C3 is linear in eta",
+          all(sp.diff(gf._from_catalog(expressions[f"{name}_next_positive"]), ma.eta, 2) == 0
+              for name in ("C1", "C2", "C3")))
     # step 1
     claim("relaxation", "dC1/dtau = lambda (C1* - C1)", _identity_zero(f["c1_rate"] - lam * (star - C1)))
     claim("factorisation", "H(C1*(1+u), e) = H0 (1+u)(1 - k u)",

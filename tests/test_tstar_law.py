@@ -17,7 +17,7 @@ x, sigma = tl.x, tl.sigma
 def test_every_obligation_holds(scale):
     law = tl.prove(scale)
     assert law.proved, [o.name for o in law.obligations if not o.holds]
-    assert len(law.obligations) == 19
+    assert len(law.obligations) == 20
     assert law.limits == {"tau_lo": K / v, "tau_lo_I1": 0, "tau_hi": K / v, "tau_hi_I1": 0}
 
 
@@ -44,6 +44,8 @@ def test_positivity_tests_refuse_false_claims():
     assert not tl.nonnegative_on(x - 1, x, 0)
     assert tl.nonnegative_on(x - 1, x, 1)
     assert tl.nonnegative_on(x - 1, x, 2, 3) and not tl.nonnegative_on(x - 1, x, 0, 3)
+    # a pole inside the interval is refused even when the expression keeps its sign around it
+    assert not tl.nonnegative_on(1 / (x - 1)**2, x, 0) and tl.nonnegative_on(1 / (x - 1)**2, x, 2)
     # the bivariate test: true with sigma <= 1, refused when a coefficient has the wrong sign
     assert tl.coefficient_nonnegative(1 + x - sigma)
     assert not tl.coefficient_nonnegative(sigma - x)
