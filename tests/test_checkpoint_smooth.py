@@ -127,8 +127,10 @@ def test_interrupted_mid_chunk_resumes_bit_identically(tmp_path, monkeypatch, na
     monkeypatch.undo()   # the real advance again, the same chunk size
     monkeypatch.setitem(ms.CHUNK, chunk, setting)
     resumed = ms.run(config, steps, record=[3, 33], dps=dps, resume=path, route=route)
+    # table_error: the largest tile error of the whole run, the tiles built before the interruption
+    # included (they are not rebuilt after the resume; the checkpoint carries their error)
     for key in ("steps", "t1", "T_star", "lost_at_step", "final", "record", "loss_curve",
-                "loss_slope", "nodes", "quadrature_error", "backend"):
+                "loss_slope", "nodes", "quadrature_error", "backend", "route", "table_error"):
         assert getattr(resumed, key) == getattr(reference, key), key
     assert steps is not None or reference.T_star is not None   # default runs stop at 2 T*
 
@@ -169,3 +171,26 @@ def test_foreign_checkpoints_are_refused_in_one_line(tmp_path, capsys):
     rc, again, _ = cli_run(capsys, smooth + ["--activation-expr", "tanh(x) + x/10", "--resume", expr])
     rc2, fresh, _ = cli_run(capsys, smooth + ["--activation-expr", "tanh(x) + x/10"])
     assert rc == rc2 == 0 and again == fresh
+
+
+def test_resumed_table_run_reports_the_whole_runs_table_error(tmp_path, monkeypatch):
+    """erf on the tabulated route, 10^6 steps, interrupted after the first chunk of 2^18 steps: the
+    tile with the largest error (4.8e-14 at these sizes) is built before the interruption, so the
+    resumed run, which never rebuilds it, must take it from the checkpoint (it used to report 3.8e-15,
+    the largest error of the tiles it built itself)."""
+    from rdyn.derivations.activations import Activation
+
+    config = ms.SmoothConfig(D=8, K=2, activation=Activation("erf"), eta=0.2, M=2)
+    monkeypatch.setitem(ms.CHUNK, "compiled", 2**18)
+    reference = ms.run(config, 10**6, record=[7], route="auto")
+    assert reference.route == "table" and reference.table_error > 1e-14
+    path = str(tmp_path / "t.npz")
+    _interrupt_after(monkeypatch, "TableRoute.advancer", 1)
+    with pytest.raises(ck.Interrupted) as info:
+        ms.run(config, 10**6, record=[7], checkpoint=path, checkpoint_every=1e9, route="auto")
+    assert info.value.step == 2**18
+    monkeypatch.undo()
+    monkeypatch.setitem(ms.CHUNK, "compiled", 2**18)
+    resumed = ms.run(config, 10**6, record=[7], resume=path, route="auto")
+    assert resumed.table_error == reference.table_error
+    assert resumed.final == reference.final

@@ -555,7 +555,7 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
          min_default_steps, n, qerr, store=None, resume=None, identity=None,
          table_probes=None, expected_steps=None) -> SmoothRun:
     from rdyn.reduced_dynamics.model_a.dynamics import StateReport, late_slope, log_grid
-    from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop, load_loop, save_loop
+    from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop, load_loop, save_loop, saved_table_error
 
     limit = eta_limit(config)
     eta_f = config.eta if config.eta is not None else limit / 2
@@ -585,12 +585,22 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
             chunk = CHUNK["float64" if dps is None else "precise"]
         zero = num.make(0.0)
         loop = SmoothLoop(0, [zero, zero, zero], stop_at=end)
+        prior_table_error = None
         if resume is not None:
             loop = load_loop(resume, identity, num.kind)
+            prior_table_error = saved_table_error(resume, identity)
+
+        def table_error_so_far():
+            """The largest tile error of the whole run: this process's tiles and, after a resume,
+            those built before the interruption."""
+            if table is None:
+                return None
+            return table.error if prior_table_error is None else max(prior_table_error, table.error)
+
         save = None
         if store is not None:
-            save = (lambda snapshot: save_loop(store[0], identity, snapshot, qerr), store[0],
-                    store[1])
+            save = (lambda snapshot: save_loop(store[0], identity, snapshot, qerr, table_error_so_far()),
+                    store[0], store[1])
         bar = None
         if progress and (steps is None or steps > 20000):
             from tqdm import tqdm
@@ -626,7 +636,7 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
                      eta_limit=limit, final=final, record=rec, loss_curve=curve, loss_slope=slope,
                      backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr,
                      diverged_at_step=diverged, route="rule" if table is None else "table",
-                     table_error=None if table is None else table.error)
+                     table_error=table_error_so_far())
 
 
 def make_table_route(config: SmoothConfig, n: int, probes):

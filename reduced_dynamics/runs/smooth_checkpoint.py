@@ -63,8 +63,11 @@ def _from_event(value) -> int | None:
     return None if int(value) < 0 else int(value)
 
 
-def save_loop(path: str, identity: dict, loop: SmoothLoop, quadrature_error: float) -> None:
-    """Write ``loop`` to ``path`` atomically (signals blocked meanwhile)."""
+def save_loop(path: str, identity: dict, loop: SmoothLoop, quadrature_error: float,
+              table_error: float | None = None) -> None:
+    """Write ``loop`` to ``path`` atomically (signals blocked meanwhile). ``table_error``: the
+    tabulated route's largest tile error so far (None off that route), so that a resumed run reports
+    the error of the whole run, the tiles built before the interruption included."""
     from rdyn.reduced_dynamics.runs import checkpoint
     from rdyn.reduced_dynamics._version import __version__
 
@@ -76,6 +79,7 @@ def save_loop(path: str, identity: dict, loop: SmoothLoop, quadrature_error: flo
     meta = {"t": int(loop.t), "t1": _event(loop.t1), "T_star": _event(loop.T_star),
             "lost": _event(loop.lost), "stop_at": int(loop.stop_at), "done": bool(loop.done),
             "diverged": _event(loop.diverged), "quadrature_error": float(quadrature_error),
+            "table_error": None if table_error is None else float(table_error),
             "rdyn_version": __version__}
     checkpoint.save(path, KIND, identity, arrays, meta)
 
@@ -90,6 +94,16 @@ def saved_rule(path: str, identity: dict) -> tuple[int, float]:
         return int(meta["saved_identity"]["nodes"]), float(meta["quadrature_error"])
     except (KeyError, TypeError, ValueError):
         raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete (no node count)") from None
+
+
+def saved_table_error(path: str, identity: dict) -> float | None:
+    """The tabulated route's largest tile error up to the checkpoint at ``path`` (None when the saved
+    run was not on that route, or was saved before the field existed)."""
+    from rdyn.reduced_dynamics.runs import checkpoint
+
+    _, meta = checkpoint.load(path, KIND, identity)
+    value = meta.get("table_error")
+    return None if value is None else float(value)
 
 
 def load_loop(path: str, identity: dict, backend: str) -> SmoothLoop:
