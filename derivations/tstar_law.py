@@ -49,7 +49,8 @@ Proof. Step 0 is classical; every other step is an exact sympy computation of :f
 6. *Time.* ``tau_star = tau0 + int_{e*}^{e(tau0)} de/(e H)`` with ``tau0 <= T0``,
    ``1 - e(tau0) <= 1 - sqrt(1 - 64 mu sigma^2 T0) <= 64 mu sigma^2 T0`` and ``1/(e H0) <= 16/(mu sigma^2)``
    on ``[e(tau0), 1]``; with ``J = int_{e*}^1 de/(e H0)`` (exact): ``tau_lo = (J - 1024 T0)/g_hi``,
-   ``tau_hi = T0 + J/g_lo``. Their limits are sympy limits.
+   ``tau_hi = T0 + J/g_lo``. Their limits are sympy limits, and so is (H)'s: each condition tends to a
+   negative value as D -> oo (``hypothesis_eventually``), so the bounds hold for every large D.
 
 Lowest layer (sympy only; imports nothing above rdyn.derivations). Not covered: ReLU and Leaky ReLU,
 whose H0 carries ``atan(x)``; the same steps need uniform bounds on those terms and the law's
@@ -264,6 +265,10 @@ def prove(scale: str = "D") -> TstarLaw:
         ("H2", 4 + 64 * mu_public * T0 - 1 / s_pub**2),
         ("H3", cm * sp.Max(c["Psi"], c["Z"]) - 1),
     )                                               # each must be < 0
+    n_sym = sp.Symbol("n", positive=True)
+    eventually = [sp.limit(expr.subs(N, n_sym), n_sym, sp.oo) for _, expr in conditions]
+    claim("hypothesis_eventually", "each condition of (H) tends to a negative limit as D -> oo (so (H) holds for "
+          "every large D)", all(value.is_extended_negative for value in eventually))
     g_lo = (1 - cm * c["Psi"]) * (1 - cm * c["Z"])
     g_hi = (1 + cm * c["Psi"]) * (1 + cm * c["Z"])
     J = sp.expand(sp.expand_log(sp.integrate(sp.apart(sp.cancel(1 / (e * H0)), e), (e, K / N, 1)), force=True))

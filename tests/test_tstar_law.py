@@ -17,7 +17,7 @@ x, sigma = tl.x, tl.sigma
 def test_every_obligation_holds(scale):
     law = tl.prove(scale)
     assert law.proved, [o.name for o in law.obligations if not o.holds]
-    assert len(law.obligations) == 20
+    assert len(law.obligations) == 21
     assert law.limits == {"tau_lo": K / v, "tau_lo_I1": 0, "tau_hi": K / v, "tau_hi_I1": 0}
 
 
