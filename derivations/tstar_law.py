@@ -265,8 +265,8 @@ def prove(scale: str = "D") -> TstarLaw:
         ("H2", 4 + 64 * mu_public * T0 - 1 / s_pub**2),
         ("H3", cm * sp.Max(c["Psi"], c["Z"]) - 1),
     )                                               # each must be < 0
-    n_sym = sp.Symbol("n", positive=True)
-    eventually = [sp.limit(expr.subs(N, n_sym), n_sym, sp.oo) for _, expr in conditions]
+    n = sp.Symbol("n", positive=True)          # N as a plain symbol for the limits N -> oo
+    eventually = [sp.limit(expr.subs(N, n), n, sp.oo) for _, expr in conditions]
     claim("hypothesis_eventually", "each condition of (H) tends to a negative limit as D -> oo (so (H) holds for "
           "every large D)", all(value.is_extended_negative for value in eventually))
     g_lo = (1 - cm * c["Psi"]) * (1 - cm * c["Z"])
@@ -275,7 +275,6 @@ def prove(scale: str = "D") -> TstarLaw:
     tau_lo = (J - 1024 * T0) / g_hi
     tau_hi = T0 + J / g_lo
     a = 1 if scale == "D" else 0
-    n = sp.Symbol("n", positive=True)
     leading = (K + N)**a * N**2
     limits = {}
     for name, bound in (("tau_lo", tau_lo), ("tau_hi", tau_hi)):
@@ -286,11 +285,9 @@ def prove(scale: str = "D") -> TstarLaw:
           all(sp.simplify(limits[b] - K / v) == 0 for b in ("tau_lo", "tau_hi")))
     claim("no_I1", "N^(1/2) (tau/(D^a N^2) - K/v) -> 0 for both bounds (I1 = 0)",
           all(limits[b + "_I1"] == 0 for b in ("tau_lo", "tau_hi")))
-    public = {N: ma.D - K}
     return TstarLaw(scale, tuple(obligations), ma.to_public(mu_public), ma.to_public(J),
                     tuple((nm, ma.to_public(ex)) for nm, ex in conditions),
-                    ma.to_public(tau_lo).subs(public), ma.to_public(tau_hi).subs(public),
-                    ma.to_public(leading), limits)
+                    ma.to_public(tau_lo), ma.to_public(tau_hi), ma.to_public(leading), limits)
 
 
 def _numeric(law: TstarLaw, expr: sp.Expr, D: int, K: int, vstar_norm2, digits: int):

@@ -38,10 +38,16 @@ class Instance:
         return self.config().exact_step_size()
 
     def to_dict(self) -> dict:
+        """The instance's options; ``eta_exact`` None (and ``eta`` as given) for an instance whose exact
+        step size cannot be formed (one the engine refuses: its error row still names it)."""
+        try:
+            exact = self.exact_eta()
+        except (ArithmeticError, ValueError):
+            exact = None
         return {"D": self.D, "K": self.K, "activation": self.activation,
                 "kappa": self.kappa if self.activation == "leaky" else None,
-                "vstar_norm2": self.vstar_norm2, "eta": float(self.exact_eta()),
-                "eta_exact": str(self.exact_eta()), "logit_scale": self.logit_scale}
+                "vstar_norm2": self.vstar_norm2, "eta": self.eta if exact is None else float(exact),
+                "eta_exact": None if exact is None else str(exact), "logit_scale": self.logit_scale}
 
 
 def _teacher_config(inst: Instance):

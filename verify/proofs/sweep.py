@@ -164,14 +164,7 @@ def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None) -
 
 
 def _error_row(point: GridPoint, exc: BaseException) -> dict:
-    try:
-        instance = point.instance.to_dict()
-    except (ArithmeticError, ValueError):   # an instance the engine refuses (parse never makes one): as given
-        i = point.instance
-        instance = {"D": i.D, "K": i.K, "activation": i.activation, "kappa": i.kappa if i.activation == "leaky"
-                    else None, "vstar_norm2": i.vstar_norm2, "eta": i.eta, "eta_exact": None,
-                    "logit_scale": i.logit_scale}
-    return {"instance": {**instance, "eta_rule": point.eta_rule}, "T_star": None, "t1": None,
+    return {"instance": {**point.instance.to_dict(), "eta_rule": point.eta_rule}, "T_star": None, "t1": None,
             "seconds": None, "boxes": None, "statements": [], "superseded": [],
             "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
 
