@@ -181,8 +181,16 @@ def test_scheduler_without_workers_is_refused(monkeypatch):
 
 def test_instance_whose_worker_dies_is_an_error_row():   # about 6 s: its own one-worker cluster
     """A worker that dies running an instance (os._exit on that worker only): with no retries
-    allowed the task ends in KilledWorker, which is that instance's error row; the others are
-    proved on the other worker."""
+    allowed the task ends in KilledWorker, which is that instance's error row; the other instance
+    is proved.
+
+    Deterministic by construction: the worker has two threads, so both instances run at once,
+    and the crashing instance waits until the other one has returned (and its result has had
+    time to reach the scheduler) before it kills the process. Once D = 5 is finished it is no
+    longer processing on the dying worker; if its result was lost with the worker, the scheduler
+    recomputes it on the restarted worker (which has no crash patch). Earlier this test used one
+    thread, and when D = 6 happened to run first, D = 5 was still queued on the worker that died
+    and failed with it."""
     distributed = pytest.importorskip("distributed")
     import dask
 
@@ -190,21 +198,29 @@ def test_instance_whose_worker_dies_is_an_error_row():   # about 6 s: its own on
 
     points, _ = sw.parse("D=5,6;K=1;activation=relu;eta=half_limit")
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=":0") as c, \
             distributed.Client(c.scheduler_address, set_as_default=False) as client:
         client.wait_for_workers(1, timeout=60)
 
-        def crash_on_d6():   # on the worker: proving D = 6 kills the process
+        def crash_on_d6():   # on the worker: proving D = 6 kills the process once D = 5 is done
             import os
+            import threading
+            import time
 
             from rdyn.verification.proofs import sweep
 
             real = sweep.prove_point
+            others_done = threading.Event()
 
             def prove_point(point, *args):
                 if point.instance.D == 6:
+                    others_done.wait(timeout=120)
+                    time.sleep(2.0)   # the finished message of D = 5 reaches the scheduler
                     os._exit(1)
-                return real(point, *args)
+                try:
+                    return real(point, *args)
+                finally:
+                    others_done.set()
 
             sweep.prove_point = prove_point
 
