@@ -148,34 +148,58 @@ def nonnegative_on(expr: sp.Expr, var: sp.Symbol, lo, hi=None) -> bool:
     return signs[0] * signs[1] >= 0 and signs[1] != 0
 
 
+def _coefficient_sign(polynomial: sp.Expr, gens) -> int:
+    """+1 (-1) when every coefficient of ``polynomial`` in ``gens`` is >= 0 (<= 0) and one is nonzero, else 0."""
+    coefficients = [c for c in sp.Poly(sp.expand(polynomial), *gens).coeffs() if c != 0]
+    if coefficients and all(c > 0 for c in coefficients):
+        return 1
+    if coefficients and all(c < 0 for c in coefficients):
+        return -1
+    return 0
+
+
+def box_nonnegative(expr: sp.Expr, box: dict) -> bool:
+    """``expr >= 0`` at every point of ``box`` (``{variable: (lo, hi)}``, ``hi`` None for ``[lo, oo)``; a bound
+    may name variables listed after it) where ``expr`` is defined, for a rational function: each variable is
+    written ``lo + t`` (unbounded) or ``lo + (hi - lo)/(1 + t)``, in box order, with ``t >= 0``, and numerator
+    and denominator, as polynomials in the t's, each have coefficients of one sign, the same sign. Exact
+    (rational coefficients), and only sufficient: a false answer proves nothing."""
+    num, den = sp.fraction(sp.cancel(sp.together(expr)))
+    if num == 0:
+        return True
+    parts, ts = [num, den], []
+    for i, (var, (lo, hi)) in enumerate(box.items()):
+        t_i = sp.Symbol(f"t_{i}", nonnegative=True)
+        ts.append(t_i)
+        for j, part in enumerate(parts):
+            if hi is None:
+                parts[j] = sp.expand(part.subs(var, lo + t_i))
+                continue
+            # P(lo + (hi - lo)/(1 + t)) (1 + t)^deg: a polynomial of the same sign (each part on its own)
+            poly = sp.Poly(part, var)
+            degree = poly.degree()
+            parts[j] = sp.expand(sum(c * (lo * (1 + t_i) + hi - lo)**m[0] * (1 + t_i)**(degree - m[0])
+                                     for m, c in poly.terms()))
+    return _coefficient_sign(parts[0], ts) * _coefficient_sign(parts[1], ts) == 1
+
+
 def coefficient_nonnegative(expr: sp.Expr) -> bool:
     """``expr(x, sigma) >= 0`` for every ``x >= 0`` and ``0 < sigma <= 1``, shown by ``sigma = 1/(1+t)``
-    (t >= 0): numerator and denominator, as polynomials in (x, t), have coefficients of one sign."""
-    num, den = sp.fraction(sp.together(sp.expand(expr.subs(sigma, 1 / (1 + t)))))
-
-    def sign_of(part):
-        coefficients = sp.Poly(sp.expand(part), x, t).coeffs()
-        if all(c >= 0 for c in coefficients):
-            return 1
-        if all(c <= 0 for c in coefficients):
-            return -1
-        return 0
-
-    s_num, s_den = sign_of(num), sign_of(den)
-    return s_num * s_den == 1 or (s_den != 0 and sp.expand(num) == 0)
+    (t >= 0): :func:`box_nonnegative` on that box."""
+    return box_nonnegative(expr, {x: (0, None), sigma: (0, 1)})
 
 
 # ------------------------------------------------------------------------------------------------
 # the proof
 # ------------------------------------------------------------------------------------------------
 
-def _flow_pieces(scale: str) -> dict:
-    """C1 rate, H, lambda, C1*, H0, k, r in (C1, e) and the internal parameters (K, N, v)."""
-    field = gf.vector_field("identity", scale)
+def _flow_pieces(scale: str, activation: str = "identity") -> dict:
+    """C1 rate, H, lambda, C1*, H0, k, r in (C1, e) and the internal parameters (K, N, v, kappa)."""
+    field = gf.vector_field(activation, scale)
     c1_rate = ma.to_internal(field.C1_rate)
     H = ma.to_internal(field.s_rate / gf.scale_of(scale))
     lam = sp.factor(sp.simplify(-sp.diff(c1_rate, gf.C1)))
-    star = sp.factor(ma.to_internal(gf.c1_fixed_point("identity")))
+    star = sp.factor(ma.to_internal(gf.c1_fixed_point(activation)))
     H0 = sp.factor(sp.simplify(H.subs(gf.C1, star)))
     a2 = sp.Poly(sp.expand(H), gf.C1).coeff_monomial(gf.C1**2)
     k = sp.factor(sp.simplify(-a2 * star**2 / H0))
@@ -194,6 +218,31 @@ def _identity_zero(expr: sp.Expr) -> bool:
     return sp.cancel(sp.together(expr)) == 0
 
 
+def is_euler_step(activation: str, scale: str) -> bool:
+    """Step 0: the collapsed map's increments of C1, C2, C3 are linear in eta (the map is ``x + eta F(x)``)."""
+    from rdyn.derivations.catalog import model_a_expressions
+
+    expressions = model_a_expressions(activation, scale)
+    return all(sp.diff(gf._from_catalog(expressions[f"{name}_next_positive"]), ma.eta, 2) == 0
+               for name in ("C1", "C2", "C3"))
+
+
+def _flow_obligations(claim, f: dict, activation: str, scale: str) -> None:
+    """Steps 0 and 1, for any activation: the map is one explicit Euler step, C1 relaxes to C1*, H factorises
+    at ``C1 = C1*(1+u)`` and ``u`` obeys the lag equation (``f``: :func:`_flow_pieces`; ``claim(name, text,
+    holds)`` records each)."""
+    e, C1 = gf.e, gf.C1
+    lam, star, H0, k, r, H = f["lam"], f["star"], f["H0"], f["k"], f["r"], f["H"]
+    claim("euler_step", "the map is x + eta F(x): each increment of C1, C2, C3 is linear in eta",
+          is_euler_step(activation, scale))
+    claim("relaxation", "dC1/dtau = lambda (C1* - C1)", _identity_zero(f["c1_rate"] - lam * (star - C1)))
+    claim("factorisation", "H(C1*(1+u), e) = H0 (1+u)(1 - k u)",
+          _identity_zero(H.subs(C1, star * (1 + u)) - H0 * (1 + u) * (1 - k * u)))
+    u_dot = (f["c1_rate"] / star - C1 / star**2 * sp.diff(star, e) * (-e * H)).subs(C1, star * (1 + u))
+    claim("lag_equation", "du/dtau = lambda (-u + (1+u)^2 (1 - k u) r)",
+          _identity_zero(u_dot - lam * (-u + (1 + u)**2 * (1 - k * u) * r)))
+
+
 @lru_cache(maxsize=None)
 @seeded
 def prove(scale: str = "D") -> TstarLaw:
@@ -208,21 +257,7 @@ def prove(scale: str = "D") -> TstarLaw:
     def claim(name, text, holds):
         obligations.append(Obligation(name, text, bool(holds)))
 
-    # step 0: the map is exactly one explicit Euler step (its increment is linear in eta)
-    from rdyn.derivations.catalog import model_a_expressions
-
-    expressions = model_a_expressions("identity", scale)
-    claim("euler_step", "the map is x + eta F(x): each increment of C1, C2, C3 is linear in eta",
-          all(sp.diff(gf._from_catalog(expressions[f"{name}_next_positive"]), ma.eta, 2) == 0
-              for name in ("C1", "C2", "C3")))
-    # step 1
-    claim("relaxation", "dC1/dtau = lambda (C1* - C1)", _identity_zero(f["c1_rate"] - lam * (star - C1)))
-    claim("factorisation", "H(C1*(1+u), e) = H0 (1+u)(1 - k u)",
-          _identity_zero(H.subs(C1, star * (1 + u)) - H0 * (1 + u) * (1 - k * u)))
-    c1_of_u = star * (1 + u)
-    u_dot = (f["c1_rate"] / star - C1 / star**2 * sp.diff(star, e) * (-e * H)).subs(C1, c1_of_u)
-    claim("lag_equation", "du/dtau = lambda (-u + (1+u)^2 (1 - k u) r)",
-          _identity_zero(u_dot - lam * (-u + (1 + u)**2 * (1 - k * u) * r)))
+    _flow_obligations(claim, f, "identity", scale)
     # step 2
     omega_over_sigma = _in_coordinates(e * H0 / lam) / sigma
     mu, W = sp.factor(omega_over_sigma).as_independent(x, as_Add=False)

@@ -99,14 +99,15 @@ def test_obligations_are_recomputed_not_looked_up():
 
 
 def test_ledger_basis_and_erratum_name_the_proved_part():
-    """The D.17 correction stays `sampled` (ReLU, Leaky ReLU) with the identity's proof in its basis, and
-    the erratum line says so; without the proof check the basis has no proved part."""
+    """With the identity's proof check alone, the D.17 correction stays `sampled` with the identity's proof in
+    its basis, and the erratum line says so; with the ReLU/Leaky ReLU proof check too it is `proved` and
+    its basis names both proofs (tests/test_tstar_law_relu.py); without either, no proved part."""
     from rdyn.verification.claims import errata_writer, strength
 
     ids = ["A.errata.Tstar", "A.errata.Tstar.identity_proof"]
     s, basis = strength.of_correction("A", "Lemma D.17", ids)
     assert s == "sampled" and basis["proved_part"]["activation"] == "identity"
-    assert basis["proved_part"]["logit_scales"] == ["D", "sqrtD"] and "atan" in basis["not_proved"]
+    assert basis["proved_part"]["logit_scales"] == ["D", "sqrtD"] and "relu_proof" in basis["not_proved"]
     assert "proved_part" not in strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[1]
     fix = {"statement": "law", "relation": "asymptotic", "limit": "D->oo", "verdict": "pass", "strength": s,
            "strength_basis": basis}

@@ -239,7 +239,8 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "as printed, with logits/sqrtD",
                        "T_star", "asymptotic", "D->oo",
                        "eta -> 0 (T* = tau_star/eta up to O(eta) relative), K (and kappa) fixed, D -> oo",
-                       ("A.errata.Tstar", "A.errata.Tstar.identity_proof"), expression_from="A.errata.Tstar",
+                       ("A.errata.Tstar", "A.errata.Tstar.identity_proof", "A.errata.Tstar.relu_proof"),
+                       expression_from="A.errata.Tstar",
                        logit_scale="D")),
     ("A", "Lemma D.18"): Classification(
         "wrong_rate", "late_rate_1_minus_Kp",

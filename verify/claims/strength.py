@@ -32,10 +32,11 @@ CHECK_STRENGTH = (
     ("B.recursion.identities", "proved"),
     # the OOD slope of the paper's noisy estimator: derived sign of its linear term, on sampled batches
     ("A.claim.sec4.ood_slope_batch", "sampled"),
-    # Lemma D.17's eta T* law: for the identity a theorem (rdyn.derivations.tstar_law, exact obligations);
-    # for ReLU and Leaky ReLU the derived two-term series against the slow-manifold tau_star at D = 1e4, 1e5
-    # (a comparison at listed sizes, no fit)
+    # Lemma D.17's eta T* law: a theorem for the identity (rdyn.derivations.tstar_law) and for ReLU and Leaky
+    # ReLU (rdyn.derivations.tstar_law_relu), exact obligations; the derived two-term series against the
+    # slow-manifold tau_star at D = 1e4, 1e5 stays a sampled comparison beside them
     ("A.errata.Tstar.identity_proof", "proved"),
+    ("A.errata.Tstar.relu_proof", "proved"),
     ("A.errata.Tstar", "sampled"),
     # finite-size fits of rates
     ("*exponent*", "fitted"),
@@ -234,9 +235,10 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
     return of_checks(deciding_ids)
 
 
-# Lemma D.17's eta T* law as D -> oo: proved for the identity (both logit scales, every K, ||V*||^2; the flow
-# limit eta -> 0 by Euler convergence), sampled for ReLU and Leaky ReLU. The correction's strength is the
-# weakest, with the proved part named in its basis.
+# Lemma D.17's eta T* law as D -> oo: proved for the identity and for ReLU and Leaky ReLU (both logit scales,
+# every K, ||V*||^2 and kappa; the flow limit eta -> 0 by Euler convergence). With both proof checks among
+# the deciding checks the correction is `proved`, its basis naming both proofs; with the identity's alone it
+# stays `sampled` with the proved part named.
 TSTAR_LAW_PROVED = {
     "activation": "identity", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.identity_proof",
     "by": "rdyn.derivations.tstar_law: exact sympy obligations (flow identities, polynomial inequalities, the "
@@ -245,17 +247,31 @@ TSTAR_LAW_PROVED = {
               "tau_lo <= lim eta T* <= tau_hi for every D > 2K satisfying the explicit hypothesis (H), whose ratios "
               "to D^a (D-K)^2 tend to K/||V*||^2 with no (D-K)^(-1/2) term",
 }
-TSTAR_LAW_NOT_PROVED = ("ReLU and Leaky ReLU: H0 carries atan(sqrt((D-K)/K) e); the same proof needs bounds uniform "
-                        "in D on those terms, and the I1 (D-K)^(-1/2) term needs the integral's two-term expansion "
-                        "with a remainder bound (matched asymptotics gives it formally)")
+TSTAR_RELU_LAW_PROVED = {
+    "activation": "ReLU and Leaky ReLU", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.relu_proof",
+    "by": "rdyn.derivations.tstar_law_relu: exact sympy obligations (the flow as one (q, g) family, box "
+          "positivity tests with atan's Taylor bounds and pi in a rational interval, the integral's exact "
+          "majorant and minorant, sympy limits) and Euler convergence for eta -> 0",
+    "domain": "ReLU and Leaky ReLU (every 0 <= kappa < 1), every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD: "
+              "explicit bounds tau_lo <= lim eta T* <= tau_hi for every D > 2K satisfying the explicit hypothesis (H), "
+              "whose ratios to D^a (D-K)^2 tend to I0 with the (D-K)^(-1/2) coefficient I1 of the correction",
+}
+TSTAR_LAW_NOT_PROVED = ("ReLU and Leaky ReLU: the proof check rdyn.derivations.tstar_law_relu "
+                        "(A.errata.Tstar.relu_proof) was not among the deciding checks")
 
 
 def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dict | None]:
     """(strength, basis) of a correction's verdict."""
     if paper == "A" and label == "Lemma D.17":
+        proofs = [p for p in (TSTAR_LAW_PROVED, TSTAR_RELU_LAW_PROVED)
+                  if any(_matches(i, p["check"]) for i in deciding_ids)]
+        if len(proofs) == 2:
+            return "proved", {"domain": "; ".join(p["domain"] for p in proofs),
+                              "by": "; ".join(p["by"] for p in proofs), "checks": list(deciding_ids),
+                              "proofs": [dict(p) for p in proofs]}
         strength, basis = of_checks(deciding_ids)
-        if strength is not None and any(_matches(i, TSTAR_LAW_PROVED["check"]) for i in deciding_ids):
-            basis = {**basis, "proved_part": dict(TSTAR_LAW_PROVED), "not_proved": TSTAR_LAW_NOT_PROVED}
+        if strength is not None and proofs:
+            basis = {**basis, "proved_part": dict(proofs[0]), "not_proved": TSTAR_LAW_NOT_PROVED}
         return (strength or "sampled"), (basis or {"points": []})
     if paper == "A" and label in CORRECTIONS_BY_PROVE:
         return "certified", _basis("certified", ())
