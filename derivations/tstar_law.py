@@ -325,24 +325,27 @@ def prove(scale: str = "D") -> TstarLaw:
                     ma.to_public(tau_lo), ma.to_public(tau_hi), ma.to_public(leading), limits)
 
 
-def _numeric(law: TstarLaw, expr: sp.Expr, D: int, K: int, vstar_norm2, digits: int):
-    """``expr`` at one instance, evaluated by mpmath at ``digits`` digits (local precision)."""
+def _numeric(expr: sp.Expr, D: int, K: int, vstar_norm2, kappa, digits: int):
+    """``expr`` (in D, K, ``vstar_norm2``, ``kappa``) at one instance, by mpmath at ``digits`` digits (local
+    precision)."""
     import mpmath
 
-    f = sp.lambdify((ma.D, ma.K, ma.vstar_norm2), expr, "mpmath")
+    f = sp.lambdify((ma.D, ma.K, ma.vstar_norm2, ma.kappa), expr, "mpmath")
     with mpmath.workdps(digits):
-        return f(mpmath.mpf(D), mpmath.mpf(K), mpmath.mpf(str(vstar_norm2)))
+        return f(mpmath.mpf(D), mpmath.mpf(K), mpmath.mpf(str(vstar_norm2)), mpmath.mpf(str(kappa)))
 
 
-def hypothesis_holds(law: TstarLaw, D: int, K: int, vstar_norm2) -> bool:
-    """Whether (H) holds at one instance: each condition's expression is negative (50 digits; the
-    conditions are far from 0 except within a step of D0)."""
-    return all(_numeric(law, expr, D, K, vstar_norm2, 50) < 0 for _, expr in law.conditions)
+def hypothesis_holds(law, D: int, K: int, vstar_norm2, kappa=0) -> bool:
+    """Whether (H) of ``law`` (this module's, or :mod:`.tstar_law_relu`'s; ``kappa`` for Leaky ReLU) holds at
+    one instance: each condition's expression is negative (50 digits; the conditions are far from 0 except
+    within a step of D0)."""
+    return all(_numeric(expr, D, K, vstar_norm2, kappa, 50) < 0 for _, expr in law.conditions)
 
 
-def bounds(law: TstarLaw, D: int, K: int, vstar_norm2, digits: int = 30) -> tuple:
+def bounds(law, D: int, K: int, vstar_norm2, kappa=0, digits: int = 30) -> tuple:
     """(tau_lo, tau_hi) at one instance as mpmath numbers of ``digits`` digits (ValueError when (H) fails)."""
-    if not hypothesis_holds(law, D, K, vstar_norm2):
-        raise ValueError(f"hypothesis (H) of the identity's T* law does not hold at D = {D}, K = {K}")
-    return (_numeric(law, law.tau_lo, D, K, vstar_norm2, digits),
-            _numeric(law, law.tau_hi, D, K, vstar_norm2, digits))
+    if not hypothesis_holds(law, D, K, vstar_norm2, kappa):
+        activation = getattr(law, "activation", "identity")
+        raise ValueError(f"hypothesis (H) of the {activation} T* law does not hold at D = {D}, K = {K}")
+    return (_numeric(law.tau_lo, D, K, vstar_norm2, kappa, digits),
+            _numeric(law.tau_hi, D, K, vstar_norm2, kappa, digits))

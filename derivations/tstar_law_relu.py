@@ -14,19 +14,22 @@ The proof is the identity's (:mod:`rdyn.derivations.tstar_law`, whose module doc
 with three changes; every step is an exact sympy computation of :func:`prove` (an ``Obligation`` each):
 
 * *One family.* In ``sigma = sqrt(K/N)``, ``x = e/sigma`` and ``A = atan(x)`` both activations are one
-  family in ``(q, g)``: the Leaky ReLU pieces are ``g^j`` times rational functions of q (``family``:
-  an exact decomposition of each kappa-polynomial in the basis ``(1+kappa^2)^i (1-kappa)^(2j)``), and ReLU's
-  are the family at ``q = g = 1``. ``A`` enters only through ``P1 = pi - q A``; ``P2 = pi + q (x - A) =
-  P1 + q x``. The proof's bounds hold for every ``q`` in ``(0, 1]`` and ``g`` in ``[1, 2]``.
-* *Bounds with atan.* From ``0 <= A <= pi/2``, ``P1`` lies in ``[pi/2, pi]``; R, W and k are rational in
-  ``(x, sigma, q, P1, pi)``, and each bound is an exact test on a box (:func:`box_nonnegative`: every
-  variable of the box mapped onto ``[0, oo)``, numerator and denominator with coefficients of one sign;
-  ``pi`` itself a box variable in ``[314159/100000, 314160/100000]``, so the coefficients are rationals).
-  Majorants: ``|R| <= psi = x^3 (1+x)^2 (1 + 4x/3)/(1+x^2)^4``, ``W <= wbar = x^3 (1+x)^2 (1 + x/3)/(1+x^2)^3``,
-  ``0 <= k <= kbar = 2/x^2 + 2/(3x)``; constants ``Psi = 31/50``, ``Z = 2``, ``Xi = 13/2`` (sups
-  0.6135, 1.9642, 6.4635), ``sup wbar <= 1``. W no longer decays like 1/x: the transient moves x by at
-  most ``16 mu T0`` (``|x'| <= mu lambda W (1 + k) <= mu 8 wbar``, ``lambda <= 4 g``), condition (H2).
-* *The integral.* ``J = int_{e*}^1 de/(e H0) = F(sigma)/nu`` with ``F = int_sigma^(1/sigma) f``,
+  family (:data:`FAMILY`) in ``q`` in ``(0, 1]`` and ``g`` in ``[1, 2)``: ``C1' = g lambda_1 (C1* - C1)``,
+  ``H = g nu x^2 P1 P2/(1+x^2)^2 (C1/C1*)(1 - k (C1/C1* - 1))`` with ``P1 = pi - q A``, ``P2 = P1 + q x``
+  (``family``: the derived vector field and C1* minus the family's cancel to 0, per activation and scale;
+  ``nu`` is what is left, free of x and A). On the family with q, g and nu symbolic the lag obeys
+  ``u' = lambda (-u + (1+u)^2 (1 - k u) mu R)`` with ``mu = 2 pi^2 nu/(1 + sigma^2)`` (``lag_equation``),
+  ``mu = v/(K^2 D^2)`` (logits/D) or ``v/(K^2 D)`` (logits/sqrtD), as for the identity.
+* *Bounds with atan.* From ``0 <= A <= pi/2``, ``P1`` lies in ``[pi/2, pi]``; R, W, k and lambda are rational
+  in ``(x, sigma, q, P1, pi)``, and each bound is an exact test on a box
+  (:func:`rdyn.derivations.tstar_law.box_nonnegative`; ``pi`` itself a box variable in
+  ``[314159/100000, 314160/100000]``, so every coefficient is rational). Majorants:
+  ``|R| <= psi = x^3 (1+x)^2 (1 + 4x/3)/(1+x^2)^4``, ``W <= wbar = x^3 (1+x)^2 (1 + x/3)/(1+x^2)^3 <= 1``,
+  ``0 <= k <= kbar = 2/x^2 + 2/(3x)``; constants ``Psi = 31/50``, ``Z = 2 >= psi kbar``, ``Xi = 13/2``
+  (sups 0.6135, 1.9642, 6.4635). W no longer decays like 1/x: the transient moves x by at most
+  ``16 mu T0`` (``|x'| <= mu lambda W (1 + k)``, ``lambda <= 4 g <= 8`` for x >= 1), condition (H2), and
+  ``T0 = 4 log(2/(4 mu sigma^2))`` from ``psi(1/sigma) >= sigma^2/2``.
+* *The integral.* ``J = int_{e*}^1 de/(e H0) = F(sigma)/(g nu)`` with ``F = int_sigma^(1/sigma) f``,
   ``f = (1+x^2)^2/(x^3 P1 P2)``. With atan's Taylor bounds (``atan x = x - theta x^3/3`` and, for x >= 1,
   ``atan x = pi/2 - 1/x + theta/(3 x^3)``, theta in [0, 1]: ``atan_near``, ``atan_far``):
   ``0 <= f_near - f <= 1/5`` on ``(0, 1]`` with ``f_near = (1+x^2)^2/(pi x^3 (pi - q x))`` and
@@ -37,7 +40,9 @@ with three changes; every step is an exact sympy computation of :func:`prove` (a
 
 Time (step 6): ``tau_lo = (J_lo - 1024 T0/sigma)/g_hi``, ``tau_hi = T0 + J_hi/g_lo`` (the transient's
 stretch of e is at most ``16 mu sigma T0`` long and ``1/(e H0) <= 64/(mu sigma^2)`` on it, from
-``W >= sigma/32``, ``lambda >= 1/2``). Their limits are sympy limits in ``sigma -> 0``.
+``W >= sigma/32``, ``lambda >= 1/2``). Their limits are sympy limits in ``sigma -> 0`` (``leading_order``,
+``I1``), and so are (H)'s (``hypothesis_eventually``). The scale- and activation-free obligations
+(:func:`family_obligations`) and the time bounds at one scale (:func:`_time_bounds`) are computed once.
 
 Lowest layer (sympy only; imports nothing above rdyn.derivations).
 """
@@ -52,7 +57,8 @@ from rdyn.derivations import gradient_flow as gf
 from rdyn.derivations import model_a as ma
 from rdyn.derivations import tstar_law as tl
 from rdyn.derivations.reproducible import seeded
-from rdyn.derivations.tstar_law import Obligation, box_nonnegative, nonnegative_on, sigma, u, x  # noqa: F401
+from rdyn.derivations.tstar_law import (Obligation, bounds, box_nonnegative, hypothesis_holds,  # noqa: F401
+                                        nonnegative_on, sigma, u, x)
 
 ACTIVATIONS = ("relu", "leaky")
 SCALES = tl.SCALES
@@ -334,24 +340,3 @@ def prove(activation: str = "relu", scale: str = "D") -> TstarLawRelu:
                         to_public(tau_lo), to_public(tau_hi), to_public(leading),
                         to_public(I0), to_public(I1), {k_: to_public(v_) for k_, v_ in limits.items()})
 
-
-def _numeric(law: TstarLawRelu, expr: sp.Expr, D: int, K: int, vstar_norm2, kappa, digits: int):
-    """``expr`` at one instance, evaluated by mpmath at ``digits`` digits (local precision)."""
-    import mpmath
-
-    f = sp.lambdify((ma.D, ma.K, ma.vstar_norm2, ma.kappa), expr, "mpmath")
-    with mpmath.workdps(digits):
-        return f(mpmath.mpf(D), mpmath.mpf(K), mpmath.mpf(str(vstar_norm2)), mpmath.mpf(str(kappa)))
-
-
-def hypothesis_holds(law: TstarLawRelu, D: int, K: int, vstar_norm2, kappa=0) -> bool:
-    """Whether (H) holds at one instance (``kappa`` ignored for ReLU): each condition is negative (50 digits)."""
-    return all(_numeric(law, expr, D, K, vstar_norm2, kappa, 50) < 0 for _, expr in law.conditions)
-
-
-def bounds(law: TstarLawRelu, D: int, K: int, vstar_norm2, kappa=0, digits: int = 30) -> tuple:
-    """(tau_lo, tau_hi) at one instance as mpmath numbers (ValueError when (H) fails)."""
-    if not hypothesis_holds(law, D, K, vstar_norm2, kappa):
-        raise ValueError(f"hypothesis (H) of the {law.activation} T* law does not hold at D = {D}, K = {K}")
-    return (_numeric(law, law.tau_lo, D, K, vstar_norm2, kappa, digits),
-            _numeric(law, law.tau_hi, D, K, vstar_norm2, kappa, digits))
