@@ -333,7 +333,7 @@ def prove(activation: str = "relu", scale: str = "D") -> TstarLawRelu:
     public = {q: q_public, g: g_public}
 
     def to_public(expr):
-        return ma.to_public(sp.sympify(expr).subs(public).subs(sigma, sp.sqrt(K / N)))
+        return ma.to_public(expr.subs(public).subs(sigma, sp.sqrt(K / N)))
 
     return TstarLawRelu(activation, scale, tuple(obligations), to_public(mu), to_public(nu), to_public(U),
                         tuple((name, to_public(expr)) for name, expr in conditions),
