@@ -52,9 +52,9 @@ Proof. Step 0 is classical; every other step is an exact sympy computation of :f
    ``tau_hi = T0 + J/g_lo``. Their limits are sympy limits, and so is (H)'s: each condition tends to a
    negative value as D -> oo (``hypothesis_eventually``), so the bounds hold for every large D.
 
-Lowest layer (sympy only; imports nothing above rdyn.derivations). Not covered: ReLU and Leaky ReLU,
-whose H0 carries ``atan(x)``; the same steps need uniform bounds on those terms and the law's
-``I1 (D-K)^(-1/2)`` term needs the integral's expansion with a remainder (docs/claims.md, Strength).
+Lowest layer (sympy only; imports nothing above rdyn.derivations). ReLU and Leaky ReLU, whose H0 carries
+``atan(x)`` and whose law has an ``I1 (D-K)^(-1/2)`` term: :mod:`rdyn.derivations.tstar_law_relu`, which
+reuses this module's positivity tests (:func:`box_nonnegative`, :func:`nonnegative_on`) and evaluators.
 """
 from __future__ import annotations
 
