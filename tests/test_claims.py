@@ -102,7 +102,9 @@ def test_strength_rules():
 
     assert strength.of_checks(["A.F3.identity", "A.errata.derived.D19"])[0] == "proved"
     assert strength.of_checks(["A.F3.identity", "A.claim.D3"])[0] == "sampled"      # the weakest decides
-    assert strength.of_checks(["A.claim.D3", "A.flow.Tstar_exponent.relu"])[0] == "fitted"
+    assert strength.of_checks(["A.claim.D3", "S.A.Tstar.D.relu.exponent"])[0] == "fitted"
+    # T*'s exponents are sympy limits of the leading term whose I0 tstar_law_relu proves: not a fit
+    assert strength.of_checks(["A.flow.Tstar_exponent.D", "A.errata.Tstar.relu_proof"])[0] == "proved"
     s, basis = strength.of_entry("A", "Lemma D.19", "discrepancy", ["A.claim.phase3.dC23_upper.paper"])
     assert s == "certified" and {"D": 12, "K": 3, "activation": "relu", "vstar_norm2": 1.0, "eta": 0.01,
                                  "logit_scale": "D"} in basis["instances"]

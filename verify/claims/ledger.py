@@ -253,7 +253,7 @@ LEDGER: tuple[Entry, ...] = (
        r"C_1^*(t+1) - C_1^*(t) \le \frac{3(D-K+KC_1^*)\,\Delta p}{2(DKp^2 - 2Kp + 1 - K\Delta p)}"),
     _A("Lemma D.17", S_D2,
        "there exists T* = Theta(K D^2/(eta sum_m ||v*_m||^2)) such that p(T*) >= 1/2 [order of T*]",
-       ("A.flow.Tstar_exponent.*",),
+       ("A.flow.Tstar_exponent.*", "A.errata.Tstar.relu_proof"),
        ("S.A.Tstar.*", "A.Tstar.*_exponent.*", "A.claim.Tstar_D_exponent.paper"),
        r"T^* = \Theta\left(\frac{K D^2}{\eta \sum_m \|v_m^*\|_2^2}\right)", rate=True,
        note="README and the older checks cite this lemma as D.16"),

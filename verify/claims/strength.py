@@ -38,6 +38,9 @@ CHECK_STRENGTH = (
     ("A.errata.Tstar.identity_proof", "proved"),
     ("A.errata.Tstar.relu_proof", "proved"),
     ("A.errata.Tstar", "sampled"),
+    # the D- and ||V*||^2-exponents of T*'s leading term D^a (D-K)^2 I0: sympy limits of the derived
+    # I0, which A.errata.Tstar.relu_proof proves (and compares with this I0 at 30 digits): not a fit
+    ("A.flow.Tstar_exponent.*", "proved"),
     # finite-size fits of rates
     ("*exponent*", "fitted"),
     ("*slope*", "fitted"),
