@@ -87,8 +87,18 @@ class Obligation:
     holds: bool
 
 
+class _Proof:
+    """A proof as a list of obligations: ``proved`` when every one holds."""
+
+    obligations: tuple
+
+    @property
+    def proved(self) -> bool:
+        return all(o.holds for o in self.obligations)
+
+
 @dataclass(frozen=True)
-class TstarLaw:
+class TstarLaw(_Proof):
     """The identity's Lemma D.17 law at logit scale ``scale``: the obligations, the derived pieces
     (``mu``, ``J``, hypothesis ``conditions``, bounds ``tau_lo``/``tau_hi`` as expressions in D, K and
     ``vstar_norm2``) and the limits of ``tau/(D^a (D-K)^2)`` and of ``N^(1/2)`` times its distance to I0."""
@@ -102,10 +112,6 @@ class TstarLaw:
     tau_hi: sp.Expr
     leading: sp.Expr
     limits: dict
-
-    @property
-    def proved(self) -> bool:
-        return all(o.holds for o in self.obligations)
 
 
 # ------------------------------------------------------------------------------------------------

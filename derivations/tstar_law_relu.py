@@ -91,7 +91,7 @@ FAMILY = {
 
 
 @dataclass(frozen=True)
-class TstarLawRelu:
+class TstarLawRelu(tl._Proof):
     """The law at one activation ("relu" or "leaky", kappa symbolic) and logit scale: the obligations, ``mu``,
     ``nu`` (``x H0 = nu x^3 P1 P2/(1+x^2)^2``), the exact ``U``, hypothesis ``conditions``, bounds
     ``tau_lo``/``tau_hi`` (expressions in D, K, ``vstar_norm2`` and ``kappa``), ``I0``, ``I1`` and the limits."""
@@ -109,10 +109,6 @@ class TstarLawRelu:
     I0: sp.Expr
     I1: sp.Expr
     limits: dict
-
-    @property
-    def proved(self) -> bool:
-        return all(o.holds for o in self.obligations)
 
 
 # ------------------------------------------------------------------------------------------------
