@@ -76,8 +76,8 @@ FAR_GAP = 1 / (q * x)              # f_far - f <= FAR_GAP on [1, oo)
 B_FAR = sp.pi * (1 - q / 2)
 F_NEAR = (1 + x**2)**2 / (sp.pi * x**3 * (sp.pi - q * x))
 F_FAR = (1 + x**2)**2 / (x**3 * B_FAR * (B_FAR + q * x))
-# The family (docstring): the derived pieces of both activations equal these at their (q, g), which
-# ``coordinates`` checks for each activation and scale; the bounds are proved on these forms.
+# The family (docstring): the derived pieces of both activations equal these at their (q, g), which the
+# obligation ``family`` checks for each activation and scale; the bounds are proved on these forms.
 FAMILY = {
     "lam": (1 + sigma**2) * (1 + x**2) / (2 * (sigma + x)**2),                       # lambda/g
     "k": (1 - sigma * x) * (P1 + q * x) / (x * (sigma + x) * P1),
@@ -93,7 +93,7 @@ FAMILY = {
 @dataclass(frozen=True)
 class TstarLawRelu(tl._Proof):
     """The law at one activation ("relu" or "leaky", kappa symbolic) and logit scale: the obligations, ``mu``,
-    ``nu`` (``x H0 = nu x^3 P1 P2/(1+x^2)^2``), the exact ``U``, hypothesis ``conditions``, bounds
+    ``nu`` (``H0 = g nu x^2 P1 P2/(1+x^2)^2``), the exact ``U``, hypothesis ``conditions``, bounds
     ``tau_lo``/``tau_hi`` (expressions in D, K, ``vstar_norm2`` and ``kappa``), ``I0``, ``I1`` and the limits."""
 
     activation: str
