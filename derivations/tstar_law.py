@@ -255,9 +255,9 @@ def prove(scale: str = "D") -> TstarLaw:
     """The proof of the module docstring at logit scale ``scale`` ("D" or "sqrtD")."""
     if scale not in SCALES:
         raise ValueError(f"unknown logit scale {scale!r}")
-    K, N, v, e, C1 = ma.K, ma.N, ma.vstar_norm2, gf.e, gf.C1
+    K, N, v, e = ma.K, ma.N, ma.vstar_norm2, gf.e
     f = _flow_pieces(scale)
-    lam, star, H0, k, r, H = f["lam"], f["star"], f["H0"], f["k"], f["r"], f["H"]
+    lam, H0, k, r = f["lam"], f["H0"], f["k"], f["r"]
     obligations = []
 
     def claim(name, text, holds):
