@@ -87,6 +87,13 @@ class Obligation:
     holds: bool
 
 
+class _Obligations(list):
+    """The obligations of one proof, in order: ``claim(name, text, holds)`` records one."""
+
+    def claim(self, name: str, text: str, holds) -> None:
+        self.append(Obligation(name, text, bool(holds)))
+
+
 class _Proof:
     """A proof as a list of obligations: ``proved`` when every one holds."""
 
@@ -199,13 +206,13 @@ def coefficient_nonnegative(expr: sp.Expr) -> bool:
 # the proof
 # ------------------------------------------------------------------------------------------------
 
-def _flow_pieces(scale: str, activation: str = "identity") -> dict:
-    """C1 rate, H, lambda, C1*, H0, k, r in (C1, e) and the internal parameters (K, N, v, kappa)."""
-    field = gf.vector_field(activation, scale)
+def _flow_pieces(scale: str) -> dict:
+    """C1 rate, H, lambda, C1*, H0, k, r in (C1, e) and the internal parameters (K, N, v)."""
+    field = gf.vector_field("identity", scale)
     c1_rate = ma.to_internal(field.C1_rate)
     H = ma.to_internal(field.s_rate / gf.scale_of(scale))
     lam = sp.factor(sp.simplify(-sp.diff(c1_rate, gf.C1)))
-    star = sp.factor(ma.to_internal(gf.c1_fixed_point(activation)))
+    star = sp.factor(ma.to_internal(gf.c1_fixed_point("identity")))
     H0 = sp.factor(sp.simplify(H.subs(gf.C1, star)))
     a2 = sp.Poly(sp.expand(H), gf.C1).coeff_monomial(gf.C1**2)
     k = sp.factor(sp.simplify(-a2 * star**2 / H0))
@@ -233,14 +240,14 @@ def is_euler_step(activation: str, scale: str) -> bool:
                for name in ("C1", "C2", "C3"))
 
 
-def _flow_obligations(claim, f: dict, activation: str, scale: str) -> None:
-    """Steps 0 and 1, for any activation: the map is one explicit Euler step, C1 relaxes to C1*, H factorises
-    at ``C1 = C1*(1+u)`` and ``u`` obeys the lag equation (``f``: :func:`_flow_pieces`; ``claim(name, text,
+def _flow_obligations(claim, f: dict, scale: str) -> None:
+    """Steps 0 and 1: the map is one explicit Euler step, C1 relaxes to C1*, H factorises at
+    ``C1 = C1*(1+u)`` and ``u`` obeys the lag equation (``f``: :func:`_flow_pieces`; ``claim(name, text,
     holds)`` records each)."""
     e, C1 = gf.e, gf.C1
     lam, star, H0, k, r, H = f["lam"], f["star"], f["H0"], f["k"], f["r"], f["H"]
     claim("euler_step", "the map is x + eta F(x): each increment of C1, C2, C3 is linear in eta",
-          is_euler_step(activation, scale))
+          is_euler_step("identity", scale))
     claim("relaxation", "dC1/dtau = lambda (C1* - C1)", _identity_zero(f["c1_rate"] - lam * (star - C1)))
     claim("factorisation", "H(C1*(1+u), e) = H0 (1+u)(1 - k u)",
           _identity_zero(H.subs(C1, star * (1 + u)) - H0 * (1 + u) * (1 - k * u)))
@@ -258,12 +265,9 @@ def prove(scale: str = "D") -> TstarLaw:
     K, N, v, e = ma.K, ma.N, ma.vstar_norm2, gf.e
     f = _flow_pieces(scale)
     lam, H0, k, r = f["lam"], f["H0"], f["k"], f["r"]
-    obligations = []
-
-    def claim(name, text, holds):
-        obligations.append(Obligation(name, text, bool(holds)))
-
-    _flow_obligations(claim, f, "identity", scale)
+    obligations = _Obligations()
+    claim = obligations.claim
+    _flow_obligations(claim, f, scale)
     # step 2
     omega_over_sigma = _in_coordinates(e * H0 / lam) / sigma
     mu, W = sp.factor(omega_over_sigma).as_independent(x, as_Add=False)

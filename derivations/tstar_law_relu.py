@@ -57,7 +57,7 @@ from rdyn.derivations import gradient_flow as gf
 from rdyn.derivations import model_a as ma
 from rdyn.derivations import tstar_law as tl
 from rdyn.derivations.reproducible import seeded
-from rdyn.derivations.tstar_law import (Obligation, bounds, box_nonnegative, hypothesis_holds,  # noqa: F401
+from rdyn.derivations.tstar_law import (bounds, box_nonnegative, hypothesis_holds,  # noqa: F401
                                         nonnegative_on, sigma, u, x)
 
 ACTIVATIONS = ("relu", "leaky")
@@ -158,6 +158,11 @@ def _family_at(q_value) -> dict:
     return {name: form.subs(P1, sp.pi - q * A).subs(q, q_value) for name, form in FAMILY.items()}
 
 
+def _mu_of(nu: sp.Expr) -> sp.Expr:
+    """``mu = 2 pi^2 nu/(1 + sigma^2)``: the factor of ``e H0/(sigma lambda) = mu W`` and ``r = mu R``."""
+    return 2 * sp.pi**2 * nu / (1 + sigma**2)
+
+
 def _lag_equation_holds() -> bool:
     """Step 1 on the family (q, g, nu symbolic): with ``lambda = g lambda_1``, ``H0 = g nu x^2 P1 P2/(1+x^2)^2``,
     ``H = H0 (C1/C1*)(1 - k (C1/C1* - 1))``, ``dC1/dtau = lambda (C1* - C1)`` and ``e' = -e H``, the lag
@@ -167,7 +172,7 @@ def _lag_equation_holds() -> bool:
     form = _family_at(q)
     lam, H0, k, star = g * form["lam"], g * nu * form["H0"], form["k"], form["star"]
     H = H0 * (C1 / star) * (1 - k * (C1 / star - 1))
-    mu = 2 * sp.pi**2 * nu / (1 + sigma**2)
+    mu = _mu_of(nu)
 
     def d_de(expr):
         return (sp.diff(expr, x) + sp.diff(expr, A) / (1 + x**2)) / sigma
@@ -182,17 +187,16 @@ def _lag_equation_holds() -> bool:
 def family_obligations() -> tuple:
     """The obligations on the family forms (every q in (0, 1], sigma in (0, 1], P1 in [pi/2, pi]) and on the
     integral; the same for both activations and both logit scales. Returns ``(obligations, U)``."""
-    obligations = []
-
-    def claim(name, text, holds):
-        obligations.append(Obligation(name, text, bool(holds)))
+    obligations = tl._Obligations()
+    claim = obligations.claim
 
     claim("lag_equation", "on the family: u' = lambda (-u + (1+u)^2 (1 - k u) mu R), e H0/(sigma lambda) = mu W, "
                           "mu = 2 pi^2 nu/(1 + sigma^2)", _lag_equation_holds())
     R1, W1, k1, lam1 = FAMILY["R"], FAMILY["W"], FAMILY["k"], FAMILY["lam"]
     box = {x: (0, None), sigma: (0, 1), q: (0, 1), P1: (PI / 2, PI)}
+    atan_below_x = nonnegative_on(sp.cancel(sp.diff(x - sp.atan(x), x)), x, 0)   # equal at 0, derivative >= 0
     claim("atan_range", "0 <= atan x <= min(x, pi/2): P1 = pi - q A in [pi/2, pi], P2 = pi + q (x - A) = P1 + q x",
-          nonnegative_on(sp.cancel(sp.diff(x - sp.atan(x), x)), x, 0))
+          atan_below_x)
     claim("R_bound", "|R| <= psi", _pi_boxed(PSI - R1, box) and _pi_boxed(PSI + R1, box))
     claim("W_bound", "W <= wbar", _pi_boxed(W_BAR - W1, box))
     claim("k_bound", "0 <= k <= kbar (k x (sigma + x) P1 = (1 - sigma x) P2: k >= 0 for e <= 1)",
@@ -218,8 +222,7 @@ def family_obligations() -> tuple:
     # the integral
     f_exact = FAMILY["f"]
     claim("atan_near", "x - x^3/3 <= atan x <= x on x >= 0 (derivatives x^2/(1+x^2), x^4/(1+x^2), equal at 0)",
-          nonnegative_on(sp.cancel(sp.diff(x - sp.atan(x), x)), x, 0)
-          and nonnegative_on(sp.cancel(sp.diff(sp.atan(x) - x + x**3 / 3, x)), x, 0))
+          atan_below_x and nonnegative_on(sp.cancel(sp.diff(sp.atan(x) - x + x**3 / 3, x)), x, 0))
     claim("atan_far", "atan x = pi/2 - atan(1/x) for x > 0 (equal derivatives, equal at x = 1)",
           tl._identity_zero(sp.diff(sp.atan(x) + sp.atan(1 / x), x))
           and sp.simplify(sp.atan(1) + sp.atan(1) - sp.pi / 2) == 0)
@@ -244,15 +247,14 @@ def family_obligations() -> tuple:
 
 @lru_cache(maxsize=None)
 @seeded
-def _time_bounds(scale: str, mu: sp.Expr, nu: sp.Expr) -> tuple:
+def _time_bounds(scale: str, nu: sp.Expr) -> tuple:
     """Steps 4-6 in ``(sigma, K, v, q, g)``: hypothesis conditions, ``tau_lo``, ``tau_hi``, the leading factor,
-    I0, I1, the limits and the obligations on them (``mu``, ``nu``: the derived factors, the same for both
+    I0, I1, the limits and the obligations on them (``nu``: the derived factor, the same for both
     activations at one scale)."""
     K, v = ma.K, ma.vstar_norm2
-    obligations = []
-
-    def claim(name, text, holds):
-        obligations.append(Obligation(name, text, bool(holds)))
+    mu = _mu_of(nu)
+    obligations = tl._Obligations()
+    claim = obligations.claim
 
     U = family_obligations()[1]
     c = CONSTANTS
@@ -298,10 +300,8 @@ def prove(activation: str = "relu", scale: str = "D") -> TstarLawRelu:
     if scale not in SCALES:
         raise ValueError(f"unknown logit scale {scale!r}")
     K, N, kappa, C1 = ma.K, ma.N, ma.kappa, gf.C1
-    obligations = []
-
-    def claim(name, text, holds):
-        obligations.append(Obligation(name, text, bool(holds)))
+    obligations = tl._Obligations()
+    claim = obligations.claim
 
     claim("euler_step", "the map is x + eta F(x): each increment of C1, C2, C3 is linear in eta",
           tl.is_euler_step(activation, scale))
@@ -322,16 +322,16 @@ def prove(activation: str = "relu", scale: str = "D") -> TstarLawRelu:
           and sp.cancel(star - form["star"]) == 0
           and sp.cancel(c1_rate - g_public * form["lam"] * (form["star"] - C1)) == 0
           and sp.cancel(H - g_public * nu * form["H0"] * ratio * (1 - form["k"] * (ratio - 1))) == 0)
-    mu = sp.factor(2 * sp.pi**2 * nu / (1 + sigma**2))
     shared, U = family_obligations()
-    timed, conditions, tau_lo, tau_hi, leading, I0, I1, limits = _time_bounds(scale, mu, nu)
+    timed, conditions, tau_lo, tau_hi, leading, I0, I1, limits = _time_bounds(scale, nu)
     obligations.extend(shared + timed)
     public = {q: q_public, g: g_public}
 
     def to_public(expr):
         return ma.to_public(expr.subs(public).subs(sigma, sp.sqrt(K / N)))
 
-    return TstarLawRelu(activation, scale, tuple(obligations), to_public(mu), to_public(nu), to_public(U),
+    return TstarLawRelu(activation, scale, tuple(obligations), to_public(sp.factor(_mu_of(nu))), to_public(nu),
+                        to_public(U),
                         tuple((name, to_public(expr)) for name, expr in conditions),
                         to_public(tau_lo), to_public(tau_hi), to_public(leading),
                         to_public(I0), to_public(I1), {k_: to_public(v_) for k_, v_ in limits.items()})

@@ -530,7 +530,7 @@ def tstar_relu_proof_check() -> Check:
     for act in tstar_law_relu.ACTIVATIONS:
         series = tau_star_expansion(act)
         law = laws[(act, "D")]
-        for name, ours, theirs in (("I0", law.I0, series.I0), ("I1", law.I1, series.I1)):
+        for ours, theirs in ((law.I0, series.I0), (law.I1, series.I1)):
             f_ours = sp.lambdify((ma.K, ma.vstar_norm2, ma.kappa), ours, "mpmath")
             f_theirs = sp.lambdify(symbols, _public(theirs), "mpmath")
             with mpmath.workdps(30):

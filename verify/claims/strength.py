@@ -259,8 +259,6 @@ TSTAR_RELU_LAW_PROVED = {
               "explicit bounds tau_lo <= lim eta T* <= tau_hi for every D > 2K satisfying the explicit hypothesis (H), "
               "whose ratios to D^a (D-K)^2 tend to I0 with the (D-K)^(-1/2) coefficient I1 of the correction",
 }
-TSTAR_LAW_NOT_PROVED = ("ReLU and Leaky ReLU: the proof check rdyn.derivations.tstar_law_relu "
-                        "(A.errata.Tstar.relu_proof) was not among the deciding checks")
 
 
 def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dict | None]:
@@ -274,7 +272,10 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
                               "proofs": [dict(p) for p in proofs]}
         strength, basis = of_checks(deciding_ids)
         if strength is not None and proofs:
-            basis = {**basis, "proved_part": dict(proofs[0]), "not_proved": TSTAR_LAW_NOT_PROVED}
+            missing = [p for p in (TSTAR_LAW_PROVED, TSTAR_RELU_LAW_PROVED) if p not in proofs][0]
+            basis = {**basis, "proved_part": dict(proofs[0]),
+                     "not_proved": f"{missing['activation']}: the proof check {missing['by'].split(':')[0]} "
+                                   f"({missing['check']}) was not among the deciding checks"}
         return (strength or "sampled"), (basis or {"points": []})
     if paper == "A" and label in CORRECTIONS_BY_PROVE:
         return "certified", _basis("certified", ())
