@@ -68,7 +68,13 @@ def parse_expression(text: str) -> sp.Expr:
 
 
 def _check_on_grid(text: str, expr: sp.Expr) -> None:
-    funcs = [numeric_functions_float(expr)]
+    try:
+        funcs = [numeric_functions_float(expr)]
+    except Exception as exc:   # noqa: BLE001 -- a form sympy cannot print (a guard: the parser
+        # admits none it knows of): one line naming the formula, never a printer's traceback
+        why = type(exc).__name__
+        raise ValueError(f"--activation-expr: {text!r} or its derivatives cannot be printed "
+                         f"for evaluation ({why})") from None
     import numpy as np
 
     grid = np.linspace(-GRID_HALF_WIDTH, GRID_HALF_WIDTH, 801)
@@ -168,6 +174,10 @@ def lambdify_for(args, expr: sp.Expr, backend: str, bits: int = 53):
         names = {"functools": functools}
         if expr.has(sp.erf):   # scipy.special costs 0.5 s to import: only where erf is used
             names["erf"] = _np_erf()
+        if expr.has(sp.erfc, sp.besselj):   # the other special functions: scipy.special too
+            from scipy.special import erfc, jv
+
+            names.update(erfc=erfc, besselj=jv)
         return sp.lambdify(args, expr, modules=[names, "numpy"], printer=_NumpyErfPrinter)
     if backend == "arb":
         return sp.lambdify(args, expr, modules=[_arb_module(bits)], printer=_ArbPrinter)
@@ -263,6 +273,12 @@ def _printers():
     class NumpyErfPrinter(NumPyPrinter):
         def _print_erf(self, e):
             return f"erf({self._print(e.args[0])})"
+
+        def _print_erfc(self, e):   # scipy.special.erfc, given as erfc by lambdify_for
+            return f"erfc({self._print(e.args[0])})"
+
+        def _print_besselj(self, e):   # scipy.special.jv(n, x), given as besselj
+            return f"besselj({self._print(e.args[0])}, {self._print(e.args[1])})"
 
     return ArbPrinter, NumpyErfPrinter
 

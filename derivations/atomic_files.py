@@ -15,13 +15,74 @@ developer-only catalogue regenerators of this layer (``python -m rdyn.derivation
 ``python -m rdyn.derivations.activations``). It lives in the lowest layer and imports nothing of
 rdyn, so every layer may use it; :mod:`rdyn.reduced_dynamics.runs.atomic_files` re-exports it
 under the name the upper layers use (one implementation).
+
+The output-path rule (docs/input_rules.md, "Output paths") lives here too, so that the checks
+before the work (:func:`rdyn.options.check_output_path`) and the write itself apply the same
+one: a regular file or a new path is written by temporary sibling and rename; a symbolic link
+is followed and its target written the same way (the link stays a link); a name that reaches
+a file descriptor (``/dev/stdout``, ``/dev/fd/N``, ``/proc/PID/fd/N``) and an existing device,
+FIFO, socket or directory are refused (:func:`unwritable_reason`), never replaced.
 """
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable
+
+
+_STREAM_NAMES = ("/dev/stdin", "/dev/stdout", "/dev/stderr")
+_MAX_LINKS = 40   # the kernel's own limit on symbolic links followed in one lookup
+
+
+def output_target(path) -> str:
+    """The file an output path names: absolute, every symbolic link followed (a dangling
+    link names its target, which the write creates)."""
+    return os.path.realpath(os.path.abspath(os.fspath(path)))
+
+
+def reaches_descriptor(path) -> bool:
+    """Whether ``path``, or a link on the way to its target, names a process's file
+    descriptor (``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``, ``/proc/PID/fd/N``):
+    a stream that a rename would detach or replace, not a file."""
+    here = os.path.abspath(os.fspath(path))
+    for _ in range(_MAX_LINKS):
+        here = os.path.join(os.path.realpath(os.path.dirname(here)), os.path.basename(here))
+        if here in _STREAM_NAMES or here.startswith(("/dev/fd/", "/proc/")):
+            return True
+        if not os.path.islink(here):
+            return False
+        here = os.path.join(os.path.dirname(here), os.readlink(here))
+    return False
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words, from its ``st_mode``."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def unwritable_reason(path) -> str | None:
+    """Why the output file ``path`` must not be written (None: it may be). An output is a
+    regular file or a new path, reached directly or through symbolic links; a stream name, a
+    device, a FIFO, a socket or a directory is never opened for writing nor replaced."""
+    if reaches_descriptor(path):
+        return "names a file descriptor (a stream such as standard output), not a file"
+    target = output_target(path)
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return None   # a new file (or a dangling link, whose target the write creates)
+    if stat.S_ISREG(mode):
+        return None
+    where = "" if target == os.path.abspath(os.fspath(path)) else f" ({target})"
+    return f"is {file_kind(mode)}{where}, not a regular file"
 
 
 def _mode() -> int:
@@ -51,11 +112,17 @@ class AtomicFiles:
         self._fixed = fixed_suffix
 
     def path(self, final) -> str:
-        final = os.fspath(final)
-        folder, name = os.path.split(os.path.abspath(final))
+        reason = unwritable_reason(final)
+        if reason is not None:   # a stream, device, FIFO, socket or directory: never replaced
+            raise OSError(errno.EINVAL, f"{os.fspath(final)} {reason}; not replaced")
+        final = output_target(final)   # a symbolic link: its target is written, the link stays
+        folder, name = os.path.split(final)
         if self._fixed is not None:
             tmp = final + self._fixed
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            if os.path.lexists(tmp) and not stat.S_ISREG(os.lstat(tmp).st_mode):
+                raise OSError(errno.EINVAL, f"{tmp} is {file_kind(os.lstat(tmp).st_mode)}, not a "
+                              "regular file; not replaced")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666)
         else:
             stem, suffix = os.path.splitext(name)
             fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".tmp{suffix}", dir=folder)
@@ -85,6 +152,9 @@ class AtomicFiles:
             if self._fixed is None:
                 os.chmod(tmp, mode)
         for tmp, final in self._pairs:
+            reason = unwritable_reason(final)   # made special since the temporary was opened
+            if reason is not None:
+                raise OSError(errno.EINVAL, f"{final} {reason}; not replaced")
             os.replace(tmp, final)
         self._pairs = []
 

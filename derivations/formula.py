@@ -5,10 +5,12 @@ and for the project's own formula strings (the erratum's corrected expressions).
 Nothing here calls ``sympify``, ``eval`` or ``exec``. The text is checked and turned into a
 sympy tree by walking Python's ``ast`` of it, admitting only (docs/input_rules.md, "Security"):
 
-* numbers (decimal integers and floats, taken exactly: ``0.1`` is 1/10), the symbol ``x`` (or the
-  caller's symbols), the constants ``pi`` and ``E``;
+* numbers (decimal literals only, taken exactly: ``0.1`` is 1/10; not ``0x10``, ``0o7``,
+  ``0b1``, which Python would read), the symbol ``x`` (or the caller's symbols), the constants
+  ``pi`` and ``E``;
 * ``+ - * / **``, unary ``+``/``-``, parentheses;
-* calls of the functions in :data:`FUNCTIONS` with positional arguments.
+* calls of the functions in :data:`FUNCTIONS` with positional arguments (``besselj(n, x)``: n
+  an integer constant of magnitude at most :data:`MAX_BESSEL_ORDER`).
 
 Everything else is refused, in one line naming what was found: attribute access, subscripts,
 strings, lambdas, comprehensions, keywords, comparisons, any other name (``__import__``,
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import signal
 import threading
 from contextlib import contextmanager
@@ -48,6 +51,7 @@ MIN_LITERAL = 1e-6
 MAX_LITERAL = 1e6
 MAX_EXPONENT = 16
 MAX_CONSTANT_DIGITS = 100
+MAX_BESSEL_ORDER = 20   # besselj(n, x): n an integer constant, |n| <= this
 ALLOWED_CHARACTERS = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 +-*/().,")
 
@@ -68,6 +72,8 @@ _BINARY = {ast.Add: sp.Add, ast.Mult: sp.Mul,
            ast.Sub: lambda a, b: sp.Add(a, sp.Mul(-1, b)),
            ast.Div: lambda a, b: sp.Mul(a, sp.Pow(b, -1)),
            ast.Pow: sp.Pow}
+# a decimal literal as written: digits, an optional point and fraction, an optional exponent
+_DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _OPERATOR_NAMES = {ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@", ast.BitXor: "^",
                    ast.BitOr: "|", ast.BitAnd: "&", ast.LShift: "<<", ast.RShift: ">>"}
 
@@ -174,8 +180,13 @@ class _Builder:
 
     def number(self, node: ast.Constant) -> sp.Expr:
         value = node.value
+        written = ast.get_source_segment(self.text, node) or repr(value)
         if type(value) not in (int, float):
-            self.refuse(f"the literal {value!r}")
+            self.refuse(f"the literal {written}")
+        if not _DECIMAL.fullmatch(written):   # 0x10, 0o7, 0b1: Python reads them, a formula not
+            raise FormulaError(f"{self.what}: the number {written} is not a decimal literal "
+                               "(hexadecimal, octal and binary numbers are not allowed; write "
+                               "digits with an optional point and exponent, e.g. 16, 0.5, 2e-3)")
         if value != 0 and not (MIN_LITERAL <= abs(value) <= MAX_LITERAL):
             raise FormulaError(f"{self.what}: the number {ast.get_source_segment(self.text, node)}"
                                f" is outside [{MIN_LITERAL:g}, {MAX_LITERAL:g}] in magnitude")
@@ -215,6 +226,9 @@ class _Builder:
             raise FormulaError(f"{self.what}: {name} takes {count} argument"
                                + ("" if most == 1 else "s"))
         args = [self.build(a) for a in node.args]
+        if name == "besselj" and not (args[0].is_Integer and abs(int(args[0])) <= MAX_BESSEL_ORDER):
+            raise FormulaError(f"{self.what}: besselj(n, x) takes an integer order n of magnitude "
+                               f"at most {MAX_BESSEL_ORDER} (found {args[0]})")
         result = function(*args)
         if not result.free_symbols:
             value = _float(result)

@@ -33,6 +33,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, SupportsInt, cast
 
+from rdyn.derivations.atomic_files import output_target, reaches_descriptor, unwritable_reason
 from rdyn.output import UsageError
 
 DPS_MIN = 5
@@ -155,7 +156,20 @@ def integral(value) -> int | None:
 
 
 def integer_argument(text: str) -> int:
-    """argparse type of "int" options: :func:`integral` ("1e9" and "20.0" are integers)."""
+    """argparse type of "int" options: :func:`integral` ("1e9" and "20.0" are integers). A
+    number of more than 100000 digits (``--D 1e1000000``) is refused before it is converted:
+    building it exactly takes minutes (the conversion is quadratic), and no option comes near."""
+    import argparse
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        number = Decimal(text.strip())
+        digits = number.adjusted() + 1 if number.is_finite() else 0
+    except (InvalidOperation, ValueError, AttributeError):
+        digits = 0
+    if digits > 100000:
+        raise argparse.ArgumentTypeError(f"{shown(text)} has {digits} digits, beyond the range "
+                                         "of every integer option")
     value = integral(text)
     if value is None:
         raise ValueError(text)
@@ -168,11 +182,18 @@ integer_argument.__name__ = "integer"  # argparse: "invalid integer value: '2.5'
 def shown_integer(value: int) -> str:
     """An integer in a message: as is up to 24 digits, else in scientific form with its digit
     count (``--D 1e300`` -> "1.000e+300 (an integer of 301 digits)"): one short line."""
-    text = str(abs(int(value)))
-    if len(text) <= 24:
+    from decimal import ROUND_DOWN, Decimal
+
+    value = int(value)
+    if value.bit_length() <= 79:   # below 10^24: as is
         return str(value)
+    exact = Decimal(abs(value))   # not str(): Python refuses int -> str above 4300 digits
+    digits = exact.adjusted() + 1
+    if digits <= 24:
+        return str(value)
+    lead = str(int(exact.scaleb(4 - digits).to_integral_value(rounding=ROUND_DOWN)))
     sign = "-" if value < 0 else ""
-    return f"{sign}{text[0]}.{text[1:4]}e+{len(text) - 1} (an integer of {len(text)} digits)"
+    return f"{sign}{lead[0]}.{lead[1:4]}e+{digits - 1} (an integer of {digits} digits)"
 
 
 def _num(x) -> str:
@@ -245,8 +266,9 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
                "tanh, gelu = x Phi(x), softplus, sigmoid, expr (--activation-expr)",
                choices=("identity", "relu", "leaky") + SMOOTH_ACTIVATIONS),
         Option("activation_expr", "str", None, "sigma as a formula in x, e.g. "
-               "'x*tanh(x)' (implies --activation expr): numbers, x, pi, E, + - * / **, and exp "
-               "log sqrt sin cos tan sinh cosh tanh atan asinh erf erfc abs Max Min besselj; read "
+               "'x*tanh(x)' (implies --activation expr): decimal numbers, x, pi, E, + - * / **, "
+               "and exp log sqrt sin cos tan sinh cosh tanh atan asinh erf erfc abs Max Min "
+               "besselj(n, x) (integer n); read "
                "as data, never run as code (docs/input_rules.md, Security); refused unless finite "
                "with finite sigma', sigma'' on [-40, 40] and |sigma| <= 1e6 (1 + x^2) there", metavar="EXPR",
                applies=lambda v: v["activation"] in ("relu", "expr"),
@@ -337,6 +359,8 @@ def _check_evaluable(text: str, forms) -> None:
                 values = [complex(f(v)) for v in (-1.7, -0.3, 0.4, 2.1)]
             except Exception as exc:   # a printer or evaluation failure: say which and why
                 why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if "<class" in why:   # a printer's message names its internal class: not shown
+                    why = f"{backend} has no function for a part of it"
                 raise ValueError(f"--activation-expr {text}: {name} = {form} cannot be evaluated "
                                  f"with {backend} ({why})") from None
             if not all(math.isfinite(v.real) and v.imag == 0 for v in values):
@@ -389,8 +413,11 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "float64 intervals (compiled; default, also with --precision dd) or, with --dps "
            "(arb), arb balls; --activation erf|gelu: arb balls always (closed-form "
            "expectations; working precision adapted to certify --dps digits, default 30); "
-           "tanh|softplus|sigmoid: arb balls with a strip quadrature of proved remainder "
-           "(radii about 1e-15); formulas are refused (no derived strip bound). JSON gains "
+           "tanh|softplus|sigmoid and formulas analytic on a strip (tanh, erf, erfc, sin, cos, "
+           "besselj, exp of a concave quadratic of affine arguments, sums, products, "
+           "non-negative integer powers): arb balls with a strip quadrature of proved remainder "
+           "(radii about 1e-15, 10^-N with --dps N <= 40); other formulas (abs, Max, Min, sqrt, "
+           "log, atan, asinh, tan, sinh, cosh, quotients) are refused, saying why. JSON gains "
            "'certified' (t1 and T* proven), 'radius' (relative, final step), "
            "'certified_backend' (interval64 | arb) and 'certificate' (with the final "
            "enclosure). With --checkpoint FILE the interval64 pass checkpoints to FILE's "
@@ -680,6 +707,30 @@ PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17
                 "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16")
 
 
+_PROVE_RESUME_HELP = ("continue an interrupted proof: one instance from its --checkpoint FILE, written "
+                      "with the same options (else exit 2 naming the differing option), keeping every step "
+                      "certified before the interruption; with --grid, from the --out FILE of an interrupted "
+                      "sweep (its \"complete\": false) for the same grid and options: the instances it holds "
+                      "are kept, the rest are proved, and FILE is rewritten after each (unless --out names "
+                      "another file)")
+
+
+def _check_prove_grid(text) -> None:
+    """``rdyn prove --grid``: the grid's syntax and size (at most 10^4 points, counted before any
+    value list is combined; an empty specification such as ';;' refused), and every value checked
+    as the single-instance option would be (``D=1e18`` is refused as ``--D 1e18`` is)."""
+    from rdyn.verification.proofs.sweep import check_grid
+
+    cmd = COMMANDS["prove"]
+
+    def check(key, value):
+        try:
+            _coerce(cmd.option(key), value)
+        except UsageError as exc:
+            raise ValueError(f"--grid: {key}={value}: {exc}") from None
+    check_grid(text, check)
+
+
 def _check_prove_label(value) -> None:
     for v in (value if isinstance(value, (list, tuple)) else [value]):
         if v not in PROVE_LABELS:
@@ -710,20 +761,25 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "'Lemma D.13 (attention)', 'Lemma D.13 (C1 step)', 'Lemma D.15', 'Lemma D.15 (proof)', 'Lemma D.16', "
            "'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
            api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
-    Option("max_steps", "int", None, "step budget of the certified iteration (default: max(2 T*, "
-           "T0)); a statement neither refuted nor carried by the region by then is undecided",
-           lo=1, hi=10**9),
-    Option("max_boxes", "int", 200000, "box budget of the branch and bound on the invariant "
-           "region (default 200000)", lo=1, hi=10**8),
-    *(o if o.applies is not None else dataclasses.replace(
+    Option("max_steps", "int", None, "step budget of the certified iteration, honoured exactly: it "
+           "stops at step N at the latest (default: max(2 T*, T0)). A budget below T0 (estimated from "
+           "the float64 T* before any work) is refused, since the region needs the state at T0; with "
+           "--grid such instances are skipped. A statement neither refuted nor carried by the region "
+           "by then is undecided", lo=1, hi=10**9),
+    Option("max_boxes", "int", 200000, "box budget of the branch and bound (Model A: the invariant "
+           "region's boxes; --paper B: region and S0 boxes together; default 200000)", lo=1, hi=10**8),
+    *(o if o.applies is not None else
+      dataclasses.replace(o, help=_PROVE_RESUME_HELP) if o.name == "resume" else dataclasses.replace(
         o, applies=lambda v: v["grid"] is None, refusal=f"{o.flag} does not apply with --grid (use --out: it is "
-                                                         "rewritten after every instance)")
+                                                         "rewritten after every instance; --resume FILE continues it)")
       for o in _checkpoint_options()),
     Option("grid", "str", None, "prove every instance of a grid instead of one (docs/proofs.md, \"Proof "
            "sweep\"): the syntax of rdyn sweep --grid over the keys D, K, activation, kappa, vstar_norm2, "
            "eta (numbers, or the words paper and half_limit) and logit_scale, e.g. "
            "'D=3:24:22;K=1:11:11;activation=relu,identity;eta=paper,half_limit'; points outside the "
-           "papers' hypotheses are listed as skipped", metavar="GRID"),
+           "papers' hypotheses are listed as skipped. At most 10000 points; each value is checked "
+           "as the single-instance option would be (D in 2..10000, ...)", metavar="GRID",
+           check_value=_check_prove_grid),
     Option("max_tstar", "int", None, "with --grid: skip instances whose float64 T* exceeds N (the cost "
            "cap; each instance iterates about T* certified steps at 30,000-90,000 steps/s)", lo=1,
            hi=10**9, metavar="N", applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
@@ -858,6 +914,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES
 def help_text(option: Option) -> str:
     """The option's help with its accepted range, e.g. "GD step size ... [> 0, finite]" (the
     text of ``--help``, docs/cli.md and the API docstrings)."""
+    if option.applies is _never:   # refused whatever the other options: no range to offer
+        return f"not accepted here: {option.refusal or option.help}"
     text = option.help
     rng = option.range_text()
     if rng and option.kind in ("int", "float"):
@@ -903,11 +961,13 @@ def given_from_args(command: Command, args) -> dict:
 
 def shown(value: Any) -> str:
     """A given value in a refusal: one line, at most about 80 characters (a numpy array is
-    named by its shape: its repr spans many lines)."""
+    named by its shape: its repr spans many lines; a long list by its first items and its
+    size, "[1, 2, ...] (100000 values)": rdyn.derivations.messages.summarised)."""
+    from rdyn.derivations.messages import summarised
+
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         return f"a numpy array of shape {tuple(value.shape)} (pass array.tolist())"
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 80 else text[:77] + "..."
+    return summarised(value, repr, limit=80)
 
 
 def _coerce(o: Option, value: Any) -> Any:
@@ -964,10 +1024,22 @@ def _coerce(o: Option, value: Any) -> Any:
 
 def check_output_path(flag: str, path, kind: str = "file") -> None:
     """Refuse (UsageError) an output path that cannot be written: its folder missing, not a
-    directory or not writable; a file path that is a directory; a folder path that is a file.
+    directory or not writable; a file path that is a directory; a folder path that is a file;
+    a file path that names a stream (``/dev/stdout``) or an existing device, FIFO or socket
+    (the output-path rule of :mod:`rdyn.derivations.atomic_files`, which the write applies
+    again). A symbolic link is followed: its target is checked, and later written.
     ``kind="dir"``: the folder is created with its parents, so the nearest existing ancestor
     must be a writable directory."""
-    path = os.path.abspath(os.fspath(path))
+    given = os.fspath(path)
+    if reaches_descriptor(given):
+        raise UsageError(f"{flag} {shown_path(given)} names a file descriptor (a stream such as "
+                         "standard output), not a file; give a regular file's path")
+    if kind == "file":
+        reason = unwritable_reason(given)
+        if reason is not None and not os.path.isdir(given):
+            raise UsageError(f"{flag} {shown_path(given)} {reason}; rdyn never replaces a device, "
+                             "FIFO or socket")
+    path = output_target(given)
     if kind == "dir":
         if os.path.exists(path):
             if not os.path.isdir(path):
@@ -1107,27 +1179,51 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
     for o in cmd.options:
         if o.output is not None and values[o.name] is not None:
             check_output_path(o.flag, values[o.name], o.output)
-            for suffix in o.siblings:   # e.g. a checkpoint's FILE.tmp
-                check_output_path(o.flag, os.fspath(values[o.name]) + suffix, o.output)
+            for suffix in o.siblings:   # e.g. a checkpoint's FILE.tmp, beside the link's target
+                check_output_path(o.flag, output_target(values[o.name]) + suffix, o.output)
         if o.kind == "path" and isinstance(values[o.name], (str, os.PathLike)):
             check_input_file(o.flag, values[o.name])
     check_distinct_outputs(cmd, values)
     return values
 
 
+# the one output that may name its command's input file: a run resumed from a checkpoint
+# goes on saving to it (the command line that an interruption prints does exactly that)
+OUTPUT_MAY_BE_INPUT = {("checkpoint", "resume")}
+
+
 def check_distinct_outputs(cmd: Command, values: dict) -> None:
     """Refuse two output options naming the same file (``rdyn claims --report same.md --errata
-    same.md``: the second write would replace the first), compared after resolving symbolic
-    links and relative paths."""
+    same.md``: the second write would replace the first), and an output naming an input file
+    (``rdyn teacher --groups g.json --checkpoint g.json`` would replace the groups with a
+    checkpoint; only ``--checkpoint F --resume F`` is allowed, :data:`OUTPUT_MAY_BE_INPUT`),
+    compared after resolving symbolic links and relative paths; an output's sibling
+    (``FILE.tmp`` of a checkpoint) counts as that output."""
+    inputs: dict[str, Option] = {}
+    for o in cmd.options:
+        if o.kind == "path" and isinstance(values.get(o.name), (str, os.PathLike)):
+            inputs.setdefault(output_target(values[o.name]), o)
     seen: dict[str, str] = {}
     for o in cmd.options:
         if o.output != "file" or values.get(o.name) is None:
             continue
-        real = os.path.realpath(os.fspath(values[o.name]))
+        real = output_target(values[o.name])
         if real in seen:
-            raise UsageError(f"{o.flag} {os.fspath(values[o.name])} names the same file as "
+            raise UsageError(f"{o.flag} {shown_path(values[o.name])} names the same file as "
                              f"{seen[real]}; give each output its own file")
         seen[real] = o.flag
+        for name in [real] + [real + suffix for suffix in o.siblings]:
+            source = inputs.get(name)
+            if source is not None and (o.name, source.name) not in OUTPUT_MAY_BE_INPUT:
+                raise UsageError(f"{o.flag} {shown_path(values[o.name])} names the input file of "
+                                 f"{source.flag}; the output would replace it: give the output "
+                                 "its own file")
+
+
+def shown_path(path, limit: int = 160) -> str:
+    """A user's path for a one-line message: as given, shortened in the middle when long."""
+    text = os.fspath(path)
+    return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-limit // 2:]}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1173,7 +1269,9 @@ def markdown() -> str:
         for o in cmd.options:
             if o.cli_only:
                 continue
-            if o.kind in ("int", "float"):
+            if o.applies is _never:   # always refused (e.g. --dps of a float64-only command)
+                accepted = "none (always refused)"
+            elif o.kind in ("int", "float"):
                 accepted = o.range_text()
                 if o.kind == "float":
                     accepted = f"{accepted}, finite" if accepted else "finite"

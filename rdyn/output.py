@@ -16,7 +16,17 @@ from typing import Any
 
 
 class UsageError(ValueError):
-    """Bad user input; reported as one line on stderr with exit status 2."""
+    """Bad user input; reported as one line on stderr with exit status 2. The message is made
+    one line of at most about 400 characters here, once for every refusal of the CLI and the
+    API (a quoted 50,000-character grid or path is shortened in the middle:
+    rdyn.derivations.messages.bounded)."""
+
+    def __init__(self, *args):
+        if len(args) == 1 and isinstance(args[0], str):
+            from rdyn.derivations.messages import bounded
+
+            args = (bounded(args[0]),)
+        super().__init__(*args)
 
 
 def require(condition: object, message: str) -> None:

@@ -56,6 +56,11 @@ SMOOTH_PRE_RUN_STEPS = 10**5
 # multiple of teacher_step_seconds(N) (measured 0.09, 0.31 ms erf, 0.28, 0.97 ms gelu at N = 300,
 # 1000, D = 8, K = 2, M = 2)
 SMOOTH_CERTIFY_FACTOR = {"erf": 1.8, "gelu": 5.5}
+# --certify for tanh, softplus, sigmoid and formulas (reduced_dynamics/certified/strip.py, the strip
+# quadrature): seconds per step at the 1e-15 aim, times (d / 15)**2.3 for d = min(N, STRIP_DPS_MAX)
+# digits (tanh, D = 8, 400 steps: 3.6 s at 1e-15, 5.7 s at N = 20, 17 s at N = 30; a formula's
+# node-by-node bounds are cruder, so its lattice is larger)
+STRIP_CERTIFY_STEP_S = {"tanh": 9e-3, "softplus": 9e-3, "sigmoid": 9e-3, "expr": 2e-2}
 # rdyn ln --dps N, exact Task 2 rules (reduced_dynamics/model_b/exact.py), by the number r of
 # distinct eigenvalues. r = 2 (theta rule; ln, noln, looped): building the Gauss-Legendre rules
 # at N digits (mpmath; degrees m0 = model_b.exact.theta_start_degree(N) up to the accepted one,
@@ -278,6 +283,144 @@ def prove_estimate(T_stars, lower_bound: bool = False) -> "RunTimeEstimate":
     return RunTimeEstimate("prove", n * PROVE_FIXED_S + steps * PROVE_STEP_S, what, lower_bound, steps)
 
 
+def prove_tstar(config) -> tuple[float | None, str]:
+    """The float64 T* of one ``rdyn prove`` instance, before any certified work: ``(T*, how)`` with
+    ``how`` "float64" (a float64 run of at most 1e5, 1e6, then 1e7 steps reached it: exact up to
+    rounding) or "the slow-manifold limit" (T* ~ tau_star/eta, a few hundredths of a second; an
+    approximation), or ``(None, why)`` when neither gives a finite T* (e.g. ``--eta 5e-324``)."""
+    import math
+
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, run
+
+    for probe_steps in (F64_PRE_RUN_STEPS // 100, F64_PRE_RUN_STEPS // 10, F64_PRE_RUN_STEPS):
+        probe = run(config, steps=probe_steps, thresholds=Thresholds(), progress=False)
+        if probe.T_star is not None:
+            return float(probe.T_star), "float64"
+        if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
+            return None, "the float64 run stops before T* (diverged or at a fixed point)"
+    scaled = _scaled_tstar(config)
+    if scaled is not None:
+        return scaled
+    return _limit_tstar(config)
+
+
+SCALE_UP = 100   # T* ~ tau_star/eta once T* is large: a run at SCALE_UP eta reaches it SCALE_UP times sooner
+
+
+def _scaled_tstar(config) -> tuple[float | None, str] | None:
+    """T* beyond the float64 probes, from one float64 run of 1e7 steps at ``SCALE_UP`` times eta
+    (T* ~ tau_star/eta, the slow-manifold limit's law, without its sympy; about 0.6 s): T* is
+    ``SCALE_UP`` times that run's, or (None, why) when even that run does not reach it (T* > 1e9).
+    None when ``SCALE_UP eta`` is not below eta_limit/2 (the law needs a small eta)."""
+    from dataclasses import replace
+    from fractions import Fraction
+
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, eta_limit_fraction, run
+
+    if config.eta is None:
+        return None
+    try:
+        if Fraction(repr(float(config.eta) * SCALE_UP)) >= eta_limit_fraction(config) / 2:
+            return None
+        probe = run(replace(config, eta=float(config.eta) * SCALE_UP), steps=F64_PRE_RUN_STEPS,
+                    thresholds=Thresholds(), progress=False)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    if probe.T_star is not None:
+        return float(probe.T_star) * SCALE_UP, f"{SCALE_UP} times T* of a float64 run at {SCALE_UP} eta"
+    if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
+        return None
+    return None, f"a float64 run of 1e7 steps at {SCALE_UP} eta does not reach it; T* ~ 1/eta"
+
+
+def _limit_tstar(config) -> tuple[float | None, str]:
+    import math
+
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
+
+    try:
+        from rdyn.reduced_dynamics.model_a.flow import phase_limits
+
+        T_star = phase_limits(config, "slow", Thresholds()).T_star
+    except Exception:   # noqa: BLE001 (an estimate only)
+        T_star = math.nan
+    if not math.isfinite(T_star) or T_star <= 0:
+        return None, "no float64 run of 1e7 steps reaches it, and its slow-manifold limit tau_star/eta is infinite"
+    return float(T_star), "the slow-manifold limit"
+
+
+def prove_grid_tstars(configs, cap: int | None = None, progress=None) -> list[tuple[float | None, str]]:
+    """:func:`prove_tstar` of every instance of a proof sweep, by batched float64 runs
+    (``run_batch``: about 35 ns per instance and step) of 1e5, 1e6 and 1e7 steps over the instances
+    still without T*, then one of 1e7 steps at ``SCALE_UP`` eta (T* ~ 1/eta), then the slow-manifold
+    limit for the rest; with ``cap`` beyond 1e7, the instances whose estimate lies within a factor 2
+    of it (or is missing) are run in float64 to ``cap + 1`` steps, so the cap is decided as exactly as
+    by a float64 run to it. ``cap`` (``--max-tstar``): the runs
+    stop at ``cap + 1`` steps, and an instance not at T* by then is ``(None, "cap")`` (exact, as a
+    float64 run to the cap). ``progress(text)``: a line before each batch."""
+    from rdyn.reduced_dynamics.model_a.batch import run_batch
+
+    out: list = [None] * len(configs)
+    todo = list(range(len(configs)))
+    limit = None if cap is None else cap + 1
+    for probe in (F64_PRE_RUN_STEPS // 100, F64_PRE_RUN_STEPS // 10, F64_PRE_RUN_STEPS):
+        if not todo:
+            break
+        steps = probe if limit is None else min(probe, limit)
+        seconds = len(todo) * steps * SWEEP_POINT_STEP_S[False]
+        if progress is not None and seconds > 2:   # a line before batches that take a while
+            progress(f"float64 T* of {len(todo)} instance{'s' if len(todo) != 1 else ''} ({steps} steps each, "
+                     f"about {seconds:.0f} s)")
+        rows = run_batch([configs[i] for i in todo], steps).rows
+        still = []
+        for i, r in zip(todo, rows):
+            if r["T_star"] is not None:
+                out[i] = (float(r["T_star"]), "float64")
+            else:
+                still.append(i)
+        todo = still
+        if limit is not None and steps >= limit:
+            break
+    if limit is not None and limit <= F64_PRE_RUN_STEPS:
+        for i in todo:
+            out[i] = (None, "cap")
+        return out
+    # beyond the probes: one batched run of 1e7 steps at SCALE_UP eta (T* ~ 1/eta), then the limit
+    from dataclasses import replace
+    from fractions import Fraction
+
+    from rdyn.reduced_dynamics.model_a.dynamics import eta_limit_fraction
+
+    scalable = [i for i in todo if configs[i].eta is not None
+                and Fraction(repr(float(configs[i].eta) * SCALE_UP)) < eta_limit_fraction(configs[i]) / 2]
+    if scalable:
+        if progress is not None and len(scalable) * F64_PRE_RUN_STEPS * SWEEP_POINT_STEP_S[False] > 2:
+            progress(f"float64 T* of {len(scalable)} instance{'s' if len(scalable) != 1 else ''} at {SCALE_UP} eta "
+                     f"({F64_PRE_RUN_STEPS} steps each)")
+        rows = run_batch([replace(configs[i], eta=float(configs[i].eta) * SCALE_UP) for i in scalable],
+                         F64_PRE_RUN_STEPS).rows
+        for i, r in zip(scalable, rows):
+            out[i] = ((float(r["T_star"]) * SCALE_UP, f"{SCALE_UP} times T* of a float64 run at {SCALE_UP} eta")
+                      if r["T_star"] is not None else
+                      (None, f"a float64 run of 1e7 steps at {SCALE_UP} eta does not reach it; T* ~ 1/eta"))
+    for i in todo:
+        if out[i] is None:
+            out[i] = _limit_tstar(configs[i])
+    if limit is not None:   # --max-tstar beyond the probes: decided exactly where the estimate is near it
+        near = [i for i in todo if out[i][0] is None or limit / 2 < out[i][0] < 2 * limit]
+        if near:
+            if progress is not None and len(near) * limit * SWEEP_POINT_STEP_S[False] > 2:
+                progress(f"float64 T* of {len(near)} instance{'s' if len(near) != 1 else ''} near --max-tstar "
+                         f"({limit} steps each, about {len(near) * limit * SWEEP_POINT_STEP_S[False]:.0f} s)")
+            rows = run_batch([configs[i] for i in near], limit).rows
+            for i, r in zip(near, rows):
+                out[i] = (float(r["T_star"]), "float64") if r["T_star"] is not None else (None, "cap")
+        for i in todo:
+            if out[i][0] is not None and out[i][0] >= 2 * limit:
+                out[i] = (None, "cap")
+    return out
+
+
 def prove_instance_estimate(config, thresholds=None) -> "RunTimeEstimate":
     """:func:`prove_estimate` of one instance (``config``: its TeacherConfig), T* from float64 runs
     (:func:`default_float64_steps`: probes up to 1e7 steps, then the slow-manifold limit)."""
@@ -493,13 +636,26 @@ def smooth_teacher_estimate(activation: str, nodes: int, steps: int, dps: int, c
     """The estimate of ``rdyn teacher --activation A --dps N`` once the node count is chosen
     (``model_a.smooth.run``'s ``on_rule``; again if the a-posteriori check repeats the run with
     more nodes): (steps + :data:`SMOOTH_EXTRA_STEPS`) times
-    :func:`smooth_step_seconds`, plus with ``certify`` (erf, gelu) the certified pass, steps
-    times :data:`SMOOTH_CERTIFY_FACTOR` ``[activation] *`` :func:`teacher_step_seconds`."""
+    :func:`smooth_step_seconds`, plus with ``certify`` the certified pass: (erf, gelu) steps
+    times :data:`SMOOTH_CERTIFY_FACTOR` ``[activation] *`` :func:`teacher_step_seconds`; (tanh,
+    softplus, sigmoid, formulas) steps times :func:`strip_certify_step_seconds`."""
     seconds = (steps + SMOOTH_EXTRA_STEPS) * smooth_step_seconds(activation, kept_nodes(nodes, dps), dps)
-    if certify:
+    if certify and activation in SMOOTH_CERTIFY_FACTOR:   # erf, gelu: closed forms on arb balls
         seconds += steps * SMOOTH_CERTIFY_FACTOR[activation] * teacher_step_seconds(dps)
+    elif certify:   # tanh, softplus, sigmoid, formulas: the strip quadrature
+        seconds += steps * strip_certify_step_seconds(activation, dps)
     return RunTimeEstimate("teacher", seconds,
                            f"{steps} steps on {nodes} nodes at --dps {dps}", lower_bound)
+
+
+def strip_certify_step_seconds(activation: str, dps: int | None) -> float:
+    """Predicted seconds per step of the certified strip quadrature (``--certify`` for tanh,
+    softplus, sigmoid, formulas) aiming at ``dps`` digits (None: 1e-15): :data:`STRIP_CERTIFY_STEP_S`
+    times ``(d / 15)**2.3``, ``d`` capped at the strip's most digits."""
+    from rdyn.reduced_dynamics.certified.strip import STRIP_DPS_MAX
+
+    digits = 15 if dps is None else min(int(dps), STRIP_DPS_MAX)
+    return STRIP_CERTIFY_STEP_S.get(activation, STRIP_CERTIFY_STEP_S["expr"]) * max(1.0, digits / 15) ** 2.3
 
 
 def crosscheck_smooth_estimate(M: int, D: int, steps: int) -> RunTimeEstimate:

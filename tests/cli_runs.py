@@ -5,6 +5,19 @@ from __future__ import annotations
 
 from rdyn import cli
 
+SPECTRUM = ["--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"]
+FILE_OUTPUTS = [  # (argv before the path, flag, suffix): every output option that names a file
+    (["sweep", "--grid", "D=20", "--steps", "10"], "--out", ".csv"),
+    (["sweep", "--grid", "D=20", "--steps", "10"], "--checkpoint", ".npz"),
+    (["scaling", "--quick"], "--out", ".json"),
+    (["claims", "--paper", "A"], "--report", ".md"),
+    (["claims", "--paper", "A"], "--errata", ".tex"),
+    (["teacher", "--steps", "10"], "--checkpoint", ".npz"),
+    (["ln", "--steps", "10", *SPECTRUM], "--checkpoint", ".npz"),
+    (["prove", "--grid", "D=5;K=1;eta=half_limit"], "--out", ".json"),
+    (["prove", "--D", "5", "--K", "1"], "--checkpoint", ".npz"),
+]
+
 
 def run_main(capsys, argv):
     """(exit status, stdout, stderr) of ``rdyn ARGV`` in-process (argparse errors exit)."""

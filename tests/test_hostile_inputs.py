@@ -789,35 +789,7 @@ def test_issue_32_claims_says_how_long(capsys, monkeypatch):
 # A full disk is a 64 KiB tmpfs (root; skipped where it cannot be mounted) filled to a few bytes
 # of free space: every writer either writes its whole file or leaves the requested path as it
 # was (absent, or the previous file byte for byte), no temporary behind, one warning line, and
-# the result rescued where the project rescues it.
-
-@pytest.fixture
-def full_disk(tmp_path):
-    """A folder on a 64 KiB tmpfs with ``free`` bytes left: ``fill(free)`` after the previous
-    files are in place. Unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs (needs root): {mounted.stderr.strip()}")
-
-    def fill(free: int = 0) -> None:
-        """Fill the disk, then free ``free`` bytes (whole 4 KiB pages: tmpfs counts pages)."""
-        with open(disk / ".filler", "wb", buffering=0) as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * 4096)
-            except OSError:
-                pass
-        size = os.path.getsize(disk / ".filler")
-        os.truncate(disk / ".filler", max(size - free, 0))
-
-    try:
-        yield disk, fill
-    finally:
-        subprocess.run(["umount", str(disk)], capture_output=True)
-
+# the result rescued where the project rescues it (the fixture full_disk: conftest.py).
 
 def _left(disk) -> set:
     return set(os.listdir(disk)) - {".filler"}

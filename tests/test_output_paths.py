@@ -10,18 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cli_runs import assert_refused, run_main
+from cli_runs import FILE_OUTPUTS, assert_refused, run_main
 
 
-SPECTRUM = ["--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"]
 UNDER_A_FILE = [  # (argv before the path, flag, name of the output under the regular file)
-    (["sweep", "--grid", "D=20", "--steps", "10"], "--out", "rows.csv"),
-    (["sweep", "--grid", "D=20", "--steps", "10"], "--checkpoint", "c.npz"),
-    (["scaling", "--quick"], "--out", "s.json"),
-    (["claims", "--paper", "A"], "--report", "r.md"),
-    (["claims", "--paper", "A"], "--errata", "e.tex"),
-    (["teacher", "--steps", "10"], "--checkpoint", "c.npz"),
-    (["ln", "--steps", "10", *SPECTRUM], "--checkpoint", "c.npz"),
+    *((argv, flag, f"out{suffix}") for argv, flag, suffix in FILE_OUTPUTS),
     (["figures", "--quick"], "--out", "figs"),
 ]
 

@@ -131,9 +131,11 @@ def test_interrupted_dask_sweep_keeps_out_and_cancels_what_is_left(cluster, monk
     code, out, err = _cli("--grid", "D=5,8,9,10,11,12;K=1;activation=relu;eta=half_limit", "--out", str(path),
                           "--scheduler", cluster.scheduler_address)
     assert code == 130 and out == ""
-    assert err.strip().splitlines()[-1] == (f"rdyn prove: interrupted after 1 of 6 instances; {path} holds their "
-                                            "rows (rerun the grid for the rest)")
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"rdyn prove: interrupted after 1 of 6 instances; {path} holds their rows "
+                           "(\"complete\": false); continue with: rdyn prove ") and last.endswith(f"--resume {path}")
     written = json.loads(path.read_text())
+    assert written["complete"] is False and written["progress"] == {"done": 1, "total": 6}
     assert len(written["instances"]) == 1 and written["instances"][0]["error"] is None
     assert written["instances"][0]["instance"]["D"] in (5, 8, 9, 10, 11, 12)
     with Client(cluster.scheduler_address, set_as_default=False) as client:
@@ -289,26 +291,17 @@ def test_unusable_scheduler_is_refused_before_any_work(monkeypatch, tmp_path, ht
     assert code == 2 and err.getvalue().count("\n") == 1 and "no Dask scheduler answers there" in err.getvalue()
 
 
-def test_interrupted_sweep_says_what_out_holds(monkeypatch, tmp_path):
+def test_interrupted_sweep_says_what_out_holds(tmp_path, interrupt_second_proof):
     """In process (no cluster): Ctrl-C after the first instance; --out keeps its row."""
-    from rdyn.verification.proofs import sweep as sw
-
-    real = sw.prove_point
-    calls = []
-
-    def prove_point(point, *args):
-        calls.append(point.instance.D)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(point, *args)
-
-    monkeypatch.setattr(sw, "prove_point", prove_point)
+    calls, _ = interrupt_second_proof
     path = tmp_path / "grid.json"
     code, out, err = _cli("--grid", "D=5,6;K=1;eta=half_limit", "--out", str(path))
     assert code == 130 and out == ""
-    assert err.strip().splitlines()[-1] == (f"rdyn prove: interrupted after 1 of 2 instances; {path} holds their rows "
-                                            "(rerun the grid for the rest)")
+    last = err.strip().splitlines()[-1]   # in process, sys.argv is pytest's: the resume command shows "..."
+    assert last.startswith(f"rdyn prove: interrupted after 1 of 2 instances; {path} holds their rows "
+                           "(\"complete\": false); continue with: rdyn prove ") and last.endswith(f"--resume {path}")
     assert [r["instance"]["D"] for r in json.loads(path.read_text())["instances"]] == [5]
+    assert json.loads(path.read_text())["complete"] is False
     calls.clear()
     code, out, err = _cli("--grid", "D=5,6;K=1;eta=half_limit")
     assert code == 130 and err.strip().splitlines()[-1].endswith("--out FILE keeps the rows of an interrupted sweep")

@@ -195,5 +195,5 @@ def test_prove_prints_its_estimate_before_the_work(capsys, monkeypatch):
     monkeypatch.setattr(sweep, "run", _stop)
     err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01", "--max-tstar", "2000000"])
     assert "rdyn prove: about 18 s (1 instances" not in err and "about 18 s" in err
-    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01"])
-    assert "no time estimate without --max-tstar" in err
+    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01"])   # T* found first now (issue 40)
+    assert "no time estimate" not in err and "1 instance to prove, 0 skipped; about 18 s" in err

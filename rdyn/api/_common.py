@@ -4,7 +4,7 @@ from __future__ import annotations
 import numbers
 from contextlib import contextmanager
 
-from rdyn.options import typed_options, validate
+from rdyn.options import shown, typed_options, validate
 from rdyn.output import UsageError
 
 
@@ -45,11 +45,11 @@ def parse_steps_list(text, flag: str, steps: int | None) -> list[int]:
         try:
             values = [int(v) for v in text.split(",") if v.strip()]
         except ValueError:
-            raise UsageError(f"{flag} must be comma-separated integers, got {text!r}") from None
+            raise UsageError(f"{flag} must be comma-separated integers, got {shown(text)}") from None
     else:
         values = list(text)
         if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
-            raise UsageError(f"{flag} must be integers, got {text!r}")
+            raise UsageError(f"{flag} must be integers, got {shown(text)}")
         values = [int(v) for v in values]
     for v in values:
         if not (v >= 0 and (steps is None or v <= steps)):

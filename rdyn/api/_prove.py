@@ -56,19 +56,19 @@ def hypotheses(v: ProveOptions) -> dict:
     import dataclasses
 
     return {**{f.name: getattr(v, f.name) for f in dataclasses.fields(v)}, "kappa": kappa, "eta": eta,
-            "paper_conditions": {
+            "eta_limit": float(limit), "eta_given": v.eta is not None, "paper_conditions": {
         "lemma_D5": eta <= K / D, "lemma_D9": eta * M * D * (D + 1) / (K**3 * (D - K)) <= 1 / D**2}}
 
 
-def run(options_: ProveOptions, progress=None, grid_progress=None):
+def run(options_: ProveOptions, progress=None, grid_progress=None, note=None):
     if options_.paper == "B":
         from rdyn.api._prove_b import run_b
 
-        return run_b(options_)
+        return run_b(options_, note)
     from rdyn.result import Result
 
     if options_.grid is not None:
-        return run_grid(options_, grid_progress)
+        return run_grid(options_, grid_progress, note)
     from rdyn.verification.proofs.engine import Instance, prove as engine_prove
 
     v = hypotheses(options_)
@@ -77,18 +77,63 @@ def run(options_: ProveOptions, progress=None, grid_progress=None):
                     vstar_norm2=v["vstar_norm2"], eta=v["eta"], logit_scale=v["logit_scale"])
     from rdyn.api._common import checkpoint_errors
 
-    if progress is not None and v["resume"] is None:   # the command line: the time estimate first
-        from rdyn.run_time import announce, prove_instance_estimate
+    if v["resume"] is None:   # the checkpoint's options passed these checks when it was written
+        estimate = budget_plan(v, inst)   # a run that cannot be honoured: refused before any work
+        if progress is not None:   # the command line: the time estimate first
+            from rdyn.run_time import announce
 
-        announce(prove_instance_estimate(inst.config()), quiet=False)
+            announce(estimate, quiet=False)
     with checkpoint_errors():
         report = engine_prove(inst, labels=v["statement"], max_steps=v["max_steps"], max_boxes=v["max_boxes"],
                               progress=progress, checkpoint=v["checkpoint"],
                               checkpoint_every=60.0 if v["checkpoint_every"] is None else v["checkpoint_every"],
-                              resume=v["resume"])
+                              resume=v["resume"], exact_budget=True)
     data = report.to_dict()
     data["instance"]["paper_conditions"] = v["paper_conditions"]
     return Result(data, None, detail={"report": report})
+
+
+def unbounded_T0(T_star: float) -> int:
+    """T0 = T* + max(1000, T*/100) of a float64 (or limit) T*, not capped (run_time.prove_T0 is)."""
+    T = int(T_star)
+    return T + max(1000, T // 100)
+
+
+def budget_plan(v: dict, inst):
+    """The budgets of one instance, checked before any certified work against its float64 T*
+    (:func:`rdyn.run_time.prove_tstar`): UsageError (one line, naming the option that would change
+    it) when the certified iteration would stop short of T0 (T* not finite, or T0 beyond its cap of
+    1e9 steps: ``--eta``) or ``--max-steps`` is below T0 (the region needs the state at T0).
+    Returns the time estimate."""
+    from rdyn.run_time import PROVE_HARD_CAP, prove_estimate, prove_tstar
+
+    T_star, how = prove_tstar(inst.config())
+    if v["eta_given"]:
+        which = f"--eta {v['eta']!r}"
+    else:
+        which = f"--D {v['D']} --K {v['K']} (default --eta {v['eta']:.3g}, the papers' condition)"
+    fix = f"give a larger --eta (below eta_limit = {v['eta_limit']:.6g})" + (" or a smaller --D" if which[2] == "D"
+                                                                            else "")
+    if T_star is None:
+        raise UsageError(f"{which}: T* is over the iteration's cap of {PROVE_HARD_CAP:.0e} certified steps "
+                         f"({how}); {fix}")
+    T0 = unbounded_T0(T_star)
+    approx = "" if how == "float64" else "about "
+    if T0 > PROVE_HARD_CAP:
+        raise UsageError(f"{which}: T* is about {T_star:.3g} steps ({how.replace('the ', '')}), beyond the certified "
+                         f"iteration's cap of {PROVE_HARD_CAP:.0e} steps (about "
+                         f"{_hours(prove_estimate([PROVE_HARD_CAP]).seconds)}): it would stop short of T0; {fix}")
+    if v["max_steps"] is not None and v["max_steps"] < T0:
+        raise UsageError(f"--max-steps {v['max_steps']} is below T0 = {approx}{T0} (T* = {approx}{int(T_star)} from "
+                         f"{how}, plus max(1000, T*/100)), the steps needed to reach the invariant region; raise it or "
+                         f"omit it")
+    return prove_estimate([T_star])
+
+
+def _hours(seconds: float) -> str:
+    from rdyn.run_time import _duration
+
+    return _duration(seconds)
 
 
 @contextlib.contextmanager
@@ -108,39 +153,181 @@ def _cluster(address, module: str):
         raise UsageError(f"--scheduler {address}: {exc}") from None
 
 
-def run_grid(v: ProveOptions, progress=None):
+GRID_OPTIONS = ("statement", "max_steps", "max_boxes", "max_tstar")   # what a sweep file's rows depend on
+
+
+def grid_options(v: ProveOptions) -> dict:
+    return {"statement": None if v.statement is None else sorted(v.statement), "max_steps": v.max_steps,
+            "max_boxes": v.max_boxes, "max_tstar": v.max_tstar}
+
+
+def load_sweep_file(path, v: ProveOptions) -> dict:
+    """``--resume FILE`` with ``--grid``: the sweep file (``--out`` of an earlier, interrupted run), checked
+    to be for this grid and these options (UsageError naming the one that differs). Returns it."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"--resume {path}: not a proof-sweep file of rdyn prove --grid --out "
+                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("instances"), list) or "grid" not in data:
+        raise UsageError(f"--resume {path}: not a proof-sweep file of rdyn prove --grid --out (with --grid, "
+                         "--resume takes the --out file of an interrupted sweep; a --checkpoint file resumes one "
+                         "instance, without --grid)")
+    if data["grid"] != v.grid:
+        raise UsageError(f"--resume {path} holds the sweep of --grid {data['grid']!r}, not {v.grid!r}")
+    saved = data.get("options")
+    if not isinstance(saved, dict):
+        raise UsageError(f"--resume {path} does not record the sweep's options (written by an older rdyn); rerun "
+                         "the grid")
+    now = grid_options(v)
+    for name in GRID_OPTIONS:
+        if saved.get(name) != now[name]:
+            flag = "--" + name.replace("_", "-")
+
+            def shown(x):
+                return "(default)" if x is None or (name == "max_boxes" and x == 200000) else repr(x)
+            raise UsageError(f"--resume {path} was written with {flag} {shown(saved.get(name))}, not "
+                             f"{shown(now[name])}; give the same options")
+    return data
+
+
+def plan_grid(points, skipped, v: ProveOptions, note=None):
+    """Before any proof: the float64 T* of every instance (:func:`rdyn.run_time.prove_grid_tstars`),
+    and the instances that cannot be decided within the budgets moved to ``skipped`` with the reason
+    (T* over ``--max-tstar``; T0 beyond the iteration's cap of 1e9 steps; T0 over ``--max-steps``,
+    which is honoured exactly). Returns (kept points, their T*). UsageError when every instance is
+    skipped, naming the option that would change it."""
+    from rdyn.run_time import PROVE_HARD_CAP, prove_grid_tstars
+
+    Ts = prove_grid_tstars([p.instance.config() for p in points], cap=v.max_tstar, progress=note)
+    kept, kept_T = [], []
+    why: dict[str, str] = {}
+    for p, (T, how) in zip(points, Ts):
+        reason = option = None
+        if T is None and how == "cap":
+            reason, option = f"float64 T* > --max-tstar {v.max_tstar} (cost cap)", "--max-tstar"
+        elif T is None:
+            reason, option = f"{how}: the certified iteration would stop short of T*", "eta"
+        else:
+            T0 = unbounded_T0(T)
+            approx = "" if how == "float64" else "about "
+            if v.max_tstar is not None and T > v.max_tstar:
+                reason, option = f"T* {approx or '= '}{T:.6g} ({how}) > --max-tstar {v.max_tstar} (cost cap)", \
+                    "--max-tstar"
+            elif T0 > PROVE_HARD_CAP:
+                reason, option = (f"T* {approx or '= '}{T:.3g} ({how}): T0 is beyond the certified iteration's cap "
+                                  f"of {PROVE_HARD_CAP:.0e} steps; the proof would stop short of T0", "eta")
+            elif v.max_steps is not None and T0 > v.max_steps:
+                reason, option = (f"T0 = {approx}{T0} > --max-steps {v.max_steps} (the steps needed to reach the "
+                                  f"invariant region)", "--max-steps")
+        if reason is None:
+            kept.append(p)
+            kept_T.append(T)
+            continue
+        d = p.instance.to_dict()
+        skipped.append({"point": {k: d[k] for k in ("D", "K", "activation", "kappa", "vstar_norm2", "eta",
+                                                     "logit_scale")} | {"eta_rule": p.eta_rule}, "reason": reason})
+        why.setdefault(option or "eta", reason)
+    if points and not kept:
+        option, reason = next(iter(why.items()))
+        fix = {"--max-tstar": "raise --max-tstar", "--max-steps": "raise --max-steps or omit it",
+               "eta": "give larger eta values in the grid (eta=half_limit)"}[option]
+        raise UsageError(f"--grid: every instance is skipped before any work (e.g. {reason}); {fix}")
+    return kept, kept_T
+
+
+def run_grid(v: ProveOptions, progress=None, note=None):
     """``rdyn prove --grid``: every instance of the grid (verify/proofs/sweep.py; docs/proofs.md,
-    "Proof sweep"). ``progress(i, n, row)`` after each instance. With ``out`` the JSON object is
-    rewritten (whole, atomically) after every instance."""
+    "Proof sweep"). Before any proof: the grid is parsed (its size and every value were checked
+    by the option table), every instance's float64 T* computed and the instances the budgets
+    cannot take skipped (:func:`plan_grid`), and ``note(text)`` (the command line: a line on stderr)
+    gets the time estimate. ``progress(i, n, row)`` after each instance. With ``out`` the JSON
+    object is rewritten (whole, atomically) after every instance, with ``"complete": false`` until
+    the last; with ``resume`` (a sweep file) the instances it holds are kept and not proved again
+    (``out`` defaults to it). An ``out`` that cannot be written (a full disk) does not stop the
+    sweep: the result is rescued at the end (``write_rescued``)."""
+    import time
+
     from rdyn.api._common import usage_errors
-    from rdyn.output import write_text_atomic
+    from rdyn.options import check_output_path
+    from rdyn.output import warn, write_rescued, write_text_atomic
     from rdyn.result import Result
     from rdyn.verification.proofs import sweep as sw
 
+    t_start = time.perf_counter()
     with usage_errors():
-        points, _ = sw.parse(v.grid)            # bad syntax or values: refused before any work
+        points, skipped = sw.parse(v.grid)            # bad syntax or values: refused before any work
     if not points:
         raise UsageError("--grid has no instance inside the papers' hypotheses (1 <= K < D, D > 2K, "
                          "eta < eta_limit); every point is skipped")
-    on_row = None if v.out is None else (lambda res: write_text_atomic(v.out, sw.dumps(res)))
+    previous = None
+    out = v.out
+    if v.resume is not None:
+        previous = load_sweep_file(v.resume, v)
+        if out is None:
+            out = v.resume
+            check_output_path("--resume", out)   # rewritten after every instance
     with _cluster(v.scheduler, sw.__name__) as client:   # an unusable --scheduler: refused before any work
-        on_tstars = None
-        if progress is not None:   # the command line: the estimate (T* known only with --max-tstar)
-            import sys
+        points, Ts = plan_grid(points, skipped, v, note)
+        done_rows = {}
+        if previous is not None:
+            by_key = {json_key(r["instance"]): r for r in previous["instances"]
+                      if isinstance(r, dict) and isinstance(r.get("instance"), dict) and r.get("error") is None}
+            done_rows = {i: by_key[sw.point_key(p)] for i, p in enumerate(points) if sw.point_key(p) in by_key}
+        if note is not None:
+            from rdyn.run_time import ANNOUNCE_ABOVE_S, prove_estimate
 
-            from rdyn.run_time import PROVE_FIXED_S, PROVE_STEP_S, announce, prove_estimate
+            todo_T = [T for i, T in enumerate(Ts) if i not in done_rows]
+            head = (f"{len(points)} instance{'s' if len(points) != 1 else ''} to prove" + (f" ({len(done_rows)} already in {v.resume})" if done_rows
+                                                            else "") + f", {len(skipped)} skipped")
+            if todo_T:
+                est = prove_estimate(todo_T)
+                note(f"{head}; " + (est.line().split(": ", 1)[1] if est.seconds > ANNOUNCE_ABOVE_S else
+                                    f"about {est.seconds:.0f} s"))
+            else:
+                note(head)
+        base = 0.0 if previous is None else float(previous.get("seconds") or 0.0)
+        failed: list[OSError] = []   # the first write error of --out (reported once; the result is rescued at the end)
+        state = {"rows": [done_rows[i] for i in sorted(done_rows)]}
 
-            def on_tstars(Ts):
-                announce(prove_estimate(Ts), quiet=False)
-            if v.max_tstar is None:
-                print(f"rdyn prove: {len(points)} instances; no time estimate without --max-tstar (each costs "
-                      f"about {PROVE_FIXED_S:g} s + {PROVE_STEP_S * 1e6:g} us per step up to T* + T*/100)",
-                      file=sys.stderr)
-        data = sw.prove_grid(v.grid, v.statement, max_steps=v.max_steps, max_boxes=v.max_boxes,
-                             max_tstar=v.max_tstar, scheduler=client, progress=progress, on_row=on_row,
-                             on_tstars=on_tstars)
-    if v.out is not None:
-        write_text_atomic(v.out, sw.dumps(data))
+        def result_of(rows):
+            return sw.result(v.grid, points, skipped, rows, base + time.perf_counter() - t_start, v.max_tstar,
+                             options=grid_options(v))
+
+        def on_row(rows):
+            state["rows"] = rows
+            if out is None or failed:
+                return
+            try:
+                write_text_atomic(out, sw.dumps(result_of(rows)))
+            except OSError as exc:
+                failed.append(exc)
+                warn(f"cannot write --out {out} ({exc.strerror or exc}); the sweep goes on and its result is "
+                     "saved elsewhere at the end")
+
+        try:
+            rows = sw.run(points, v.statement, max_steps=v.max_steps, max_boxes=v.max_boxes, scheduler=client,
+                          progress=progress, on_row=on_row, exact_budget=True, done_rows=done_rows)
+        except KeyboardInterrupt:   # keep every finished row, marked partial ("complete": false)
+            if out is not None:
+                text = sw.dumps(result_of(state["rows"]))
+                write_rescued("--out", out, lambda p: write_text_atomic(p, text))
+            raise
+    data = result_of(rows)
+    if out is not None:
+        text = sw.dumps(data)
+        write_rescued("--out" if v.out is not None else "--resume", out, lambda p: write_text_atomic(p, text),
+                      None if v.json else text)
     certified = all(x["verdict"] in ("proved", "certified") for r in data["instances"]
                     for x in r["statements"] if x["form"] == "corrected") and data["counts"]["errors"] == 0
-    return Result(data, None, detail={"markdown": sw.markdown_table(data), "all_corrected_certified": certified})
+    return Result(data, None, detail={"markdown": sw.markdown_table(data), "all_corrected_certified": certified,
+                                      "out": out})
+
+
+def json_key(instance: dict) -> str:
+    import json
+
+    return json.dumps(instance, sort_keys=True)

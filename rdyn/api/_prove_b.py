@@ -10,6 +10,15 @@ from rdyn.output import UsageError, require
 
 MAX_SPECTRUM_ENTRIES = 64      # kappa3's rigorous integral multiplies one factor per distinct level
 ETA_FRACTION_MIN = 1e-100      # --eta-fraction LO: the branch and bound's double intervals underflow near 1e-160
+# --s0 LO: below about 1e-13 the region's double-precision enclosures no longer decide the S0 boxes near LO
+# (measured at the default Task 1 instance: LO = 1e-13 certifies everything in 0.7 s, LO = 1e-14 and below
+# split S0 boxes and search trajectories for minutes); 1e-12 keeps a factor 10 of headroom
+S0_MIN = 1e-12
+# --steps: seconds of CPU per certified GD step (two_level_F's rigorous integral; measured 6-15 ms (ln) and
+# 11-25 ms (looped) per step on 2 shared cores, bench/bench_prove_b.py), plus the start (imports, kernels)
+TRAIN_STEP_S = {"ln": 0.015, "looped": 0.025}
+TRAIN_START_S = 1.0
+PROGRESS_EVERY = 1000          # --steps: a progress line every this many steps
 
 
 def _range(raw, flag: str, default: tuple, *, positive: bool) -> tuple[float, float]:
@@ -85,6 +94,8 @@ def instance(v: ProveOptions):
         require(spectrum is not None and len(set(spectrum)) == 2, "--steps needs a spectrum with exactly two distinct eigenvalues (the "
                                          "expectation is then a 1-D integral, enclosed rigorously)")
     s0 = _range(v.s0, "--s0", (0.25, 16.0), positive=True)
+    require(s0[0] >= S0_MIN, f"--s0: LO must be at least {S0_MIN:g} (below it the region's double-precision "
+            f"enclosures no longer decide the S0 boxes, and the branch and bound does not finish), got {v.s0!r}")
     eta_fraction = _range(v.eta_fraction, "--eta-fraction", (1.0, 1.0), positive=True)
     require(eta_fraction[1] <= 1, f"--eta-fraction: HI must be at most 1 (eta = theta eta_max, theta <= 1), "
                                   f"got {v.eta_fraction!r}")
@@ -97,12 +108,34 @@ def instance(v: ProveOptions):
                      eta=0.1 if v.eta is None else v.eta)
 
 
-def run_b(v: ProveOptions):
+def train_estimate(model: str, steps: int):
+    """The time of ``--paper B --model ln|looped --steps N`` (:data:`TRAIN_STEP_S` per certified step)."""
+    from rdyn.run_time import RunTimeEstimate
+
+    return RunTimeEstimate("prove --paper B", TRAIN_START_S + steps * TRAIN_STEP_S[model],
+                           f"{steps} certified GD steps of the {model} model at about "
+                           f"{TRAIN_STEP_S[model] * 1e3:.0f} ms each", steps=steps)
+
+
+def run_b(v: ProveOptions, note=None):
+    """``note(text)`` (the command line): the time estimate before a run of ``--steps`` (printed when
+    it exceeds 10 s) and a progress line every :data:`PROGRESS_EVERY` steps. The branch and bound runs
+    of --model noln take about a second (their S0 and region boxes together stay within --max-boxes)."""
     from rdyn.result import Result
+    from rdyn.run_time import ANNOUNCE_ABOVE_S
     from rdyn.verification.proofs.model_b import prove_model_b
 
     inst = instance(v)
-    data = prove_model_b(inst, max_boxes=v.max_boxes)
+    progress = None
+    if inst.model != "noln" and inst.steps is not None and note is not None:
+        est = train_estimate(inst.model, inst.steps)
+        if est.seconds > ANNOUNCE_ABOVE_S:
+            note(est.line().split(": ", 1)[1])
+
+        def progress(t):
+            if t % PROGRESS_EVERY == 0 and t < inst.steps:
+                note(f"step {t} of {inst.steps}")
+    data = prove_model_b(inst, max_boxes=v.max_boxes, progress=progress)
     return Result(data, None, detail={"paper": "B"})
 
 

@@ -73,12 +73,7 @@ def model_config(v: ModelAOptions, with_groups: bool = True):
             require(v.task is None, "--groups and --task are exclusive")
             groups = v.groups
             if isinstance(groups, (str, os.PathLike)):
-                try:
-                    with open(groups) as fh:
-                        groups = json.load(fh)
-                except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
-                    raise UsageError(f"cannot read --groups {v.groups}: {reason}") from None
+                groups = read_groups_file(groups)
             D, K = validate_groups(groups, v.D)
             require(v.K is None or v.K == K, f"--groups have size {K} but --K is {v.K}")
             groups = [list(g) for g in groups]
@@ -95,6 +90,45 @@ def model_config(v: ModelAOptions, with_groups: bool = True):
                                sigma_prime_zero=v.sigma_prime_zero,
                                logit_scale=v.logit_scale)
     return config, groups
+
+
+# reading a JSON file of N bytes into Python lists of ints takes at most about this many
+# bytes per byte of file (a one-digit index and its comma, "0,", become an 8-byte list slot and
+# a cached small int; a 20-digit index a 36-byte int): the memory estimate made before reading
+GROUPS_BYTES_PER_FILE_BYTE = 32
+GROUPS_INDEX_DIGITS = 19   # an index of a 64-bit D (D <= 10^18 - 1 has at most 18 digits)
+
+
+def read_groups_file(path) -> list:
+    """The JSON value of a ``--groups`` file, read as data: its memory estimated from its size
+    before it is read (refused above the machine's available memory), an integer of more than
+    19 digits refused before it is converted, and nesting too deep for the parser refused, each
+    in one line naming the file (docs/input_rules.md, rule 4); the value is checked by
+    ``validate_groups`` (non-integers, sizes, ranges)."""
+    from rdyn.options import check_memory
+
+    flag = f"--groups {os.fspath(path)}"
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read {flag}: {exc.strerror or exc}") from None
+    check_memory(f"{flag} ({size} bytes)", GROUPS_BYTES_PER_FILE_BYTE * size)
+
+    def index(text):
+        if len(text.lstrip("-")) > GROUPS_INDEX_DIGITS:
+            raise ValueError(f"{flag}: an index of {len(text.lstrip('-'))} digits; indices are "
+                             "0..D-1 (at most 19 digits)")
+        return int(text)
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh, parse_int=index)
+    except RecursionError:
+        raise UsageError(f"cannot read {flag}: lists nested too deeply (expected a list of D "
+                         "lists of integers)") from None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+        raise UsageError(f"cannot read {flag}: {reason}") from None
 
 
 def smooth_config(v: ModelAOptions, D: int, K: int, M: int | None = None):
@@ -282,10 +316,12 @@ def run(v: TeacherOptions):
                 "give --steps")
     backend, dps = precision_backend(v.precision, v.dps)
     if v.certify and v.checkpoint is not None and backend != "arb":
+        from rdyn.derivations.atomic_files import output_target
         from rdyn.options import check_output_path
         from rdyn.reduced_dynamics.certified.arb_pass import companion_path
 
-        companion = companion_path(os.fspath(v.checkpoint))  # the interval64 pass's file
+        # the interval64 pass's file, beside the checkpoint (a symbolic link's target)
+        companion = companion_path(output_target(v.checkpoint))
         check_output_path("--checkpoint", companion)
         check_output_path("--checkpoint", companion + ".tmp")
     expected = None   # the progress bar's total of a default run (2 T*, estimated)
@@ -319,8 +355,10 @@ def run(v: TeacherOptions):
         cert_options = {}
         if cert_backend == "interval64" and (v.checkpoint or v.resume) is not None:
             # the interval64 pass: its own checkpoint next to the main one (NAME.certify.npz)
-            resumed = companion_path(os.fspath(v.resume)) if v.resume is not None else None
-            cert_options = {"checkpoint": v.checkpoint and companion_path(os.fspath(v.checkpoint)),
+            from rdyn.derivations.atomic_files import output_target
+
+            resumed = companion_path(output_target(v.resume)) if v.resume is not None else None
+            cert_options = {"checkpoint": v.checkpoint and companion_path(output_target(v.checkpoint)),
                             "checkpoint_every": checkpoint_kwargs(v)["checkpoint_every"],
                             "resume": resumed if resumed and os.path.exists(resumed) else None}
         try:  # the arb pass is not checkpointed: a resume re-runs it

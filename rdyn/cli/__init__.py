@@ -14,8 +14,10 @@ import argparse
 import importlib
 import re
 import sys
+import warnings
 from typing import NoReturn
 
+from rdyn.derivations.messages import bounded
 from rdyn.output import UsageError
 
 SUBCOMMANDS = ("teacher", "crosscheck", "figures", "ln", "verify", "sweep", "scaling", "claims",
@@ -34,8 +36,76 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:  # one line, exit 2
-        print(f"{self.prog}: error: {' '.join(message.split())}", file=sys.stderr)
+        print(bounded(f"{self.prog}: error: {message}"), file=sys.stderr)
         raise SystemExit(2)
+
+
+def option_values_joined(argv: list[str]) -> list[str]:
+    """``argv`` with every value that starts with "-" attached to its option: ``--s0 -1,2``
+    becomes ``--s0=-1,2`` (argparse would read "-1,2" as an option and say "expected one
+    argument"; ``--activation-expr '-x*tanh(x)'``, ``--kappa -0.5`` alike). Only after an
+    option of the subcommand that takes a value (its full name or an abbreviation argparse
+    accepts), and only when the next word is not itself one of the subcommand's option names
+    (``--eta --steps 10`` still says that --eta expects a value; ``-h``/``--help`` stay help).
+    Everything after ``--`` is left alone (docs/input_rules.md, rule 2)."""
+    from rdyn.options import COMMANDS
+
+    if not argv or argv[0] not in COMMANDS:
+        return list(argv)
+    takes_value = {o.flag: o.kind != "flag" for o in COMMANDS[argv[0]].options}
+    names = [*takes_value, "--help"]
+
+    def resolved(word: str) -> str | None:   # argparse's rule: an exact name, else a unique prefix
+        if word in takes_value:
+            return word
+        found = [flag for flag in takes_value if word.startswith("--") and flag.startswith(word)]
+        return found[0] if len(found) == 1 else None
+
+    def is_option_name(word: str) -> bool:
+        if word in ("-h", "--help") or word in takes_value:
+            return True
+        head = word.split("=", 1)[0]
+        return len(head) > 2 and head.startswith("--") and any(n.startswith(head) for n in names)
+
+    out, i = [argv[0]], 1
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            out += argv[i:]
+            break
+        flag = resolved(word)
+        if flag is not None and takes_value[flag] and i + 1 < len(argv) and \
+                argv[i + 1].startswith("-") and argv[i + 1] != "--" and \
+                not is_option_name(argv[i + 1]):
+            out.append(f"{word}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(word)
+        i += 1
+    return out
+
+
+def one_line_warnings():
+    """``warnings.showwarning`` for a command-line run: a Python warning that reaches the user
+    (a numpy RuntimeWarning the computation did not handle itself, a library's
+    DeprecationWarning) is one line "rdyn: warning: MESSAGE (CATEGORY in FILE:LINE)", each
+    message once, never the two-line form with the source line (docs/input_rules.md,
+    "Overflow and divergence": the iterators report a divergence themselves). The warning
+    filters are left as they are (``-W error`` still turns a warning into an error)."""
+    seen = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        import os
+
+        text = " ".join(str(message).split())
+        if (category, text) in seen:
+            return
+        seen.add((category, text))
+        where = f"{os.path.basename(str(filename))}:{lineno}"
+        print(bounded(f"rdyn: warning: {text} ({category.__name__} in {where})"),
+              file=sys.stderr if file is None else file)
+
+    return show
 
 
 def _load(name: str):
@@ -90,8 +160,11 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = signals.current_handlers()
     stop = signals.install()
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        return _main(sys.argv[1:] if argv is None else argv, stop)
+        with warnings.catch_warnings():   # filters unchanged; only how a warning is shown
+            warnings.showwarning = one_line_warnings()
+            return _main(argv, stop)
     except KeyboardInterrupt:  # before the command started (imports, parsing)
         print("rdyn: interrupted", file=sys.stderr)
         return stop.exit_status() if stop is not None else 130
@@ -107,13 +180,13 @@ def _main(argv: list[str], stop) -> int:
     if not argv:  # bare `rdyn`: the usage and the list of commands
         parser.print_help(sys.stderr)
         return 2
-    args = parser.parse_args(argv)
+    args = parser.parse_args(option_values_joined(argv))
     try:
         command = COMMANDS[args.command]
         values = typed_options(command, validate(command, given_from_args(command, args)))
         status = int(args._module.run(values, args) or 0)
     except UsageError as exc:
-        print(f"rdyn {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(bounded(f"rdyn {args.command}: error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"rdyn {args.command}: interrupted", file=sys.stderr)

@@ -9,13 +9,19 @@ w = (C1/C1* - 1)/e^3 proved by interval branch and bound. Verdicts:
   refuted     a certified counterexample (step, state, lhs, rhs, ratio to 40 digits)
   undecided   a budget ran out (reason says where); never a pass
   proved      a symbolic identity for every D > K (Lemma D.15's proof step, corrected)
+--max-steps N is honoured exactly (the iteration stops at step N at the latest); a budget below
+T0, or an instance whose T0 is beyond the iteration's cap of 1e9 steps, is refused before any work
+(estimated from the float64 T*), and the time estimate is printed first.
 With --checkpoint FILE the iteration's state (and the region proof) is saved periodically, at the
 end and on Ctrl-C (exit 130, printing the command that resumes); --resume FILE continues it,
 keeping everything certified before the interruption.
 With --grid GRID every instance of the grid is proved in turn (or on a Dask --scheduler, checked
 before any task), and the table of verdict counts per statement is printed (--json: every
 instance's verdicts, the skipped points and the table; docs/proofs.md, "Proof sweep"); --out FILE
-is rewritten after every instance, so an interrupted sweep keeps what it proved.
+is rewritten after every instance ("complete": false until the last), so an interrupted sweep keeps
+what it proved, and --resume FILE continues it. Before any proof the float64 T* of every instance
+gives the time estimate; instances over --max-tstar, with T0 over --max-steps or beyond the cap
+are skipped, with the reason.
 Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
 
 --paper B (seed 003; docs/proofs.md, "Model B"): --model noln (default): Theorem B.3 at the
@@ -57,13 +63,20 @@ def run(values: ProveOptions, args) -> int:
         print(f"rdyn prove: {i}/{n} D={inst['D']} K={inst['K']} {inst['activation']} eta={inst['eta_rule']}: {what}",
               file=sys.stderr)
 
+    def note(text):
+        print(f"rdyn prove: {text}", file=sys.stderr, flush=True)
+
     try:
-        res = api_run(values, progress=progress, grid_progress=grid_progress)
+        res = api_run(values, progress=progress, grid_progress=grid_progress, note=note)
     except KeyboardInterrupt as exc:
-        if values.grid is not None:   # no checkpoint with --grid: --out holds the rows done
+        if values.grid is not None:   # no checkpoint with --grid: --out holds the rows done, marked partial
             i, n = finished
-            kept = (f"; {values.out} holds their rows (rerun the grid for the rest)" if values.out is not None
-                    else "; --out FILE keeps the rows of an interrupted sweep")
+            out = values.out if values.out is not None else values.resume
+            if out is not None:
+                kept = (f"; {out} holds their rows (\"complete\": false); continue with: "
+                        f"{grid_resume_command(sys.argv, str(out))}")
+            else:
+                kept = "; --out FILE keeps the rows of an interrupted sweep"
             print(f"rdyn prove: interrupted after {i}{'' if n is None else f' of {n}'} instances{kept}",
                   file=sys.stderr)
             return 130
@@ -73,7 +86,8 @@ def run(values: ProveOptions, args) -> int:
     data = res.to_dict()
     if values.grid is not None:
         c = data["counts"]
-        print(f"rdyn prove: {c['instances']} instances, {c['skipped']} skipped, {c['errors']} errors, "
+        print(f"rdyn prove: {data['progress']['done']} of {c['instances']} instances, {c['skipped']} skipped, "
+              f"{c['errors']} errors, "
               f"{data['seconds']:.1f} s", file=sys.stderr)
         print(res.to_json() if values.json else res.detail["markdown"])
         return 0 if res.detail["all_corrected_certified"] else 1
@@ -101,13 +115,36 @@ def run(values: ProveOptions, args) -> int:
     return 0 if report.all_corrected_certified else 1
 
 
+def grid_resume_command(argv, out: str) -> str:
+    """The command that continues an interrupted sweep: the same arguments with ``--resume OUT``
+    and without ``--out OUT`` (``--resume FILE`` rewrites FILE; an --out naming the file that
+    --resume reads is refused)."""
+    from rdyn.reduced_dynamics.runs.checkpoint import resume_command
+
+    kept, skip = [], False
+    for i, token in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if token == "--out" and i + 1 < len(argv) and argv[i + 1] == out:
+            skip = True
+            continue
+        if token == f"--out={out}":
+            continue
+        kept.append(token)
+    return resume_command(kept, NAME, out)
+
+
 def run_b(values: ProveOptions) -> int:
     """--paper B: the Model B statements (text: one line per statement and its certificate,
     counterexample or reason)."""
     from rdyn.api._prove import run as api_run
     from rdyn.api._prove_b import all_certified
 
-    res = api_run(values)
+    def note(text):
+        print(f"rdyn prove --paper B: {text}", file=sys.stderr, flush=True)
+
+    res = api_run(values, note=note)
     data = res.to_dict()
     print(f"rdyn prove --paper B: {data['seconds']:.1f} s", file=sys.stderr)
     if values.json:

@@ -10,7 +10,9 @@ at fixed p. loss is the excess loss L - 1/2 E||E||_F^2 (noise constant removed).
   T* = min{t >= 0 : p(t) >= tstar_attention}          (Lemma D.16; default 1/(2K))
 
 eta_limit is the supremum of step sizes for which dC1(t+1)/dC1(t) at fixed p (C1 > 0 branch)
-lies in (-1, 1) for every p in [1/D, 1/K]; lost_at_step is the first step where it does not.
+lies in (-1, 1) for every p in [1/D, 1/K]; lost_at_step is the first step where it does not at
+the run's own state (a smooth activation's multiplier depends on C1 too, at eta_limit it is
+taken at C1*(p): it can exceed 1 at C1 = 0 for any eta, and the text output says so).
 The late-time loss slope is fitted over [max(T*, t/10), t] and shown only when T* was reached
 and the run went on to t >= 2 T*. A run whose state leaves the float64-safe range (a component
 non-finite or above 1e100) stops there: diverged_at_step, no t1/T*/slope, exit status 3
@@ -104,8 +106,8 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
     lines = [
         f"Model A collapsed dynamics: D={c.D}, K={c.K}, {act}, ||V*||_F^2={c.vstar_norm2}, "
         f"logits/{c.logit_scale}, backend {result.backend}",
-        f"  eta = {format_real(eta, dps=dps)}  (eta_limit = {format_real(eta_limit, dps=dps)}; "
-        f"stability lost at step {result.lost_at_step if result.lost_at_step is not None else 'never'})",
+        f"  eta = {format_real(eta, dps=dps)}  (eta_limit = {format_real(eta_limit, dps=dps)}"
+        f"{stability_text(result, eta, eta_limit)})",
         *([f"  DIVERGED at step {result.diverged_at_step}: the state (C1, C2, C3) left the "
            "float64-safe range; final = the last step before it; t1, T* not reported"]
           if result.diverged_at_step is not None else []),
@@ -131,6 +133,50 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
     return "\n".join(lines)
 
 
+def initial_multiplier(config, eta) -> float | None:
+    """The C1 update's multiplier 1 + eta D dm2/dC1 at step 0 (the zero state, p = 1/D) of a
+    smooth activation, in float64 (None if it cannot be evaluated)."""
+    import math
+
+    try:
+        from rdyn.reduced_dynamics.model_a.smooth import Expectations, Numbers, float64_rule
+
+        ex = Expectations(config, Numbers(config.activation, None), float64_rule(96))
+        dm2 = float(ex.moments(0.0, ex.level(1.0))[2])
+    except Exception:   # a description only: the run itself has been reported already
+        return None
+    value = 1 + float(eta) * config.D * dm2
+    return value if math.isfinite(value) else None
+
+
+def stability_text(result, eta, eta_limit) -> str:
+    """The end of the eta line: what the C1 update's multiplier 1 + eta D dm2/dC1 did during
+    the run (lost_at_step, docs/interface.md). eta_limit bounds it at the fixed point C1*(p)
+    for every p in [1/D, 1/K]; lost_at_step is where the multiplier at the run's own state
+    (C1(t), p(t)) first left (-1, 1). For the homogeneous activations the multiplier depends
+    on p only and is below 1, so it is lost only below -1 (eta above eta_limit somewhere on
+    the path); for a smooth one it depends on C1 too, so it can leave (-1, 1) below eta_limit
+    (above 1 at C1 = 0 when the zero state repels C1, whatever eta)."""
+    t = result.lost_at_step
+    above = float(eta) > float(eta_limit)
+    if t is None:
+        return (f"; eta is above it, but the C1 update's multiplier stayed in (-1, 1) over "
+                f"these {result.steps} steps" if above else
+                "; the C1 update's multiplier stayed in (-1, 1) at every step")
+    smooth = hasattr(result.config.activation, "label")
+    if not smooth:
+        return (f"; the C1 update's multiplier at p(t) fell below -1 at step {t}: C1 "
+                "overshoots and oscillates")
+    value = initial_multiplier(result.config, eta) if t == 0 else None
+    where = ("the bound at the fixed point C1*(p); the C1 update's multiplier at the run's "
+             f"own state left (-1, 1) at step {t}")
+    if value is None:
+        return f", {where}"
+    side = ("above 1: the zero state repels C1, at any eta" if value >= 1 else
+            "below -1: C1 overshoots")
+    return f", {where}: {value:.6g} at C1 = 0, {side}"
+
+
 def limits_text(limits, c, limit: str, dps: int | None = None) -> str:
     """The text form of ``--method flow|slow`` (``--dps N``: N significant digits)."""
     activation = getattr(c.activation, "label", c.activation)
@@ -141,7 +187,14 @@ def limits_text(limits, c, limit: str, dps: int | None = None) -> str:
              f"tau_star = lim eta T* = {format_real(limits.tau_star, 15, dps=dps)}",
              f"  t1 ~ tau1/eta = {format_real(limits.t1, 12, dps=dps)}   "
              f"T* ~ tau_star/eta = {format_real(limits.T_star, 12, dps=dps)}  (reals, not step counts)"]
-    if limits.tau1_mod is not None:
-        lines.append(f"  modified equation at this eta: t1 ~ {format_real(limits.tau1_mod / limits.eta, 12, dps=dps)}"
-                     f"   T* ~ {format_real(limits.tau_star_mod / limits.eta, 12, dps=dps)}")
+    if limits.tau1_mod is not None:   # the JSON's "modified" (null: no such event) in words
+        import math
+
+        def modified(tau) -> str:
+            value = tau / limits.eta
+            return format_real(value, 12, dps=dps) if math.isfinite(float(value)) else \
+                "none (no such event on the modified flow)"
+
+        lines.append(f"  modified equation at this eta: t1 ~ {modified(limits.tau1_mod)}"
+                     f"   T* ~ {modified(limits.tau_star_mod)}")
     return "\n".join(lines)

@@ -9,6 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+class QuadratureTooLarge(ArithmeticError):
+    """A step's certified quadrature would need more points than its bound
+    (:data:`rdyn.reduced_dynamics.certified.strip.MAX_LATTICE`): the certified loop stops there
+    with this reason (``stopped``), as at a branch point."""
+
+
 @dataclass
 class EventCertificate:
     """One threshold crossing: its step, whether certified, and the first ambiguous step."""

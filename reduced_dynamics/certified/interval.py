@@ -89,6 +89,7 @@ from functools import lru_cache
 import numpy as np
 
 from rdyn.reduced_dynamics.model_a.kernels import interval_source
+from rdyn.reduced_dynamics.runs.checkpoint import save_or_warn
 
 TINY = 5e-324            # 2^-1074, the least positive subnormal
 EPS = 2.0 ** -52
@@ -564,10 +565,11 @@ def _certify_loop(advance, t, st, ev, evf, growth, consts, cfg, bar, checkpoint,
             if bar is not None:
                 bar.update(t - t_before)
             if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
-                _save_certify(checkpoint, identity, t, st, ev, evf, growth, consts, cfg)
+                save_or_warn(lambda: _save_certify(checkpoint, identity, t, st, ev, evf, growth,
+                                                   consts, cfg))
                 last_save = time.monotonic()
-        if checkpoint is not None:
-            _save_certify(checkpoint, identity, t, st, ev, evf, growth, consts, cfg)
+        if checkpoint is not None:   # a checkpoint that cannot be written costs the certificate nothing
+            save_or_warn(lambda: _save_certify(checkpoint, identity, t, st, ev, evf, growth, consts, cfg))
     except KeyboardInterrupt as exc:
         if bar is not None:
             bar.close()

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 
-from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
+from rdyn.reduced_dynamics.certified.certificate import (CertifiedResult, EventCertificate,
+                                                       QuadratureTooLarge, relative_radius)
 
 
 def log2_relative_radius(state) -> float:
@@ -98,6 +99,9 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
                          C3 + step_size * grad_out(*args) / scale)
             except BranchPointError as exc:
                 stopped = f"branch point at step {t}: {exc}"
+                break
+            except QuadratureTooLarge as exc:   # the strip rule of a huge state (strip.py)
+                stopped = f"quadrature too large at step {t}: {exc}"
                 break
             t += 1
             if not all(v.is_finite() for v in state):

@@ -74,6 +74,8 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rdyn.reduced_dynamics.certified.certificate import QuadratureTooLarge
+
 # activation -> (v_max, alpha0, beta0, alpha1, alpha2): module docstring, item (1)
 STRIP = {
     "sigmoid": ("1", "1", "0", "1", "3"),
@@ -84,6 +86,10 @@ MOMENT_TOLERANCE = 1e-15
 PREC = 128
 A_MAX = 4.0
 STRIP_DPS_MAX = 40   # the most digits a strip run aims at (--dps above: this; cost ~ digits^3)
+# the most lattice points (2 n1 + 1)(2 n2 + 1) of one step's rule: a state so large that its
+# strip is thinner (C1 of a diverging run: 3e5) stops the certified pass (QuadratureTooLarge)
+# instead of building millions of arb nodes; the runs above need 2e3 (1e-15) to 5e4 (40 digits)
+MAX_LATTICE = 250_000
 
 
 class NotCertifiable(ValueError):
@@ -476,6 +482,9 @@ class StripMoments:
 
         b_abs = arb(C1_abs_upper) * r * s2
         (q1, n1), (q2, n2), a1, a2 = _choose_rule(self.strip, r, rho, s, b_abs, self.tolerance)
+        if (2 * n1 + 1) * (2 * n2 + 1) > MAX_LATTICE:
+            raise QuadratureTooLarge(f"the strip rule would need {2 * n1 + 1} x {2 * n2 + 1} "
+                                     f"points (more than {MAX_LATTICE}; |C1| <= {C1_abs_upper:.3g})")
         outer = (q1, n1, *_nodes(q1, n1, self.prec))
         inner = (q2, n2, *_nodes(q2, n2, self.prec))
         xs, ws = outer[2], outer[3]

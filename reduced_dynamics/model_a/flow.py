@@ -459,17 +459,24 @@ def phase_limits(config: TeacherConfig, method: str = "slow",
     check_thresholds(config.D, config.K, thresholds)
     if method not in ("flow", "slow"):
         raise ValueError(f"unknown method {method!r}")
+    return checked_limits(lambda: flow_limits(config, thresholds) if method == "flow"
+                          else slow_limits(config, thresholds, dps))
+
+
+def checked_limits(compute: Callable[[], PhaseLimits]) -> PhaseLimits:
+    """``compute()``, the eta -> 0 phase limits of one configuration (homogeneous or smooth
+    activation), or :class:`LimitsUnavailable` in one line: the float64 flow fails (a scipy
+    failure, an overflow) or its tau1, tau_star are not finite."""
     try:
-        limits = (flow_limits(config, thresholds) if method == "flow"
-                  else slow_limits(config, thresholds, dps))
+        limits = compute()
     except (RuntimeError, ArithmeticError, ValueError) as exc:  # scipy failures, overflow
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LimitsUnavailable(f"the eta -> 0 phase limits cannot be computed for this "
                                 f"configuration in float64 ({reason}); use --method map") from None
     if not all(math.isfinite(float(x)) for x in (limits.tau1, limits.tau_star)):
         raise LimitsUnavailable("the eta -> 0 phase limits are not finite for this "
-                                "configuration (the flow leaves the float64 range); use "
-                                "--method map")
+                                "configuration (the flow leaves the float64 range or misses "
+                                "t1); use --method map")
     return limits
 
 
@@ -491,8 +498,14 @@ def limits_summary(limits: PhaseLimits) -> dict:
            "t1": limits.t1, "T_star": limits.T_star, "eta": limits.eta,
            "s1": limits.s1, "s_star": limits.s_star}
     if limits.tau1_mod is not None:
-        out["modified"] = {"tau1": limits.tau1_mod, "tau_star": limits.tau_star_mod,
-                           "t1": limits.tau1_mod / limits.eta,
-                           "T_star": limits.tau_star_mod / limits.eta}
+        # null where the modified flow has no such event (its tau1 is nan when it starts, one
+        # step in, already past t1: a map that reaches t1 at its first step)
+        def reported(value):
+            return value if math.isfinite(float(value)) else None
+
+        out["modified"] = {"tau1": reported(limits.tau1_mod),
+                           "tau_star": reported(limits.tau_star_mod),
+                           "t1": reported(limits.tau1_mod / limits.eta),
+                           "T_star": reported(limits.tau_star_mod / limits.eta)}
     out.update({k: v for k, v in (limits.detail or {}).items()})
     return out

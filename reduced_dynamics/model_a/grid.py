@@ -12,6 +12,8 @@ import itertools
 import math
 from decimal import Decimal
 
+from rdyn.derivations.messages import summarised
+
 KEYS = {  # key: (parser, default)
     "D": (int, 36), "K": (int, 4), "eta": (float, None), "vstar_norm2": (float, 1.0),
     "activation": (str, "relu"), "kappa": (float, 0.1), "sigma_prime_zero": (float, 1.0),
@@ -78,7 +80,7 @@ def parse_grid(text: str, refused: dict[str, str] | None = None) -> list[dict]:
     for part in text.split(";"):
         if not part.strip():
             continue
-        _require("=" in part, f"--grid: expected KEY=VALUES, got {part.strip()!r}")
+        _require("=" in part, f"--grid: expected KEY=VALUES, got {summarised(part.strip())}")
         key, values = part.split("=", 1)
         key = ALIASES.get(key.strip(), key.strip())
         _require(key in KEYS, f"--grid: unknown key {key!r} (keys: {', '.join(KEYS)})")

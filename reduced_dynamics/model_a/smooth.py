@@ -112,6 +112,16 @@ def _numpy_smoothing(name: str):
     return namespace["S0"], namespace["S1"]
 
 
+def _exp_or_inf(v: float) -> float:
+    """math.exp, inf where it overflows (as numpy's and numba's exp): a state whose attention
+    exponent -(C2 + C3)/scale exceeds 709 has e = inf, p = 0 in float64 (AttentionLevel), and a
+    step from it leaves a non-finite state, a divergence (divergence.py), not an OverflowError."""
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf
+
+
 class Numbers:
     """Scalar construction and elementwise functions of one backend."""
 
@@ -120,7 +130,7 @@ class Numbers:
         if dps is None:
             self.kind = "float64"
             self.make = float
-            self.sqrt, self.exp = math.sqrt, math.exp
+            self.sqrt, self.exp = math.sqrt, _exp_or_inf
             funcs = numeric_functions(activation, "numpy")
             self.sigma, self.dsigma, self.d2sigma = funcs
             smooth = _numpy_smoothing(activation.name)
@@ -231,7 +241,8 @@ class Expectations:
     def level(self, e) -> AttentionLevel:
         num, r, K, N = self.num, self.r, self.K, self.N
         p = 1 / (K + N * e)
-        q = e * p
+        # e * p -> 1/N as e -> inf (float64: e = inf where exp overflowed, and p = 0)
+        q = e * p if num.kind != "float64" or e != math.inf else 1 / N
         s2 = num.sqrt(K * p * p + N * q * q)
         y2 = self.z * s2
         mu = self.z * (p / s2)
@@ -288,6 +299,11 @@ class Expectations:
         e = self.num.exp(-(C2 + C3) / self.scale)
         lvl = self.level(e)
         m1, m2, dm2, loss = self.moments(C1, lvl)
+        if self.num.kind == "float64" and e == math.inf:
+            # the attention exponent left float64's range: the compiled and tabulated routes'
+            # exp gives inf and their next state nan, a divergence (divergence.py); so does this
+            # step (the state itself, at p = 0, is still reported)
+            return math.nan, math.nan, math.nan, (m1, m2, dm2, loss, lvl)
         args = (C1, e, self.K, self.N, self.V, m1, m2)
         g_in, g_out = self._grad_in(*args), self._grad_out(*args)
         return (C1 + eta * self.D * m2, C2 - eta * g_in / self.scale,
@@ -488,6 +504,8 @@ def eta_limit(config: SmoothConfig, points: int = 17) -> float:
     return 2 / (config.D * worst) if worst > 0 else math.inf
 
 
+@np.errstate(all="ignore")   # float64 over/underflow gives inf/nan, caught by the divergence
+# rule and reported as such: no numpy RuntimeWarning leaks (docs/input_rules.md, Overflow)
 def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_fraction: float = 0.95,
         tstar_attention: float | None = None, dps: int | None = None, progress: bool = False,
         max_default_steps: int = MAX_DEFAULT_STEPS, min_default_steps: int = 1000,
@@ -535,6 +553,10 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
             return result
         # a posteriori: at the final state, the rule used (n) against the previous order
         final = result.final
+        if result.diverged_at_step is not None or not float(final.p) > 0:
+            # a diverged run (its last state may be far outside any rule's reach: nothing
+            # computed from it is reported) or p below float64's range: no probe there
+            return result
         e_final = (1 / float(final.p) - config.K) / (config.D - config.K)
         start = max(PRECISE_LADDER.index(n) - 1, 0)
         n_check, err = choose_rule(config, dps, probes + [(e_final, float(final.C1))], start)

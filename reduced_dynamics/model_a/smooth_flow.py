@@ -162,10 +162,11 @@ def smooth_phase_limits(config: SmoothConfig, method: str = "flow",
     """tau1 = lim eta t1 and tau_star = lim eta T* of the smooth map (float64): ``flow`` (Radau,
     and the first-order modified equation at the configured eta) or ``slow`` (DOP853 through
     t1, then the slow-manifold quadrature)."""
+    from rdyn.reduced_dynamics.model_a.flow import checked_limits
+
     check_thresholds(config.D, config.K, thresholds)
+    if method not in ("flow", "slow"):
+        raise ValueError(f"unknown method {method!r}")
     flow = smooth_plane_flow(smooth_field(config, thresholds), thresholds)
-    if method == "flow":
-        return plane_flow_limits(flow, thresholds.t1_fraction)
-    if method == "slow":
-        return plane_slow_limits(flow, thresholds.t1_fraction)
-    raise ValueError(f"unknown method {method!r}")
+    return checked_limits(lambda: (plane_flow_limits if method == "flow" else plane_slow_limits)(
+        flow, thresholds.t1_fraction))

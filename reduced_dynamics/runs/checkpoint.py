@@ -116,7 +116,15 @@ def save_or_warn(write) -> bool:
 
 def identity_difference(saved: Any, wanted: Any, prefix: str = "") -> str | None:
     """The first key (dotted path, in the order of ``wanted``, then keys only in ``saved``)
-    where two identities differ, or None if they agree."""
+    where two identities differ, or None if they agree. Lists of the same length are compared
+    item by item (``configs[3].eta``: a sweep's grid of a million configurations is named by
+    the first one that differs, not quoted whole)."""
+    if isinstance(saved, list) and isinstance(wanted, list) and len(saved) == len(wanted):
+        for i, (a, b) in enumerate(zip(saved, wanted)):
+            found = identity_difference(a, b, f"{prefix}[{i}]")
+            if found is not None:
+                return found
+        return None
     if isinstance(saved, dict) and isinstance(wanted, dict):
         for key in list(wanted) + [k for k in saved if k not in wanted]:
             where = f"{prefix}.{key}" if prefix else str(key)
@@ -130,20 +138,33 @@ def identity_difference(saved: Any, wanted: Any, prefix: str = "") -> str | None
 
 
 def _show(value: Any) -> str:
-    """A value of an identity for a message: None is an option left at its default."""
+    """A value of an identity for a message: None is an option left at its default; a long
+    value (a sweep's list of configurations) is summarised (derivations/messages.py)."""
+    from rdyn.derivations.messages import summarised
+
     if value is _ABSENT:
         return "(absent)"
-    return "(default)" if value is None else json.dumps(value)
+    return "(default)" if value is None else summarised(value, json.dumps, limit=70)  # two a line
 
 
 _ABSENT = object()
 
 
 def _lookup(tree: Any, dotted: str) -> Any:
+    """The value at a path of :func:`identity_difference` ("a.b", "configs[3].eta")."""
+    import re
+
     for part in dotted.split("."):
-        if not isinstance(tree, dict) or part not in tree:
-            return _ABSENT
-        tree = tree[part]
+        name = part.split("[", 1)[0]
+        indices = [int(i) for i in re.findall(r"\[(\d+)\]", part)]
+        if name:
+            if not isinstance(tree, dict) or name not in tree:
+                return _ABSENT
+            tree = tree[name]
+        for i in indices:
+            if not isinstance(tree, list) or i >= len(tree):
+                return _ABSENT
+            tree = tree[i]
     return tree
 
 

@@ -91,6 +91,45 @@ def check_environment(client, modules=()) -> None:
                                  "version on the scheduler and the workers")
 
 
+HANDSHAKE_WAIT_S = 5.0
+
+
+def probe_tcp(address: str, timeout: float | None = None) -> None:
+    """For a ``tcp://`` (or bare HOST:PORT) address: SchedulerError unless a TCP connection opens
+    within ``timeout`` and the far side speaks first within :data:`HANDSHAKE_WAIT_S`, as a Dask
+    scheduler does (its listener writes its handshake as soon as a connection opens,
+    ``distributed.comm.core.Listener.on_connection``). An HTTP server (``python -m http.server
+    8786``) waits for a request instead, and ``distributed.Client`` would then wait forever for
+    the handshake (its own timeout does not cover it). Other protocols are left to distributed."""
+    import socket
+
+    timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
+    m = _ADDRESS.match(address.strip())
+    if m is None or (m["proto"] or "tcp") != "tcp":
+        return
+    host = m["host"].strip("[]")
+    try:
+        sock = socket.create_connection((host, int(m["port"])), timeout=timeout)
+    except OSError as exc:
+        raise SchedulerError(f"cannot connect within {timeout:g} s ({_one_line(exc)})") from None
+    try:
+        sock.settimeout(HANDSHAKE_WAIT_S)
+        try:
+            first = sock.recv(16)
+        except (TimeoutError, socket.timeout):
+            raise SchedulerError(f"no Dask scheduler answers there (the server sent no Dask handshake within "
+                                 f"{HANDSHAKE_WAIT_S:g} s; is it another service, e.g. an HTTP server?)") from None
+        except OSError as exc:
+            raise SchedulerError(f"no Dask scheduler answers there ({_one_line(exc)})") from None
+        if not first:
+            raise SchedulerError("no Dask scheduler answers there (the connection was closed without a handshake)")
+        if first[:5] in (b"HTTP/", b"SSH-2", b"<!DOC", b"<html"):
+            raise SchedulerError(f"no Dask scheduler answers there (the server speaks {first[:8]!r}..., not Dask)")
+    finally:
+        with contextlib.suppress(OSError):
+            sock.close()
+
+
 @contextlib.contextmanager
 def connect(address, modules=()):
     """A ``distributed.Client`` for ``address`` (a scheduler address, a ``LocalCluster``, or a
@@ -108,6 +147,7 @@ def connect(address, modules=()):
         check_address(str(address))
     except ValueError as exc:
         raise SchedulerError(str(exc)) from None
+    probe_tcp(str(address))   # a server that never sends the Dask handshake: refused here, not a hang
     client = Client.__new__(Client)   # kept to close it if the constructor fails (else its __del__
     try:                              # blocks the interpreter's exit for 2 x the timeout, then prints a traceback)
         client.__init__(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)

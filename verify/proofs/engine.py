@@ -169,14 +169,19 @@ def default_T0(T_star: int) -> int:
 
 def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxes: int = DEFAULT_MAX_BOXES,
           prec: int = PREC_BITS, progress=None, include_superseded: bool = True, checkpoint: str | None = None,
-          checkpoint_every: float = 60.0, resume: str | None = None) -> ProofReport:
+          checkpoint_every: float = 60.0, resume: str | None = None, exact_budget: bool = False) -> ProofReport:
     """Decide every statement (or those whose label is in ``labels``) for ``inst``.
 
     ``checkpoint``: save the iteration's state (and the region proof, once done) to this file
     every ``checkpoint_every`` seconds, at the end and on KeyboardInterrupt (then
     :class:`rdyn.reduced_dynamics.runs.checkpoint.Interrupted` is raised); ``resume``: continue from
     such a file written for the same instance and options (else CheckpointError naming the
-    difference). What was certified before the interruption is kept."""
+    difference). What was certified before the interruption is kept.
+
+    ``max_steps``: the step budget of the certified iteration. By default (the library's rule) it is
+    never below T0 (``max_steps=1``: iterate to T0 only); with ``exact_budget`` (``rdyn prove
+    --max-steps``) it is honoured exactly: the iteration stops at step ``max_steps`` at the latest,
+    T0 reached or not (the CLI refuses a budget below the estimated T0 before any work)."""
     import flint
 
     from rdyn.verification.proofs import iterate, region as rg
@@ -208,12 +213,14 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                     and (s.region not in ("dx_printed_lower", "dx_printed_upper") or inst.logit_scale == "D")]
             conds = tuple(dict.fromkeys(s.region for s in todo))
             from rdyn.verification.proofs.balls import upper
+            used = 0   # --max-boxes is one budget for every band tried, not one per band
             for pad in (0.5, 2.0, 8.0):   # widen the band until invariance is shown (or give up)
                 R = rg.choose_region(bm, upper(e), w0, pad=pad)
                 if not (w0.lower() >= R.w_lo and w0.upper() <= R.w_hi and e.lower() >= 0 and e.upper() <= R.e_top):
                     raise AssertionError("the state at T0 is not inside the chosen region")
-                res = rg.prove_region(bm, R, conds, max_boxes=max_boxes)
-                if res.invariant:
+                res = rg.prove_region(bm, R, conds, max_boxes=max_boxes - used)
+                used += min(res.boxes, max_boxes - used)
+                if res.invariant or used >= max_boxes:
                     break
             region_info.update(result=res, w_T0=w0, e_T0=e)
             done = {s.key for s in todo if res.invariant and res.decided.get(s.region)}
@@ -224,7 +231,8 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
 
         identity = {"instance": inst.to_dict(), "labels": None if labels is None else sorted(labels),
                     "max_steps": max_steps, "max_boxes": max_boxes, "prec": prec,
-                    "superseded": include_superseded, "format": 2}
+                    "superseded": include_superseded, "format": 2,
+                    **({"exact_budget": True} if exact_budget and max_steps is not None else {})}
         restored = None
         if resume is not None:
             _, meta = ck.load(resume, "prove", identity)
@@ -251,6 +259,8 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
 
         it = iterate.run(inst, [s for s in chosen + extra if s.window != "symbolic"], k=k, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
                          after_T0=after_T0, progress=progress,
+                         **({"hard_cap": min(max_steps, 10**9), "exact_budget": True}
+                            if exact_budget and max_steps is not None else {}),
                          saver=saver if checkpoint is not None else None, checkpoint_every=checkpoint_every,
                          restored=restored, bm=bm)
         res = region_info.get("result")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rdyn.reduced_dynamics.runs.checkpoint import save_or_warn
 from rdyn.verification.proofs.statements import PAIR
 
 
@@ -249,7 +250,7 @@ def ball_from_text(pair):
 
 def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, progress=None,
         hard_cap: int = 10**9, saver=None, checkpoint_every: float = 60.0, restored: dict | None = None,
-        bm=None, block: int = BLOCK) -> Iteration:
+        bm=None, block: int = BLOCK, exact_budget: bool = False) -> Iteration:
     """Iterate from step 0. Statements are checked at every step ``T >= T* + offset`` up to T0
     (``T0_of(T_star)``); the state at T0 is handed to ``after_T0(state) -> keys still open`` (the
     region proof), and the iteration continues, checking only those keys, until each is refuted,
@@ -260,7 +261,8 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     states (and the next one), and a block on which it is not shown is decided step by step.
     ``saver(snapshot)`` (optional) is called every ``checkpoint_every`` seconds and
     on KeyboardInterrupt with the loop state (:func:`snapshot`); ``restored`` (a snapshot read back)
-    continues from it."""
+    continues from it. ``exact_budget``: ``hard_cap`` is the step budget itself, never raised to T0
+    (``rdyn prove --max-steps N``: the iteration stops at step N at the latest, T0 reached or not)."""
     import time
 
     from flint import arb
@@ -437,7 +439,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 if x >= level:
                     T_star = t
                     T0 = T0_of(T_star)
-                    max_steps = max(T0, budget_of(T_star))
+                    max_steps = hard_cap if exact_budget else max(T0, budget_of(T_star))
                 elif not x < level:
                     stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
                     break
@@ -513,11 +515,13 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             if T0 is not None and t >= T0 and not open_keys:
                 break
             if t >= max_steps:
-                stopped = f"step budget {max_steps} reached"
+                stopped = f"step budget {max_steps} reached" + (
+                    f" before T0 = {T0}" if T0 is not None and t < T0 else
+                    " before T* (not reached)" if T_star is None and exact_budget else "")
                 break
             C1, x, t = C1n, xn, t + 1   # one assignment: a signal never splits it
             if saver is not None and time.perf_counter() - last_save >= checkpoint_every:
-                saver(snapshot())
+                save_or_warn(lambda: saver(snapshot()))
                 last_save = time.perf_counter()
             if progress is not None and t >= next_report:
                 progress(t)
@@ -529,6 +533,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
 
         path = saver(snapshot())
         raise Interrupted(t, path) from None
-    if saver is not None:
-        saver(snapshot())
+    if saver is not None:   # a checkpoint that cannot be written costs the proof nothing
+        save_or_warn(lambda: saver(snapshot()))
     return Iteration(T_star, T0, state_T0, t, stopped, out, time.perf_counter() - t_start, radius_T0, t1)

@@ -572,7 +572,8 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
                 tried += 1
                 refuted.update(trajectory_counterexample(form, (lo + hi) / 2, cst, tuple(undecided)))
                 undecided = [n for n in undecided if n not in refuted]
-            if undecided and (hi - lo) > MIN_S0_WIDTH * max(abs(hi), 1e-300) and tally.boxes < max_boxes:
+            if undecided and (hi - lo) > MIN_S0_WIDTH * max(abs(hi), 1e-300) and \
+                    tally.boxes + tally.s0_boxes < max_boxes:   # region and S0 boxes: one budget
                 m = (lo + hi) / 2
                 todo += [(m, hi), (lo, m)]
                 continue
@@ -609,8 +610,8 @@ def prove_b3(cst: NolnConstants, s0: tuple, *, max_boxes: int = 200_000, forms=F
 
 def _budget_text(tally, max_boxes: int, boxes: str) -> str:
     """Why a box was left open: the budget, or boxes already at the smallest width."""
-    if tally.boxes >= max_boxes:
-        return "the box budget (--max-boxes) ran out"
+    if tally.boxes + tally.s0_boxes >= max_boxes:
+        return "the box budget (--max-boxes: region and S0 boxes) ran out"
     return f"{boxes} of relative width {MIN_S0_WIDTH:.1e} do not carry it"
 
 
@@ -710,7 +711,7 @@ def prove_b3_theta(cst: NolnConstants, s0: tuple, eta_fraction: tuple, *, max_bo
             elif mapped:
                 for n in trajectory_counterexample(form, sm, cst, tuple(mapped), steps=MAP_STEPS, theta=tm):
                     fail_theta[n].append((tm, repr(sm)))
-            budget = tally.boxes < max_boxes
+            budget = tally.boxes + tally.s0_boxes < max_boxes   # region and (S0, theta) boxes: one budget
             split_open = budget and open_ and max(_rel(lo, hi), _rel(tl, th)) > MIN_S0_WIDTH
             # widths weighted by how much k sigma0 = theta k_max(S0) sigma0 varies over the box (a refuted
             # statement's boxes are split down to MAP_WIDTH in these weighted widths)
@@ -990,8 +991,21 @@ def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: 
         alpha, beta = arb(repr(float(alpha0))), arb(repr(float(beta0)))
         gam = alpha * beta
         increasing = True
+        import signal
+        import threading
+
+        # F is an acb.integral whose integrand is a Python callback: a KeyboardInterrupt raised inside it
+        # (Ctrl-C, or SIGTERM through rdyn/signals.py) crashed the process (exit 139). The signals are
+        # held during each step's integral and taken between steps.
+        held = {signal.SIGINT, signal.SIGTERM}
+        main = threading.current_thread() is threading.main_thread()
         for t in range(steps):
-            Fg = F(gam)
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, held) if main else None
+            try:
+                Fg = F(gam)
+            finally:
+                if mask is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             alpha, beta = alpha - e * beta * Fg, beta - e * alpha * Fg
             new = alpha * beta
             increasing = increasing and bool(new > gam)
@@ -1004,11 +1018,12 @@ def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: 
 
 
 # --------------------------------------------------------------------------- the whole report
-def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC_BITS) -> dict:
+def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC_BITS, progress=None) -> dict:
     """Every Model B statement that applies to ``inst.model`` (noln: Theorem B.3 at both eta_max
     forms, Theorem 4.2's gamma* by Krawczyk, Theorem 4.6 (2)'s R* with spectrum data; ln and looped:
     the contraction factor over ``inst.gamma_range``). A dict in the ``rdyn prove --paper B --json``
-    shape (rdyn/schemas/prove.schema.json, model_b)."""
+    shape (rdyn/schemas/prove.schema.json, model_b). ``progress(t)``: after each certified GD step
+    of ``inst.steps``."""
     import flint
 
     t0 = time.perf_counter()
@@ -1041,7 +1056,7 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
                 from rdyn.verification.proofs.iterate import digits
 
                 gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta, inst.steps,
-                                                          inst.L)
+                                                          inst.L, progress=progress)
                 st = contraction_factor(inst.spectrum, gT, gT, label=label, L=inst.L, what=f"{what}_T")
                 st["statement"] += (f"; {what}_T after {inst.steps} GD steps at eta = {inst.eta!r} from "
                                     f"alpha0 = 0, beta0 = 1, by certified iteration (two-level spectrum)")

@@ -275,6 +275,7 @@ def prove_region(bm: BoxMap, region: Region, conditions, *, max_boxes: int) -> R
             continue
         boxes += 1
         if boxes > max_boxes:
+            boxes = max_boxes   # the boxes evaluated: never more than the budget
             reason = (f"box budget {max_boxes} exhausted at e in [{e_lo:.6g}, {e_hi:.6g}], "
                       f"w in [{w_lo:.6g}, {w_hi:.6g}] (pending: {', '.join(pending)})")
             for p in pending + tuple(q for b in stack for q in b[4]):

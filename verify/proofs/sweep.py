@@ -26,6 +26,11 @@ from rdyn.verification.proofs import statements as st
 from rdyn.verification.proofs.engine import Instance
 
 ETA_WORDS = ("paper", "half_limit", "auto")
+# the most points a proof sweep takes (before the papers' hypotheses are applied), counted before any
+# value list is combined: every instance costs at least PROVE_FIXED_S (about 2 s) of certified work, so
+# 10^4 points are already more than 5 hours (rdyn sweep takes 10^6 float64 configurations)
+MAX_GRID_POINTS = 10_000
+GRID_KEYS = ("D", "K", "activation", "kappa", "vstar_norm2", "eta", "logit_scale")
 ACTIVATIONS = ("identity", "relu", "leaky")
 SCALES = ("D", "sqrtD")
 VERDICTS = ("proved", "certified", "refuted", "undecided")
@@ -48,6 +53,70 @@ class GridPoint:
     eta_rule: str
 
 
+def check_grid(text: str, check_value=None) -> int:
+    """Check a ``--grid`` text before anything is built and return its number of points: at least
+    one ``KEY=VALUES`` entry (``';;'`` is refused, not read as the default grid), known keys, each
+    given once, at most :data:`MAX_GRID_POINTS` points (the product of the value counts), and every
+    value checked by ``check_value(key, value)`` (the option table: each value as the
+    single-instance option ``--KEY`` would be; it raises ValueError with a one-line message).
+    ValueError (one line, starting ``--grid``) otherwise."""
+    import math
+
+    from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values
+
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("--grid is empty: give KEY=VALUES entries joined by ';' (keys: " + ", ".join(GRID_KEYS) + ")")
+    entries = [part for part in text.split(";") if part.strip()]
+    if not entries:
+        raise ValueError(f"--grid {text!r} has no KEY=VALUES entry (keys: {', '.join(GRID_KEYS)})")
+    counts, seen = {}, set()
+    for part in entries:
+        if "=" not in part:
+            raise ValueError(f"--grid: expected KEY=VALUES, got {part.strip()!r}")
+        key, raw = part.split("=", 1)
+        key = ALIASES.get(key.strip(), key.strip())
+        if key == "sigma_prime_zero":
+            raise ValueError("--grid: key sigma_prime_zero does not apply to rdyn prove (sigma'(0) = 1)")
+        if key not in GRID_KEYS:
+            raise ValueError(f"--grid: unknown key {key!r} (keys: {', '.join(GRID_KEYS)})")
+        if key in seen:
+            raise ValueError(f"--grid: key {key} given twice")
+        seen.add(key)
+        items = [x.strip() for x in raw.split(",")]
+        if key == "eta":
+            words = [x for x in items if x in ETA_WORDS]
+            rest = [x for x in items if x not in ETA_WORDS]
+        else:
+            words, rest = [], items
+        if not words and not "".join(rest):
+            raise ValueError(f"--grid: no values for {key}")
+        if ":" in raw and key not in ("activation", "logit_scale"):   # LO:HI:N: count before building
+            bits = raw.strip().split(":")
+            try:
+                n = int(bits[2]) if len(bits) == 3 else 1
+            except ValueError:
+                n = 1
+            if n > MAX_GRID_POINTS:
+                raise ValueError(f"--grid: range for {key} has {n} values; a proof sweep takes at most "
+                                 f"{MAX_GRID_POINTS} points")
+        try:
+            values = _values(key, ",".join(rest)) if rest and "".join(rest) else []
+        except ValueError as exc:
+            if key != "eta":
+                raise
+            raise ValueError(f"{exc} (eta: numbers, or the words paper and half_limit)") from None
+        if check_value is not None:
+            for value in values:
+                check_value(key, value)
+        counts[key] = len(values) + len(words)
+    size = math.prod(counts.values())
+    if size > MAX_GRID_POINTS:
+        raise ValueError(f"--grid has {size} points (" + " x ".join(f"{k}: {n}" for k, n in counts.items())
+                         + f"); a proof sweep takes at most {MAX_GRID_POINTS} (each instance is at least "
+                         f"about 2 s of certified work)")
+    return size
+
+
 def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
     """The grid's instances (in grid order) and the points skipped as outside the papers'
     hypotheses (``{"point": ..., "reason": ...}``). ValueError with a one-line ``--grid`` message
@@ -57,8 +126,7 @@ def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
     from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values, parse_grid
 
-    if not text.strip():
-        raise ValueError("--grid is empty")
+    check_grid(text)   # empty, unknown keys, too many points: refused before the product is built
 
     words: list[str] = []
     numbers: list = []
@@ -154,12 +222,14 @@ def summary(point: GridPoint, report) -> dict:
             "error": None}
 
 
-def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None) -> dict:
-    """:func:`summary` of the engine's proof of one grid point (the task a Dask worker runs)."""
+def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None, exact_budget: bool = False) -> dict:
+    """:func:`summary` of the engine's proof of one grid point (the task a Dask worker runs).
+    ``exact_budget``: ``max_steps`` is honoured exactly (``rdyn prove --grid --max-steps``), not
+    raised to T0 (:func:`rdyn.verification.proofs.engine.prove`)."""
     from rdyn.verification.proofs.engine import DEFAULT_MAX_BOXES, prove
 
     report = prove(point.instance, labels, max_steps=max_steps,
-                   max_boxes=DEFAULT_MAX_BOXES if max_boxes is None else max_boxes)
+                   max_boxes=DEFAULT_MAX_BOXES if max_boxes is None else max_boxes, exact_budget=exact_budget)
     return summary(point, report)
 
 
@@ -169,8 +239,13 @@ def _error_row(point: GridPoint, exc: BaseException) -> dict:
             "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
 
 
+def point_key(point: GridPoint) -> str:
+    """The identity of a grid point in a sweep file (its row's ``instance``, eta rule included)."""
+    return json.dumps({**point.instance.to_dict(), "eta_rule": point.eta_rule}, sort_keys=True)
+
+
 def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None, scheduler=None,
-        progress=None, on_row=None) -> list[dict]:
+        progress=None, on_row=None, exact_budget: bool = False, done_rows: dict | None = None) -> list[dict]:
     """Prove every point; rows in grid order. ``scheduler``: a Dask distributed scheduler address
     (or a ``Client``): one task per instance on its workers, submitted only after
     :func:`rdyn.reduced_dynamics.runs.dask_client.connect` has checked the cluster (else its
@@ -178,9 +253,15 @@ def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None,
     after each instance, in the order they finish; ``on_row(rows_so_far)`` too, the rows done so
     far in grid order (the CLI rewrites ``--out`` with them). An instance whose proof raises (on
     a worker: also a worker that died running it, ``KilledWorker``) is a row with ``error`` (and
-    no verdicts); the sweep goes on. Interrupted, the tasks not finished are cancelled."""
+    no verdicts); the sweep goes on. Interrupted, the tasks not finished are cancelled.
+    ``done_rows`` (index -> row, ``--resume``): rows already proved, kept as they are and not run
+    again; ``progress`` counts them as done."""
     rows: list = [None] * len(points)
     done = 0
+    for i, row in (done_rows or {}).items():
+        rows[i] = row
+        done += 1
+    todo = [i for i in range(len(points)) if rows[i] is None]
 
     def finish(i, row):
         nonlocal done
@@ -192,9 +273,10 @@ def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None,
             on_row([r for r in rows if r is not None])
 
     if scheduler is None:
-        for i, p in enumerate(points):
+        for i in todo:
+            p = points[i]
             try:
-                row = prove_point(p, labels, max_steps, max_boxes)
+                row = prove_point(p, labels, max_steps, max_boxes, exact_budget)
             except (ArithmeticError, AssertionError, ValueError) as exc:
                 row = _error_row(p, exc)
             finish(i, row)
@@ -204,8 +286,8 @@ def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None,
     from rdyn.reduced_dynamics.runs.dask_client import connect
 
     with connect(scheduler, (__name__,)) as client:   # refused here, before any task, if unusable
-        futures = {client.submit(prove_point, p, labels, max_steps, max_boxes, pure=False): i
-                   for i, p in enumerate(points)}
+        futures = {client.submit(prove_point, points[i], labels, max_steps, max_boxes, exact_budget, pure=False): i
+                   for i in todo}
         try:
             for future in as_completed(futures, loop=client.loop):
                 i = futures[future]
@@ -219,10 +301,26 @@ def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None,
     return rows
 
 
+FORM_ORDER = {"printed": 0, "corrected": 1, "superseded": 2}
+SIDE_ORDER = {None: 0, "lower": 1, "upper": 2}
+
+
+def label_order(label: str) -> tuple:
+    """Sort key of a ledger label: by lemma number (``Lemma D.9`` before ``Lemma D.10``), the bare
+    label before its parts (``Lemma D.9``, then ``Lemma D.9 (increment)``)."""
+    import re
+
+    m = re.match(r"\s*(\D*?)\s*([A-Z]?)\.?(\d+)(.*)$", label)
+    if m is None:
+        return (label, "", 0, "")
+    return (m.group(1), m.group(2), int(m.group(3)), m.group(4).strip())
+
+
 def table(rows: list[dict]) -> list[dict]:
-    """Verdict counts per statement (key order of :mod:`.statements`, superseded last): one dict
-    ``{key, label, form, side, proved, certified, refuted, undecided}``; instances whose proof
-    raised are not counted (see ``errors`` of :func:`result`)."""
+    """Verdict counts per statement, sorted by statement label (lemma number), then form (printed,
+    corrected, superseded), then side: one dict ``{key, label, form, side, proved, certified,
+    refuted, undecided}``; instances whose proof raised are not counted (see ``errors`` of
+    :func:`result`)."""
     out = []
     for s in st.STATEMENTS + st.SUPERSEDED:
         counts = dict.fromkeys(VERDICTS, 0)
@@ -235,29 +333,54 @@ def table(rows: list[dict]) -> list[dict]:
         if seen:
             out.append({"key": s.key, "label": s.label, "form": "superseded" if s in st.SUPERSEDED else s.form,
                         "side": s.side, **counts})
+    order = {s.key: i for i, s in enumerate(st.STATEMENTS + st.SUPERSEDED)}
+    out.sort(key=lambda t: (label_order(t["label"]), FORM_ORDER.get(t["form"], 3), SIDE_ORDER.get(t["side"], 3),
+                            order[t["key"]]))
     return out
 
 
-def result(grid: str, points, skipped, rows, seconds: float, max_tstar=None) -> dict:
-    """The ``--json`` object of ``rdyn prove --grid``."""
-    return {"grid": grid, "max_tstar": max_tstar, "instances": rows, "skipped": skipped, "table": table(rows),
-            "counts": {"instances": len(points), "skipped": len(skipped),
-                       "errors": sum(1 for r in rows if r["error"] is not None)},
-            "seconds": round(seconds, 3)}
+def result(grid: str, points, skipped, rows, seconds: float, max_tstar=None, options: dict | None = None) -> dict:
+    """The ``--json`` object of ``rdyn prove --grid``: ``complete`` is false (and ``counts.done`` below
+    ``counts.instances``) in the file of a sweep that has not finished (``--out`` is rewritten after
+    every instance; an interrupted sweep leaves it so, and ``--resume FILE`` continues it), and
+    ``progress`` counts the instances ``done`` of the ``total`` (``counts.instances``).
+    ``options``: the options the rows depend on (statement, max_steps, max_boxes, max_tstar), which
+    ``--resume`` must match."""
+    done = sum(1 for r in rows if r is not None)
+    out = {"grid": grid, "max_tstar": max_tstar, "complete": done == len(points),
+           "progress": {"done": done, "total": len(points)},
+           "instances": [r for r in rows if r is not None], "skipped": skipped,
+           "table": table([r for r in rows if r is not None]),
+           "counts": {"instances": len(points), "skipped": len(skipped),
+                      "errors": sum(1 for r in rows if r is not None and r["error"] is not None)},
+           "seconds": round(seconds, 3)}
+    if options is not None:
+        out["options"] = options
+    return out
 
 
 SUPERSEDED_NAMES = {"D19.corrected.lower.superseded": "superseded (no lag factor)",
                     "D19.corrected.lower.lag1": "superseded (lag factor without exp(x/scale))"}
 
 
+LEGEND = ("printed: the statement as the paper prints it; corrected: as corrected in the erratum; "
+          "superseded: an earlier correction of the same statement, replaced by the corrected row above it "
+          "(still decided and counted, to show why it was replaced; docs/proofs.md). Counts are instances.")
+
+
 def markdown_table(res: dict) -> str:
-    """The table of docs/proofs.md ("Proof sweep"): one line per statement."""
+    """The table of docs/proofs.md ("Proof sweep"): one line per statement (sorted as :func:`table`),
+    then the legend (what printed, corrected and superseded mean) and, for a partial sweep file,
+    how many instances it holds."""
     lines = ["| statement | key | form | side | proved | certified | refuted | undecided |",
              "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for t in res["table"]:
         form = SUPERSEDED_NAMES.get(t["key"], t["form"])
         lines.append(f"| {t['label']} | `{t['key']}` | {form} | {t['side'] or '–'} | {t['proved']} | {t['certified']} | "
                      f"{t['refuted']} | {t['undecided']} |")
+    lines += ["", LEGEND]
+    if res.get("complete") is False:
+        lines.append(f"Partial sweep: {res['progress']['done']} of {res['progress']['total']} instances.")
     return "\n".join(lines)
 
 
