@@ -103,6 +103,13 @@ def _cli_certified_against_dps40(capsys, activation_args, t1, radius, centre):
 def test_issue_command_certifies_and_contains_the_dps40_run(capsys):
     """The issue's command: t1 certified (17), the final enclosure contains the --dps 40
     trajectory's final state, the centre equals the float64 run to 1e-13."""
+    _cli_certified_against_dps40(capsys, ["--activation", "tanh"], 17, 1e-13, 1e-13)
+
+
+@pytest.mark.slow   # the 30-digit certified pass takes about 20 s: kept out of the default suite's 10 minutes
+def test_issue_command_at_30_digits_contains_the_dps40_run(capsys):
+    """The issue's command certified at 30 digits: t1 = 17, and the enclosure contains the
+    --dps 40 trajectory's final state with a relative radius below 1e-28."""
     precise = _cli_certified_against_dps40(capsys, ["--activation", "tanh"], 17, 1e-13, 1e-13)
     # aiming at 30 digits (library dps=30: nodes for 1e-30 per moment, 164 bits): the tighter
     # enclosure also contains the --dps 40 state, with a relative radius below 1e-28
