@@ -265,9 +265,11 @@ PROVE_HARD_CAP = 10**9   # the certified iteration stops there (verify/proofs/it
 
 
 def prove_T0(T_star: int) -> int:
-    """The step up to which rdyn prove iterates: T* + max(1000, T*/100) (verify/proofs/engine.py),
-    at most :data:`PROVE_HARD_CAP`."""
-    return min(T_star + max(1000, T_star // 100), PROVE_HARD_CAP)
+    """The step up to which rdyn prove iterates: T0 = T* + max(1000, T*/100)
+    (:func:`rdyn.verification.proofs.engine.default_T0`), at most :data:`PROVE_HARD_CAP`."""
+    from rdyn.verification.proofs.engine import default_T0
+
+    return min(default_T0(T_star), PROVE_HARD_CAP)
 
 
 def prove_estimate(T_stars, lower_bound: bool = False) -> "RunTimeEstimate":

@@ -93,19 +93,14 @@ def run(options_: ProveOptions, progress=None, grid_progress=None, note=None):
     return Result(data, None, detail={"report": report})
 
 
-def unbounded_T0(T_star: float) -> int:
-    """T0 = T* + max(1000, T*/100) of a float64 (or limit) T*, not capped (run_time.prove_T0 is)."""
-    T = int(T_star)
-    return T + max(1000, T // 100)
-
-
 def budget_plan(v: dict, inst):
     """The budgets of one instance, checked before any certified work against its float64 T*
     (:func:`rdyn.run_time.prove_tstar`): UsageError (one line, naming the option that would change
     it) when the certified iteration would stop short of T0 (T* not finite, or T0 beyond its cap of
     1e9 steps: ``--eta``) or ``--max-steps`` is below T0 (the region needs the state at T0).
     Returns the time estimate."""
-    from rdyn.run_time import PROVE_HARD_CAP, prove_estimate, prove_tstar
+    from rdyn.run_time import PROVE_HARD_CAP, _duration, prove_estimate, prove_tstar
+    from rdyn.verification.proofs.engine import default_T0
 
     T_star, how = prove_tstar(inst.config())
     if v["eta_given"]:
@@ -117,23 +112,17 @@ def budget_plan(v: dict, inst):
     if T_star is None:
         raise UsageError(f"{which}: T* is over the iteration's cap of {PROVE_HARD_CAP:.0e} certified steps "
                          f"({how}); {fix}")
-    T0 = unbounded_T0(T_star)
+    T0 = default_T0(int(T_star))   # not capped (run_time.prove_T0 is): the cap is checked here
     approx = "" if how == "float64" else "about "
     if T0 > PROVE_HARD_CAP:
         raise UsageError(f"{which}: T* is about {T_star:.3g} steps ({how.replace('the ', '')}), beyond the certified "
                          f"iteration's cap of {PROVE_HARD_CAP:.0e} steps (about "
-                         f"{_hours(prove_estimate([PROVE_HARD_CAP]).seconds)}): it would stop short of T0; {fix}")
+                         f"{_duration(prove_estimate([PROVE_HARD_CAP]).seconds)}): it would stop short of T0; {fix}")
     if v["max_steps"] is not None and v["max_steps"] < T0:
         raise UsageError(f"--max-steps {v['max_steps']} is below T0 = {approx}{T0} (T* = {approx}{int(T_star)} from "
                          f"{how}, plus max(1000, T*/100)), the steps needed to reach the invariant region; raise it or "
                          f"omit it")
     return prove_estimate([T_star])
-
-
-def _hours(seconds: float) -> str:
-    from rdyn.run_time import _duration
-
-    return _duration(seconds)
 
 
 @contextlib.contextmanager
@@ -201,6 +190,7 @@ def plan_grid(points, skipped, v: ProveOptions, note=None):
     which is honoured exactly). Returns (kept points, their T*). UsageError when every instance is
     skipped, naming the option that would change it."""
     from rdyn.run_time import PROVE_HARD_CAP, prove_grid_tstars
+    from rdyn.verification.proofs.engine import default_T0
 
     Ts = prove_grid_tstars([p.instance.config() for p in points], cap=v.max_tstar, progress=note)
     kept, kept_T = [], []
@@ -212,7 +202,7 @@ def plan_grid(points, skipped, v: ProveOptions, note=None):
         elif T is None:
             reason, option = f"{how}: the certified iteration would stop short of T*", "eta"
         else:
-            T0 = unbounded_T0(T)
+            T0 = default_T0(int(T))
             approx = "" if how == "float64" else "about "
             if v.max_tstar is not None and T > v.max_tstar:
                 reason, option = f"T* {approx or '= '}{T:.6g} ({how}) > --max-tstar {v.max_tstar} (cost cap)", \
@@ -274,7 +264,7 @@ def run_grid(v: ProveOptions, progress=None, note=None):
         points, Ts = plan_grid(points, skipped, v, note)
         done_rows = {}
         if previous is not None:
-            by_key = {json_key(r["instance"]): r for r in previous["instances"]
+            by_key = {sw.instance_key(r["instance"]): r for r in previous["instances"]
                       if isinstance(r, dict) and isinstance(r.get("instance"), dict) and r.get("error") is None}
             done_rows = {i: by_key[sw.point_key(p)] for i, p in enumerate(points) if sw.point_key(p) in by_key}
         if note is not None:
@@ -326,8 +316,3 @@ def run_grid(v: ProveOptions, progress=None, note=None):
     return Result(data, None, detail={"markdown": sw.markdown_table(data), "all_corrected_certified": certified,
                                       "out": out})
 
-
-def json_key(instance: dict) -> str:
-    import json
-
-    return json.dumps(instance, sort_keys=True)

@@ -239,9 +239,14 @@ def _error_row(point: GridPoint, exc: BaseException) -> dict:
             "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
 
 
+def instance_key(instance: dict) -> str:
+    """The identity of a sweep file's row: its ``instance`` object (eta rule included) as text."""
+    return json.dumps(instance, sort_keys=True)
+
+
 def point_key(point: GridPoint) -> str:
-    """The identity of a grid point in a sweep file (its row's ``instance``, eta rule included)."""
-    return json.dumps({**point.instance.to_dict(), "eta_rule": point.eta_rule}, sort_keys=True)
+    """The identity of a grid point in a sweep file (:func:`instance_key` of its row's ``instance``)."""
+    return instance_key({**point.instance.to_dict(), "eta_rule": point.eta_rule})
 
 
 def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None, scheduler=None,
