@@ -315,23 +315,40 @@ def _scaled_tstar(config) -> tuple[float | None, str] | None:
     ``SCALE_UP`` times that run's, or (None, why) when even that run does not reach it (T* > 1e9).
     None when ``SCALE_UP eta`` is not below eta_limit/2 (the law needs a small eta)."""
     from dataclasses import replace
-    from fractions import Fraction
 
-    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, eta_limit_fraction, run
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, run
 
-    if config.eta is None:
+    if not _scalable(config):
         return None
     try:
-        if Fraction(repr(float(config.eta) * SCALE_UP)) >= eta_limit_fraction(config) / 2:
-            return None
         probe = run(replace(config, eta=float(config.eta) * SCALE_UP), steps=F64_PRE_RUN_STEPS,
                     thresholds=Thresholds(), progress=False)
     except (ArithmeticError, ValueError, TypeError):
         return None
-    if probe.T_star is not None:
-        return float(probe.T_star) * SCALE_UP, f"{SCALE_UP} times T* of a float64 run at {SCALE_UP} eta"
-    if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
+    if probe.T_star is None and (probe.diverged_at_step is not None or probe.fixed_point_at is not None):
         return None
+    return _scaled_outcome(probe.T_star)
+
+
+def _scalable(config) -> bool:
+    """Whether T* ~ tau_star/eta may be read off a run at ``SCALE_UP`` eta: that eta is below
+    eta_limit/2."""
+    from fractions import Fraction
+
+    from rdyn.reduced_dynamics.model_a.dynamics import eta_limit_fraction
+
+    if config.eta is None:
+        return False
+    try:
+        return Fraction(repr(float(config.eta) * SCALE_UP)) < eta_limit_fraction(config) / 2
+    except (ArithmeticError, ValueError, TypeError):
+        return False
+
+
+def _scaled_outcome(probe_T_star) -> tuple[float | None, str]:
+    """``(T*, how)`` from the T* of a float64 run of 1e7 steps at ``SCALE_UP`` eta (None: not reached)."""
+    if probe_T_star is not None:
+        return float(probe_T_star) * SCALE_UP, f"{SCALE_UP} times T* of a float64 run at {SCALE_UP} eta"
     return None, f"a float64 run of 1e7 steps at {SCALE_UP} eta does not reach it; T* ~ 1/eta"
 
 
@@ -389,12 +406,8 @@ def prove_grid_tstars(configs, cap: int | None = None, progress=None) -> list[tu
         return out
     # beyond the probes: one batched run of 1e7 steps at SCALE_UP eta (T* ~ 1/eta), then the limit
     from dataclasses import replace
-    from fractions import Fraction
 
-    from rdyn.reduced_dynamics.model_a.dynamics import eta_limit_fraction
-
-    scalable = [i for i in todo if configs[i].eta is not None
-                and Fraction(repr(float(configs[i].eta) * SCALE_UP)) < eta_limit_fraction(configs[i]) / 2]
+    scalable = [i for i in todo if _scalable(configs[i])]
     if scalable:
         if progress is not None and len(scalable) * F64_PRE_RUN_STEPS * SWEEP_POINT_STEP_S[False] > 2:
             progress(f"float64 T* of {len(scalable)} instance{'s' if len(scalable) != 1 else ''} at {SCALE_UP} eta "
@@ -402,9 +415,7 @@ def prove_grid_tstars(configs, cap: int | None = None, progress=None) -> list[tu
         rows = run_batch([replace(configs[i], eta=float(configs[i].eta) * SCALE_UP) for i in scalable],
                          F64_PRE_RUN_STEPS).rows
         for i, r in zip(scalable, rows):
-            out[i] = ((float(r["T_star"]) * SCALE_UP, f"{SCALE_UP} times T* of a float64 run at {SCALE_UP} eta")
-                      if r["T_star"] is not None else
-                      (None, f"a float64 run of 1e7 steps at {SCALE_UP} eta does not reach it; T* ~ 1/eta"))
+            out[i] = _scaled_outcome(r["T_star"])
     for i in todo:
         if out[i] is None:
             out[i] = _limit_tstar(configs[i])
