@@ -11,7 +11,7 @@ partial one, at the requested path.
 
 Used by :mod:`rdyn.output` (``--out`` files), the figure writers of :mod:`rdyn.verification`,
 the claims report and erratum, :mod:`rdyn.reduced_dynamics.runs.checkpoint`, and the
-developer-only catalogue regenerators of this layer (``python -m rdyn.derivations.catalog``,
+developer-only catalogue regenerators of this layer (``python -m rdyn.derivations.model_a.catalog``,
 ``python -m rdyn.derivations.activations``). It lives in the lowest layer and imports nothing of
 rdyn, so every layer may use it; :mod:`rdyn.reduced_dynamics.runs.atomic_files` re-exports it
 under the name the upper layers use (one implementation).

@@ -184,13 +184,6 @@ def arb_backend() -> Backend:
     return Backend("arb", arb_namespace(), arb)
 
 
-def compile_source(source: str, name: str, backend: Backend) -> Callable:
-    """exec ``source`` in the backend's namespace and return the function ``name``."""
-    namespace = backend.namespace()
-    exec(compile(source, f"<rdyn generated: {name} [{backend.name}]>", "exec"), namespace)
-    return namespace[name]
-
-
 # --------------------------------------------------------------------------------------------
 # Interval (SSA) printing: the same expressions as a sequence of calls on (lo, hi) pairs.
 # --------------------------------------------------------------------------------------------

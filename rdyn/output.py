@@ -8,7 +8,6 @@
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 from fractions import Fraction
@@ -86,11 +85,6 @@ def jsonable(obj: Any, dps: int | None = None, path: str = "") -> Any:
     if isinstance(obj, Fraction):  # exact: rounded once to the dps digits, never via float64
         return float(obj) if dps is None else _digits(obj, dps)
     return _real(obj, dps, path)
-
-
-def emit_json(obj: dict, dps: int | None = None) -> None:
-    """Print ``obj`` as the one JSON object of a ``--json`` run."""
-    print(json.dumps(jsonable(obj, dps), allow_nan=False))
 
 
 def format_real(value: Any, digits: int = 10, dps: int | None = None) -> str:

@@ -290,8 +290,6 @@ def prove_tstar(config) -> tuple[float | None, str]:
     ``how`` "float64" (a float64 run of at most 1e5, 1e6, then 1e7 steps reached it: exact up to
     rounding) or "the slow-manifold limit" (T* ~ tau_star/eta, a few hundredths of a second; an
     approximation), or ``(None, why)`` when neither gives a finite T* (e.g. ``--eta 5e-324``)."""
-    import math
-
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, run
 
     for probe_steps in (F64_PRE_RUN_STEPS // 100, F64_PRE_RUN_STEPS // 10, F64_PRE_RUN_STEPS):

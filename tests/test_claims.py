@@ -528,8 +528,8 @@ def test_leaky_tstar_statement_matches_derivation():
     """The Leaky ReLU I1 written out in Lemma D.17's correction statement is the derived one."""
     import sympy as sp
 
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations.asymptotics import tau_star_expansion
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.asymptotics import tau_star_expansion
 
     K, kappa, M = ma.K, ma.kappa, ma.vstar_norm2
     x = tau_star_expansion("leaky")
@@ -545,7 +545,7 @@ def test_A_of_t_angle_form_is_derived_exactly_and_typesets():
     readable form equals the engine at 30 digits and its tex parses with mathtext."""
     import sympy as sp
 
-    from rdyn.derivations import attention_angle as aa
+    from rdyn.derivations.model_a import attention_angle as aa
     from rdyn.derivations import gaussian as g
     from rdyn.verification.checks import model_a as cm
     from rdyn.verification.checks.errata_a import _bound_tex

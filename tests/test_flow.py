@@ -10,7 +10,7 @@ from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit
 
 def test_vector_field_is_the_map_increment():
     """F(x) from the derivation equals (map(x) - x)/eta of the generated float64 kernels."""
-    from rdyn.derivations.gradient_flow import flow_functions
+    from rdyn.derivations.model_a.gradient_flow import flow_functions
     from rdyn.reduced_dynamics.model_a.kernels import kernels
 
     rhs, _, _, _ = flow_functions("relu", "D", "numpy")
@@ -57,8 +57,8 @@ def test_tau1_limit_relu():
 
 
 def test_identity_expansion_closed_form():
-    from rdyn.derivations.asymptotics import tau_star_expansion, late_loss_constant
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a.asymptotics import tau_star_expansion, late_loss_constant
+    from rdyn.derivations.model_a import collapsed as ma
 
     x = tau_star_expansion("identity")
     assert sp.simplify(x.I0 - ma.K / ma.vstar_norm2) == 0
@@ -71,8 +71,8 @@ def test_identity_closed_form_vs_slow_quadrature():
     """identity: tau_star - tau1 = D (K N^2 + 2 K^2 N log(N/K) - K^3)/v (sympy integral) vs
     the numerical slow-manifold quadrature at D = 1e4 (differences: phase-one displacement
     and lag, measured 1e-12 relative)."""
-    from rdyn.derivations.asymptotics import slow_integral_closed_form
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a.asymptotics import slow_integral_closed_form
+    from rdyn.derivations.model_a import collapsed as ma
     from rdyn.reduced_dynamics.model_a.flow import slow_limits
 
     closed = slow_integral_closed_form("identity")
@@ -105,8 +105,8 @@ def test_relu_asymptotic_constant_vs_slow():
 def test_late_loss_constant_vs_map():
     """eta t loss(t) of the exact map -> c_L = K D^2 (D-K)/4 (relu, logits/D; derived on the
     slow manifold): 192 at D = 8, K = 2; the map gives 195.25 at t = 1e6 (+1.7%)."""
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations.asymptotics import late_loss_constant
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.asymptotics import late_loss_constant
     from rdyn.reduced_dynamics.model_a.dynamics import run
 
     c_L = late_loss_constant("relu", "D")[2].subs({ma.D: 8, ma.K: 2})

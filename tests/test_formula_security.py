@@ -252,16 +252,10 @@ def test_any_text_is_refused_cleanly_or_parsed_into_x(text):
 # ----------------------------------------------------------------------------- the audit
 # Every call that can turn text into code, with why it is safe; a new one fails this test.
 AUDITED = {
-    ("derivations/codegen.py", "exec"): 1,        # source printed from derived sympy trees
-    ("reduced_dynamics/model_a/dynamics.py", "exec"): 1,   # same (eta_limit source)
-    ("reduced_dynamics/certified/arb_pass.py", "exec"): 1,  # same (Jacobian source)
-    ("reduced_dynamics/model_a/kernels.py", "exec"): 2,  # same (kernel sources)
-    ("reduced_dynamics/model_a/smooth.py", "exec"): 1,   # same (erf/GELU smoothing source, sealed cache)
-    ("reduced_dynamics/model_a/compiled.py", "exec"): 1,  # the event loop template (model_a/event_loop.py), no user text
+    ("derivations/generated.py", "exec"): 1,      # the one exec: source rdyn printed from derived sympy trees or templates
     ("derivations/activations.py", "eval"): 1,    # srepr text of the package's generated module
-    ("derivations/catalog.py", "eval"): 1,        # srepr text of the package's generated module
+    ("derivations/model_a/catalog.py", "eval"): 1,        # srepr text of the package's generated module
     ("reduced_dynamics/runs/kernel_cache.py", "pickle"): 3,  # numba cache in a private folder only
-    ("verify/proofs/kernels.py", "exec"): 1,      # arb source printed from the derived map
 }
 # a bare call or one through the sympy module (a method such as Poly.eval is not one), or
 # pickle.load(s)

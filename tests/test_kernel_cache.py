@@ -5,7 +5,6 @@ Every test that looks at cold behaviour uses its own temporary RDYN_CACHE_DIR.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess

@@ -7,8 +7,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from rdyn.derivations import model_a as ma
-from rdyn.derivations.catalog import model_a_expressions
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a.catalog import model_a_expressions
 from rdyn.reduced_dynamics.model_a.kernels import kernels
 
 PARAMS = {ma.D: 20, ma.K: 3, ma.eta: sp.Rational(3, 10), ma.vstar_norm2: sp.Rational(7, 5),

@@ -4,7 +4,6 @@ summarised, the stability sentence of `rdyn teacher`, Python warnings as one lin
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 
 import numpy as np

@@ -2,8 +2,8 @@
 import pytest
 import sympy as sp
 
-from rdyn.derivations import model_a as ma
-from rdyn.derivations.catalog import ACTIVATION_NAMES, SCALE_NAMES, derive_model_a, model_a_expressions
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a.catalog import ACTIVATION_NAMES, SCALE_NAMES, derive_model_a, model_a_expressions
 
 p = sp.Symbol("p", positive=True)
 

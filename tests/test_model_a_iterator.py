@@ -2,7 +2,6 @@
 import math
 
 import mpmath
-import numpy as np
 import pytest
 
 from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds, run

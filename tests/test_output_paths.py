@@ -141,14 +141,15 @@ def _failing_write_text(monkeypatch):
 
 @pytest.mark.parametrize("which", ["model_a", "activations"])
 def test_catalogue_regenerators_write_whole_or_not_at_all(tmp_path, monkeypatch, which):
-    """python -m rdyn.derivations.catalog / .activations write through the one atomic writer
+    """python -m rdyn.derivations.model_a.catalog / .activations write through the one atomic writer
     (rdyn.derivations.atomic_files, re-exported by reduced_dynamics/runs/atomic_files.py): the
     generated text is complete, and a write that fails leaves the previous catalogue
     untouched and no temporary beside it (the derivations' own sympy work is replaced by one
     small expression here)."""
     import sympy as sp
 
-    from rdyn.derivations import activations, catalog
+    from rdyn.derivations import activations
+    from rdyn.derivations.model_a import catalog
     from rdyn.derivations import atomic_files as low
     from rdyn.reduced_dynamics.runs import atomic_files as high
 

@@ -8,7 +8,6 @@ from decimal import Decimal
 from fractions import Fraction
 
 import mpmath
-import pytest
 
 import rdyn
 from rdyn.cli import main

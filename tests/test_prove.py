@@ -39,14 +39,14 @@ def _by(report, label, form, side, superseded=False):
 @pytest.mark.parametrize("activation,scale", [("identity", "D"), ("relu", "D"), ("relu", "sqrtD")])
 def test_reduction_matches_late_phase_constants(activation, scale):
     """eta g2 read off the reduced map at e = 0 equals the late-phase g2 of
-    rdyn.derivations.late_phase (a separate sympy limit on the slow manifold); q_min of the engine
+    rdyn.derivations.model_a.late_phase (a separate sympy limit on the slow manifold); q_min of the engine
     (the reduced map at e = K/(D-K), w = 0, in arb) equals increment_ratio_at_threshold."""
     import flint
     import sympy as sp
     from flint import arb
 
-    from rdyn.derivations import late_phase as lp
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import late_phase as lp
+    from rdyn.derivations.model_a import collapsed as ma
     from rdyn.verification.proofs import symbolic as sy
     from rdyn.verification.proofs.engine import Instance, constants
     from rdyn.verification.proofs.kernels import kernels

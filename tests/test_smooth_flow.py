@@ -1,5 +1,5 @@
 """Gradient-flow and slow-manifold limits for smooth activations (issue 22, item 3):
-derivations/gradient_flow_general.py, reduced_dynamics/model_a/smooth_flow.py, the generic PlaneFlow
+derivations/model_a/gradient_flow_general.py, reduced_dynamics/model_a/smooth_flow.py, the generic PlaneFlow
 machinery of reduced_dynamics/model_a/flow.py, and `rdyn teacher --activation A --method flow|slow`."""
 import json
 import math
@@ -18,9 +18,9 @@ def _config(name, D=8, K=2, M=2, eta=None):
 def test_general_field_with_relu_moments_is_the_relu_flow():
     """The activation-free flow (m1, m2 undefined functions) with ReLU's derived moments
     substituted equals the ReLU flow derived from the catalog map (exact, sympy)."""
-    from rdyn.derivations import gradient_flow as gf
-    from rdyn.derivations import gradient_flow_general as gg
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import gradient_flow as gf
+    from rdyn.derivations.model_a import gradient_flow_general as gg
+    from rdyn.derivations.model_a import collapsed as ma
 
     h1, h2 = ma.residual_moments("relu", "positive")
     relu = gf.vector_field("relu", "D")
@@ -33,8 +33,8 @@ def test_general_field_with_relu_moments_is_the_relu_flow():
 def test_derived_field_shape():
     """dC1/dtau = D m2; ds/dtau = C1 ||V*||^2 (m1 - m2)/((D-K)(K + (D-K) e)) (scale D), and
     sqrt(D) times that for the sqrt(D) logit scale; on the manifold (m2 = 0) G0 has no m2."""
-    from rdyn.derivations import gradient_flow_general as gg
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import gradient_flow_general as gg
+    from rdyn.derivations.model_a import collapsed as ma
 
     D, K, V, e, C1 = ma.D, ma.K, ma.vstar_norm2, gg.e, gg.C1
     f = gg.general_vector_field("D")

@@ -5,7 +5,7 @@ docs/claims.md, "Strength"): each backing is re-established here, so a strength 
   statements ``B3_STATEMENTS`` names (Theorem B.3 at the corrected eta_max), and refutes the
   printed eta_max's Part 1 (so the proof tells the two forms apart);
 * Model A: the corrections ``rdyn prove`` certifies (tests/test_prove.py, tests/test_prove_sweep.py
-  run the proofs) and the sympy identities of ``rdyn.derivations.correction_identities`` (each
+  run the proofs) and the sympy identities of ``rdyn.derivations.model_a.correction_identities`` (each
   difference simplifies to exactly 0; a mutated form does not).
 """
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_model_a_prove_strengths():
     assert strength.of_entry("A", "Lemma D.17 (threshold)", "discrepancy", ["A.claim.D17.threshold"])[0] == "sampled"
 
 
-@pytest.mark.parametrize("name", sorted(__import__("rdyn.derivations.correction_identities",
+@pytest.mark.parametrize("name", sorted(__import__("rdyn.derivations.model_a.correction_identities",
                                                    fromlist=["IDENTITIES"]).IDENTITIES))
 def test_correction_identity_is_exact_and_the_printed_form_is_not(name):
     """The sympy identity behind a ``proved`` correction simplifies to exactly 0; with the printed form
@@ -78,14 +78,14 @@ def test_correction_identity_is_exact_and_the_printed_form_is_not(name):
     standard deviations) it does not."""
     import sympy as sp
 
-    from rdyn.derivations import correction_identities as ci
+    from rdyn.derivations.model_a import correction_identities as ci
 
     assert sp.simplify(ci.difference(name)) == 0
     assert sp.simplify(ci.difference(name, mutated=True)) != 0
 
 
 def test_proved_corrections_cite_their_identities():
-    from rdyn.derivations import correction_identities as ci
+    from rdyn.derivations.model_a import correction_identities as ci
 
     for label, names in (("Theorem 3.1 (proof: S identity)", ["S_identity"]),
                          ("Lemma D.6", ["D6_A_of_t.relu", "D6_A_of_t.leaky"]),
@@ -104,13 +104,13 @@ def test_proved_corrections_cite_their_identities():
 
 
 def test_late_phase_rate_is_the_certified_limit():
-    """The late-phase corrections' constants rest on e^2 tau -> scale/(2 g2) (rdyn.derivations.late_phase),
+    """The late-phase corrections' constants rest on e^2 tau -> scale/(2 g2) (rdyn.derivations.model_a.late_phase),
     the limit the certified region gives (e^-2/T -> 2 eta g2/scale): the two agree exactly, every
     activation and logit scale."""
     import sympy as sp
 
-    from rdyn.derivations import late_phase as lp
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import late_phase as lp
+    from rdyn.derivations.model_a import collapsed as ma
 
     for activation in ("identity", "relu", "leaky"):
         for scale, value in (("D", ma.D), ("sqrtD", sp.sqrt(ma.D))):

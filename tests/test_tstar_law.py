@@ -1,4 +1,4 @@
-"""Lemma D.17's law for the identity, proved (rdyn.derivations.tstar_law): every obligation holds, the
+"""Lemma D.17's law for the identity, proved (rdyn.derivations.model_a.tstar_law): every obligation holds, the
 positivity tests refuse false claims, the derived pieces have the values a hand computation gives, and the
 explicit bounds contain the gradient flow's tau_star computed independently (Radau, and mpmath at 30 digits)."""
 import math
@@ -6,8 +6,8 @@ import math
 import pytest
 import sympy as sp
 
-from rdyn.derivations import model_a as ma
-from rdyn.derivations import tstar_law as tl
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a import tstar_law as tl
 
 D, K, v = ma.D, ma.K, ma.vstar_norm2
 x, sigma = tl.x, tl.sigma
@@ -112,4 +112,4 @@ def test_ledger_basis_and_erratum_name_the_proved_part():
     fix = {"statement": "law", "relation": "asymptotic", "limit": "D->oo", "verdict": "pass", "strength": s,
            "strength_basis": basis}
     line, _ = errata_writer._correction_lines({"correction": fix, "formulas": []})
-    assert line.endswith("strength: sampled (proved for the identity activation: rdyn.derivations.tstar_law)]")
+    assert line.endswith("strength: sampled (proved for the identity activation: rdyn.derivations.model_a.tstar_law)]")

@@ -1,12 +1,12 @@
-"""Lemma D.17's law for ReLU and Leaky ReLU, proved (rdyn.derivations.tstar_law_relu): every obligation holds
+"""Lemma D.17's law for ReLU and Leaky ReLU, proved (rdyn.derivations.model_a.tstar_law_relu): every obligation holds
 at both activations and logit scales, the limits are the correction's I0 and I1, the positivity tests refuse
 constants just below the true suprema, the explicit bounds hold from the pinned D0 and contain the gradient
 flow's tau_star, and the ledger calls the correction `proved`."""
 import pytest
 import sympy as sp
 
-from rdyn.derivations import model_a as ma
-from rdyn.derivations import tstar_law_relu as tr
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a import tstar_law_relu as tr
 
 D, K, v, kappa = ma.D, ma.K, ma.vstar_norm2, ma.kappa
 x, sigma, q, theta, P1 = tr.x, tr.sigma, tr.q, tr.theta, tr.P1

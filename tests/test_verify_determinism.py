@@ -133,7 +133,7 @@ DERIVE = r"""
 import hashlib, sys
 import sympy as sp
 from rdyn.derivations import gaussian as g
-from rdyn.derivations.catalog import derive_model_a
+from rdyn.derivations.model_a.catalog import derive_model_a
 h = hashlib.sha256()
 for activation, scale in (("relu", "D"), ("leaky", "sqrtD")):
     for name, expr in sorted(derive_model_a(activation, scale).items()):

@@ -131,10 +131,7 @@ def run_b(v: ProveOptions, note=None):
         est = train_estimate(inst.model, inst.steps)
         if est.seconds > ANNOUNCE_ABOVE_S:
             note(est.line().split(": ", 1)[1])
-
-        def progress(t):
-            if t % PROGRESS_EVERY == 0 and t < inst.steps:
-                note(f"step {t} of {inst.steps}")
+        progress = _progress_every(PROGRESS_EVERY, inst.steps, note)
     data = prove_model_b(inst, max_boxes=v.max_boxes, progress=progress)
     return Result(data, None, detail={"paper": "B"})
 
@@ -143,3 +140,11 @@ def all_certified(data: dict) -> bool:
     """Exit status 0: every corrected (and every single-form) statement is proved or certified."""
     return all(s["verdict"] in ("proved", "certified") for s in data["statements"] if s["form"] != "printed"
                or s["label"].startswith(("Theorem 4.6", "Theorem 4.7")))
+
+
+def _progress_every(every: int, steps: int, note):
+    """A step callback that notes ``step t of STEPS`` every ``every`` steps before the last."""
+    def progress(t):
+        if t % every == 0 and t < steps:
+            note(f"step {t} of {steps}")
+    return progress

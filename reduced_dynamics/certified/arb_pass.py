@@ -39,6 +39,7 @@ from functools import lru_cache
 
 from rdyn.derivations import codegen
 from rdyn.reduced_dynamics.certified.exact_inputs import exact_inputs
+from rdyn.derivations.generated import run_generated
 from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
 from rdyn.reduced_dynamics.model_a.kernels import jacobian_source
 
@@ -46,9 +47,8 @@ from rdyn.reduced_dynamics.model_a.kernels import jacobian_source
 def jacobian_kernels(activation: str, scale: str):
     """(prepare, jacobian_positive, jacobian_negative) on arb balls."""
     backend = codegen.arb_backend()
-    namespace = backend.namespace()
-    exec(compile(jacobian_source(activation, scale),
-                 f"<rdyn model A jacobian [{activation}/{scale}/arb]>", "exec"), namespace)
+    namespace = run_generated(jacobian_source(activation, scale),
+                              f"model A jacobian [{activation}/{scale}/arb]", backend.namespace())
     return namespace["prepare"], namespace["jacobian_positive"], namespace["jacobian_negative"]
 
 

@@ -53,7 +53,7 @@ increasing: atan([a, b]) is contained in [lower(a), upper(b)].
 The map and the enclosure
 -------------------------
 The interval code is printed by :func:`rdyn.derivations.codegen.emit_interval_ssa` from the same
-derived sympy expressions as every other backend (:mod:`rdyn.derivations.catalog`): the C1 map g
+derived sympy expressions as every other backend (:mod:`rdyn.derivations.model_a.catalog`): the C1 map g
 and the C2 increment d of each branch (``C1_next_*``, ``C2_next_* - C2``), the Jacobian
 entries of :func:`rdyn.reduced_dynamics.model_a.kernels.jacobian_source` (sympy derivatives), p and
 C1*. The derived invariant K C2 = (D-K) C3 (C3 moves by rho = K/(D-K) times C2's move,

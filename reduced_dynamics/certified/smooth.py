@@ -4,9 +4,9 @@ and sigmoid (no closed forms) go to :mod:`rdyn.reduced_dynamics.certified.strip`
 a strip quadrature with a proved remainder, the same loop.
 
 The map is :mod:`rdyn.reduced_dynamics.model_a.smooth`'s (derived in
-:mod:`rdyn.derivations.model_a_general`): ``C1' = C1 + eta D m2``, ``C2' = C2 - eta g_in /
+:mod:`rdyn.derivations.model_a.collapsed_general`): ``C1' = C1 + eta D m2``, ``C2' = C2 - eta g_in /
 scale``, ``C3' = C3 + eta g_out / scale`` with the logit gradients of
-:func:`rdyn.derivations.model_a_general.logit_gradient_functions` at ``(hY1, hY2) = (m1, m2)``.
+:func:`rdyn.derivations.model_a.collapsed_general.logit_gradient_functions` at ``(hY1, hY2) = (m1, m2)``.
 ``m1``, ``m2`` are the closed forms of :func:`rdyn.derivations.activations.closed_moments`
 (the same sympy expressions the float64 compiled loop evaluates), lambdified for balls by
 :func:`rdyn.derivations.activations.guarded_arb_lambdify`, at the geometry of

@@ -49,7 +49,7 @@ def _iterate(config, eta, steps, thresholds, tstar_level, min_default_steps, pre
     from flint import arb
 
     from rdyn.derivations.activations import BranchPointError
-    from rdyn.derivations.model_a_general import logit_gradient_functions
+    from rdyn.derivations.model_a.collapsed_general import logit_gradient_functions
     from rdyn.reduced_dynamics.certified.exact_inputs import smooth_run_balls
     from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS
 

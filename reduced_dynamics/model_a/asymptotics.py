@@ -1,5 +1,5 @@
 """Large-D behaviour of Model A's phase limits at fixed K, evaluated from the derivation
-(:mod:`rdyn.derivations.asymptotics`) and checked against the slow-manifold quadrature
+(:mod:`rdyn.derivations.model_a.asymptotics`) and checked against the slow-manifold quadrature
 (:func:`rdyn.reduced_dynamics.model_a.flow.slow_limits`).
 
 At logit scale D (seed), with N = D - K and v = ||V*||_F^2:
@@ -7,7 +7,7 @@ At logit scale D (seed), with N = D - K and v = ||V*||_F^2:
 ``tau1 -> log(1/(1 - t1_fraction)) / lambda_inf``. Late loss ``~ c_L / tau`` (tau = eta t).
 
 Smooth activations (erf, tanh, GELU, softplus, sigmoid, formulas; issue 31):
-:func:`smooth_asymptotic_summary`, from :func:`rdyn.derivations.asymptotics.smooth_leading`
+:func:`smooth_asymptotic_summary`, from :func:`rdyn.derivations.model_a.asymptotics.smooth_leading`
 (I0 from the identity's inner and outer integrals and three Gaussian moments at the teacher's
 scale ``a = sqrt(||V*||^2 / (M K))``; tau1's limit from phase one's rate Q; c_L the
 identity's). The moments are closed forms where sympy finds them (erf, GELU), else 30-digit
@@ -20,8 +20,8 @@ import math
 
 import sympy as sp
 
-from rdyn.derivations import asymptotics as da
-from rdyn.derivations import model_a as ma
+from rdyn.derivations.model_a import asymptotics as da
+from rdyn.derivations.model_a import collapsed as ma
 
 
 def _subs(expr, K, vstar_norm2, kappa, D=None):
@@ -34,9 +34,9 @@ def _subs(expr, K, vstar_norm2, kappa, D=None):
 
 def tau_star_exponent(logit_scale: str = "D") -> int:
     """Exponent of D in ``tau_star = lim eta T*`` as D -> oo at fixed K: the leading term of
-    :func:`rdyn.derivations.asymptotics.tau_star_expansion` is ``D (D-K)^2 I0`` with ``I0 != 0``
+    :func:`rdyn.derivations.model_a.asymptotics.tau_star_expansion` is ``D (D-K)^2 I0`` with ``I0 != 0``
     (logits / D, exponent 3), and ``tau_star(sqrtD) = tau_star(D) / D``
-    (:func:`rdyn.derivations.asymptotics.scale_relation`, exponent 2)."""
+    (:func:`rdyn.derivations.model_a.asymptotics.scale_relation`, exponent 2)."""
     if logit_scale not in ("D", "sqrtD"):
         raise ValueError(f"unknown logit scale {logit_scale!r}")
     return 3 if logit_scale == "D" else 2
@@ -155,7 +155,7 @@ def _gaussian_average(f, a, digits: int):
 NOT_DERIVED_I1 = ("I1 (the (D-K)^(-1/2) term of tau_star) is not derived for a smooth activation: "
                   "where e ~ (D-K)^(-1/2) the teacher-student correlation passes from 1/sqrt(K) to 0 "
                   "and the integrand depends on sigma through the whole bivariate law "
-                  "(derivations/asymptotics.py)")
+                  "(derivations/model_a/asymptotics.py)")
 
 
 def smooth_asymptotic_summary(activation, logit_scale: str = "D", K: int = 4,

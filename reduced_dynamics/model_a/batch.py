@@ -551,10 +551,3 @@ def run_batch_distributed(configs: Sequence[TeacherConfig], steps: int, address,
                 bar.close()
         return BatchResult(rows=rows, steps=steps)
 
-
-def rows_equal_single_run(row: dict, result) -> bool:
-    """True when a batch row reproduces a :class:`~rdyn.reduced_dynamics.model_a.dynamics.RunResult`."""
-    f = result.final
-    return (row["t1"] == result.t1 and row["T_star"] == result.T_star
-            and all(row[key] == getattr(f, key) for key in ("C1", "C2", "C3", "p", "loss")))
-

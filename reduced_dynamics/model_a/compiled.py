@@ -27,6 +27,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from rdyn.derivations.generated import run_generated
+
 
 @lru_cache(maxsize=1)
 def compiled_primitives():
@@ -47,7 +49,7 @@ def compiled_primitives():
 def compiled_logit_gradients():
     import numba
 
-    from rdyn.derivations.model_a_general import logit_gradient_functions
+    from rdyn.derivations.model_a.collapsed_general import logit_gradient_functions
 
     grad_in, grad_out = logit_gradient_functions()
     return numba.njit(grad_in), numba.njit(grad_out)
@@ -111,7 +113,7 @@ def _make_iterate(moments, grad_in, grad_out):
                 lost = t
             """)
     namespace = {"math": math, "moments": moments, "grad_in": grad_in, "grad_out": grad_out}
-    exec(compile(source, "<rdyn model A compiled event loop>", "exec"), namespace)   # noqa: S102
+    run_generated(source, "model A compiled event loop", namespace)
     return numba.njit(cache=False)(namespace["iterate"])
 
 

@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from rdyn.derivations.generated import run_generated
 from rdyn.reduced_dynamics.runs.divergence import first_diverged_step, is_diverged
 from rdyn.reduced_dynamics.model_a.kernels import (eta_limit_expression, eta_limit_source, kernel_source,
                                               kernels)
@@ -116,7 +117,7 @@ def eta_limit_exact(config: TeacherConfig):
     (derived: 2K / (D E[sigma(g)^2])), exact (kappa read as its decimal form)."""
     import sympy as sp
 
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
 
     expr = eta_limit_expression(config.activation)
     return sp.nsimplify(expr.subs({ma.D: config.D, ma.K: config.K,
@@ -128,8 +129,7 @@ def _eta_limit_function(activation: str) -> Callable:
     from fractions import Fraction
 
     namespace = {"F": math, "R": Fraction}
-    exec(compile(eta_limit_source(activation), f"<rdyn eta_limit [{activation}]>", "exec"),
-         namespace)
+    run_generated(eta_limit_source(activation), f"eta_limit [{activation}]", namespace)
     return namespace["eta_limit"]
 
 
@@ -764,6 +764,3 @@ def _progress_bar(progress: bool, total: int | None, initial: int = 0):
     return tqdm(total=total, initial=initial, unit="step", unit_scale=True, file=sys.stderr,
                 desc="rdyn teacher")
 
-
-def with_eta(config: TeacherConfig, eta: float) -> TeacherConfig:
-    return replace(config, eta=eta)

@@ -4,7 +4,7 @@ closed forms of erf and GELU and the compiled Gauss-Hermite rule
 (:func:`rdyn.reduced_dynamics.model_a.smooth_tables.compiled_table_loop`) fill in only how a
 step gets its moments; the events, captures, the map's update (``C1' = C1 + eta D m2``,
 ``C2' = C2 - eta g_in / scale``, ``C3' = C3 + eta g_out / scale``, the logit gradients of
-:mod:`rdyn.derivations.model_a_general`) and the divergence rule are written once, here.
+:mod:`rdyn.derivations.model_a.collapsed_general`) and the divergence rule are written once, here.
 
 The loop advances ``state`` (C1, C2, C3) and ``ev`` (the int64 counters
 :data:`rdyn.reduced_dynamics.model_a.compiled.EV_T` ...) in place and returns 0 (step

@@ -1,6 +1,6 @@
 """Phase boundaries of Model A in the small-step limit: gradient flow and slow manifold.
 
-``tau = eta t``. The map ``x' = x + eta F(x)`` (:mod:`rdyn.derivations.gradient_flow`) has, as
+``tau = eta t``. The map ``x' = x + eta F(x)`` (:mod:`rdyn.derivations.model_a.gradient_flow`) has, as
 eta -> 0, the flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)``, ``s = C2 + C3``
 (``C3 = K C2/(D-K)``). The phase boundaries are the map's (docs/models_and_conventions.md, "Phase boundaries";
 :mod:`rdyn.reduced_dynamics.model_a.dynamics`) written as event functions of the flow:
@@ -116,8 +116,8 @@ class PlaneFlow:
 
 
 def homogeneous_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds()) -> PlaneFlow:
-    """The derived flow of identity, ReLU, Leaky ReLU (:mod:`rdyn.derivations.gradient_flow`)."""
-    from rdyn.derivations.gradient_flow import flow_functions
+    """The derived flow of identity, ReLU, Leaky ReLU (:mod:`rdyn.derivations.model_a.gradient_flow`)."""
+    from rdyn.derivations.model_a.gradient_flow import flow_functions
 
     rhs, corr, jac, star = flow_functions(config.activation, config.logit_scale, "numpy")
     params = _params(config)
@@ -132,14 +132,6 @@ def homogeneous_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds(
         c1_star=lambda s: star(math.exp(-s / scale), *params),
         first_step=lambda: first_map_step(config),
         scale=scale, s_cross=s_cross, eta=config.step_size, horizon=horizon)
-
-
-def integrate_flow(config: TeacherConfig, thresholds: Thresholds = Thresholds(),
-                   order: int = 0, rtol: float = 1e-11) -> tuple[float, float, float, float]:
-    """(tau1, tau_star, s1, s_star) of the float64 flow (order 0) or of the modified
-    equation at the configured eta (order 1; starts from the map's state at t = 1)."""
-    return integrate_plane_flow(homogeneous_flow(config, thresholds), thresholds.t1_fraction,
-                                order, rtol)
 
 
 def integrate_plane_flow(flow: PlaneFlow, t1_fraction: float, order: int = 0,
@@ -248,7 +240,7 @@ def taylor_phase_one(config: TeacherConfig, thresholds: Thresholds):
     zero to tau1 (root refinement on the dense output). Returns (tau1, C1(tau1), s1)."""
     import mpmath
 
-    from rdyn.derivations.gradient_flow import flow_functions
+    from rdyn.derivations.model_a.gradient_flow import flow_functions
 
     rhs, _, _, star = flow_functions(config.activation, config.logit_scale, "mpmath")
     params = _mp_params(config)
@@ -303,7 +295,7 @@ def transient_shift(config: TeacherConfig, c1, s1):
     import mpmath
     import sympy as sp
 
-    from rdyn.derivations import gradient_flow as gf
+    from rdyn.derivations.model_a import gradient_flow as gf
 
     sm = gf.slow_manifold(config.activation, config.logit_scale)
     f = gf.vector_field(config.activation, config.logit_scale)
@@ -319,7 +311,7 @@ def transient_shift(config: TeacherConfig, c1, s1):
 def _lambda_mp(config: TeacherConfig):
     import sympy as sp
 
-    from rdyn.derivations import gradient_flow as gf
+    from rdyn.derivations.model_a import gradient_flow as gf
 
     expr = gf.c1_relaxation_rate(config.activation, config.logit_scale)
     f = sp.lambdify((gf.e,) + gf.PARAMETER_SYMBOLS, expr, "mpmath")
@@ -333,7 +325,7 @@ def slow_integral(config: TeacherConfig, s_from, s_to, lag: bool = True,
     ``u = log e = -s/scale`` (G = G0 + G1 with the lag, G0 without). ``exact``: mpmath
     tanh-sinh at the current precision; else float64 ``scipy.integrate.quad``.
     Returns (value, estimated absolute error)."""
-    from rdyn.derivations.gradient_flow import slow_functions, slow_rate
+    from rdyn.derivations.model_a.gradient_flow import slow_functions, slow_rate
 
     if not exact:
         from scipy.integrate import quad
@@ -363,7 +355,7 @@ def slow_integral(config: TeacherConfig, s_from, s_to, lag: bool = True,
 
 def plane_slow_rate(flow: PlaneFlow, s: float, lag: bool = True) -> float:
     """``G(s) = G0 + G1`` from a :class:`PlaneFlow`'s numbers (the reduction of
-    :mod:`rdyn.derivations.gradient_flow_general`, step 3): ``G0 = F_s(C1*, s)``,
+    :mod:`rdyn.derivations.model_a.gradient_flow_general`, step 3): ``G0 = F_s(C1*, s)``,
     ``lambda = -F_C1,C1``, ``dC1*/ds = -F_C1,s / F_C1,C1``, ``lag = -(dC1*/ds) G0/lambda``,
     ``G1 = F_s,C1 lag``, every partial at ``C1 = C1*(s)``."""
     star = flow.c1_star(s)

@@ -1,7 +1,7 @@
 """Model A's collapsed map as generated source, for every numeric backend.
 
 The step and the observables are printed from the derived expressions of
-:mod:`rdyn.derivations.catalog` by :mod:`rdyn.derivations.codegen`; float64 (numba), mpmath and arb
+:mod:`rdyn.derivations.model_a.catalog` by :mod:`rdyn.derivations.codegen`; float64 (numba), mpmath and arb
 evaluate the same source. Subexpressions that depend only on the parameters are computed
 once per run by ``prepare``; the per-step functions take the state and that tuple ``c``::
 
@@ -11,7 +11,7 @@ once per run by ``prepare``; the per-step functions take the state and that tupl
     multiplier(C2, C3, c) -> dC1'/dC1    loss(C1, C2, C3, c) -> excess loss
 
 ``e = exp(-(C2 + C3)/scale)`` is computed once per call; everything else is a function of
-``C1`` and ``e`` (no ``1 - K p`` and no ``arccos``: see :mod:`rdyn.derivations.model_a`).
+``C1`` and ``e`` (no ``1 - K p`` and no ``arccos``: see :mod:`rdyn.derivations.model_a.collapsed`).
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import Callable
 
+from rdyn.derivations.generated import run_generated
 from rdyn.reduced_dynamics.runs import kernel_cache
 
 PARAMETERS = "D, K, eta, vstar_norm2, kappa, s0"
@@ -33,8 +34,8 @@ def _sym() -> SimpleNamespace:
     import sympy as sp
 
     from rdyn.derivations import codegen
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations.catalog import model_a_expressions
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.catalog import model_a_expressions
 
     e = sp.Symbol("e")
     return SimpleNamespace(
@@ -152,8 +153,7 @@ def kernels(activation: str, scale: str, backend_name: str) -> Kernels:
         codegen = _sym().codegen
         backend = {"mpmath": codegen.mpmath_backend, "arb": codegen.arb_backend}[backend_name]()
         namespace = backend.namespace()
-    exec(compile(source, f"<rdyn model A kernels [{activation}/{scale}/{backend_name}]>", "exec"),
-         namespace)
+    run_generated(source, f"model A kernels [{activation}/{scale}/{backend_name}]", namespace)
     return Kernels(*(namespace[name] for name in Kernels.__dataclass_fields__))
 
 
@@ -278,19 +278,6 @@ def fast_math_namespace():
     module.exp = exp
     module.atan = atan
     return module
-
-
-@lru_cache(maxsize=None)
-def batch_kernels(activation: str, scale: str, fast: bool = False) -> dict:
-    """The functions of :func:`batch_kernel_source` as plain Python functions (for numba to
-    compile): with ``F = math`` (exactly the float64 kernels of :func:`kernels`), or with
-    ``fast`` the vectorisable exp/atan of :func:`fast_math_namespace`."""
-    namespace = {"F": fast_math_namespace() if fast else math, "R": float}  # math: codegen.math_namespace()
-    label = "fast" if fast else "float64"
-    exec(compile(batch_kernel_source(activation, scale),
-                 f"<rdyn model A batch kernels [{activation}/{scale}/{label}]>", "exec"), namespace)
-    names = ("prepare", "step", "step_positive", "attention", "c1_star", "multiplier", "loss")
-    return {name: namespace[name] for name in names}
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Model A's collapsed dynamics for a smooth activation (erf, tanh, GELU, softplus, sigmoid, a
 user formula): iteration in float64 and at ``--dps``, phases t1 and T*, C1*, stability.
 
-The map is the one derived in :mod:`rdyn.derivations.model_a_general` (closure of
+The map is the one derived in :mod:`rdyn.derivations.model_a.collapsed_general` (closure of
 ``W_V = C1 V*`` for M rows of equal norm ``r = sqrt(vstar_norm2 / M)``):
-``C1' = C1 + eta D m2``, and the logit gradients of :func:`rdyn.derivations.model_a.
+``C1' = C1 + eta D m2``, and the logit gradients of :func:`rdyn.derivations.model_a.collapsed.
 logit_gradients_symbolic` with ``(hY1, hY2) = (m1, m2)``, where
 
     m_k = E[h Y_k] / r,   h = (sigma(r Y1) - sigma(C1 r Y2)) sigma'(C1 r Y2),
@@ -36,8 +36,9 @@ from typing import Sequence
 import numpy as np
 
 from rdyn.derivations.activations import Activation, numeric_functions, smoothing_functions
-from rdyn.derivations.model_a_general import logit_gradient_functions
+from rdyn.derivations.model_a.collapsed_general import logit_gradient_functions
 from rdyn.reduced_dynamics.runs.divergence import is_diverged
+from rdyn.derivations.generated import run_generated
 from rdyn.reduced_dynamics.model_a.gauss_hermite import GaussRule, float64_rule, precise_rule
 from rdyn.reduced_dynamics.model_a.dynamics import RunResult
 
@@ -107,8 +108,8 @@ def _numpy_smoothing(name: str):
     from scipy.special import erf
 
     namespace = {"numpy": np, "erf": erf}
-    exec(compile(kernel_cache.cached_source("smoothing_numpy", (name,), generate),   # noqa: S102
-                 f"<rdyn smoothing [{name}]>", "exec"), namespace)
+    run_generated(kernel_cache.cached_source("smoothing_numpy", (name,), generate),
+                  f"smoothing [{name}]", namespace)
     return namespace["S0"], namespace["S1"]
 
 
@@ -821,7 +822,7 @@ def row_norm_classes(row_norms2: Sequence[float], rel_tol: float = 1e-12) -> lis
 class ClassMap:
     """The collapsed map with one C1 per class of equal row norms (float64 quadrature).
 
-    Derivation (:mod:`rdyn.derivations.model_a_general`, step 1): each row moves along itself
+    Derivation (:mod:`rdyn.derivations.model_a.collapsed_general`, step 1): each row moves along itself
     with the coefficient ``-D E[h_r Y2] / r`` of its own norm, so ``W_V = sum_c C1_c V*_c``
     (``V*_c``: the rows of class c) is closed: ``C1_c' = C1_c + eta D m2(C1_c; r_c)``. The logit
     gradients are linear in ``C1 ||V*||^2 (hY1, hY2)``, and sum over classes:

@@ -2,7 +2,7 @@
 the gradient flow and the slow manifold of the map of :mod:`rdyn.reduced_dynamics.model_a.smooth`.
 
 The map is ``x' = x + eta F(x)`` with F free of eta in the state ``x = (C1, s)``, ``s = C2 + C3``
-(derived for every activation in :mod:`rdyn.derivations.gradient_flow_general`):
+(derived for every activation in :mod:`rdyn.derivations.model_a.gradient_flow_general`):
 ``dC1/dtau = D m2(C1, e)``, ``ds/dtau = C1 ||V*||^2 (m1 - m2) / ((D-K)(K + (D-K) e))`` (logit
 scale D; times sqrt(D) for the sqrt(D) scale), ``e = exp(-s/scale)``. This module evaluates that
 derived F on the moments the float64 map uses (erf, GELU: the compiled closed forms of
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from rdyn.derivations.gradient_flow_general import rate_function
+from rdyn.derivations.model_a.gradient_flow_general import rate_function
 from rdyn.reduced_dynamics.model_a.flow import (PhaseLimits, PlaneFlow, check_thresholds,
                                         plane_flow_limits, plane_slow_limits)
 from rdyn.reduced_dynamics.model_a.gauss_hermite import float64_rule

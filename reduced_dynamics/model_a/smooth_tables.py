@@ -6,7 +6,7 @@ What is tabulated. At fixed D, K, M, ||V*||^2 and node count n, the moments the 
 step, ``m1 = E[h Y1] / r``, ``m2 = E[h Y2] / r`` and ``dm2/dC1``
 (:mod:`rdyn.reduced_dynamics.model_a.smooth`), are functions of two scalars only: C1 and
 ``e = exp(-(C2 + C3)/scale)`` (the attention geometry ``p, s2, s_res, rho`` is a function of e;
-:mod:`rdyn.derivations.model_a_general`). The table holds, for each tile
+:mod:`rdyn.derivations.model_a.collapsed_general`). The table holds, for each tile
 ``[c0, c1] x [e0, e1]`` of a lattice in (C1, e), the tensor Chebyshev interpolant of degree
 :data:`DEGREE` in each variable of the three moments, built from the values of the exact
 Gauss-Hermite tensor rule (the n-point rule of ``model_a.smooth.choose_rule``, the same
@@ -497,11 +497,11 @@ def _table_iterate_source() -> str:
 
 
 def _gradient_sources() -> tuple[str, str]:
-    """The derived logit gradients (:func:`rdyn.derivations.model_a.logit_gradients_symbolic`)
+    """The derived logit gradients (:func:`rdyn.derivations.model_a.collapsed.logit_gradients_symbolic`)
     printed as Python expressions in (C1, e, K, N, V, hY1, hY2)."""
     import sympy as sp
 
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
 
     lg = ma.logit_gradients_symbolic()
     names = {ma.C1: sp.Symbol("C1"), ma.out_group_ratio: sp.Symbol("e"), ma.K: sp.Symbol("K"),

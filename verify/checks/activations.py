@@ -39,7 +39,7 @@ def _config(name, D=8, K=2, M=2, vstar_norm2=1.0):
 
 
 def closure_checks() -> list[Check]:
-    from rdyn.derivations import model_a_general as mg
+    from rdyn.derivations.model_a import collapsed_general as mg
 
     out = [
         exact_check("A.act.closure.orthogonal", SOURCE,

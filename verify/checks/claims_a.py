@@ -65,7 +65,7 @@ def _attention_functions(activation: str):
     """mpmath callables ``(p, K, N, kappa) -> value`` for A = E[s(pu) s'(y) pu] (Lemma D.6),
     F3 = A + B and F1 (definitions inferred in ``rdyn.verification.checks.model_a``)."""
     from rdyn.derivations import gaussian as g
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
     from rdyn.verification.checks.model_a import p_sym
 
     K, N = ma.K, ma.N

@@ -3,7 +3,7 @@
 * ``A.cover.C1_update.<activation>``: Lemma D.2's C1 update in the printed form
   ``C1(t+1) - C1(t) = eta D F3/(K p) (1 - C1/C1*)`` with the printed definition
   ``C1* = F3/(K p F1)`` (Lemma D.4's proxy), against the derived collapsed map
-  (:func:`rdyn.derivations.catalog.model_a_expressions`) with ``F1``, ``F3`` the Appendix F
+  (:func:`rdyn.derivations.model_a.catalog.model_a_expressions`) with ``F1``, ``F3`` the Appendix F
   expectations: exact in sympy for the identity; for ReLU and Leaky ReLU (arctan / arccos
   forms sympy does not cancel) at 40 random points at 30 digits.
 * ``A.cover.D13_step``: the step bound in the proof of Lemma D.13,
@@ -27,8 +27,8 @@ ACTIVATIONS = ("identity", "relu", "leaky")
 
 def _printed_forms(activation: str):
     """(derived increment, printed increment, derived C1*, printed C1*) in K, N, p, C1, eta, kappa."""
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations.catalog import model_a_expressions
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.catalog import model_a_expressions
     from rdyn.verification.checks.model_a import _f_values, _in_p, p_sym
 
     x = model_a_expressions(activation)
@@ -40,7 +40,7 @@ def _printed_forms(activation: str):
 
 
 def c1_update_checks() -> list[Check]:
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
     from rdyn.verification.checks.model_a import p_sym
 
     rng = np.random.default_rng(192)
@@ -76,7 +76,7 @@ def c1_update_checks() -> list[Check]:
 
 def d13_step_check(quick: bool) -> Check:
     """Lemma D.13's step bound along the trajectories, for every recorded t < t1."""
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
     from rdyn.verification.checks.errata_a import _trajectory
     from rdyn.verification.checks.model_a import _f_values, p_sym
 

@@ -1,7 +1,7 @@
 """Checks of the derived corrections of Model A's phase-3 statements (ids ``A.errata.*``; issue 19).
 
 * ``A.errata.derived.<entry>``: the printed Theta-form against the derived leading term
-  (:mod:`rdyn.derivations.late_phase`): the exponent of ``derived/printed`` in each variable the
+  (:mod:`rdyn.derivations.model_a.late_phase`): the exponent of ``derived/printed`` in each variable the
   printed form depends on (T -> oo, D -> oo; M and eta exactly). ``pass`` when every exponent is
   0, else ``discrepancy`` (both forms and the exponents in ``detail``). These decide the
   ledger's rate entries: the verdict follows the derivation, fits are context.
@@ -49,8 +49,8 @@ SYMBOLS = {name: sp.Symbol(name, positive=True) for name in ("D", "K", "M", "eta
 
 def _public(expr: sp.Expr) -> sp.Expr:
     """A late-phase expression in the symbols of docs/interface.md (M for ||V*||_F^2; C2 + C3 for x)."""
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations import late_phase as lp
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a import late_phase as lp
 
     sub = {ma.D: SYMBOLS["D"], ma.K: SYMBOLS["K"], ma.vstar_norm2: SYMBOLS["M"], ma.eta: SYMBOLS["eta"],
            lp.T: SYMBOLS["T"], ma.kappa: SYMBOLS["kappa"]}
@@ -61,7 +61,7 @@ def _public(expr: sp.Expr) -> sp.Expr:
 def asymptote(quantity: str, activation: str, scale: str = "D") -> sp.Expr:
     """The derived leading term in symbols of docs/interface.md; ``delta_C2_plus_C3`` includes
     ``exp(-2 (C2 + C3)/scale)``."""
-    from rdyn.derivations.late_phase import late_phase
+    from rdyn.derivations.model_a.late_phase import late_phase
 
     expr = _public(late_phase(activation, scale).asymptote(quantity))
     if quantity == "delta_C2_plus_C3":
@@ -100,7 +100,7 @@ def derived_vs_printed_checks() -> list[Check]:
             {"printed": printed, "derived": derived, "quantity": quantity,
              "exponent_of_derived_over_printed": exps,
              "note": "exponents are limits of the logarithmic derivative (T, D -> oo) or exact (M, eta); "
-                     "derivation: rdyn.derivations.late_phase"}))
+                     "derivation: rdyn.derivations.model_a.late_phase"}))
     return out
 
 
@@ -207,7 +207,7 @@ def bound_expressions(activation: str, scale: str = "D") -> dict:
     (``p >= 1/(2K)``, i.e. ``e = exp(-(C2+C3)/scale) <= K/(D-K)``).
 
     Lemma D.19: on the slow manifold ``Delta(C2+C3) = eta g2 q(e) e^2`` with ``q`` decreasing
-    from 1 (e -> 0) to ``q_min = q(K/(D-K))`` (:func:`rdyn.derivations.late_phase.increment_ratio`), so
+    from 1 (e -> 0) to ``q_min = q(K/(D-K))`` (:func:`rdyn.derivations.model_a.late_phase.increment_ratio`), so
     ``q_min eta g2 exp(-2x/scale) <= Delta x <= eta g2 exp(-2x/scale)``.
     Lemma D.18: ``e^-2`` grows by ``exp(2 Delta x/scale) - 1`` times itself per step, i.e. by
     ``2 eta g2 q/scale`` (to relative O(eta e^2)); with ``e(T*) <= K/(D-K) < e(T* - 1)``:
@@ -217,7 +217,7 @@ def bound_expressions(activation: str, scale: str = "D") -> dict:
     K = 1, the papers' eta), and ``1 - K p = (D-K)/(D-K + K e^-1)`` exactly gives
     ``1/K - (D-K)/(K (D-K + K sqrt(R_lo))) <= p(T) <= 1/K - (D-K)/(K (D-K + K sqrt(R_hi)))``.
     Both sides are Theta(T^(-1/2)) for 1/K - p; their ratio tends to ``q_min^(-1/2)``."""
-    from rdyn.derivations import late_phase as lp
+    from rdyn.derivations.model_a import late_phase as lp
 
     D, K, eta, T = SYMBOLS["D"], SYMBOLS["K"], SYMBOLS["eta"], SYMBOLS["T"]
     T_star = sp.Symbol("T_star", positive=True)
@@ -282,7 +282,7 @@ def _q_monotone(activation: str, scale: str) -> dict:
 
 def gf_e() -> sp.Symbol:
     """The symbol e = exp(-(C2+C3)/scale) of the late-phase expressions (the contract has no name for it)."""
-    from rdyn.derivations import gradient_flow as gf
+    from rdyn.derivations.model_a import gradient_flow as gf
     return _public(gf.e)
 
 
@@ -424,8 +424,8 @@ def d15_condition_check() -> Check:
 
 def tstar_expression(activation: str, scale: str = "D") -> sp.Expr:
     """eta T* ~ D^(1 or 0) (D-K)^2 (I0 + I1 (D-K)^(-1/2)) / eta, from the two-term expansion of
-    :func:`rdyn.derivations.asymptotics.tau_star_expansion` (logits/sqrtD: exactly 1/D of it)."""
-    from rdyn.derivations.asymptotics import tau_star_expansion
+    :func:`rdyn.derivations.model_a.asymptotics.tau_star_expansion` (logits/sqrtD: exactly 1/D of it)."""
+    from rdyn.derivations.model_a.asymptotics import tau_star_expansion
 
     x = tau_star_expansion(activation)
     D, K = SYMBOLS["D"], SYMBOLS["K"]
@@ -485,11 +485,11 @@ def _flow_inside(activation: str, kappa: float, scale: str, D: int, K: int, lo, 
 
 
 def tstar_identity_proof_check() -> Check:
-    """Lemma D.17's law for the identity, proved (rdyn.derivations.tstar_law: every obligation an exact
+    """Lemma D.17's law for the identity, proved (rdyn.derivations.model_a.tstar_law: every obligation an exact
     sympy computation, both logit scales, every K and ||V*||^2; tau_star/(D^a (D-K)^2) -> K/v with no
     (D-K)^(-1/2) term), and its explicit bounds against an independent route: the float64 gradient flow's
     tau_star (Radau) must lie between tau_lo and tau_hi at the listed instances (||V*||^2 = 1)."""
-    from rdyn.derivations import tstar_law
+    from rdyn.derivations.model_a import tstar_law
 
     laws = {scale: tstar_law.prove(scale) for scale in tstar_law.SCALES}
     failed = [f"{scale}:{o.name}" for scale, law in laws.items() for o in law.obligations if not o.holds]
@@ -505,21 +505,21 @@ def tstar_identity_proof_check() -> Check:
                   "mu": {s: sp.sstr(l.mu) for s, l in laws.items()},
                   "J": {s: sp.sstr(l.J) for s, l in laws.items()},
                   "hypothesis": {s: [[n, sp.sstr(e)] for n, e in l.conditions] for s, l in laws.items()},
-                  "by": "rdyn.derivations.tstar_law (docs/claims.md, Strength)"})
+                  "by": "rdyn.derivations.model_a.tstar_law (docs/claims.md, Strength)"})
 
 
 def tstar_relu_proof_check() -> Check:
-    """Lemma D.17's law for ReLU and Leaky ReLU, proved (rdyn.derivations.tstar_law_relu: exact obligations,
+    """Lemma D.17's law for ReLU and Leaky ReLU, proved (rdyn.derivations.model_a.tstar_law_relu: exact obligations,
     both logit scales, every K, ||V*||^2 and 0 <= kappa < 1; tau_star/(D^a (D-K)^2) -> I0 and
     (D-K)^(1/2) (tau_star/(D^a (D-K)^2) - I0) -> I1), against two independent routes: (1) the law's I0 and
-    I1 equal those of the matched-asymptotics expansion (rdyn.derivations.asymptotics.tau_star_expansion,
+    I1 equal those of the matched-asymptotics expansion (rdyn.derivations.model_a.asymptotics.tau_star_expansion,
     a separate derivation), compared at 30 digits at three parameter points; (2) the float64 gradient
     flow's tau_star (Radau) lies between the proved bounds at the listed instances (||V*||^2 = 1)."""
     import mpmath
 
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations import tstar_law_relu
-    from rdyn.derivations.asymptotics import tau_star_expansion
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a import tstar_law_relu
+    from rdyn.derivations.model_a.asymptotics import tau_star_expansion
 
     laws = {(act, scale): tstar_law_relu.prove(act, scale)
             for act in tstar_law_relu.ACTIVATIONS for scale in tstar_law_relu.SCALES}
@@ -555,7 +555,7 @@ def tstar_relu_proof_check() -> Check:
                   "I1": {a: sp.sstr(laws[(a, "D")].I1) for a in tstar_law_relu.ACTIVATIONS},
                   "mu": {f"{a}/{s}": sp.sstr(l.mu) for (a, s), l in laws.items()},
                   "hypothesis": {f"{a}/{s}": [[n, sp.sstr(e)] for n, e in l.conditions] for (a, s), l in laws.items()},
-                  "by": "rdyn.derivations.tstar_law_relu (docs/claims.md, Strength)"})
+                  "by": "rdyn.derivations.model_a.tstar_law_relu (docs/claims.md, Strength)"})
 
 
 def d10_condition_check(quick: bool) -> Check:
@@ -565,8 +565,8 @@ def d10_condition_check(quick: bool) -> Check:
     at every recorded step with p(t+1) <= p_c and decrease at every step with p(t) >= p_c."""
     import mpmath
 
-    from rdyn.derivations import gradient_flow as gf
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import gradient_flow as gf
+    from rdyn.derivations.model_a import collapsed as ma
     e = gf.e
     closed = {}
     star_i = ma.to_internal(gf.c1_fixed_point("identity"))
@@ -619,7 +619,7 @@ def ood_quadratic_form() -> sp.Expr:
 def ood_asymptote(activation: str) -> sp.Expr:
     """Leading term as T -> oo: with C1 = 1 + c1 e, p = 1/(K + (D-K) e), d1 = O(e^2) (c1 = (D-K)/K)
     and d2 ~ e/K, so the excess ~ (1/2) D ((D-K) Var z + (D-K)^2 (E z)^2) e^2/K^2, e^2 ~ scale/(2 g2 eta T)."""
-    from rdyn.derivations import late_phase as lp
+    from rdyn.derivations.model_a import late_phase as lp
 
     lph = lp.late_phase(activation, "D")
     D, K = SYMBOLS["D"], SYMBOLS["K"]

@@ -48,8 +48,8 @@ def checks(quick: bool = False) -> tuple[Check, ...]:
         abs(s.tau_star / f.tau_star - 1), 1e-9, flow=f.tau_star, slow=s.tau_star))
     if quick:  # the late-loss constant needs about a minute of sympy: full report only
         return tuple(out)
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations.asymptotics import late_loss_constant
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.asymptotics import late_loss_constant
     from rdyn.reduced_dynamics.model_a.dynamics import run
 
     for scale in ("D", "sqrtD"):
@@ -79,13 +79,13 @@ PRINTED_TSTAR = "T* = Theta(K D^2/(eta ||V*||_F^2))"
 
 def derived_exponent_checks() -> tuple[Check, ...]:
     """The printed order of T* (Lemma D.17 / D.16) against the derived leading term of
-    tau_star = lim eta T* (rdyn.derivations.asymptotics, ReLU): the exponents of D (at fixed K) and
+    tau_star = lim eta T* (rdyn.derivations.model_a.asymptotics, ReLU): the exponents of D (at fixed K) and
     of ||V*||_F^2, as limits of the logarithmic derivative of the leading term, for both logit
     scales. ``pass`` when they equal the printed ones, ``discrepancy`` otherwise."""
     import sympy as sp
 
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations.asymptotics import scale_relation, tau_star_expansion
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.asymptotics import scale_relation, tau_star_expansion
 
     expansion = tau_star_expansion("relu")
     D, K, v = ma.D, ma.K, ma.vstar_norm2
@@ -117,7 +117,7 @@ def smooth_checks(names: tuple[str, ...] = ("tanh",)) -> tuple[Check, ...]:
     """``A.flow.smooth.*`` (issue 22, item 3), per activation in ``names`` (D = 6, K = 2, M = 2,
     ||V*||^2 = 1, eta = 0.1):
 
-    * ``field.NAME``: the derived F (``rdyn.derivations.gradient_flow_general``) equals
+    * ``field.NAME``: the derived F (``rdyn.derivations.model_a.gradient_flow_general``) equals
       ``(map(x) - x)/eta`` of the smooth map's step at two states and two step sizes (F is free
       of eta), relative;
     * ``slow_vs_map.NAME``: the slow-manifold T* = tau_star/eta against the map's T* crossing

@@ -16,8 +16,8 @@ import numpy as np
 import sympy as sp
 
 from rdyn.derivations import gaussian as g
-from rdyn.derivations import model_a as ma
-from rdyn.derivations.catalog import model_a_expressions
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a.catalog import model_a_expressions
 from rdyn.derivations.numeric import at_correlation, evaluate
 from rdyn.verification.checks.record import Check, digits_of, exact_check, numeric_check
 
@@ -292,11 +292,11 @@ def a_of_t_checks() -> list[Check]:
 
 
 def a_of_t_readable_checks() -> list[Check]:
-    """``A.A_of_t.readable.<activation>``: the angle form of :mod:`rdyn.derivations.attention_angle`
+    """``A.A_of_t.readable.<activation>``: the angle form of :mod:`rdyn.derivations.model_a.attention_angle`
     (readable layout of Lemma D.6's ``A(t)``) against the engine's ``E[x1 s(x1) s'(x1+x2)]`` at
     random ``(K, D, p, kappa)`` in mpmath at 30 digits (an independent evaluation of the
     rewrite: acos and square roots, not the angle)."""
-    from rdyn.derivations import attention_angle as aa
+    from rdyn.derivations.model_a import attention_angle as aa
 
     rng = np.random.default_rng(19)
     checks = []
@@ -329,7 +329,7 @@ def a_of_t_readable_checks() -> list[Check]:
             "pass" if worst < 1e-25 else "fail", worst, digits_of(worst),
             {"expression": sp.sstr(readable), "tex": tex,
              "c0": sp.sstr(form.c0), "c1": sp.sstr(form.c1), "angle_form_in_a_beta": sp.sstr(form.in_a_beta),
-             "derivation": "rdyn.derivations.attention_angle"}))
+             "derivation": "rdyn.derivations.model_a.attention_angle"}))
     return checks
 
 
@@ -397,7 +397,7 @@ def grad_wkq_activation_checks(points: int = 20) -> list[Check]:
                          "pass" if ok else "fail", worst, digits_of(worst),
                          {"corrected_form": "-(C1*M/D)*((F4/p - F3)/K - C1*(F2_1 - p*F1))",
                           "min_relative_difference_of_printed": printed_min,
-                          "derivation": "rdyn.derivations.catalog (C2_next_positive), Appendix F expectations"}))
+                          "derivation": "rdyn.derivations.model_a.catalog (C2_next_positive), Appendix F expectations"}))
     return out
 
 

@@ -37,7 +37,7 @@ ROOT_CAUSES: dict[str, RootCause] = {
     "late_rate_1_minus_Kp": RootCause(
         "in phase 3, 1 - K p decays like T^(-1/2), not 1/T; every quantity linear in 1 - K p or C1 - 1 "
         "inherits T^(-1/2) (and the D-order that comes with it)",
-        "rdyn.derivations.late_phase: on the slow manifold the increment of x = C2 + C3 is eta g2 e^2 (1 + O(e)) "
+        "rdyn.derivations.model_a.late_phase: on the slow manifold the increment of x = C2 + C3 is eta g2 e^2 (1 + O(e)) "
         "with e = exp(-x/D), so e^(-2) ~ 2 g2 eta T/D and 1 - K p = (D-K) e/(K + (D-K) e) ~ ((D-K)/K) e; "
         "checked against the collapsed map (A.errata.late.*) and by the exponents of derived/printed "
         "(A.errata.derived.*)",
@@ -47,7 +47,7 @@ ROOT_CAUSES: dict[str, RootCause] = {
     "late_increment_D_power": RootCause(
         "the late increment of C2 + C3 is eta g2 e^(-2(C2+C3)/D) with g2 = M/K^3 (identity), M (1 + kappa^2)/(2K^3) "
         "(Leaky ReLU; ReLU at kappa = 0): no 1/D^3",
-        "rdyn.derivations.late_phase (g2 from the expansion of the collapsed map at e -> 0); the printed "
+        "rdyn.derivations.model_a.late_phase (g2 from the expansion of the collapsed map at e -> 0); the printed "
         "eta M/(K^3 D^3) has D-exponent -3 against 0 (A.errata.derived.D19); two-sided bounds checked on the map "
         "(A.errata.bound.D19)",
         ("A.errata.derived.D19", "A.claim.phase3.dC23_*")),
@@ -55,7 +55,7 @@ ROOT_CAUSES: dict[str, RootCause] = {
         "Theorem 3.1's excess loss is Theta(K D^2 (D-K)/(eta T)) (order D^3), not K D^4/(eta T); the printed D^4 "
         "follows neither from the derivation nor from Lemma D.19 as printed (whose g2/D^3 would give about "
         "K D^5 (D-K)/(eta T))",
-        "rdyn.derivations.late_phase: the excess loss is quadratic in e near the teacher, L - L_opt ~ c_L e^2 "
+        "rdyn.derivations.model_a.late_phase: the excess loss is quadratic in e near the teacher, L - L_opt ~ c_L e^2 "
         "(c_L its derived second-order coefficient), with e^(-2) ~ 2 g2 eta T/D, so L - L_opt ~ c_L D/(2 g2 eta T) "
         "= K D^2 (D-K)/(4 eta T) for every activation; exponent of derived/printed in D is -1 "
         "(A.errata.derived.loss_theorem31)",
@@ -63,7 +63,7 @@ ROOT_CAUSES: dict[str, RootCause] = {
     "Tstar_logit_scale": RootCause(
         "with the seed's softmax scale 1/D, eta T* grows like K D (D-K)^2/||V*||^2 (D^3); the printed D^2 is the "
         "order for the conference version's scale 1/sqrt(D)",
-        "rdyn.derivations.asymptotics.tau_star_expansion: eta T* -> tau_star = D (D-K)^2 (I0 + I1 (D-K)^(-1/2)) "
+        "rdyn.derivations.model_a.asymptotics.tau_star_expansion: eta T* -> tau_star = D (D-K)^2 (I0 + I1 (D-K)^(-1/2)) "
         "(logits/D; 1/D of it with logits/sqrtD); D-exponent 3 against the printed 2 (A.flow.Tstar_exponent.D)",
         ("A.flow.Tstar_exponent.*", "A.claim.Tstar_D_exponent.*", "A.Tstar.D_exponent.*", "S.A.Tstar.D.*")),
     "S_norm_sqrt": RootCause(
@@ -94,7 +94,7 @@ ROOT_CAUSES: dict[str, RootCause] = {
         ("A.claim.sec4.ood_slope",)),
     "A_of_t_printed": RootCause(
         "Lemma D.6's printed A(t) differs from the Gaussian expectation it stands for",
-        "rdyn.derivations.attention_angle: A = E[sigma(p u) sigma'(y) p u] = (1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 "
+        "rdyn.derivations.model_a.attention_angle: A = E[sigma(p u) sigma'(y) p u] = (1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 "
         "(beta + sin(2 beta)/2)/(2 pi), beta = arctan(sqrt(K(D-K)) p/(1-Kp)); against quadrature (A.A_of_t.*)",
         ("A.A_of_t.relu", "A.A_of_t.leaky")),
     "D8_sign": RootCause(
@@ -314,7 +314,7 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
         CorrectionSpec("A(t) = E[sigma(p u) sigma'(y) p u] = (1+kappa)^2 K p^2/4 + (1-kappa)^2 K p^2 (beta + sin(2 beta)/2)/(2 pi) "
                        "with beta = arctan(sqrt(K(D-K)) p/(1-Kp)) (ReLU: kappa = 0): the printed arctan argument "
                        "lacks the square root and the sin(2 beta) term is missing; coefficients derived by "
-                       "rdyn.derivations.attention_angle", "other", "equal", None,
+                       "rdyn.derivations.model_a.attention_angle", "other", "equal", None,
                        "every p in [1/D, 1/K), K < D; ReLU and Leaky ReLU (identity: A = K p^2 as printed)",
                        ("A.A_of_t.readable.*", "A.gauss.*", "A.F3_is_A_plus_B.*"),
                        expression_from="A.A_of_t.readable.*")),
@@ -476,11 +476,3 @@ def attach(result, checks: Sequence):
     return dataclasses.replace(result, kind=kind, root_cause=primary, root_causes=causes,
                                correction=correction_object(cls.correction, cls, checks), correction_records=records)
 
-
-def correction_globs(paper: str = "all") -> list[str]:
-    """Check patterns every correction needs (added to the ledger's run)."""
-    out: list[str] = []
-    for (p, _), cls in CLASSIFICATION.items():
-        if cls.correction is not None and paper in ("all", p):
-            out += [g for g in cls.correction.checks if g not in out]
-    return out

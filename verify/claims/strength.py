@@ -32,8 +32,8 @@ CHECK_STRENGTH = (
     ("B.recursion.identities", "proved"),
     # the OOD slope of the paper's noisy estimator: derived sign of its linear term, on sampled batches
     ("A.claim.sec4.ood_slope_batch", "sampled"),
-    # Lemma D.17's eta T* law: a theorem for the identity (rdyn.derivations.tstar_law) and for ReLU and Leaky
-    # ReLU (rdyn.derivations.tstar_law_relu), exact obligations; the derived two-term series against the
+    # Lemma D.17's eta T* law: a theorem for the identity (rdyn.derivations.model_a.tstar_law) and for ReLU and Leaky
+    # ReLU (rdyn.derivations.model_a.tstar_law_relu), exact obligations; the derived two-term series against the
     # slow-manifold tau_star at D = 1e4, 1e5 stays a sampled comparison beside them
     ("A.errata.Tstar.identity_proof", "proved"),
     ("A.errata.Tstar.relu_proof", "proved"),
@@ -114,7 +114,7 @@ CORRECTIONS_BY_PROVE = PROVED_BY_PROVE + ("Lemma D.17 (threshold)",)
 #     by tests/test_prove.py): |X - eta g2| <= c eta g2 e^m on R, and every state from T0 on lies in R;
 # (2) the certified corrected D.18 lower side gives 1/K - p(T) -> 0, i.e. e_T -> 0;
 # (3) e^-2 grows per step by (2 X/scale) psi(2 e^2 X/scale), psi(v) = (exp(v) - 1)/v -> 1: the increments tend
-#     to 2 eta g2/scale, so e_T^-2/T -> 2 eta g2/scale (Stolz-Cesaro), which is rdyn.derivations.late_phase's
+#     to 2 eta g2/scale, so e_T^-2/T -> 2 eta g2/scale (Stolz-Cesaro), which is rdyn.derivations.model_a.late_phase's
 #     e^2 tau -> scale/(2 g2) (tests/test_strength.py::test_late_phase_rate_is_the_certified_limit; the prover's
 #     eta g2 is late_phase's g2: tests/test_prove.py::test_reduction_matches_late_phase_constants);
 # (4) each quantity is an exact function of (C1, e) (1/K - p = N e/(K (K + N e)); ||S - S*||_F by the proved S
@@ -127,7 +127,7 @@ LATE_RATE_ARGUMENT = ("rdyn prove certifies, at each instance, Lemma D.19's corr
                       "region R with 0 <= (eta g2 - X)/(e^m eta g2) <= sup_on_region (X = Delta(C2+C3)/e^2, m >= 1) and "
                       "the corrected D.18 lower side (e -> 0); so Delta(e^-2) -> 2 eta g2/scale and e^-2/T -> "
                       "2 eta g2/scale (Stolz-Cesaro), and each quantity's leading term in e "
-                      "(rdyn.derivations.late_phase, C1 = C1*(e)(1 + w e^3) with w bounded on R) gives the derived "
+                      "(rdyn.derivations.model_a.late_phase, C1 = C1*(e)(1 + w e^3) with w bounded on R) gives the derived "
                       "constant (docs/claims.md, Strength)")
 
 # Model B: rdyn prove --paper B (verify/proofs/model_b.py) certifies Theorem B.3 at every eta = theta eta_max
@@ -161,7 +161,7 @@ B3_STATEMENTS = {
 }
 # Model B labels certified by rdyn prove --paper B: the correction of Theorem B.3 (eta_max) (at every
 # eta = theta eta_max, theta in [0.1, 1]; it is also proved, for every 0 < eta <= eta_max, by
-# rdyn.derivations.correction_identities' B3_* identities, which take precedence and keep this as
+# rdyn.derivations.model_a.correction_identities' B3_* identities, which take precedence and keep this as
 # `also_certified`), and the entry Theorem B.3 (Part 1)
 # (a pass: its check runs Part 1 at the derived eta_max). Theorem B.3 (Part 3)'s correction is proved by the
 # same identities.
@@ -187,10 +187,10 @@ DERIVED_RATE_DOMAIN = ("the derived leading-order law as T -> oo (slow-manifold 
 
 
 def _proved_by_identities(paper: str, label: str, ids) -> dict | None:
-    """The ``proved`` basis of a correction that rdyn.derivations.correction_identities proves (None if
+    """The ``proved`` basis of a correction that rdyn.derivations.model_a.correction_identities proves (None if
     none does): each identity's two sides, domain and exact rewrites (tests/test_strength.py re-proves
     each: the difference simplifies to exactly 0, the printed form's does not)."""
-    from rdyn.derivations import correction_identities as ci
+    from rdyn.derivations.model_a import correction_identities as ci
 
     found = ci.for_label(paper, label)
     if not found:
@@ -198,7 +198,7 @@ def _proved_by_identities(paper: str, label: str, ids) -> dict | None:
     return {"domain": "; ".join(f"{i.name}: {i.domain}" for i in found),
             "identities": [{"name": i.name, "lhs": i.lhs, "rhs": i.rhs, "domain": i.domain, "rewrites": i.rewrites}
                            for i in found],
-            "by": "exact sympy identities (rdyn.derivations.correction_identities): lhs - rhs simplifies to 0",
+            "by": "exact sympy identities (rdyn.derivations.model_a.correction_identities): lhs - rhs simplifies to 0",
             "checks": list(ids)}
 
 
@@ -244,7 +244,7 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
 # stays `sampled` with the proved part named.
 TSTAR_LAW_PROVED = {
     "activation": "identity", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.identity_proof",
-    "by": "rdyn.derivations.tstar_law: exact sympy obligations (flow identities, polynomial inequalities, the "
+    "by": "rdyn.derivations.model_a.tstar_law: exact sympy obligations (flow identities, polynomial inequalities, the "
           "integral J, sympy limits) and Euler convergence for eta -> 0",
     "domain": "identity activation, every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD: explicit bounds "
               "tau_lo <= lim eta T* <= tau_hi for every D > 2K satisfying the explicit hypothesis (H), whose ratios "
@@ -252,7 +252,7 @@ TSTAR_LAW_PROVED = {
 }
 TSTAR_RELU_LAW_PROVED = {
     "activation": "ReLU and Leaky ReLU", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.relu_proof",
-    "by": "rdyn.derivations.tstar_law_relu: exact sympy obligations (the flow as one (q, g) family, box "
+    "by": "rdyn.derivations.model_a.tstar_law_relu: exact sympy obligations (the flow as one (q, g) family, box "
           "positivity tests with atan's Taylor bounds and pi in a rational interval, the integral's exact "
           "majorant and minorant, sympy limits) and Euler convergence for eta -> 0",
     "domain": "ReLU and Leaky ReLU (every 0 <= kappa < 1), every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD: "

@@ -23,6 +23,7 @@ from typing import Callable
 
 import sympy as sp
 
+from rdyn.derivations.generated import run_generated
 from rdyn.verification.proofs import symbolic as sy
 
 
@@ -114,7 +115,7 @@ def kernels(activation: str, scale: str) -> Kernels:
     from rdyn.derivations import codegen
 
     namespace = codegen.arb_backend().namespace()
-    exec(compile(source(activation, scale), f"<rdyn proofs [{activation}/{scale}/arb]>", "exec"), namespace)
+    run_generated(source(activation, scale), f"proofs [{activation}/{scale}/arb]", namespace)
     functions = {n: namespace[n] for n in ("prepare", "advance", "star", "star_prime", "alpha", "dx_e2",
                                            "slack_upper", "first_c1", "eta_g2", "a_over_f3", "star_second",
                                            "g_prime", "f3", "d8_printed")}

@@ -1,4 +1,4 @@
-"""The collapsed map of Model A (seed 000, Lemma D.2; derived in :mod:`rdyn.derivations.model_a`) in the
+"""The collapsed map of Model A (seed 000, Lemma D.2; derived in :mod:`rdyn.derivations.model_a.collapsed`) in the
 forms the proofs need, derived with sympy from the same catalogue expressions as every iterator.
 
 Parameters are kept symbolic (``sK = sqrt(K)``, ``sN = sqrt(D - K)``, ``eta``, ``M = ||V*||_F^2``,
@@ -16,7 +16,7 @@ variable (enclosed by :func:`rdyn.verification.proofs.region.b_enclosure`), ``C1
 ``C1*(e) (1 + w e^3)``; then ``Delta x / e^2`` and ``(eta g2 - Delta x/e^2)/e^m`` (m = 1, or 2 where the e^1 term vanishes too: identity) are polynomial
 quotients whose numerators are divided by the power of ``e`` exactly (a nonzero remainder is an
 error, never dropped). ``eta g2`` (the leading late-phase constant, Lemma D.19 corrected) comes out as
-``Delta x/e^2`` at ``e = 0`` and is checked against :mod:`rdyn.derivations.late_phase`.
+``Delta x/e^2`` at ``e = 0`` and is checked against :mod:`rdyn.derivations.model_a.late_phase`.
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class Reduced:
 
 
 def _internal(expr: sp.Expr) -> sp.Expr:
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
 
     expr = expr.subs({ma.N: sN**2}).subs({ma.D: sK**2 + sN**2, ma.K: sK**2, ma.eta: eta,
                                           ma.vstar_norm2: M, ma.kappa: kappa, ma.s0: s0})
@@ -87,8 +87,8 @@ def _horner(poly: sp.Poly) -> sp.Expr:
 @lru_cache(maxsize=None)
 def reduced(activation: str, scale: str = "D") -> Reduced:
     """The reduction of the module docstring (a few tenths of a second of sympy)."""
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations.catalog import model_a_expressions
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.catalog import model_a_expressions
 
     xs = model_a_expressions(activation, scale)
     rename = {ma.out_group_ratio: e, ma.C1: C1}
@@ -156,7 +156,7 @@ def a_over_f3(activation: str) -> sp.Expr:
     ``p = 1/(K + N e)``; ``acos(sqrt(K)/sqrt(K + N e^2))`` is rewritten ``atan(sqrt(N/K) e)``
     (equal for e >= 0), so the form is regular at e = 0 (p = 1/K)."""
     from rdyn.derivations import gaussian as g
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
 
     p = sp.Symbol("p", positive=True)
     Ks, Ns = ma.K, ma.N
@@ -179,7 +179,7 @@ def _in_e(expr: sp.Expr) -> sp.Expr:
     proofs' parameters: ``|Kp - 1| = N e p`` and ``acos(sqrt(K N) p/sqrt(K N p^2 + (1-Kp)^2)) =
     acos(sqrt(K)/sqrt(K + N e^2)) = atan(sqrt(N/K) e)`` (e >= 0), so the form has no acos."""
     from rdyn.derivations import gaussian as g
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
 
     p = sp.Symbol("p", positive=True)
     out = expr.subs(p, 1 / (ma.K + ma.N * e))
@@ -207,7 +207,7 @@ def f_functions(activation: str) -> dict:
     """F1, F2_1, F3, F4 of Lemma D.2 (the Appendix F expectations, as in the ledger's Lemma D.7 and
     D.8 checks: rdyn.verification.checks.model_a) as functions of e."""
     from rdyn.derivations import gaussian as g
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
 
     p = sp.Symbol("p", positive=True)
     K, N = ma.K, ma.N

@@ -24,7 +24,7 @@ from functools import lru_cache
 import sympy as sp
 
 from rdyn.derivations import gaussian as g
-from rdyn.derivations import model_a as ma
+from rdyn.derivations.model_a import collapsed as ma
 
 beta = sp.Symbol("beta", positive=True)
 p = sp.Symbol("p", positive=True)

@@ -3,7 +3,7 @@
 The corrected Lemma D.17 (docs/claims.md, root cause ``Tstar_logit_scale``) says that, as eta -> 0
 and then D -> oo at fixed K and ``v = ||V*||^2``, ``eta T* = D^a (D-K)^2 (I0 + I1 (D-K)^(-1/2)) (1 + o(1))``
 with ``a = 1`` for logits/D and ``a = 0`` for logits/sqrtD; for the identity ``I0 = K/v`` and ``I1 = 0``
-(:func:`rdyn.derivations.asymptotics.tau_star_expansion`, matched asymptotics: formal). This module
+(:func:`rdyn.derivations.model_a.asymptotics.tau_star_expansion`, matched asymptotics: formal). This module
 turns the identity's law into a theorem with explicit bounds, for every K >= 1 and v > 0:
 
     for every D > 2K satisfying the explicit hypothesis (H) below (true for all D >= D0(K, v)),
@@ -11,10 +11,10 @@ turns the identity's law into a theorem with explicit bounds, for every K >= 1 a
     tau_lo / (D^a N^2) -> K/v, tau_hi / (D^a N^2) -> K/v, with N^(1/2) (tau/(D^a N^2) - K/v) -> 0 (I1 = 0).
 
 Proof. Step 0 is classical; every other step is an exact sympy computation of :func:`prove`
-(an :class:`Obligation` each), on the flow that rdyn.derivations.gradient_flow derives from the map.
+(an :class:`Obligation` each), on the flow that rdyn.derivations.model_a.gradient_flow derives from the map.
 
 0. *Flow limit.* The map is the explicit Euler step ``x + eta F(x)`` of the flow ``x' = F(x)``
-   (:func:`rdyn.derivations.gradient_flow.vector_field`; ``euler_step``: the increments are linear in
+   (:func:`rdyn.derivations.model_a.gradient_flow.vector_field`; ``euler_step``: the increments are linear in
    eta), F is smooth near the trajectory, and the flow
    crosses the level ``p = 1/(2K)`` transversally (``ds/dtau > 0`` there, step 5). Euler's method
    converges uniformly on compact time intervals (Hairer, Norsett, Wanner, *Solving ODEs I*, Thm II.3.6),
@@ -53,7 +53,7 @@ Proof. Step 0 is classical; every other step is an exact sympy computation of :f
    negative value as D -> oo (``hypothesis_eventually``), so the bounds hold for every large D.
 
 Lowest layer (sympy only; imports nothing above rdyn.derivations). ReLU and Leaky ReLU, whose H0 carries
-``atan(x)`` and whose law has an ``I1 (D-K)^(-1/2)`` term: :mod:`rdyn.derivations.tstar_law_relu`, which
+``atan(x)`` and whose law has an ``I1 (D-K)^(-1/2)`` term: :mod:`rdyn.derivations.model_a.tstar_law_relu`, which
 reuses this module's positivity tests (:func:`box_nonnegative`, :func:`nonnegative_on`) and evaluators.
 """
 from __future__ import annotations
@@ -63,8 +63,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from rdyn.derivations import gradient_flow as gf
-from rdyn.derivations import model_a as ma
+from rdyn.derivations.model_a import gradient_flow as gf
+from rdyn.derivations.model_a import collapsed as ma
 from rdyn.derivations.reproducible import seeded
 
 SCALES = ("D", "sqrtD")
@@ -233,7 +233,7 @@ def _identity_zero(expr: sp.Expr) -> bool:
 
 def is_euler_step(activation: str, scale: str) -> bool:
     """Step 0: the collapsed map's increments of C1, C2, C3 are linear in eta (the map is ``x + eta F(x)``)."""
-    from rdyn.derivations.catalog import model_a_expressions
+    from rdyn.derivations.model_a.catalog import model_a_expressions
 
     expressions = model_a_expressions(activation, scale)
     return all(sp.diff(gf._from_catalog(expressions[f"{name}_next_positive"]), ma.eta, 2) == 0

@@ -1,12 +1,12 @@
 """Model A: the gradient-flow limit of the collapsed map, its modified equation, the slow manifold.
 
-Derived from :func:`rdyn.derivations.catalog.model_a_expressions` (the collapsed map of Lemma D.2,
+Derived from :func:`rdyn.derivations.model_a.catalog.model_a_expressions` (the collapsed map of Lemma D.2,
 seed 000, C1 > 0 branch) under the conventions of docs/models_and_conventions.md; nothing here is transcribed.
 
 1. Vector field. The map is ``x' = x + eta F(x)`` with ``F`` free of ``eta`` (asserted), so with
    ``tau = eta t`` the limit eta -> 0 is ``dx/dtau = F(x)`` (:func:`vector_field`). The state is
    ``(C1, s)`` with ``s = C2 + C3``: along the trajectory from zero ``C3 = K C2/(D-K)``
-   (:func:`rdyn.derivations.model_a.c2_c3_invariant`), so ``C2 = (D-K) s/D`` and the map depends on
+   (:func:`rdyn.derivations.model_a.collapsed.c2_c3_invariant`), so ``C2 = (D-K) s/D`` and the map depends on
    ``(C2, C3)`` only through ``e = exp(-s/scale)``. Every expression is written in ``C1`` and
    ``e``; ``d/ds = -(e/scale) d/de``.
 2. Modified equation (backward error analysis, first order): the flow of
@@ -28,8 +28,8 @@ import sympy as sp
 
 from rdyn.derivations.reproducible import seeded
 
-from rdyn.derivations import model_a as ma
-from rdyn.derivations.catalog import model_a_expressions
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a.catalog import model_a_expressions
 
 C1, C2, C3, D, K, eta = ma.C1, ma.C2, ma.C3, ma.D, ma.K, ma.eta
 e = ma.out_group_ratio

@@ -1,7 +1,7 @@
 """Model A with a smooth activation: the gradient-flow limit of the collapsed map and its slow
 manifold, derived without positive homogeneity (issue 22, item 3).
 
-Derived from :func:`rdyn.derivations.model_a_general.general_update` (the collapsed map for M
+Derived from :func:`rdyn.derivations.model_a.collapsed_general.general_update` (the collapsed map for M
 rows of ``V*`` of equal norm ``r = sqrt(vstar_norm2 / M)``, docs/models_and_conventions.md, "Activations beyond the
 paper"); nothing is transcribed. The Gaussian moments ``m_k = E[h Y_k] / r`` of that map depend
 on the state only through ``C1`` and ``e = exp(-(C2+C3)/scale)`` (``h`` is built from
@@ -13,7 +13,7 @@ below holds for every activation:
    ``x + eta F(x)`` with ``F`` free of eta (asserted), so with ``tau = eta t`` the limit
    eta -> 0 is ``dx/dtau = F(x)``. ``F_C3 = K F_C2/(D-K)`` (asserted), hence ``C3 = K C2/(D-K)``
    along the trajectory from zero and the state ``(C1, s)``, ``s = C2 + C3``, is closed (the same
-   reduction as :mod:`rdyn.derivations.gradient_flow` for ReLU): ``dC1/dtau = D m2``,
+   reduction as :mod:`rdyn.derivations.model_a.gradient_flow` for ReLU): ``dC1/dtau = D m2``,
    ``ds/dtau = F_s(C1, m1, m2, e)``.
 2. The modified equation of first order is ``F + eta F_1``, ``F_1 = -1/2 (DF) F`` (explicit
    Euler; the same backward-error statement as for ReLU, it needs only that F is free of eta).
@@ -32,9 +32,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from rdyn.derivations import model_a as ma
-from rdyn.derivations.gradient_flow import VectorField
-from rdyn.derivations.model_a_general import general_update
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a.gradient_flow import VectorField
+from rdyn.derivations.model_a.collapsed_general import general_update
 from rdyn.derivations.reproducible import seeded
 
 C1, C2, C3, D, K, N, eta = ma.C1, ma.C2, ma.C3, ma.D, ma.K, ma.N, ma.eta
@@ -50,7 +50,7 @@ m1_value, m2_value = sp.symbols("m1_value m2_value", real=True)
 def general_vector_field(scale: str = "D") -> VectorField:
     """``F = (map - identity)/eta`` of the smooth collapsed map, asserted free of eta, and
     ``ds/dtau = F_C2 + F_C3 = D F_C2/(D-K)`` (``F_C3 = K F_C2/(D-K)`` asserted); a
-    :class:`~rdyn.derivations.gradient_flow.VectorField` with activation ``"any"``, in C1, e and
+    :class:`~rdyn.derivations.model_a.gradient_flow.VectorField` with activation ``"any"``, in C1, e and
     the moment functions ``m1(C1, e)``, ``m2(C1, e)``."""
     update = general_update()
     M, r = sp.symbols("M r", positive=True)

@@ -14,7 +14,7 @@ perturbed) form in place of the corrected one, which must not simplify to 0 (tes
   ``beta = atan(sqrt(K(D-K)) p/(1-Kp))`` (ReLU: kappa = 0). Rewrite used:
   ``acos(x) = pi/2 - atan(x/sqrt(1-x^2))`` for ``0 <= x < 1``.
 * ``D8_coefficient.<activation>`` (proof of Lemma D.8): the in-group coefficient of grad_{W_KQ} L
-  derived from the collapsed map, ``-(C2(t+1) - C2(t))/eta`` of rdyn.derivations.catalog's
+  derived from the collapsed map, ``-(C2(t+1) - C2(t))/eta`` of rdyn.derivations.model_a.catalog's
   ``C2_next_positive`` written in p, equals ``-(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1))`` with the
   activation's Appendix F expectations (identity, ReLU, Leaky ReLU with kappa symbolic). Exact route for
   ReLU and Leaky ReLU (both sides carry arctan/arccos terms): ``acos(x) = atan(sqrt(1-x^2)/x)`` for
@@ -88,7 +88,7 @@ IDENTITIES: dict[str, Identity] = {
         "acos(x) = pi/2 - atan(x/sqrt(1-x^2)) (0 <= x < 1)") for a in ACTIVATIONS_D6},
     **{f"D8_coefficient.{a}": Identity(
         f"D8_coefficient.{a}", "A", "Lemma D.8",
-        "-(C2(t+1) - C2(t))/eta from the derived collapsed map (rdyn.derivations.catalog, C2_next_positive), in p",
+        "-(C2(t+1) - C2(t))/eta from the derived collapsed map (rdyn.derivations.model_a.catalog, C2_next_positive), in p",
         "-(C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)), F1..F4 the " + a + " Appendix F expectations",
         "every D > K >= 1, 0 < p < 1/K, C1 > 0, M > 0, eta > 0" + (", 0 <= kappa" if a == "leaky" else ""),
         "none" if a == "identity" else
@@ -282,8 +282,8 @@ def _d6(activation: str, mutated: bool) -> sp.Expr:
 
 
 def _d8(activation: str, mutated: bool) -> sp.Expr:
-    from rdyn.derivations import model_a as ma
-    from rdyn.derivations.catalog import model_a_expressions
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.catalog import model_a_expressions
 
     K, N, C1, M = ma.K, ma.N, ma.C1, ma.vstar_norm2     # the catalogue's symbols (positive)
     p = sp.Symbol("p", positive=True)

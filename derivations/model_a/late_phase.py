@@ -1,7 +1,7 @@
 """Model A, phase 3 (T > T*): the late-phase law of ``x = C2 + C3`` and the asymptotic rates it
 implies, with their constants (seed 000, Theorem 3.1 and Lemmas D.17-D.19; issue 19).
 
-Derived from the slow manifold of :mod:`rdyn.derivations.gradient_flow` (C1 slaved to C1*; the
+Derived from the slow manifold of :mod:`rdyn.derivations.model_a.gradient_flow` (C1 slaved to C1*; the
 gradient-flow limit ``tau = eta T`` of the collapsed map of Lemma D.2). With
 ``e = exp(-x/scale)`` (``scale`` = D or sqrt(D), the softmax scale), as e -> 0 at fixed D:
 
@@ -26,8 +26,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from rdyn.derivations import gradient_flow as gf
-from rdyn.derivations import model_a as ma
+from rdyn.derivations.model_a import gradient_flow as gf
+from rdyn.derivations.model_a import collapsed as ma
 from rdyn.derivations.reproducible import seeded
 
 e = gf.e

@@ -2,7 +2,7 @@
 (issue 22; docs/models_and_conventions.md, "Activations beyond the paper").
 
 Setting: ``V*`` has M rows ``v_m = r_m u_m`` (``u_m`` unit vectors), ``W_V = C1 V*`` and
-``W_KQ = C2 A_in - C3 A_out`` (the ansatz of :mod:`rdyn.derivations.model_a`). For row m and
+``W_KQ = C2 A_in - C3 A_out`` (the ansatz of :mod:`rdyn.derivations.model_a.collapsed`). For row m and
 column i the teacher and student pre-activations are ``r_m Y1`` and ``C1 r_m Y2`` with
 ``Y1 = u_m^T X s*_i``, ``Y2 = u_m^T X s_i`` (the same law as in the homogeneous derivation:
 ``Y1 = u/K``, ``Y2 = p u + q w``).
@@ -23,7 +23,7 @@ column i the teacher and student pre-activations are ``r_m Y1`` and ``C1 r_m Y2`
 3. The update (:func:`general_update`). With equal norms ``r = sqrt(vstar_norm2 / M)`` and the
    normalised moments ``m_k = E[h Y_k] / r``: ``<grad_{W_V} L, V*> / ||V*||^2 = -D m2`` and
    ``dL/dS_{j,i} = -C1 sum_m r E[h x_j'] = -C1 vstar_norm2 E[h x_j'] / r``, i.e. the logit
-   gradients of :func:`rdyn.derivations.model_a.logit_gradients_symbolic` with
+   gradients of :func:`rdyn.derivations.model_a.collapsed.logit_gradients_symbolic` with
    ``(hY1, hY2) = (m1, m2)``. The sum over rows is checked symbolically.
 """
 from __future__ import annotations
@@ -74,7 +74,7 @@ def general_update() -> dict:
     """The collapsed update for M rows of equal norm r in terms of m1, m2: returns the
     per-step increments {C1, C2, C3} (sympy) and asserts that summing the per-row logit
     gradients equals the homogeneous form with (hY1, hY2) = (m1, m2), vstar_norm2 = M r^2."""
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
 
     M, r = sp.symbols("M r", positive=True)
     m1, m2, hY1_raw, hY2_raw = sp.symbols("m1 m2 E_hY1 E_hY2", real=True)
@@ -102,10 +102,10 @@ def general_update() -> dict:
 @lru_cache(maxsize=1)
 def logit_gradient_functions():
     """The derived logit gradients (in-group, out-group entry) of
-    :func:`rdyn.derivations.model_a.logit_gradients_symbolic` as plain-arithmetic callables of
+    :func:`rdyn.derivations.model_a.collapsed.logit_gradients_symbolic` as plain-arithmetic callables of
     (C1, e, K, N, V, hY1, hY2) with V = ||V*||_F^2 and e = q/p (floats, arb balls, mpf; numba
     compiles them too)."""
-    from rdyn.derivations import model_a as ma
+    from rdyn.derivations.model_a import collapsed as ma
 
     lg = ma.logit_gradients_symbolic()
     args = (ma.C1, ma.out_group_ratio, ma.K, ma.N, ma.vstar_norm2, sp.Symbol("hY1"), sp.Symbol("hY2"))

@@ -10,7 +10,7 @@ then D -> oo at fixed K, kappa and ``v = ||V*||^2``, ``eta T* = D^a (D-K)^2 (I0 
     tau_lo(D) <= tau_star(D) <= tau_hi(D), where tau_star = lim_{eta -> 0} eta T*; both bounds divided by
     D^a N^2 (N = D - K) tend to I0, and N^(1/2) times their distance from I0 tends to I1.
 
-The proof is the identity's (:mod:`rdyn.derivations.tstar_law`, whose module docstring has steps 0-6)
+The proof is the identity's (:mod:`rdyn.derivations.model_a.tstar_law`, whose module docstring has steps 0-6)
 with three changes; every step is an exact sympy computation of :func:`prove` (an ``Obligation`` each):
 
 * *One family.* In ``sigma = sqrt(K/N)``, ``x = e/sigma`` and ``A = atan(x)`` both activations are one
@@ -22,7 +22,7 @@ with three changes; every step is an exact sympy computation of :func:`prove` (a
   ``mu = v/(K^2 D^2)`` (logits/D) or ``v/(K^2 D)`` (logits/sqrtD), as for the identity.
 * *Bounds with atan.* From ``0 <= A <= pi/2``, ``P1`` lies in ``[pi/2, pi]``; R, W, k and lambda are rational
   in ``(x, sigma, q, P1, pi)``, and each bound is an exact test on a box
-  (:func:`rdyn.derivations.tstar_law.box_nonnegative`; ``pi`` itself a box variable in
+  (:func:`rdyn.derivations.model_a.tstar_law.box_nonnegative`; ``pi`` itself a box variable in
   ``[314159/100000, 314160/100000]``, so every coefficient is rational). Majorants:
   ``|R| <= psi = x^3 (1+x)^2 (1 + 4x/3)/(1+x^2)^4``, ``W <= wbar = x^3 (1+x)^2 (1 + x/3)/(1+x^2)^3 <= 1``,
   ``0 <= k <= kbar = 2/x^2 + 2/(3x)``; constants ``Psi = 31/50``, ``Z = 2 >= psi kbar``, ``Xi = 13/2``
@@ -53,11 +53,11 @@ from functools import lru_cache
 
 import sympy as sp
 
-from rdyn.derivations import gradient_flow as gf
-from rdyn.derivations import model_a as ma
-from rdyn.derivations import tstar_law as tl
+from rdyn.derivations.model_a import gradient_flow as gf
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a import tstar_law as tl
 from rdyn.derivations.reproducible import seeded
-from rdyn.derivations.tstar_law import (bounds, box_nonnegative, hypothesis_holds,  # noqa: F401
+from rdyn.derivations.model_a.tstar_law import (bounds, box_nonnegative, hypothesis_holds,  # noqa: F401
                                         nonnegative_on, sigma, u, x)
 
 ACTIVATIONS = ("relu", "leaky")

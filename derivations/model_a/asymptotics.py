@@ -1,6 +1,6 @@
 """Model A: large-D asymptotics of the phase limits tau1, tau_star and of the late excess loss.
 
-Derived from the slow manifold of :mod:`rdyn.derivations.gradient_flow` (C1 slaved to C1*; the
+Derived from the slow manifold of :mod:`rdyn.derivations.model_a.gradient_flow` (C1 slaved to C1*; the
 first-order lag G1 changes tau_star by a relative O(1e-12) at D = 1e4 and is left out here).
 Conventions: ``N = D - K``, ``e = exp(-s/scale)``, ``x = e sqrt(N/K)``; T* is at ``e* = K/N``
 (p = 1/(2K)); tau_star = tau1 + scale * int_{e*}^{~1} de / (e G0(e)).
@@ -27,9 +27,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from rdyn.derivations import gradient_flow as gf
+from rdyn.derivations.model_a import gradient_flow as gf
 from rdyn.derivations.reproducible import seeded
-from rdyn.derivations import model_a as ma
+from rdyn.derivations.model_a import collapsed as ma
 
 e, K, N, D = gf.e, ma.K, ma.N, ma.D
 v = ma.vstar_norm2
