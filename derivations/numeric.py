@@ -3,8 +3,8 @@
 Substituting numbers into a sympy expression and simplifying is NOT a pure function of the
 inputs: ``cos(acos(r))`` for a rational ``r`` near 1 is sometimes evaluated at low precision
 during automatic simplification and comes back as ``1`` (sympy issue #23086, docs/numerics.md),
-depending on the cache and ordering state of the process. This was the root cause of the
-irreproducible ``A.gauss.*`` verdicts (issue 9).
+depending on the cache and ordering state of the process, so a verdict built on it would depend
+on what ran before.
 
 Everything here therefore evaluates numerically only: the expression is compiled once by
 ``sympy.lambdify`` (a textual translation, no evaluation) and called on mpmath numbers inside

@@ -1,4 +1,4 @@
-"""Time estimates before long runs (issue 20, docs/input_rules.md "Time estimates"): shared by the
+"""Time estimates before long runs (docs/input_rules.md, "Time estimates"): shared by the
 CLI and the API, printed on stderr before a run predicted to take more than
 :data:`ANNOUNCE_ABOVE_S` seconds (``--quiet`` suppresses it). ``rdyn teacher --dps N`` (homogeneous activations: :func:`teacher_estimate`; smooth
 activations: :func:`smooth_teacher_estimate`), ``rdyn ln --dps N`` with exact rules
@@ -229,7 +229,7 @@ def crosscheck_estimate(D: int, steps: int, mode: str, batch: int) -> "RunTimeEs
 ASYMPTOTICS_SECONDS = {"identity": 2.5, "relu": 7.0, "leaky": 26.0}
 ASYMPTOTICS_CHECK_S = 2.0
 # the smooth activations (erf, tanh, gelu, softplus, sigmoid, expr): three Gaussian moments
-# (closed forms or 30-digit quadratures) and the slow-manifold check (issue 31; measured
+# (closed forms or 30-digit quadratures) and the slow-manifold check (measured
 # 3.7 s of CPU with the check for x/2 + tanh(x), 1-2 s without)
 ASYMPTOTICS_SMOOTH_S = 1.5
 

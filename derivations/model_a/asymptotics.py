@@ -132,7 +132,7 @@ def slow_integral_closed_form(activation: str) -> sp.Expr | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Smooth activations (issue 31): the leading constant of tau_star, tau1's limit and c_L
+# Smooth activations: the leading constant of tau_star, tau1's limit and c_L
 # --------------------------------------------------------------------------------------------
 #
 # With Z1, Z2 independent N(0, 1), Y2 = s2 Z1, Y1 = rho Z1 + s_res Z2 (Var Y1 = 1/K exactly:

@@ -1,4 +1,4 @@
-"""Lemma D.6's ``A(t)`` in readable form (seed 000; issue 19): the in-group part of ``F3``,
+"""Lemma D.6's ``A(t)`` in readable form (seed 000): the in-group part of ``F3``,
 ``A = E[sigma(x1) sigma'(x1 + x2) x1]`` with ``x1 ~ N(0, a)``, ``x2 ~ N(0, b)`` independent,
 ``a = K p^2`` and ``b = (D-K) q^2``, ``q = (1 - K p)/(D - K)`` (docs/models_and_conventions.md conventions; Leaky ReLU
 ``sigma(x) = max(x, kappa x)``, ReLU at ``kappa = 0``).

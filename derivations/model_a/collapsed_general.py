@@ -1,5 +1,5 @@
 """Model A with a general activation: the collapsed map derived without positive homogeneity
-(issue 22; docs/models_and_conventions.md, "Activations beyond the paper").
+(docs/models_and_conventions.md, "Activations beyond the paper").
 
 Setting: ``V*`` has M rows ``v_m = r_m u_m`` (``u_m`` unit vectors), ``W_V = C1 V*`` and
 ``W_KQ = C2 A_in - C3 A_out`` (the ansatz of :mod:`rdyn.derivations.model_a.collapsed`). For row m and

@@ -1,5 +1,5 @@
 """Model A with a smooth activation: the gradient-flow limit of the collapsed map and its slow
-manifold, derived without positive homogeneity (issue 22, item 3).
+manifold, derived without positive homogeneity.
 
 Derived from :func:`rdyn.derivations.model_a.collapsed_general.general_update` (the collapsed map for M
 rows of ``V*`` of equal norm ``r = sqrt(vstar_norm2 / M)``, docs/models_and_conventions.md, "Activations beyond the

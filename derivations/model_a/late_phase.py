@@ -1,5 +1,5 @@
 """Model A, phase 3 (T > T*): the late-phase law of ``x = C2 + C3`` and the asymptotic rates it
-implies, with their constants (seed 000, Theorem 3.1 and Lemmas D.17-D.19; issue 19).
+implies, with their constants (seed 000, Theorem 3.1 and Lemmas D.17-D.19).
 
 Derived from the slow manifold of :mod:`rdyn.derivations.model_a.gradient_flow` (C1 slaved to C1*; the
 gradient-flow limit ``tau = eta T`` of the collapsed map of Lemma D.2). With

@@ -1,4 +1,4 @@
-"""Certified iteration of Model A's collapsed map for tanh, softplus and sigmoid (issue 31): each
+"""Certified iteration of Model A's collapsed map for tanh, softplus and sigmoid: each
 step's moments enclosed by a tensor trapezoidal rule on python-flint ``arb`` balls plus a proved
 bound of its remainder for integrands analytic in a strip.
 

@@ -6,7 +6,7 @@ At logit scale D (seed), with N = D - K and v = ||V*||_F^2:
 ``tau_star = D N^2 (I0 + I1 N^{-1/2} + O(log N / N))``; at scale sqrt(D) the same divided by D.
 ``tau1 -> log(1/(1 - t1_fraction)) / lambda_inf``. Late loss ``~ c_L / tau`` (tau = eta t).
 
-Smooth activations (erf, tanh, GELU, softplus, sigmoid, formulas; issue 31):
+Smooth activations (erf, tanh, GELU, softplus, sigmoid, formulas):
 :func:`smooth_asymptotic_summary`, from :func:`rdyn.derivations.model_a.asymptotics.smooth_leading`
 (I0 from the identity's inner and outer integrals and three Gaussian moments at the teacher's
 scale ``a = sqrt(||V*||^2 / (M K))``; tau1's limit from phase one's rate Q; c_L the

@@ -1,7 +1,7 @@
 """Model A with a smooth activation that has no closed Gaussian averages (tanh, softplus,
 sigmoid, ``--activation-expr`` formulas) in float64: the Gauss-Hermite tensor rule of
 :mod:`rdyn.reduced_dynamics.model_a.smooth` evaluated inside a compiled (numba) event loop
-(issue 22; the loop is :func:`rdyn.reduced_dynamics.model_a.compiled._make_iterate`, shared
+(the loop is :func:`rdyn.reduced_dynamics.model_a.compiled._make_iterate`, shared
 with erf's and GELU's closed forms).
 
 Same rule, same formulas as ``model_a.smooth.Expectations.level`` / ``.moments`` (the node count

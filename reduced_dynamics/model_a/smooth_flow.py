@@ -1,4 +1,4 @@
-"""Phase boundaries of Model A with a smooth activation in the small-step limit (issue 22, item 3):
+"""Phase boundaries of Model A with a smooth activation in the small-step limit:
 the gradient flow and the slow manifold of the map of :mod:`rdyn.reduced_dynamics.model_a.smooth`.
 
 The map is ``x' = x + eta F(x)`` with F free of eta in the state ``x = (C1, s)``, ``s = C2 + C3``

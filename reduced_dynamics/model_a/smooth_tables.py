@@ -1,4 +1,4 @@
-"""Model A with a smooth activation in float64, the fast route (issue 31): the moments of the
+"""Model A with a smooth activation in float64, the fast route: the moments of the
 collapsed map tabulated once per run as piecewise Chebyshev interpolants of the state, each
 step a tile lookup and a small polynomial inside a compiled event loop.
 

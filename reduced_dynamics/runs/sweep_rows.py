@@ -1,4 +1,4 @@
-"""Per-row validity of a sweep checkpoint (``rdyn sweep --resume``; issue 20, docs/input_rules.md
+"""Per-row validity of a sweep checkpoint (``rdyn sweep --resume``; docs/input_rules.md
 rule 9).
 
 A sweep row may legitimately hold non-finite numbers: a configuration that diverges (the rule

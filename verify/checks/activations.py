@@ -1,4 +1,4 @@
-"""``rdyn verify`` checks of Model A with smooth activations (issue 22; ids ``A.act.*``).
+"""``rdyn verify`` checks of Model A with smooth activations (ids ``A.act.*``).
 
 * ``A.act.closure.*``: the symbolic closure (the W_V gradient outside span{v_m} vanishes for any
   sigma; homogeneous sigma: the row coefficient is free of the row norm; the M-row sum gives the

@@ -399,7 +399,7 @@ def assumption_checks(quick: bool) -> list[Check]:
 
 @lru_cache(maxsize=None)
 def theorem_43_paper_size_checks(steps: int = 6000) -> list[Check]:
-    """Theorem 4.3 at the paper's size d = 16, n = 32 (Task 2 spectrum of issue 23, r = 5) with
+    """Theorem 4.3 at the paper's size d = 16, n = 32 (the Task 2 spectrum, r = 5) with
     exact expectations (Gaussian route): T*(eps) against the derived leading order
     d Upsilon_3^(1/2)/(12 eta eps^(3/2)), the eps-exponent, and the Section 5 growth rate
     gamma^3 increment -> 12 eta Upsilon_3/d. Info: one configuration cannot test an O(.) in d, n;

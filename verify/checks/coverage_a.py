@@ -1,4 +1,4 @@
-"""Model A statements of Appendix D.1-D.2 that had no ledger entry (issue 19, item 5; ids ``A.cover.*``).
+"""Model A statements of Appendix D.1-D.2 that had no ledger entry (ids ``A.cover.*``).
 
 * ``A.cover.C1_update.<activation>``: Lemma D.2's C1 update in the printed form
   ``C1(t+1) - C1(t) = eta D F3/(K p) (1 - C1/C1*)`` with the printed definition

@@ -1,4 +1,4 @@
-"""Model B statements of Appendices B.2 and C.3 that had no ledger entry (issue 19, item 5;
+"""Model B statements of Appendices B.2 and C.3 that had no ledger entry (
 ids ``B.cover.*``). Every check builds explicit vectors ``a`` and matrices ``S = X X^T``
 (Task 1: iid uniform unit columns of X in R^d, a uniform on the sphere; d = 16, n = 32 as in
 Section 5) and evaluates the printed statement on them, independently of the spectral rules of
@@ -15,7 +15,7 @@ Section 5) and evaluates the printed statement on them, independently of the spe
   for gamma >= 0, against the cosine of the explicit vectors;
 * ``B.cover.cauchy_schwarz``: B.2.1's ``(E[||S a|| - a^T S a])^2/E[||S a||^2] <=
   E[(||S a|| - a^T S a)^2/||S a||^2]`` and the irreducible loss ``E[1 - (a^T S a)^2/||S a||^2] > 0``;
-* ``B.cover.growth_d16_n32.<model>`` (issue 19, items 1-2): the printed experiment rates of Section 5
+* ``B.cover.growth_d16_n32.<model>``: the printed experiment rates of Section 5
   (looped, L = 10: ``w_t, v_t = Theta(t^(1/4))``, Theorem 4.1) and Appendix G.1 (LN layer:
   ``alpha_t, beta_t = Theta(t^(1/6))``, Theorem 4.3) on Task 1, d = 16, n = 32, decided by the
   derivation, not by a fit: the measured increment ``rho_{t+1}^p - rho_t^p`` (looped: ``rho = w v``,
@@ -27,7 +27,7 @@ Section 5) and evaluates the printed statement on them, independently of the spe
 * ``B.cover.growth_fit_d16_n32.<model>`` (``--full`` only, context): the log-log fit of the
   printed weight over the paper's 2000 steps from ``(0, 1)``, by :func:`rdyn.verification.claims.fit_rule.decide`
   (info: finite-range evidence only);
-* ``B.cover.thm43_Tstar_dn`` (issue 19, item 3): Theorem 4.3's ``T*(eps)`` across three (d, n,
+* ``B.cover.thm43_Tstar_dn``: Theorem 4.3's ``T*(eps)`` across three (d, n,
   Upsilon) of Task 2 (exact expectations), against the derived leading order
   ``d Upsilon_3^(1/2)/(12 eta eps^(3/2))`` (from ``L ~ Upsilon_3/gamma^2``, C.3, and
   ``gamma^3 ~ 12 eta Upsilon_3 t/d``, C.2.2): the ratio must decrease towards 1 from above as eps

@@ -1,4 +1,4 @@
-"""Checks of the derived corrections of Model A's phase-3 statements (ids ``A.errata.*``; issue 19).
+"""Checks of the derived corrections of Model A's phase-3 statements (ids ``A.errata.*``).
 
 * ``A.errata.derived.<entry>``: the printed Theta-form against the derived leading term
   (:mod:`rdyn.derivations.model_a.late_phase`): the exponent of ``derived/printed`` in each variable the

@@ -114,7 +114,7 @@ SMOOTH_SOURCE = "issue 22 item 3: flow limit of the smooth collapsed map; rdyn d
 
 
 def smooth_checks(names: tuple[str, ...] = ("tanh",)) -> tuple[Check, ...]:
-    """``A.flow.smooth.*`` (issue 22, item 3), per activation in ``names`` (D = 6, K = 2, M = 2,
+    """``A.flow.smooth.*``, per activation in ``names`` (D = 6, K = 2, M = 2,
     ||V*||^2 = 1, eta = 0.1):
 
     * ``field.NAME``: the derived F (``rdyn.derivations.model_a.gradient_flow_general``) equals

@@ -59,7 +59,7 @@ def bivariate_quadrature_checks() -> list[Check]:
                 for kappa in _kappa_values(activation):
                     for s1, s2, rho in COVARIANCES:
                         # never theta = acos(rho) into sympy: its auto-evaluation near rho = 1
-                        # is process-dependent (sympy #23086; the root cause of issue 9)
+                        # is process-dependent (sympy #23086)
                         exact = at_correlation(expr, g.theta, rho, dps=45, sd1=sp.Rational(s1),
                                                sd2=sp.Rational(s2), kappa=kappa)
                         key = ("s_s" if name == "v_s_ds" else name, s1, s2, rho, kappa)

@@ -134,7 +134,7 @@ GROUPS: tuple[CheckGroup, ...] = (
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("B.coverage", "B", "rdyn.verification.checks.coverage_b", "checks", ("B.cover.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
-    # issue 22: smooth activations (beyond the paper)
+    # smooth activations (beyond the paper)
     CheckGroup("A.act.closure", "A", _ACT, "closure_checks", ("A.act.closure.*",)),
     CheckGroup("A.act.expectations", "A", _ACT, "expectation_checks", ("A.act.expect.*",),
                kwargs={"samples": 1_000_000}, quick_kwargs={"samples": 100_000}),

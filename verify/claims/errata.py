@@ -1,4 +1,4 @@
-"""Errata data for the claims ledger (issue 19; docs/interface.md, "rdyn claims", corrections): the
+"""Errata data for the claims ledger (docs/interface.md, "rdyn claims", corrections): the
 classification of every discrepancy (``kind``, ``root_cause``) and the corrected statements.
 
 A correction is data plus checks: :class:`CorrectionSpec` names the quantity, relation, limit

@@ -1,4 +1,4 @@
-"""The erratum (``rdyn claims --errata FILE.tex|FILE.md|FILE.html``; issue 19).
+"""The erratum (``rdyn claims --errata FILE.tex|FILE.md|FILE.html``).
 
 Per paper, grouped by root cause (:data:`rdyn.verification.claims.errata.ROOT_CAUSES`): every
 discrepancy with the printed statement and the corrected one side by side (typeset from the

@@ -1,4 +1,4 @@
-"""The one decision rule for a rate known only from a finite-size fit (claims ledger, issue 19).
+"""The one decision rule for a rate known only from a finite-size fit (claims ledger).
 
 Where a rate can be derived (late-phase law, slow manifold, Model B's gamma^3 and rho^2
 increments) the ledger decides by the derivation and shows fits as evidence only. Where only

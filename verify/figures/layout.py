@@ -1,4 +1,4 @@
-"""Figures whose labels do not overlap (issue 21, item 7).
+"""Figures whose labels do not overlap.
 
 Every figure of ``rdyn figures`` is laid out by matplotlib's constrained layout
 (``plt.subplots(..., layout="constrained")``) and written by :func:`save_figure`, which draws

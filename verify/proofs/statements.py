@@ -76,7 +76,7 @@ STATEMENTS: tuple[Statement, ...] = (
               "delta_C2_plus_C3", "le", 0, "dx_upper"),
 )
 
-# Appendix D's remaining inequality statements (issue 33): Lemma D.4's C1 bounds, D.8's monotonicity,
+# Appendix D's remaining inequality statements: Lemma D.4's C1 bounds, D.8's monotonicity,
 # D.9-D.12, D.13's C1 step, D.15's proof step, D.16 (readings: docs/proofs.md)
 STATEMENTS = STATEMENTS + (
     Statement("D4.printed.lower", "Lemma D.4", "printed", "lower",

@@ -12,7 +12,7 @@ checked against routes that share none of its nodes or formulas:
   Dirichlet rule cannot reach (r >= 5, d up to 64; the looped model with r >= 3);
 * the a-posteriori estimate against the actual error (the route at ``dps`` against itself at
   ``dps + 20``);
-* trajectories (full): the d = 16 example of issue 23 and the looped (4,3,2,1), L = 3 model,
+* trajectories (full): the d = 16 example (r = 5) and the looped (4,3,2,1), L = 3 model,
   float64 against ``dps`` 25 and against QMC trajectories.
 and the identities the route rests on, derived with sympy
 (:func:`rdyn.derivations.model_b.gaussian_route_identities`). Checks ``B.gaussian.*``.
@@ -32,7 +32,7 @@ from rdyn.verification.checks.record import Check, digits_of
 
 SRC = "Wu-Zhang-Cao 2026 (seed 003)"
 GAMMAS = (0.0, 0.5, 3.0, 40.0)
-D16 = (5, 4, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1)          # issue 23's example (r = 5)
+D16 = (5, 4, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1)          # the d = 16 example (r = 5)
 D64 = tuple(sorted((1 + (i * 7) % 9 for i in range(64)), reverse=True))   # r = 9, d = 64
 
 
@@ -184,7 +184,7 @@ def checks(quick: bool = True) -> list[Check]:
 
 
 def full_checks() -> list[Check]:
-    """The slow part: the Cartesian tanh-sinh route and issue 23's trajectories."""
+    """The slow part: the Cartesian tanh-sinh route and the d = 16 and looped trajectories."""
     from rdyn.verification.references.dirichlet_b import gamma_route
 
     out = []
