@@ -141,7 +141,7 @@ def without_null_deltas(expr: sp.Expr) -> sp.Expr:
     every real root of ``u`` (``f(x) delta(u) = sum f(r) delta(u)/|u'(r)|`` over the roots, so
     such a term is the zero distribution; ``f`` must be continuous there, as Max and powers
     are). Deltas with a non-zero factor stay (the formula then has a kink: refused by
-    rdyn/options.py)."""
+    rdyn/options/value_checks.py)."""
     for delta in expr.atoms(sp.DiracDelta):
         if len(delta.args) != 1:
             continue

@@ -10,7 +10,7 @@ import time
 
 def signal_when_checkpointed(argv, path, signals, gap: float = 0.002):
     """Run ``python -m rdyn *argv``; once ``path`` holds a written checkpoint (not the empty
-    file of the up-front write probe, rdyn/options.py) send ``signals`` ``gap`` seconds apart.
+    file of the up-front write probe, rdyn/options/paths.py) send ``signals`` ``gap`` seconds apart.
     Returns (returncode, stdout, stderr); fails clearly if the run finished first."""
     proc = subprocess.Popen([sys.executable, "-m", "rdyn", *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -302,7 +302,7 @@ def test_groups_file_entries_must_be_integers(tmp_path, capsys):
 
 
 def test_memory_estimates_refuse_jobs_that_cannot_fit(capsys, monkeypatch):
-    monkeypatch.setattr(opt, "available_memory", lambda: 8 * 10**9)
+    monkeypatch.setattr("rdyn.options.memory.available_memory", lambda: 8 * 10**9)
     rc, out, err, elapsed = run_cli(capsys, ["crosscheck", "--D", "20000", "--K", "4"])
     assert rc == 2 and out == "" and err.count("\n") == 1
     assert "--D 20000: this job needs about 96 GB of memory, 8 GB available" in err

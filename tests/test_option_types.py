@@ -125,7 +125,7 @@ def mypy(tmp_path_factory):
 
 
 # the layer that handles options: the API, the CLI, the option table and the generated types
-API_LAYER = ("rdyn/api", "rdyn/cli", "rdyn/options.py", "rdyn/option_types.py")
+API_LAYER = ("rdyn/api", "rdyn/cli", "rdyn/options", "rdyn/option_types.py")
 
 
 def test_mypy_finds_no_error_in_the_api_layer(mypy):

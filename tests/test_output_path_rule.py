@@ -270,10 +270,10 @@ def test_hostile_groups_files_are_refused_in_one_line(tmp_path, capsys, text, ne
 
 
 def test_groups_file_memory_is_estimated_before_it_is_read(tmp_path, capsys, monkeypatch):
-    import rdyn.options
+    import rdyn.options.memory
 
     path = tmp_path / "g.json"
     path.write_text(json.dumps([[i, (i + 1) % 50] for i in range(50)]))
-    monkeypatch.setattr(rdyn.options, "available_memory", lambda: 1000)
+    monkeypatch.setattr(rdyn.options.memory, "available_memory", lambda: 1000)
     assert_refused(*run_main(capsys, ["teacher", "--groups", str(path), "--steps", "5"]),
                    f"--groups {path} ({path.stat().st_size} bytes): this job needs about")

@@ -83,7 +83,7 @@ def default_vstar_norm2(activation) -> float:
 
 def smooth_activation(v: FiguresOptions):
     """The smooth :class:`~rdyn.derivations.activations.Activation` of ``--activation`` /
-    ``--activation-expr`` (validated by rdyn/options.py), or None for the paper's experiments."""
+    ``--activation-expr`` (validated by rdyn/options/value_checks.py), or None for the paper's experiments."""
     from rdyn.derivations.activations import Activation
 
     formula = v.activation_expr

@@ -1,217 +1,32 @@
-"""The options of every subcommand, declared once: the CLI parsers and the API's keyword
-validation are both generated from :data:`COMMANDS`, so ``rdyn CMD --opt`` and
-``rdyn.CMD(opt=...)`` accept and refuse exactly the same values with the same one-line message.
+"""The option table: every subcommand's options, declared once (:data:`COMMANDS`, name ->
+:class:`~rdyn.options.option.Command`). The CLI parsers, the API signatures and docstrings, the
+shared validation, ``--help``, docs/cli.md, the tables of docs/input_rules.md and the typed
+options of rdyn/option_types.py are all derived from it.
 
-Adding an option: append one :class:`Option` to the command's tuple below and regenerate the
-typed options (rdyn/option_types.py, one frozen dataclass per subcommand that the drivers read
-as ``v.name``: :func:`write_option_types`). Adding a subcommand:
-add a :class:`Command` entry (options tuple + help) to :data:`COMMANDS`, a module
-``rdyn/cli/<name>.py`` (``run(result, args)`` printing the text form) and an API function in
-:mod:`rdyn.api` (see docs/api.md).
+Each :class:`~rdyn.options.option.Option` states its kind, default, range (bounds in
+:mod:`rdyn.options.limits`), choices, the check of its value alone
+(:mod:`rdyn.options.value_checks`) and when it applies: ``applies(values)`` is a predicate on
+the values of all the command's options (given or default), e.g. ``--kappa`` applies to
+``--activation leaky`` only. Options shared by several commands (``--json``, ``--dps``, the
+checkpoint options, the Model A options of ``teacher`` and ``crosscheck``) are built by the
+helpers below. ``rdyn prove`` is built in two steps: its Model A options, then
+``--paper B`` (:func:`_with_paper_b`), which makes every Model A option refused with
+``--paper B`` and appends the Model B options.
 
-What the table checks, before any work (:func:`validate`):
-
-* type: ``int`` options take integers (not bools or 2.5), ``float`` options real numbers, and
-  every float must be finite (nan and +-inf are refused);
-* range: ``lo``/``hi`` bounds, open or closed (``lo_open``/``hi_open``); ``choices``;
-* applicability: an option whose ``applies`` predicate is false for the other values is
-  refused when it is given (e.g. ``--kappa`` without ``--activation leaky``);
-* output paths (``output="file"`` or ``"dir"``): the folder exists, is a directory and is
-  writable, and the path itself is not a directory (files) / not a file (folders);
-* optional dependencies (``needs=(module, extra)``): importable, else an install hint.
-
-Checks that involve several options of one model (K < D, a spectrum of length d, memory
-estimates) live with the model's configuration in :mod:`rdyn.api` and raise the same
-:class:`~rdyn.output.UsageError`.
+Adding an option: append one ``Option`` to the command's tuple and regenerate
+rdyn/option_types.py (``write_option_types``); adding a subcommand: docs/api.md.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
-import os
-from dataclasses import dataclass, field
-from typing import Any, Callable, SupportsInt, cast
 
-from rdyn.derivations.atomic_files import output_target, reaches_descriptor, unwritable_reason
+from rdyn.options.coercion import coerce
+from rdyn.options.limits import (D_MAX, DPS_MAX, DPS_MIN, GAUSSIAN_ROUTE_DPS_MAX, INITIAL_MAX,
+                                 LN_DPS_MAX, MAX_MODEL_A_STEPS, MAX_TEACHER_STEPS,
+                                 NOISE_STD_MAX, SEED_MAX, SMOOTH_DPS_MAX, VSTAR_NORM2_MAX)
+from rdyn.options.option import Command, Option, never
+from rdyn.options.value_checks import check_activation_expr, check_row_norms, check_scheduler
 from rdyn.output import UsageError
-
-DPS_MIN = 5
-DPS_MAX = 4000  # Python's int <-> str conversion limit is 4300 digits; 4000 leaves guard digits
-# rdyn ln at --dps: `ln --data spectrum --d 3 --spectrum 4,1,1 --steps 100` took 22 s at
-# --dps 100 and 82 s at --dps 1000 (2 shared cores); at 4000 an ln run did not finish in 15
-# minutes (issue 20)
-LN_DPS_MAX = 1000
-# narrower --dps ranges of two routes (their constants live with the routes and are tested equal:
-# reduced_dynamics.model_b.gaussian.GAUSSIAN_DPS_MAX, reduced_dynamics.model_a.smooth.SMOOTH_DPS_MAX)
-GAUSSIAN_ROUTE_DPS_MAX = 200
-SMOOTH_DPS_MAX = 300
-MAX_TEACHER_STEPS = 10**9
-MAX_MODEL_A_STEPS = 10**12  # rdyn teacher: 64-bit step counters everywhere (docs/long_horizons.md)
-SEED_MAX = 2**63 - 1
-# ||V*||_F^2 scales every Model A loss (W_V = C1 V*, C1 = O(1)): above this the losses leave the
-# float64-safe range of reduced_dynamics/runs/divergence.py (STATE_BOUND) before the first step
-VSTAR_NORM2_MAX = 1e100
-# Model B's alpha0, beta0: |alpha0 beta0| = |gamma0| <= 1e100, the float64-safe range
-INITIAL_MAX = 1e50
-# label noise of online SGD (crosscheck --mode sgd, figures): the loss holds noise_std^2, so
-# above 1e50 it leaves the float64-safe range (1e100) before the first step
-NOISE_STD_MAX = 1e50
-# the most tokens D (and group size K) of Model A: the collapsed map, the eta -> 0 limits and the
-# step counters take D as a 64-bit integer and as a float64 (sqrt(D), log D); 10^18 < 2^63
-D_MAX = 10**18
-# every other integer option: a 64-bit integer at most (numba loops, numpy seeds, step counters)
-INT_OPTION_MAX = 2**63 - 1
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option of one subcommand.
-
-    ``name`` is the Python keyword (``vstar_norm2``); the CLI flag is ``--`` + name with
-    ``_`` -> ``-`` (``--vstar-norm2``). ``kind``: "int", "float", "str", "choice", "flag"
-    (store_true), "path" (an input file), "out" (an output path; ``output`` says "file" or
-    "dir"). ``default`` is the value when the option is not given (``None`` = "not given",
-    the effective default is stated in ``help``). ``applies(values) -> bool`` (values: every
-    option of the command, given or default) says whether the option makes sense; ``applies_text``
-    completes the refusal "--X applies only <applies_text>" (or ``refusal`` replaces it).
-    """
-
-    name: str
-    kind: str
-    default: Any = None
-    help: str = ""
-    lo: float | None = None
-    hi: float | None = None
-    lo_open: bool = False
-    hi_open: bool = False
-    choices: tuple = ()
-    output: str | None = None
-    applies: Callable[[dict], bool] | None = None
-    applies_text: str = ""
-    refusal: str | None = None
-    # the refusal when it depends on the other values (e.g. which of two conditions failed); None: ``refusal``
-    refusal_for: Callable[[dict], str] | None = None
-    needs: tuple[str, str] | None = None
-    required: bool = False
-    metavar: str | None = None
-    cli_only: bool = False
-    api_types: tuple = ()  # extra Python types the API accepts (e.g. a tuple for --spectrum)
-    repeatable: bool = False  # "str" options only: given several times, the value is a list
-    siblings: tuple[str, ...] = ()  # "out" files: suffixes of files written next to it (FILE.tmp)
-    # a check of the value alone beyond type and range (raises ValueError with a one-line
-    # message, e.g. a formula that does not parse); run after coercion, before any work
-    check_value: Callable[[Any], None] | None = None
-    # (name, values): refused when the option ``name`` is also *given* (CLI or API, not its
-    # default) with a value outside ``values`` (e.g. --activation-expr with an explicit
-    # --activation relu: the default relu is no conflict, an explicit one is)
-    exclusive_with: tuple | None = None
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    def range_text(self) -> str:
-        """The documented range, e.g. "> 0", "in [0, 1)", "in 0..1000000000"."""
-        lo, hi = self.lo, self.hi
-        if self.kind == "int":
-            lo = None if lo is None else (int(lo) + 1 if self.lo_open else int(lo))
-            hi = None if hi is None else (int(hi) - 1 if self.hi_open else int(hi))
-            if lo is not None and hi is not None:
-                return f"in {lo}..{hi}"
-            if lo is not None:
-                return f">= {lo}"
-            return f"<= {hi}" if hi is not None else ""
-        if lo is not None and hi is not None:
-            return f"in {'(' if self.lo_open else '['}{_num(lo)}, {_num(hi)}{')' if self.hi_open else ']'}"
-        if lo is not None:
-            return f"{'>' if self.lo_open else '>='} {_num(lo)}"
-        if hi is not None:
-            return f"{'<' if self.hi_open else '<='} {_num(hi)}"
-        return ""
-
-
-def integral(value) -> int | None:
-    """The one rule for integers, CLI and API alike: an int, or a finite real number or
-    numeric string whose value is an integer ("20", 20.0, "1e3", 1e9 -> 1000000000); else
-    None (2.5, "2.5", nan, inf, True, "abc"). Strings are read exactly (decimal), never
-    through a float, so "12345678901234567890" stays exact."""
-    from decimal import Decimal, InvalidOperation
-
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, str):
-        try:
-            value = Decimal(value.strip())
-        except InvalidOperation:
-            return None
-        if not value.is_finite() or value != value.to_integral_value():
-            return None
-        return int(value)
-    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
-        return int(cast(SupportsInt, value))  # an integral Real
-    return None
-
-
-def integer_argument(text: str) -> int:
-    """argparse type of "int" options: :func:`integral` ("1e9" and "20.0" are integers). A
-    number of more than 100000 digits (``--D 1e1000000``) is refused before it is converted:
-    building it exactly takes minutes (the conversion is quadratic), and no option comes near."""
-    import argparse
-    from decimal import Decimal, InvalidOperation
-
-    try:
-        number = Decimal(text.strip())
-        digits = number.adjusted() + 1 if number.is_finite() else 0
-    except (InvalidOperation, ValueError, AttributeError):
-        digits = 0
-    if digits > 100000:
-        raise argparse.ArgumentTypeError(f"{shown(text)} has {digits} digits, beyond the range "
-                                         "of every integer option")
-    value = integral(text)
-    if value is None:
-        raise ValueError(text)
-    return value
-
-
-integer_argument.__name__ = "integer"  # argparse: "invalid integer value: '2.5'"
-
-
-def shown_integer(value: int) -> str:
-    """An integer in a message: as is up to 24 digits, else in scientific form with its digit
-    count (``--D 1e300`` -> "1.000e+300 (an integer of 301 digits)"): one short line."""
-    from decimal import ROUND_DOWN, Decimal
-
-    value = int(value)
-    if value.bit_length() <= 79:   # below 10^24: as is
-        return str(value)
-    exact = Decimal(abs(value))   # not str(): Python refuses int -> str above 4300 digits
-    digits = exact.adjusted() + 1
-    if digits <= 24:
-        return str(value)
-    lead = str(int(exact.scaleb(4 - digits).to_integral_value(rounding=ROUND_DOWN)))
-    sign = "-" if value < 0 else ""
-    return f"{sign}{lead[0]}.{lead[1:4]}e+{digits - 1} (an integer of {digits} digits)"
-
-
-def _num(x) -> str:
-    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(x)
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str
-    help: str
-    options: tuple[Option, ...]
-    check: Callable[[dict], None] | None = field(default=None)
-
-    def option(self, name: str) -> Option:
-        for o in self.options:
-            if o.name == name:
-                return o
-        raise KeyError(name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,21 +34,30 @@ class Command:
 # ---------------------------------------------------------------------------------------------
 
 def _json() -> Option:
+    """``--json`` (CLI only: the API returns the result object)."""
     return Option("json", "flag", False, "print exactly one JSON object on stdout (logs go to "
                   "stderr)", cli_only=True)
 
 
 def _dps(applies=None, applies_text="", refusal=None, help_text=None, hi=DPS_MAX) -> Option:
+    """``--dps``: the working precision in decimal digits, ``DPS_MIN..hi`` (refused where
+    ``applies`` is :func:`~rdyn.options.option.never`)."""
     return Option("dps", "int", None, help_text or "working precision in decimal digits "
                   "(default: float64)", lo=DPS_MIN, hi=hi, applies=applies,
                   applies_text=applies_text, refusal=refusal)
 
 
-def _never(_values) -> bool:
-    return False
+SMOOTH_ACTIVATIONS = ("erf", "tanh", "gelu", "softplus", "sigmoid", "expr")
+
+
+def _smooth(v: dict) -> bool:
+    """The values name a smooth activation (by name, or a formula by --activation-expr)."""
+    return v["activation"] in SMOOTH_ACTIVATIONS[:-1] or v["activation"] == "expr" or (
+        v.get("activation_expr") is not None)
 
 
 def _checkpoint_options(folder_help: str = "", resume_help: str = "") -> tuple[Option, ...]:
+    """``--checkpoint``, ``--checkpoint-every`` and ``--resume`` of the long-running commands."""
     return (
         Option("checkpoint", "out", None, "write the complete loop state to FILE (.npz) every "
                "--checkpoint-every seconds, at the end and on Ctrl-C (then exit 130 and print "
@@ -273,7 +97,7 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
                "with finite sigma', sigma'' on [-40, 40] and |sigma| <= 1e6 (1 + x^2) there", metavar="EXPR",
                applies=lambda v: v["activation"] in ("relu", "expr"),
                refusal="--activation-expr goes with --activation expr (or no --activation)",
-               check_value=_check_activation_expr, exclusive_with=("activation", ("expr",))),
+               check_value=check_activation_expr, exclusive_with=("activation", ("expr",))),
         Option("kappa", "float", None, "LeakyReLU negative slope (leaky only; default 0.1)",
                lo=0, hi=1, hi_open=True, applies=lambda v: v["activation"] == "leaky",
                applies_text="to --activation leaky",
@@ -293,79 +117,6 @@ def _teacher_model_options(steps_hi: int, steps_help: str) -> tuple[Option, ...]
         Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or "
                "/ sqrt(D) (conference)", choices=("D", "sqrtD")),
     )
-
-
-SMOOTH_ACTIVATIONS = ("erf", "tanh", "gelu", "softplus", "sigmoid", "expr")
-
-
-def _smooth(v: dict) -> bool:
-    return v["activation"] in SMOOTH_ACTIVATIONS[:-1] or v["activation"] == "expr" or (
-        v.get("activation_expr") is not None)
-
-
-def parse_row_norms(value) -> list[float]:
-    """--vstar-row-norms: positive finite numbers (comma-separated text, or a list)."""
-    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
-    try:
-        norms = [float(v) for v in items]
-    except (TypeError, ValueError):
-        raise ValueError(f"--vstar-row-norms: not a comma-separated list of numbers: {value!r}") from None
-    if not norms or not all(math.isfinite(v) and v > 0 for v in norms):
-        raise ValueError("--vstar-row-norms: every norm must be a finite number > 0")
-    return norms
-
-
-def _check_row_norms(value) -> None:
-    parse_row_norms(value)
-
-
-def _check_activation_expr(text) -> None:
-    """A formula that parses (derivations.activations.parse_expression) and has sigma'(0) != 0:
-    Model A starts from W_V = 0, so with sigma'(0) = 0 nothing ever moves (C1 stays 0). The
-    named smooth activations all have sigma'(0) > 0."""
-    import sympy as sp
-
-    from rdyn.derivations.activations import (FORMULA_SECONDS, derivatives, parse_expression,
-                                              x as symbol_x)
-    from rdyn.derivations.formula import time_budget
-
-    expr = parse_expression(text)   # the whitelist parser: the text is never evaluated as code
-    with time_budget(FORMULA_SECONDS, "--activation-expr"):
-        forms = derivatives(expr)
-        for name, form in zip(("sigma", "sigma'", "sigma''"), forms):
-            if form.has(sp.DiracDelta):
-                raise ValueError(f"--activation-expr {text}: {name} = {form} contains a Dirac "
-                                 "delta (a kink of sigma'); the smooth route needs sigma'' as a "
-                                 "function (use --activation relu or leaky for piecewise-linear "
-                                 "sigma)")
-        _check_evaluable(text, forms)
-    if forms[1].subs(symbol_x, 0) == 0:
-        raise ValueError(f"--activation-expr {text}: sigma'(0) = 0, so nothing moves from "
-                         "W_V = 0 (C1 stays 0)")
-
-
-def _check_evaluable(text: str, forms) -> None:
-    """sigma, sigma', sigma'' print for the float64 (numpy) and the --dps (mpmath) backends and
-    give finite numbers at a few points (a function numpy or mpmath lacks, e.g. besselj in
-    numpy, is found here, not in the middle of a run)."""
-    import math
-
-    from rdyn.derivations.activations import lambdify_for, x as symbol_x
-
-    for backend in ("numpy", "mpmath"):
-        for name, form in zip(("sigma", "sigma'", "sigma''"), forms):
-            try:
-                f = lambdify_for(symbol_x, form, backend)
-                values = [complex(f(v)) for v in (-1.7, -0.3, 0.4, 2.1)]
-            except Exception as exc:   # a printer or evaluation failure: say which and why
-                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                if "<class" in why:   # a printer's message names its internal class: not shown
-                    why = f"{backend} has no function for a part of it"
-                raise ValueError(f"--activation-expr {text}: {name} = {form} cannot be evaluated "
-                                 f"with {backend} ({why})") from None
-            if not all(math.isfinite(v.real) and v.imag == 0 for v in values):
-                raise ValueError(f"--activation-expr {text}: {name} is not a finite real number "
-                                 f"at every test point (-1.7, -0.3, 0.4, 2.1)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,7 +180,7 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
 CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) vs the "
                      "collapsed (C1, C2, C3) map", (
     _json(),
-    _dps(applies=_never, refusal="crosscheck runs in float64 only; --dps does not apply"),
+    _dps(applies=never, refusal="crosscheck runs in float64 only; --dps does not apply"),
     *_teacher_model_options(10**6, "GD steps N (default 300)"),
     Option("d", "int", 8, "input dimension d (default 8)", lo=1),
     Option("M", "int", 4, "output dimension M (default 4)", lo=1),
@@ -437,7 +188,7 @@ CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) 
            "rescaled to ||V*||_F^2 = --vstar-norm2; default: a Gaussian V*, or equal norms for a "
            "smooth activation). Unequal norms with a smooth activation break the ansatz "
            "W_V = C1 V*: reported as row_norms_equal = false)", metavar="R1,R2,...",
-           api_types=(list, tuple), applies=_smooth, check_value=_check_row_norms,
+           api_types=(list, tuple), applies=_smooth, check_value=check_row_norms,
            refusal="--vstar-row-norms applies to the smooth activations only (the homogeneous "
            "ones depend on V* only through ||V*||_F^2)"),
     Option("mode", "choice", "population", "exact population gradient (default) or online SGD",
@@ -508,19 +259,10 @@ VERIFY = Command("verify", "check derived identities and printed constants of bo
 ))
 
 
-def _check_scheduler(value) -> None:
-    """A Dask scheduler address [PROTOCOL://]HOST:PORT (reduced_dynamics/runs/dask_client.py)."""
-    from rdyn.reduced_dynamics.runs.dask_client import check_address
-
-    check_address(value)
-
-
-_NO_SCHEDULER = "with --scheduler"
-
 SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configurations (batched "
                 "float64)", (
     _json(),
-    _dps(applies=_never, refusal="rdyn sweep is float64 only; --dps is not supported"),
+    _dps(applies=never, refusal="rdyn sweep is float64 only; --dps is not supported"),
     Option("grid", "str", None, "configurations, e.g. 'D=20,36;K=2,4;eta=0.1,0.2' (see above)",
            required=True),
     Option("steps", "int", None, "GD steps N per configuration", lo=0, hi=MAX_TEACHER_STEPS,
@@ -534,7 +276,7 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
            "point (implies --activation expr; checks as rdyn teacher --activation-expr)",
            metavar="EXPR", applies=lambda v: v["activation"] in (None, "expr"),
            refusal="--activation-expr goes with --activation expr (or no --activation)",
-           check_value=_check_activation_expr),
+           check_value=check_activation_expr),
     Option("M", "int", None, "smooth --activation: number of rows of V*, all of norm "
            "sqrt(vstar_norm2 / M) (default 1)", lo=1, hi=10**6, applies=_smooth,
            refusal="--M applies to a smooth --activation only (erf, tanh, gelu, softplus, "
@@ -551,7 +293,7 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
     Option("scheduler", "str", None, "Dask distributed scheduler address (e.g. "
            "tcp://host:8786): run chunks of configurations on its workers (needs the dask "
            "extra: pip install 'rdyn-theory[dask]'; not with a smooth --activation)",
-           needs=("distributed", "dask"), applies=lambda v: not _smooth(v), check_value=_check_scheduler,
+           needs=("distributed", "dask"), applies=lambda v: not _smooth(v), check_value=check_scheduler,
            refusal="--scheduler is not supported with a smooth --activation (its runs are "
            "quadrature loops, not the batch kernel)"),
     Option("fast", "flag", False, "vectorised exp/atan: about 3x faster, rows agree with single "
@@ -573,12 +315,11 @@ SWEEP = Command("sweep", "Model A collapsed dynamics over a grid of configuratio
     Option("quiet", "flag", False, "no progress bar on stderr"),
 ))
 
-_MODEL_A_ONLY = "(not with --model B)"
 
 SCALING = Command("scaling", "fit the exponents and constants of the papers' Theta-claims from "
                   "sweeps (95% intervals)", (
     _json(),
-    _dps(applies=_never, refusal="rdyn scaling is float64 only; --dps is not supported"),
+    _dps(applies=never, refusal="rdyn scaling is float64 only; --dps is not supported"),
     Option("model", "choice", "all", "which paper's claims (default all)",
            choices=("A", "B", "all")),
     Option("activation", "str", None, "Model A activations, comma list of identity, relu, leaky "
@@ -604,6 +345,7 @@ SCALING = Command("scaling", "fit the exponents and constants of the papers' The
            output="file"),
 ))
 
+
 def _paper_a(values: dict) -> bool:
     return values.get("paper", "A") == "A"
 
@@ -611,7 +353,7 @@ def _paper_a(values: dict) -> bool:
 FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs collapsed "
                   "prediction), as PNGs", (
     _json(),
-    _dps(applies=_never, refusal="figures run in float64 only; --dps does not apply"),
+    _dps(applies=never, refusal="figures run in float64 only; --dps does not apply"),
     Option("paper", "choice", "A", "A (default): Figures 2-3 of seed 000; B: the Model B "
            "figures of seed 003 (--out, --steps, --quick, --seed apply)", choices=("A", "B")),
     Option("out", "out", "figures", "output directory (default ./figures; created if missing)",
@@ -638,9 +380,10 @@ FIGURES = Command("figures", "Figures 2 and 3 of the teacher-model paper (SGD vs
            "--activation expr; checks as rdyn teacher --activation-expr)", metavar="EXPR",
            applies=lambda v: _paper_a(v) and v["activation"] in (None, "expr"),
            refusal="--activation-expr applies only to --paper A, with --activation expr (or "
-           "no --activation)", check_value=_check_activation_expr),
+           "no --activation)", check_value=check_activation_expr),
     Option("seed", "int", 0, "seed (default 0)", lo=0, hi=SEED_MAX),
 ))
+
 
 def _report_suffix(values: dict) -> bool:
     return values.get("report") is None or \
@@ -655,7 +398,7 @@ def _errata_suffix(values: dict) -> bool:
 CLAIMS = Command("claims", "the papers' statements, each with a verdict from the checks that "
                  "decide it", (
     _json(),
-    _dps(applies=_never, refusal="--dps does not apply to rdyn claims"),
+    _dps(applies=never, refusal="--dps does not apply to rdyn claims"),
     Option("paper", "choice", None, "one paper only (default both)", choices=("A", "B")),
     Option("report", "out", None, "also write a readable ledger: FILE.md (Markdown) or FILE.html "
            "(self-contained)", output="file", metavar="FILE", applies=_report_suffix,
@@ -671,7 +414,7 @@ CLAIMS = Command("claims", "the papers' statements, each with a verdict from the
 ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_star and the "
                       "late loss (derived)", (
     _json(),
-    _dps(applies=_never, refusal="--dps does not apply (constants are printed to 30 digits)"),
+    _dps(applies=never, refusal="--dps does not apply (constants are printed to 30 digits)"),
     Option("activation", "choice", "relu", "activation (default relu); the smooth ones (erf, "
            "tanh, gelu, softplus, sigmoid, expr with --activation-expr): leading constant of "
            "tau_star, tau1's limit and c_L derived, the (D-K)^(-1/2) term not",
@@ -680,7 +423,7 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
            "checked as rdyn teacher --activation-expr)", metavar="EXPR",
            applies=lambda v: v["activation"] in ("relu", "expr"),
            refusal="--activation-expr goes with --activation expr (or no --activation)",
-           check_value=_check_activation_expr, exclusive_with=("activation", ("expr",))),
+           check_value=check_activation_expr, exclusive_with=("activation", ("expr",))),
     Option("logit_scale", "choice", "D", "softmax scale: D (default, the seed's) or sqrtD",
            choices=("D", "sqrtD")),
     Option("K", "int", 4, "group size K (default 4)", lo=1, hi=10**6),
@@ -694,6 +437,7 @@ ASYMPTOTICS = Command("asymptotics", "Model A: large-D asymptotics of tau1, tau_
            refusal="--kappa applies only to --activation leaky"),
     Option("no_check", "flag", False, "skip the slow-manifold comparison at D = 10^3..10^6"),
 ))
+
 
 def _NOT_WITH_GRID(name: str) -> dict:
     """``applies``/``refusal`` of a single-instance option of rdyn prove: refused with --grid."""
@@ -725,7 +469,7 @@ def _check_prove_grid(text) -> None:
 
     def check(key, value):
         try:
-            _coerce(cmd.option(key), value)
+            coerce(cmd.option(key), value)
         except UsageError as exc:
             raise ValueError(f"--grid: {key}={value}: {exc}") from None
     check_grid(text, check)
@@ -740,7 +484,7 @@ def _check_prove_label(value) -> None:
 PROVE = Command("prove", "Model A: prove or refute the papers' induction statements (printed and "
                 "corrected) for one instance, by certified iteration and an invariant region", (
     _json(),
-    _dps(applies=_never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits; "
+    _dps(applies=never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits; "
          "counterexamples are printed to 40 digits)"),
     Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4, **_NOT_WITH_GRID("D")),
     Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4, **_NOT_WITH_GRID("K")),
@@ -789,7 +533,7 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     Option("scheduler", "str", None, "with --grid: a Dask distributed scheduler address (e.g. "
            "tcp://host:8786): one task per instance on its workers (needs the dask extra: pip install "
            "'rdyn-theory[dask]' where the scheduler and workers run too)", needs=("distributed", "dask"),
-           check_value=_check_scheduler, applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
+           check_value=check_scheduler, applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
 ))
 
 
@@ -799,8 +543,6 @@ def _paper_a_prove(values: dict) -> bool:
 
 def _a_only(o: Option) -> Option:
     """A Model A option of ``rdyn prove``, refused with --paper B."""
-    import dataclasses
-
     inner = o.applies
 
     def applies(v, inner=inner):
@@ -876,8 +618,6 @@ def _with_paper_b(cmd: Command) -> Command:
     """``rdyn prove`` with ``--paper B`` (docs/proofs.md, Model B): ``--paper`` after ``--dps``, every
     Model A option refused with --paper B (``--eta`` also applies to --paper B with ``--steps``;
     ``--max-boxes`` to both), the Model B options appended."""
-    import dataclasses
-
     paper = Option("paper", "choice", "A", "A (default): Model A's Appendix D statements (seed 000); B: "
                    "Model B (seed 003): Theorem B.3 at the printed and corrected eta_max over an S0 range, "
                    "gamma* by a Krawczyk test, the contraction factor R (docs/proofs.md, Model B)",
@@ -905,476 +645,3 @@ PROVE = _with_paper_b(PROVE)
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (TEACHER, CROSSCHECK, FIGURES, LN, VERIFY,
                                                     SWEEP, SCALING, CLAIMS, ASYMPTOTICS, PROVE)}
-
-
-# ---------------------------------------------------------------------------------------------
-# Parsers
-# ---------------------------------------------------------------------------------------------
-
-def help_text(option: Option) -> str:
-    """The option's help with its accepted range, e.g. "GD step size ... [> 0, finite]" (the
-    text of ``--help``, docs/cli.md and the API docstrings)."""
-    if option.applies is _never:   # refused whatever the other options: no range to offer
-        return f"not accepted here: {option.refusal or option.help}"
-    text = option.help
-    rng = option.range_text()
-    if rng and option.kind in ("int", "float"):
-        text += f" [{rng}{', finite' if option.kind == 'float' else ''}]"
-    elif option.kind == "float":
-        text += " [finite]"
-    return text
-
-
-def _help(option: Option) -> str:
-    return help_text(option).replace("%", "%%")  # argparse formats help strings with %
-
-
-def add_arguments(parser, command: Command) -> None:
-    """Add every option of ``command`` to an argparse parser (values are checked later by
-    :func:`validate`, so CLI and API share the checks)."""
-    for o in command.options:
-        kwargs: dict[str, Any] = {"help": _help(o), "dest": o.name}
-        if o.metavar:
-            kwargs["metavar"] = o.metavar
-        if o.kind == "flag":
-            parser.add_argument(o.flag, action="store_true", **kwargs)
-            continue
-        if o.kind == "int":
-            kwargs["type"] = integer_argument
-        elif o.kind == "float":
-            kwargs["type"] = float
-        elif o.kind == "choice":
-            kwargs["choices"] = o.choices
-        if o.repeatable:
-            kwargs["action"] = "append"
-        parser.add_argument(o.flag, default=None, required=o.required, **kwargs)
-
-
-def given_from_args(command: Command, args) -> dict:
-    """The options given on the command line (name -> value; not given -> None/False)."""
-    return {o.name: getattr(args, o.name) for o in command.options}
-
-
-# ---------------------------------------------------------------------------------------------
-# Validation
-# ---------------------------------------------------------------------------------------------
-
-def shown(value: Any) -> str:
-    """A given value in a refusal: one line, at most about 80 characters (a numpy array is
-    named by its shape: its repr spans many lines; a long list by its first items and its
-    size, "[1, 2, ...] (100000 values)": rdyn.derivations.messages.summarised)."""
-    from rdyn.derivations.messages import summarised
-
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return f"a numpy array of shape {tuple(value.shape)} (pass array.tolist())"
-    return summarised(value, repr, limit=80)
-
-
-def _coerce(o: Option, value: Any) -> Any:
-    if o.api_types and isinstance(value, o.api_types):
-        return value
-    if o.kind == "flag":
-        if not isinstance(value, bool):
-            raise UsageError(f"{o.flag} must be True or False, got {shown(value)}")
-        return value
-    if o.kind == "int":
-        if isinstance(value, str) or integral(value) is None:  # the API takes numbers only
-            raise UsageError(f"{o.flag} must be an integer, got {shown(value)}")
-        value = integral(value)   # an exact Python int: compared as an integer, never a float
-        if o.lo is not None and (value < o.lo or (o.lo_open and value == o.lo)) or \
-                o.hi is not None and (value > o.hi or (o.hi_open and value == o.hi)):
-            if o.name == "dps" and o.hi is not None and value > o.hi:
-                raise UsageError(f"--dps {shown_integer(value)} is above the supported maximum "
-                                 f"{int(o.hi)}")
-            raise UsageError(f"{o.flag} must be {o.range_text()}, got {shown_integer(value)}")
-        if o.hi is None and value > INT_OPTION_MAX:
-            raise UsageError(f"{o.flag} must be at most {INT_OPTION_MAX} (a 64-bit integer), got "
-                             f"{shown_integer(value)}")
-        return value
-    if o.kind == "float":
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise UsageError(f"{o.flag} must be a real number, got {shown(value)}")
-        value = float(value)
-        if not math.isfinite(value):
-            raise UsageError(f"{o.flag} must be a finite number, got {value}")
-        if o.lo is not None and (value < o.lo or (o.lo_open and value == o.lo)) or \
-                o.hi is not None and (value > o.hi or (o.hi_open and value == o.hi)):
-            raise UsageError(f"{o.flag} must be {o.range_text()}, got {shown(value)}")
-        return value
-    if o.kind == "choice":
-        if value not in o.choices:
-            raise UsageError(f"{o.flag} must be one of {', '.join(map(str, o.choices))}, "
-                             f"got {shown(value)}")
-        return value
-    if o.kind in ("path", "out"):
-        if not isinstance(value, (str, os.PathLike)) or str(value) == "":
-            raise UsageError(f"{o.flag} must be a file path, got {shown(value)}")
-        return value
-    if o.repeatable:
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)) or not items or \
-                not all(isinstance(v, str) and v.strip() for v in items):
-            raise UsageError(f"{o.flag} must be a non-empty string (or a list of them), "
-                             f"got {shown(value)}")
-        return list(items)
-    if not isinstance(value, str):
-        raise UsageError(f"{o.flag} must be a string, got {shown(value)}")
-    return value
-
-
-def check_output_path(flag: str, path, kind: str = "file") -> None:
-    """Refuse (UsageError) an output path that cannot be written: its folder missing, not a
-    directory or not writable; a file path that is a directory; a folder path that is a file;
-    a file path that names a stream (``/dev/stdout``) or an existing device, FIFO or socket
-    (the output-path rule of :mod:`rdyn.derivations.atomic_files`, which the write applies
-    again). A symbolic link is followed: its target is checked, and later written.
-    ``kind="dir"``: the folder is created with its parents, so the nearest existing ancestor
-    must be a writable directory."""
-    given = os.fspath(path)
-    if reaches_descriptor(given):
-        raise UsageError(f"{flag} {shown_path(given)} names a file descriptor (a stream such as "
-                         "standard output), not a file; give a regular file's path")
-    if kind == "file":
-        reason = unwritable_reason(given)
-        if reason is not None and not os.path.isdir(given):
-            raise UsageError(f"{flag} {shown_path(given)} {reason}; rdyn never replaces a device, "
-                             "FIFO or socket")
-    path = output_target(given)
-    if kind == "dir":
-        if os.path.exists(path):
-            if not os.path.isdir(path):
-                raise UsageError(f"{flag}: {path} is not a directory")
-            if not os.access(path, os.W_OK):
-                raise UsageError(f"{flag}: folder {path} is not writable")
-            return
-        folder = os.path.dirname(path)
-        while not os.path.exists(folder):
-            folder = os.path.dirname(folder)
-    else:
-        if os.path.isdir(path):
-            raise UsageError(f"{flag}: {path} is a directory, not a file")
-        folder = os.path.dirname(path)
-        if not os.path.exists(folder):
-            ancestor = folder
-            while not os.path.exists(ancestor):
-                ancestor = os.path.dirname(ancestor)
-            if not os.path.isdir(ancestor):
-                raise UsageError(f"{flag}: {ancestor} is not a directory")
-            raise UsageError(f"{flag}: folder {folder} does not exist")
-    if not os.path.isdir(folder):
-        raise UsageError(f"{flag}: {folder} is not a directory")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag}: folder {folder} is not writable")
-    if kind == "dir":
-        probe_folder(flag, path)
-    else:
-        probe_file(flag, path)
-
-
-def probe_file(flag: str, path: str) -> None:
-    """Open ``path`` for appending (created if missing, then removed again): refuses, before
-    any work, a file that exists read-only or a folder where files cannot be created (e.g.
-    /proc), which the permission bits alone do not show."""
-    existed = os.path.exists(path)
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{flag}: cannot write {path}: {exc.strerror or exc}") from None
-    if not existed:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
-
-
-def probe_folder(flag: str, path: str) -> None:
-    """Create the folder ``path`` (with its parents) and a probe file in it, then remove the
-    probe and every folder the probe created: validation leaves nothing behind, so a check
-    that refuses later leaves no folder (the job creates the folder when it writes, after
-    every check has passed)."""
-    import tempfile
-
-    created = []   # the folders the probe creates, deepest first
-    missing = path
-    while not os.path.exists(missing):
-        created.append(missing)
-        missing = os.path.dirname(missing)
-    try:
-        os.makedirs(path, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".rdyn-probe-"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{flag}: cannot write in {path}: {exc.strerror or exc}") from None
-    finally:
-        for folder in created:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
-
-
-def check_input_file(flag: str, path) -> None:
-    """Refuse (UsageError) an input path that is missing or not a regular file."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise UsageError(f"{flag}: file {path} does not exist")
-    if not os.path.isfile(path):
-        raise UsageError(f"{flag}: {path} is not a file")
-
-
-def check_dependency(flag: str, module: str, extra: str) -> None:
-    import importlib.util
-
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise UsageError(f"{flag} needs the optional dependency '{module}': "
-                         f"install rdyn-theory[{extra}] (pip install 'rdyn-theory[{extra}]')")
-
-
-def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
-    """Check the options ``given`` (name -> value; None/False = not given) of ``command``
-    against the table and return every option's value (defaults filled in). Raises
-    :class:`~rdyn.output.UsageError` with a one-line message naming the option. With
-    ``api=True`` an unknown keyword is refused as well."""
-    cmd = COMMANDS[command] if isinstance(command, str) else command
-    names = {o.name for o in cmd.options if not (api and o.cli_only)}
-    unknown = [k for k in given if k not in names]
-    if unknown:
-        raise UsageError(f"unknown option {unknown[0]!r} for rdyn {cmd.name} (options: "
-                         f"{', '.join(o.name for o in cmd.options if not o.cli_only)})")
-    values = {}
-    for o in cmd.options:
-        value = given.get(o.name)
-        if value is None or (o.kind == "flag" and value is False):
-            if o.required:
-                raise UsageError(f"{o.flag} is required")
-            values[o.name] = o.default
-            continue
-        values[o.name] = _coerce(o, value)
-        if o.check_value is not None:
-            try:
-                o.check_value(values[o.name])
-            except ValueError as exc:
-                raise UsageError(str(exc).splitlines()[0]) from None
-    for o in cmd.options:
-        value = given.get(o.name)
-        if value is None or value is False or o.applies is None:
-            continue
-        if not o.applies(values):
-            raise UsageError((o.refusal_for(values) if o.refusal_for is not None else None)
-                             or o.refusal or f"{o.flag} applies only {o.applies_text}")
-        if o.exclusive_with is not None:
-            other, allowed = o.exclusive_with
-            if given.get(other) is not None and values[other] not in allowed:
-                other_flag = "--" + other.replace("_", "-")
-                raise UsageError(o.refusal or f"{o.flag} conflicts with {other_flag} "
-                                 f"{values[other]}")
-    for o in cmd.options:
-        if o.needs is not None and given.get(o.name) is not None:
-            check_dependency(o.flag, *o.needs)
-    for o in cmd.options:
-        if o.output is not None and values[o.name] is not None:
-            check_output_path(o.flag, values[o.name], o.output)
-            for suffix in o.siblings:   # e.g. a checkpoint's FILE.tmp, beside the link's target
-                check_output_path(o.flag, output_target(values[o.name]) + suffix, o.output)
-        if o.kind == "path" and isinstance(values[o.name], (str, os.PathLike)):
-            check_input_file(o.flag, values[o.name])
-    check_distinct_outputs(cmd, values)
-    return values
-
-
-# the one output that may name its command's input file: a run resumed from a checkpoint
-# goes on saving to it (the command line that an interruption prints does exactly that)
-OUTPUT_MAY_BE_INPUT = {("checkpoint", "resume")}
-
-
-def check_distinct_outputs(cmd: Command, values: dict) -> None:
-    """Refuse two output options naming the same file (``rdyn claims --report same.md --errata
-    same.md``: the second write would replace the first), and an output naming an input file
-    (``rdyn teacher --groups g.json --checkpoint g.json`` would replace the groups with a
-    checkpoint; only ``--checkpoint F --resume F`` is allowed, :data:`OUTPUT_MAY_BE_INPUT`),
-    compared after resolving symbolic links and relative paths; an output's sibling
-    (``FILE.tmp`` of a checkpoint) counts as that output."""
-    inputs: dict[str, Option] = {}
-    for o in cmd.options:
-        if o.kind == "path" and isinstance(values.get(o.name), (str, os.PathLike)):
-            inputs.setdefault(output_target(values[o.name]), o)
-    seen: dict[str, str] = {}
-    for o in cmd.options:
-        if o.output != "file" or values.get(o.name) is None:
-            continue
-        real = output_target(values[o.name])
-        if real in seen:
-            raise UsageError(f"{o.flag} {shown_path(values[o.name])} names the same file as "
-                             f"{seen[real]}; give each output its own file")
-        seen[real] = o.flag
-        for name in [real] + [real + suffix for suffix in o.siblings]:
-            source = inputs.get(name)
-            if source is not None and (o.name, source.name) not in OUTPUT_MAY_BE_INPUT:
-                raise UsageError(f"{o.flag} {shown_path(values[o.name])} names the input file of "
-                                 f"{source.flag}; the output would replace it: give the output "
-                                 "its own file")
-
-
-def shown_path(path, limit: int = 160) -> str:
-    """A user's path for a one-line message: as given, shortened in the middle when long."""
-    text = os.fspath(path)
-    return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-limit // 2:]}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Memory estimates
-# ---------------------------------------------------------------------------------------------
-
-def available_memory() -> int | None:
-    """MemAvailable of /proc/meminfo in bytes (None where it cannot be read)."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def _gb(n: float) -> str:
-    return f"{n / 1e9:.3g} GB"
-
-
-def check_memory(what: str, needed: float, available: int | None = None) -> None:
-    """Refuse (UsageError) a job whose estimated memory ``needed`` (bytes) exceeds the
-    machine's available memory; ``what`` names the option(s) that set the size."""
-    available = available_memory() if available is None else available
-    if available is not None and needed > available:
-        raise UsageError(f"{what}: this job needs about {_gb(needed)} of memory, "
-                         f"{_gb(available)} available")
-
-
-# ---------------------------------------------------------------------------------------------
-# Documentation
-# ---------------------------------------------------------------------------------------------
-
-def markdown() -> str:
-    """The option tables of docs/input_rules.md (regenerate with
-    ``python -c "from rdyn.options import markdown; print(markdown())"``)."""
-    lines = []
-    for name, cmd in COMMANDS.items():
-        lines += [f"### rdyn {name}", "", "| option | kind | default | accepted values | "
-                  "refused when |", "| --- | --- | --- | --- | --- |"]
-        for o in cmd.options:
-            if o.cli_only:
-                continue
-            if o.applies is _never:   # always refused (e.g. --dps of a float64-only command)
-                accepted = "none (always refused)"
-            elif o.kind in ("int", "float"):
-                accepted = o.range_text()
-                if o.kind == "float":
-                    accepted = f"{accepted}, finite" if accepted else "finite"
-                accepted = accepted or "any integer"
-            elif o.choices:
-                accepted = ", ".join(o.choices)
-            elif o.kind == "out":
-                accepted = ("file; its folder exists and is writable" if o.output == "file"
-                            else "folder (created); nearest existing parent writable")
-            elif o.kind == "path":
-                accepted = "an existing file"
-            elif o.kind == "flag":
-                accepted = "flag"
-            else:
-                accepted = "see --help"
-            refused = ""
-            if o.applies is not None:
-                refused = (o.refusal or f"{o.flag} applies only {o.applies_text}").replace("|", "/")
-            if o.needs is not None:
-                refused = f"the optional dependency is missing (install rdyn-theory[{o.needs[1]}])"
-            if o.required:
-                refused = "missing (required)"
-            default = "" if o.default in (None, False) else f"`{o.default}`"
-            lines.append(f"| `{o.flag}` | {o.kind} | {default} | {accepted} | {refused} |")
-        lines.append("")
-    return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------------------------
-# Typed options (rdyn/option_types.py, generated from the table)
-# ---------------------------------------------------------------------------------------------
-
-OPTION_TYPES_MODULE = "option_types.py"   # beside this file: rdyn/option_types.py
-
-
-def option_class_name(command: str) -> str:
-    """The typed-options class of a subcommand: "teacher" -> "TeacherOptions"."""
-    return command[:1].upper() + command[1:] + "Options"
-
-
-def _field_type(o: Option) -> str:
-    """The annotation of an option's field in its validated form (after :func:`validate`):
-    ``None`` is part of it when the option may be left out (no default, not required)."""
-    if o.kind == "flag":
-        types = ["bool"]
-    elif o.kind == "choice":
-        types = ["Literal[" + ", ".join(repr(c) for c in o.choices) + "]"]
-    elif o.kind in ("path", "out"):
-        types = ["str", "os.PathLike[str]"]
-    elif o.repeatable:
-        types = ["list[str]"]
-    else:
-        types = [{"int": "int", "float": "float", "str": "str"}[o.kind]]
-    extra = {list: "list[Any]", tuple: "tuple[Any, ...]", range: "range"}
-    types += [extra[t] for t in o.api_types if extra[t] not in types]
-    if o.default is None and not o.required:   # a required option is never None once validated
-        types.append("None")
-    return " | ".join(types)
-
-
-def option_types_source() -> str:
-    """The source of rdyn/option_types.py: one frozen dataclass per subcommand, one field per
-    option (named as the option, typed by its kind; ``None`` where "not given" is possible),
-    so that the drivers read ``v.steps`` and a type checker names a misspelt option."""
-    lines = ['"""Typed options: one frozen dataclass per subcommand, built by the shared validation',
-             "(:func:`rdyn.options.typed_options`) and passed from the API to the drivers.",
-             "",
-             "Generated from the option table :data:`rdyn.options.COMMANDS` by",
-             "``python -c 'from rdyn.options import write_option_types; write_option_types()'``;",
-             'do not edit (tests/test_option_types.py fails when this file is out of date)."""',
-             "from __future__ import annotations", "", "import os", "from dataclasses import dataclass",
-             "from typing import Any, Literal, Union", "", ""]
-    names = []
-    for name, cmd in COMMANDS.items():
-        cls = option_class_name(name)
-        names.append(cls)
-        lines += ["@dataclass(frozen=True)", f"class {cls}:",
-                  f'    """The validated options of ``rdyn {name}`` (every option, defaults filled in)."""',
-                  ""]
-        for o in cmd.options:
-            lines.append(f"    {o.name}: {_field_type(o)}")
-        lines += ["", ""]
-    lines.append("AnyOptions = Union[" + ", ".join(names) + "]")
-    lines += ["", "CLASSES: dict[str, type] = {"]
-    lines += [f"    {name!r}: {option_class_name(name)}," for name in COMMANDS]
-    lines += ["}", ""]
-    return "\n".join(lines)
-
-
-def write_option_types(path: str | None = None) -> str:
-    """(Re)write rdyn/option_types.py from the table (a temporary sibling, then renamed);
-    returns the path."""
-    from rdyn.reduced_dynamics.runs.atomic_files import write_text_atomic
-
-    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), OPTION_TYPES_MODULE)
-    write_text_atomic(path, option_types_source())   # the one helper of every writer
-    return path
-
-
-def typed_options(command: str | Command, values: dict):
-    """The validated ``values`` of ``command`` (from :func:`validate`) as the command's frozen
-    dataclass of :mod:`rdyn.option_types` (attribute access: ``v.steps``)."""
-    from rdyn.option_types import CLASSES
-
-    cmd = COMMANDS[command] if isinstance(command, str) else command
-    return CLASSES[cmd.name](**values)
