@@ -29,7 +29,8 @@ import time
 
 from rdyn.derivations.activations import Activation
 from rdyn.reduced_dynamics.model_a import smooth as ms
-from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, log_grid
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
+from rdyn.reduced_dynamics.model_a.engine import log_grid
 from rdyn.reduced_dynamics.model_a.dynamics import run as run_homogeneous
 
 SIZES = ((8, 2, 2), (36, 4, 4))

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 from fractions import Fraction
 from typing import Any
@@ -80,11 +81,19 @@ def jsonable(obj: Any, dps: int | None = None, path: str = "") -> Any:
         return obj
     if isinstance(obj, int):
         return obj
-    if hasattr(obj, "dtype") and getattr(obj.dtype, "kind", "") in "iu":
+    if isinstance(obj, numbers.Integral) or _integer_array(obj):   # numpy integers
         return int(obj)
     if isinstance(obj, Fraction):  # exact: rounded once to the dps digits, never via float64
         return float(obj) if dps is None else _digits(obj, dps)
     return _real(obj, dps, path)
+
+
+def _integer_array(obj) -> bool:
+    """A 0-d numpy array of integers (numpy is looked up, never imported: without it loaded
+    there is none)."""
+    np = sys.modules.get("numpy")
+    return (np is not None and isinstance(obj, np.ndarray) and obj.ndim == 0
+            and obj.dtype.kind in "iu")
 
 
 def format_real(value: Any, digits: int = 10, dps: int | None = None) -> str:

@@ -3,8 +3,25 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 import pytest
+
+# The suite runs with --import-mode=importlib (pyproject.toml), which does not put test folders on
+# sys.path; the shared helper modules beside this file (cli_runs, signal_runs, checkout) are
+# imported by name from test modules at any depth, so tests/ goes on sys.path here. rdyn is
+# imported FIRST: tests/rdyn/ (the tests of the rdyn folder, no __init__.py) would otherwise be a
+# namespace package that shadows an editable install of rdyn when the checkout itself is not on
+# sys.path (a plain install, a regular package, always wins over a namespace folder).
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+_AT_TESTS = [p for p in sys.path if os.path.abspath(p or os.curdir) == _TESTS]   # pytest run from tests/
+for _p in _AT_TESTS:
+    sys.path.remove(_p)
+import rdyn  # noqa: E402
+
+assert getattr(rdyn, "__file__", None) and not os.path.abspath(rdyn.__file__).startswith(_TESTS + os.sep), \
+    f"rdyn resolved to the test folder tests/rdyn/, not the package: {rdyn!r}"
+sys.path.insert(0, _TESTS)
 
 
 @pytest.fixture

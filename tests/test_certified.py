@@ -140,7 +140,7 @@ def test_cli_certify():
 @pytest.mark.parametrize("C1", [1.1, -0.7])
 def test_jacobian_matches_finite_differences(activation, scale, C1):
     """The generated Jacobian (sympy derivatives) against central differences of ``step``."""
-    from rdyn.reduced_dynamics.certified.arb_pass import jacobian_kernels
+    from rdyn.reduced_dynamics.certified.arb_iteration import jacobian_kernels
 
     D, K = 12, 3
     fk = kernels(activation, scale, "float64")
@@ -172,11 +172,11 @@ def test_leaky_sqrtd_certified_equals_float64():
 
 
 # --------------------------------------------------------------------------------------------
-# interval64: the compiled float64 interval backend (reduced_dynamics/certified/interval.py)
+# interval64: the compiled float64 interval backend (reduced_dynamics/certified/interval_pass.py)
 # --------------------------------------------------------------------------------------------
 
-from rdyn.reduced_dynamics.certified.interval import (atan_bounds, certified_run_interval,  # noqa: E402
-                                                 exp_bounds, interval_kernels)
+from rdyn.reduced_dynamics.certified.interval import atan_bounds, exp_bounds  # noqa: E402
+from rdyn.reduced_dynamics.certified.interval_pass import certified_run_interval, interval_kernels  # noqa: E402
 
 
 @lru_cache(maxsize=None)

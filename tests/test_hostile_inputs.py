@@ -648,7 +648,7 @@ def test_issue_32_looped_ln_at_dps_is_sized_before_work(capsys, monkeypatch):
     """At --dps the grid has no float64 range limit, so --L 1e6 is sized instead: 142920313
     nodes of 3 eigenvalues, MPFR objects of about 58 bytes at 20 digits, refused on a machine
     with 16 GB before anything is built."""
-    monkeypatch.setattr("rdyn.options.available_memory", lambda: 16 * 10**9)
+    monkeypatch.setattr("rdyn.options.memory.available_memory", lambda: 16 * 10**9)
     argv = ["ln", "--model", "looped", "--data", "spectrum", "--d", "3", "--spectrum", "4,3,2",
             "--L", "1000000", "--dps", "20"]
     assert_refused(*run_main(capsys, argv), "--L 1000000 with --spectrum (3 distinct eigenvalues: "

@@ -213,7 +213,7 @@ def test_cli_precision_options(capsys):
 def test_certify_resume_is_bit_identical(tmp_path, monkeypatch):
     """The interval64 certified pass, saved after every (small) chunk and resumed from a
     middle save, gives the same certificate, state and radii bit for bit."""
-    from rdyn.reduced_dynamics.certified import interval as ci
+    from rdyn.reduced_dynamics.certified import interval_pass as ci
     from rdyn.reduced_dynamics.certified.arb_pass import certified_run
 
     cfg = TeacherConfig(D=20, K=4, eta=0.5)

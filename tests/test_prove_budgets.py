@@ -152,14 +152,15 @@ def test_model_b_box_budget_counts_s0_boxes():
 
     from rdyn.api._prove_b import instance
     from rdyn.options import typed_options, validate
-    from rdyn.verification.proofs import model_b as mb
+    from rdyn.verification.proofs.model_b.b3 import prove_b3
+    from rdyn.verification.proofs.model_b.instance import PREC_BITS, noln_constants
 
     inst = instance(typed_options("prove", validate("prove", {"paper": "B"})))
     old = flint.ctx.prec
-    flint.ctx.prec = mb.PREC_BITS
+    flint.ctx.prec = PREC_BITS
     try:
         t0 = time.perf_counter()
-        out = mb.prove_b3(mb.noln_constants(inst), (5e-324, 1.0), max_boxes=500)
+        out = prove_b3(noln_constants(inst), (5e-324, 1.0), max_boxes=500)
         assert time.perf_counter() - t0 < 10
     finally:
         flint.ctx.prec = old

@@ -131,7 +131,7 @@ def test_eta_max_terms_are_the_derived_ones():
     import sympy as sp
 
     from rdyn.derivations import model_b as dm
-    from rdyn.verification.proofs import model_b as pb
+    from rdyn.verification.proofs.model_b import instance as pb
 
     em = dm.eta_max_derived()
     point = {dm.d: 16, dm.kappa2: sp.Rational(47, 8), dm.gamma_star_sym: sp.Rational(31, 47), dm.S0: sp.Rational(9, 4)}
@@ -152,7 +152,7 @@ def test_eta_max_terms_are_the_derived_ones():
 def test_kappa3_enclosure_agrees_with_the_quadrature():
     import flint
 
-    from rdyn.verification.proofs.model_b import kappa3_enclosure
+    from rdyn.verification.proofs.model_b.instance import kappa3_enclosure
 
     old = flint.ctx.prec
     flint.ctx.prec = 200

@@ -14,7 +14,7 @@ from rdyn import cli
 from rdyn.derivations.activations import Activation
 from rdyn.reduced_dynamics.model_a import smooth as ms
 from rdyn.reduced_dynamics.model_a import smooth_tables as st
-from rdyn.reduced_dynamics.model_a.dynamics import log_grid
+from rdyn.reduced_dynamics.model_a.engine import log_grid
 from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop
 
 FORMULA = "x*tanh(x) + x/3"

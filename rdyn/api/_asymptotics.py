@@ -1,7 +1,7 @@
 """``rdyn.asymptotics``: Model A's phase limits as D -> infinity at fixed K (derived)."""
 from __future__ import annotations
 
-from rdyn.api._common import options, usage_errors
+from rdyn.api._common import error_text, options, usage_errors
 from rdyn.api._signature import api_function
 from rdyn.option_types import AsymptoticsOptions
 from rdyn.options import SMOOTH_ACTIVATIONS
@@ -41,7 +41,7 @@ def run(v: AsymptoticsOptions, progress: bool = False):
 
             summary = smooth_asymptotic_summary(Activation(name, v.activation_expr),
                                                 v.logit_scale, v.K, v.vstar_norm2, v.M or 1,
-                                                check_D=check_D)
+                                                check_D=check_D, describe=error_text)
         else:
             summary = asymptotic_summary(v.activation, v.logit_scale, v.K, v.vstar_norm2,
                                          kappa, check_D=check_D)

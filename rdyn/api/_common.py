@@ -1,29 +1,23 @@
-"""Helpers shared by the API functions: option validation and library-error translation."""
+"""Helpers shared by the API functions: option validation and library-error translation
+(``usage_errors``, ``option_name``, ``error_text``: :mod:`rdyn.options.engine_errors`;
+``parse_steps_list``: :mod:`rdyn.options.value_checks`, re-exported here)."""
 from __future__ import annotations
 
-import numbers
 from contextlib import contextmanager
 
-from rdyn.options import shown, typed_options, validate
+from rdyn.options import typed_options, validate
+from rdyn.options.engine_errors import OPTION_OF_FIELD, error_text, option_name, usage_errors
+from rdyn.options.value_checks import parse_steps_list
 from rdyn.output import UsageError
+
+__all__ = ["OPTION_OF_FIELD", "checkpoint_errors", "error_text", "option_name", "options",
+           "parse_steps_list", "usage_errors"]
 
 
 def options(command: str, given: dict, *, api: bool = True):
     """Every option of ``command`` (validated, defaults filled in; UsageError otherwise), as
     the command's frozen dataclass of :mod:`rdyn.option_types` (``v.steps``)."""
     return typed_options(command, validate(command, given, api=api))
-
-
-@contextmanager
-def usage_errors():
-    """Turn a library ValueError raised while building a configuration into a UsageError
-    (the same one-line message)."""
-    try:
-        yield
-    except UsageError:
-        raise
-    except ValueError as exc:
-        raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
 
 
 @contextmanager
@@ -35,23 +29,3 @@ def checkpoint_errors():
         yield
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
-
-
-def parse_steps_list(text, flag: str, steps: int | None) -> list[int]:
-    """``--record``: comma-separated steps (or an iterable of ints) in 0..steps, sorted."""
-    if text is None or text == "":
-        return []
-    if isinstance(text, str):
-        try:
-            values = [int(v) for v in text.split(",") if v.strip()]
-        except ValueError:
-            raise UsageError(f"{flag} must be comma-separated integers, got {shown(text)}") from None
-    else:
-        values = list(text)
-        if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
-            raise UsageError(f"{flag} must be integers, got {shown(text)}")
-        values = [int(v) for v in values]
-    for v in values:
-        if not (v >= 0 and (steps is None or v <= steps)):
-            raise UsageError(f"--record: step {v} outside 0..{steps if steps is not None else 'N'}")
-    return sorted(set(values))

@@ -1,13 +1,17 @@
-"""``rdyn.crosscheck``: Model A's full-matrix GD next to the collapsed (C1, C2, C3) map."""
+"""``rdyn.crosscheck``: Model A's full-matrix GD next to the collapsed (C1, C2, C3) map.
+
+The options arrive checked: their cross-option checks (sizes and memory, ``--vstar-row-norms``
+against ``--M``, ``--record``, a smooth activation's ``--mode``) are the command's check in the
+shared validation (rdyn/options/model_a_checks.py)."""
 from __future__ import annotations
 
 from rdyn.api._common import options, parse_steps_list
 from rdyn.api._signature import api_function
 from rdyn.option_types import CrosscheckOptions
-from rdyn.options import check_memory
-from rdyn.output import UsageError, require
+from rdyn.options.model_a_checks import CROSSCHECK_BATCH, CROSSCHECK_STEPS
+from rdyn.output import UsageError
 
-DEFAULT_STEPS = 300
+DEFAULT_STEPS = CROSSCHECK_STEPS
 LONG_WORK = 3 * 10**8  # steps * D^2 above which a progress bar is shown (about 10 s and more)
 
 
@@ -30,30 +34,38 @@ def crosscheck(**kwargs):
     return run(options("crosscheck", kwargs))
 
 
+def crosscheck_request(v: CrosscheckOptions):
+    """The :class:`~rdyn.reduced_dynamics.model_a.request.Request` of ``rdyn crosscheck`` from
+    the checked options (their memory included): its Model (config, resolved eta, thresholds,
+    groups), float64 numerics, Control (steps resolved: 300 by default; progress). The
+    full-matrix options (M, d, mode, P, seed, batch, noise) stay the reference's own."""
+    from rdyn.api._teacher import model_config
+    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
+    from rdyn.reduced_dynamics.model_a.request import Control, Request, model_of
+
+    config, groups = model_config(v)
+    return Request(model_of(config, Thresholds(), groups=groups),
+                   control=Control(steps=DEFAULT_STEPS if v.steps is None else v.steps,
+                                   progress=not v.quiet))
+
+
 def run(v: CrosscheckOptions):
-    from rdyn.api._teacher import model_config, preset_size
+    """The crosscheck job on validated options ``v``: the request built once
+    (:func:`crosscheck_request`), the full-matrix reference of its family run next to it."""
+    row_norms = parse_row_norms(v)
+    request = crosscheck_request(v)
+    return RUN_OF_KIND[request.model.kind](v, request, row_norms)
+
+
+def run_homogeneous(v: CrosscheckOptions, request, row_norms):
+    """Full-matrix GD (population or SGD) next to the homogeneous collapsed map."""
     from rdyn.reduced_dynamics.runs.divergence import reason
     from rdyn.result import Result
-    from rdyn.verification.references.crosscheck import (crosscheck as run_crosscheck, memory_driver,
-                                              memory_estimate)
+    from rdyn.verification.references.crosscheck import crosscheck as run_crosscheck
 
-    steps = DEFAULT_STEPS if v.steps is None else v.steps
-    row_norms = parse_row_norms(v)
-    batch_size = 100 if v.batch is None else v.batch
+    config, groups, steps = request.model.config, request.model.groups, request.control.steps
+    batch_size = CROSSCHECK_BATCH if v.batch is None else v.batch
     noise_std = 1.0 if v.noise_std is None else v.noise_std
-    size = preset_size(v)   # sizes are checked before anything of size D is built
-
-    def check_size(D: int) -> None:
-        sizes = (D, v.M, v.d, steps, batch_size, v.mode)
-        check_memory(memory_driver(*sizes), memory_estimate(*sizes))
-
-    if size is not None:
-        check_size(size[0])
-    config, groups = model_config(v)
-    if size is None:
-        check_size(config.D)
-    if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
-        return run_smooth(v, config, groups, steps, row_norms)
     record = parse_steps_list(v.record, "--record", steps)
     if not v.quiet:
         from rdyn.run_time import announce, crosscheck_estimate
@@ -62,7 +74,7 @@ def run(v: CrosscheckOptions):
     result = run_crosscheck(config, groups, M=v.M, d=v.d, mode=v.mode, steps=steps,
                             positional=v.P, seed=v.seed, batch_size=batch_size,
                             noise_std=noise_std, record=set(record),
-                            progress=not v.quiet and steps * config.D ** 2 > LONG_WORK)
+                            progress=request.control.progress and steps * config.D ** 2 > LONG_WORK)
     initial_out_of_range(result.diverged_at_step, v)
     summary = {"max_rel_dev": result.max_rel_dev, "structure_residual": result.structure_residual,
                "steps": result.steps, "mode": result.mode}
@@ -84,32 +96,22 @@ def run(v: CrosscheckOptions):
 
 
 def parse_row_norms(v: CrosscheckOptions):
-    """--vstar-row-norms as M floats (their count checked against --M), or None."""
+    """--vstar-row-norms as M floats (their count checked against --M by the validation), or
+    None."""
     from rdyn.options import parse_row_norms as parse
 
-    if v.vstar_row_norms is None:
-        return None
-    norms = parse(v.vstar_row_norms)
-    require(len(norms) == v.M, f"--vstar-row-norms: {len(norms)} norms for --M {v.M} rows")
-    return norms
+    return None if v.vstar_row_norms is None else parse(v.vstar_row_norms)
 
 
-def run_smooth(v: CrosscheckOptions, config, groups, steps: int, row_norms):
+def run_smooth(v: CrosscheckOptions, request, row_norms):
     """Population GD of the full matrices for a smooth activation (verify/references/full_matrix_smooth)."""
     from dataclasses import replace
 
     from rdyn.result import Result
     from rdyn.verification.references.full_matrix_smooth import crosscheck_smooth
 
-    require(v.mode == "population", "--mode sgd is not available for the smooth activations "
-            "(population GD only)")
-    require(v.record is None, "--record is not available for the smooth activations")
-    config = replace(config, M=v.M)
-    from rdyn.verification.references.full_matrix_smooth import memory_estimate as smooth_memory
-
-    check_memory(f"--M {config.M} (with --D {config.D}, --activation {config.activation.label}: "
-                 f"the expectations of all M x D entries at once)",
-                 smooth_memory(config.M, config.D, v.d))
+    config, groups, steps = request.model.config, request.model.groups, request.control.steps
+    config = replace(config, M=v.M)   # --mode, --record and the memory: checked by the validation
     if not v.quiet:
         from rdyn.run_time import announce, crosscheck_smooth_estimate
 
@@ -136,6 +138,9 @@ def run_smooth(v: CrosscheckOptions, config, groups, steps: int, row_norms):
                          "seed": v.seed, "logit_scale": config.logit_scale,
                          "activation_expr": config.activation.formula}}
     return Result(summary, None, detail={"config": config, "crosscheck": out, "batch": None})
+
+
+RUN_OF_KIND = {"homogeneous": run_homogeneous, "smooth": run_smooth}
 
 
 def initial_out_of_range(diverged_at_step, v: CrosscheckOptions) -> None:

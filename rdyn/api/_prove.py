@@ -41,10 +41,11 @@ def hypotheses(v: ProveOptions) -> dict:
                          f"1/(2K) of T*, so that T* > 0), got D={D}, K={K}")
     kappa = 0.1 if v.kappa is None else v.kappa
     M = v.vstar_norm2
-    from rdyn.verification.proofs.sweep import paper_eta
+    from rdyn.verification.proofs.sweep import instance_eta
 
-    paper = paper_eta(D, K, M)
-    eta = paper if v.eta is None else v.eta
+    # the one resolution of rdyn prove's eta (also every grid point's): no --eta is the papers'
+    # condition here, unlike rdyn teacher's eta_limit/2 (resolve_eta); the JSON shows which
+    eta = instance_eta("paper" if v.eta is None else "given", D, K, M, v.eta)
     limit = eta_limit_fraction(TeacherConfig(D=D, K=K, activation=v.activation,
                                              kappa=kappa if v.activation == "leaky" else 0.0))
     from fractions import Fraction

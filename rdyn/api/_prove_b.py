@@ -39,8 +39,9 @@ def _range(raw, flag: str, default: tuple, *, positive: bool) -> tuple[float, fl
 
 def instance(v: ProveOptions):
     """Validate the --paper B options (UsageError naming the option or the paper's hypothesis)
-    and build the :class:`~rdyn.verification.proofs.model_b.BInstance`."""
-    from rdyn.verification.proofs.model_b import BInstance, top_levels
+    and build the :class:`~rdyn.verification.proofs.model_b.instance.BInstance`."""
+    from rdyn.verification.proofs.model_b.contraction import top_levels
+    from rdyn.verification.proofs.model_b.instance import BInstance
 
     model = v.model or "noln"
     data = v.data or ("spectrum" if v.spectrum is not None else "sphere")
@@ -76,7 +77,7 @@ def instance(v: ProveOptions):
         if target == "normalized":   # gamma* = (kappa3 - kappa1)/kappa2 (0.1 s for the rigorous kappa3)
             import flint
 
-            from rdyn.verification.proofs.model_b import PREC_BITS, kappa3_enclosure, qball
+            from rdyn.verification.proofs.model_b.instance import PREC_BITS, kappa3_enclosure, qball
 
             old, flint.ctx.prec = flint.ctx.prec, PREC_BITS
             try:
@@ -123,7 +124,7 @@ def run_b(v: ProveOptions, note=None):
     of --model noln take about a second (their S0 and region boxes together stay within --max-boxes)."""
     from rdyn.result import Result
     from rdyn.run_time import ANNOUNCE_ABOVE_S
-    from rdyn.verification.proofs.model_b import prove_model_b
+    from rdyn.verification.proofs.model_b.prove import prove_model_b
 
     inst = instance(v)
     progress = None

@@ -43,7 +43,7 @@ def smooth_activation(v: SweepOptions):
     formula = v.activation_expr
     require(v.activation != "expr" or formula is not None,
             "--activation expr needs --activation-expr EXPR")
-    # sigma'(0) != 0 is checked with --activation-expr (rdyn/options.py)
+    # sigma'(0) != 0 is checked with --activation-expr (rdyn/options/value_checks.py)
     return Activation("expr" if formula is not None else v.activation, formula)
 
 

@@ -1,25 +1,23 @@
-"""``rdyn.teacher``: Model A's collapsed (C1, C2, C3) dynamics, phases t1 and T*."""
+"""``rdyn.teacher``: Model A's collapsed (C1, C2, C3) dynamics, phases t1 and T*.
+
+The options arrive checked: their cross-option checks are the command's check in the shared
+validation (rdyn/options/model_a_checks.py, for the CLI and the API alike). Here
+:func:`teacher_request` maps them into the request once and :func:`run` runs it."""
 from __future__ import annotations
 
-import json
 import os
-import sys
-from typing import Any
 
 from rdyn.api._common import checkpoint_errors, options, parse_steps_list, usage_errors
 from rdyn.api._signature import api_function
 from rdyn.option_types import CrosscheckOptions, LnOptions, SweepOptions, TeacherOptions
-from rdyn.options import SMOOTH_ACTIVATIONS
-from rdyn.output import UsageError, require
+from rdyn.options.model_a_checks import (MIN_DEFAULT_STEPS, model_size, preset_task,
+                                         smooth_activation)
+from rdyn.output import require
 
 # the options the Model A helpers below read (rdyn teacher and rdyn crosscheck share them)
 ModelAOptions = TeacherOptions | CrosscheckOptions
 # the commands that write checkpoints
 CheckpointOptions = TeacherOptions | LnOptions | SweepOptions
-
-
-MIN_DEFAULT_STEPS = 1000  # the default run (no --steps) runs to max(2 T*, 1000)
-SLOW_DPS_MAX = 100  # --method slow at --dps N: 3.6 s at 30, 43 s at 100, > 120 s at 200 (D = 20)
 
 
 class CertifyInterrupted(KeyboardInterrupt):
@@ -31,201 +29,80 @@ class CertifyInterrupted(KeyboardInterrupt):
         self.step, self.path = step, path
 
 
-def precision_backend(precision: str | None, dps: int | None) -> tuple[str, int | None]:
-    """(backend, dps) from ``precision`` and ``dps`` (UsageError for conflicting choices)."""
-    from rdyn.reduced_dynamics.model_a.dynamics import DD_DIGITS
-
-    if precision is None:
-        return ("float64" if dps is None else "arb"), dps
-    if precision == "float64":
-        require(dps is None, "--precision float64 takes no --dps")
-    elif precision == "dd":
-        require(dps is None or dps <= DD_DIGITS,
-                f"--precision dd carries about {DD_DIGITS} digits: --dps must be <= {DD_DIGITS}")
-        dps = DD_DIGITS if dps is None else dps
-    else:
-        require(dps is not None, "--precision arb needs --dps N")
-    return precision, dps
-
-
-def preset_size(v: ModelAOptions) -> tuple[int, int] | None:
-    """(D, K) of a preset teacher from the options, without building anything (None when
-    --groups gives the family); UsageError for a preset that cannot have them."""
-    from rdyn.reduced_dynamics.model_a.presets import check_preset
-
-    if v.groups is not None:
-        return None
-    task = v.task or ("sts" if (v.D is not None or v.K is not None) else "cnn")
-    with usage_errors():
-        return check_preset(task, v.D, v.K)
-
-
 def model_config(v: ModelAOptions, with_groups: bool = True):
-    """(TeacherConfig, groups) from the validated Model A options (UsageError otherwise).
+    """(TeacherConfig or SmoothConfig, groups) of the checked Model A options ``v``.
     ``with_groups=False``: a preset's D lists of groups are not built (groups is None; the
     collapsed map needs D and K only, so ``rdyn teacher --D 1e10`` costs no O(D) memory)."""
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
-    from rdyn.reduced_dynamics.model_a.presets import PRESETS, check_preset, preset_groups, validate_groups
-
-    groups: Any
-    with usage_errors():
-        if v.groups is not None:
-            require(v.task is None, "--groups and --task are exclusive")
-            groups = v.groups
-            if isinstance(groups, (str, os.PathLike)):
-                groups = read_groups_file(groups)
-            D, K = validate_groups(groups, v.D)
-            require(v.K is None or v.K == K, f"--groups have size {K} but --K is {v.K}")
-            groups = [list(g) for g in groups]
-        else:
-            task = v.task or ("sts" if (v.D is not None or v.K is not None) else "cnn")
-            assert task in PRESETS
-            D, K = check_preset(task, v.D, v.K)
-            groups = preset_groups(task, D, K) if with_groups else None
-        if v.activation_expr is not None or v.activation in SMOOTH_ACTIVATIONS:
-            return smooth_config(v, D, K), groups
-        kappa = 0.1 if v.kappa is None else v.kappa
-        config = TeacherConfig(D=D, K=K, activation=v.activation, kappa=kappa, eta=v.eta,
-                               vstar_norm2=v.vstar_norm2,
-                               sigma_prime_zero=v.sigma_prime_zero,
-                               logit_scale=v.logit_scale)
-    return config, groups
-
-
-# reading a JSON file of N bytes into Python lists of ints takes at most about this many
-# bytes per byte of file (a one-digit index and its comma, "0,", become an 8-byte list slot and
-# a cached small int; a 20-digit index a 36-byte int): the memory estimate made before reading
-GROUPS_BYTES_PER_FILE_BYTE = 32
-GROUPS_INDEX_DIGITS = 19   # an index of a 64-bit D (D <= 10^18 - 1 has at most 18 digits)
-
-
-def read_groups_file(path) -> list:
-    """The JSON value of a ``--groups`` file, read as data: its memory estimated from its size
-    before it is read (refused above the machine's available memory), an integer of more than
-    19 digits refused before it is converted, and nesting too deep for the parser refused, each
-    in one line naming the file (docs/input_rules.md, rule 4); the value is checked by
-    ``validate_groups`` (non-integers, sizes, ranges)."""
-    from rdyn.options import check_memory
-
-    flag = f"--groups {os.fspath(path)}"
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise UsageError(f"cannot read {flag}: {exc.strerror or exc}") from None
-    check_memory(f"{flag} ({size} bytes)", GROUPS_BYTES_PER_FILE_BYTE * size)
-
-    def index(text):
-        if len(text.lstrip("-")) > GROUPS_INDEX_DIGITS:
-            raise ValueError(f"{flag}: an index of {len(text.lstrip('-'))} digits; indices are "
-                             "0..D-1 (at most 19 digits)")
-        return int(text)
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh, parse_int=index)
-    except RecursionError:
-        raise UsageError(f"cannot read {flag}: lists nested too deeply (expected a list of D "
-                         "lists of integers)") from None
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
-        raise UsageError(f"cannot read {flag}: {reason}") from None
-
-
-def smooth_config(v: ModelAOptions, D: int, K: int, M: int | None = None):
-    """SmoothConfig of a smooth activation (erf, tanh, gelu, softplus, sigmoid, expr)."""
-    from rdyn.derivations.activations import Activation
+    from rdyn.reduced_dynamics.model_a.presets import preset_groups
     from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig
 
-    formula = v.activation_expr
-    name = "expr" if formula is not None else v.activation
-    require(name != "expr" or formula is not None, "--activation expr needs --activation-expr EXPR")
-    rows = M if M is not None else (v.M or 1)
-    return SmoothConfig(D=D, K=K, activation=Activation(name, formula), eta=v.eta,
-                        vstar_norm2=v.vstar_norm2, M=rows, logit_scale=v.logit_scale)
+    D, K, groups = model_size(v)
+    if groups is None and with_groups:
+        groups = preset_groups(preset_task(v), D, K)
+    activation = smooth_activation(v)
+    with usage_errors():
+        if activation is not None:
+            return SmoothConfig(D=D, K=K, activation=activation, eta=v.eta,
+                                vstar_norm2=v.vstar_norm2, M=v.M or 1,
+                                logit_scale=v.logit_scale), groups
+        return TeacherConfig(D=D, K=K, activation=v.activation,
+                             kappa=0.1 if v.kappa is None else v.kappa, eta=v.eta,
+                             vstar_norm2=v.vstar_norm2, sigma_prime_zero=v.sigma_prime_zero,
+                             logit_scale=v.logit_scale), groups
 
 
-def run_smooth(v: TeacherOptions, config, thresholds):
-    """The teacher job for a smooth activation (rdyn.reduced_dynamics.model_a.smooth)."""
-    from rdyn.reduced_dynamics.certified.smooth import certifiable
-    from rdyn.reduced_dynamics.certified.strip import why_not_certifiable
-    from rdyn.reduced_dynamics.model_a.smooth import PRECISE_LADDER, SMOOTH_DPS_MAX
-    from rdyn.reduced_dynamics.model_a.smooth import run as run_smooth_dynamics
-    from rdyn.result import Result
+# --------------------------------------------------------------------------------------------
+# The request: the checked options mapped once (every None default resolved here)
+# --------------------------------------------------------------------------------------------
 
-    if v.method != "map":
-        return run_limits(v, config, thresholds)
-    for flag, given, why in (
-            ("--certify", v.certify and not certifiable(config.activation),
-             why_not_certifiable(config.activation) or "no certified iteration"),
-            ("--precision", v.precision not in (None, "float64", "arb"), "use --dps N")):
-        require(not given, f"{flag} is not available with --activation {config.activation.label}: {why}")
-    require(v.precision != "arb" or v.dps is not None, "--precision arb needs --dps N")
-    require(v.dps is None or v.dps <= SMOOTH_DPS_MAX,
-            f"--dps {v.dps}: --activation {config.activation.label} runs at most --dps "
-            f"{SMOOTH_DPS_MAX} (its Gauss-Hermite ladder ends at {PRECISE_LADDER[-1]} nodes, about "
-            "what 300 digits need)")
-    record = parse_steps_list(v.record, "--record", v.steps)
-    if v.steps is None:
-        require(thresholds.attention(config.K) < 1 / config.K,
-                "T* is never reached when --tstar-attention >= 1/K; give --steps")
-    with usage_errors():   # also a CheckpointError (a ValueError): one line, exit 2
-        result = run_smooth_dynamics(config, v.steps, record, thresholds.t1_fraction,
-                                     thresholds.tstar_attention, v.dps,
-                                     progress=not v.quiet, min_default_steps=MIN_DEFAULT_STEPS,
-                                     on_rule=smooth_announcer(v, config, thresholds),
-                                     route=v.smooth_route or "auto",
-                                     **checkpoint_kwargs(v))
-    for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
-        require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
-    dps = v.dps
-    # eta: the decimal the iteration uses (repr of the float option, as model_a.smooth does);
-    # eta_limit: a float64 grid maximum (model_a.smooth.eta_limit), reported as float64 at any
-    # --dps rather than padded with digits it does not have
-    convert = (lambda x: x) if dps is None else (lambda x: _decimal_at(x, dps))
-    summary = {
-        "t1": result.t1, "T_star": result.T_star,
-        "final": result.final.as_dict(),
-        "record": {str(t): r.as_dict() for t, r in sorted(result.record.items())},
-        "stability": {"eta_limit": float(result.eta_limit), "lost_at_step": result.lost_at_step},
-        "eta": convert(result.eta),
-        "loss_slope": result.loss_slope,
-        "diverged_at_step": result.diverged_at_step,
-        "divergence_reason": None if result.diverged_at_step is None else divergence_reason(),
-        "model": {"D": config.D, "K": config.K, "activation": config.activation.name,
-                  "kappa": None, "vstar_norm2": config.vstar_norm2, "sigma_prime_zero": None,
-                  "logit_scale": config.logit_scale, "backend": result.backend,
-                  "M": config.M, "activation_expr": config.activation.formula},
-        "quadrature": {"nodes": result.nodes, "error_estimate": result.quadrature_error,
-                       "rule": "Gauss-Hermite" + (" (inner average closed form)"
-                                                  if config.activation.name in ("erf", "gelu")
-                                                  else " tensor"),
-                       "route": result.route, "table_error": result.table_error},
-    }
-    certificate = None
-    if v.certify:
-        from rdyn.reduced_dynamics.certified.smooth import certified_smooth_run
+def teacher_request(v: TeacherOptions):
+    """The :class:`~rdyn.reduced_dynamics.model_a.request.Request` of ``rdyn teacher`` from the
+    checked options ``v`` (rdyn/options/model_a_checks.py; nothing is checked here): Model,
+    Numerics and Control with every default resolved (eta by ``resolve_eta``, thresholds,
+    backend and dps, route, checkpoint period, step budgets). A map run's time estimate is
+    announced here, once the numerics are known and before any work (a smooth run's once its
+    node count is chosen: :func:`time_announcer`)."""
+    from rdyn.reduced_dynamics.model_a.dynamics import DD_DIGITS, Thresholds
+    from rdyn.reduced_dynamics.model_a.request import Control, Numerics, Request, model_of
 
-        try:
-            certificate = certified_smooth_run(config, result.eta, steps=result.steps,
-                                               thresholds=thresholds, dps=dps,
-                                               min_default_steps=MIN_DEFAULT_STEPS)
-        except KeyboardInterrupt as exc:
-            raise CertifyInterrupted() from exc
-        summary.update(certificate_keys(result, certificate))
-    return Result(summary, dps, detail={"run": result, "certificate": certificate})
+    every = checkpoint_kwargs(v)
+    config, _ = model_config(v, with_groups=False)
+    thresholds = Thresholds(v.t1_fraction, v.tstar_attention)
+    control = {"steps": v.steps, "progress": not v.quiet, "min_default_steps": MIN_DEFAULT_STEPS,
+               "method": v.method, "certify": bool(v.certify), **every}
+    if v.method != "map":   # the eta -> 0 phase limits
+        return Request(model_of(config, thresholds, v.dps),
+                       Numerics("float64" if v.dps is None else "mpmath", v.precision, v.dps),
+                       Control(**control))
+    control["record"] = tuple(parse_steps_list(v.record, "--record", v.steps))
+    if config.kind == "smooth":
+        backend = "float64" if v.dps is None else (
+            "arb" if config.activation.name != "expr" else "mpmath")
+        numerics = Numerics(backend, v.precision, v.dps, v.smooth_route or "auto")
+    else:
+        backend = v.precision or ("float64" if v.dps is None else "arb")
+        numerics = Numerics(backend, v.precision,
+                            DD_DIGITS if backend == "dd" and v.dps is None else v.dps)
+    control.update(time_announcer(v, config, thresholds, numerics))
+    return Request(model_of(config, thresholds, numerics.dps, numerics.route), numerics,
+                   Control(**control))
 
 
-def smooth_announcer(v: TeacherOptions, config, thresholds):
-    """``on_rule(n)`` printing the time estimate of a smooth run once its node count n is
-    chosen (rdyn/run_time.py; float64 runs: only when they may be long, returning the
-    estimated steps for the progress bar; None for a --resume or --quiet)."""
-    dps = v.dps
+def time_announcer(v: TeacherOptions, config, thresholds, numerics) -> dict:
+    """The time estimate of a map run (rdyn/run_time.py; none for a --resume or --quiet), as
+    the Control fields that carry it: a homogeneous run's is printed now, ``expected_steps``
+    being the progress bar's total of a float64 default run (2 T*, estimated); a smooth run's
+    is ``on_rule(n)``, printed once its node count n is chosen (float64 runs: only when they
+    may be long, returning the estimated steps for the progress bar)."""
     if v.resume is not None or v.quiet:
-        return None
+        return {}
     from rdyn.run_time import (announce, default_smooth_steps, smooth_float64_estimate,
-                               smooth_teacher_estimate)
+                               smooth_teacher_estimate, teacher_estimate,
+                               teacher_float64_estimate)
 
-    if dps is None:
+    dps = numerics.dps
+    if config.kind == "smooth" and dps is None:
         def on_rule_float64(nodes: int) -> int | None:
             from rdyn.reduced_dynamics.model_a.smooth import MAX_DEFAULT_STEPS as most
 
@@ -234,16 +111,24 @@ def smooth_announcer(v: TeacherOptions, config, thresholds):
             announce(estimate, v.quiet)
             return None if estimate is None else estimate.steps
 
-        return on_rule_float64
+        return {"on_rule": on_rule_float64}
+    if config.kind == "smooth":
+        def on_rule(nodes: int) -> None:
+            steps, lower = v.steps, False
+            if steps is None:
+                steps, lower = default_smooth_steps(config, thresholds, MIN_DEFAULT_STEPS)
+            announce(smooth_teacher_estimate(config.activation.name, nodes, steps, dps,
+                                             v.certify, lower), v.quiet)
 
-    def on_rule(nodes: int) -> None:
-        steps, lower = v.steps, False
-        if steps is None:
-            steps, lower = default_smooth_steps(config, thresholds, MIN_DEFAULT_STEPS)
-        announce(smooth_teacher_estimate(config.activation.name, nodes, steps, dps,
-                                         v.certify, lower), v.quiet)
-
-    return on_rule
+        return {"on_rule": on_rule}
+    if numerics.backend == "arb":
+        announce(teacher_estimate(config, v.steps, dps, v.certify, thresholds,
+                                  MIN_DEFAULT_STEPS), v.quiet)
+    elif numerics.backend == "float64":
+        estimate = teacher_float64_estimate(config, v.steps, thresholds, MIN_DEFAULT_STEPS)
+        announce(estimate, v.quiet)
+        return {"expected_steps": None if estimate.lower_bound else estimate.steps}
+    return {}
 
 
 def certificate_keys(result, certificate) -> dict:
@@ -274,7 +159,7 @@ def checkpoint_kwargs(v: CheckpointOptions) -> dict:
 def teacher(**kwargs):
     """Iterate Model A's collapsed dynamics (docs/models_and_conventions.md, Model A; seed 000, Lemma D.2) from
     C1 = C2 = C3 = 0: the API of ``rdyn teacher``. ``method="flow"``/``"slow"`` give the
-    eta -> 0 phase limits instead (:func:`run_limits`).
+    eta -> 0 phase limits instead (:func:`run`).
 
     Returns
     -------
@@ -293,83 +178,116 @@ def teacher(**kwargs):
 
 
 def run(v: TeacherOptions):
-    """The teacher job on validated options ``v`` (also used by the CLI)."""
-    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, run as run_dynamics
+    """The teacher job on checked options ``v`` (also used by the CLI): the request built
+    once (:func:`teacher_request`), run on the engine of its moment provider, its JSON summary
+    built once (:func:`summary`), the Result built once. ``detail``: ``run`` (the engine's
+    result), ``certificate``, ``request``, ``warnings`` (lines the CLI prints on stderr as
+    ``rdyn teacher: warning:``), ``initial_multiplier`` (a smooth run whose C1 multiplier left
+    (-1, 1) at step 0: its value there, else None).
+
+    ``method="flow"|"slow"``: the eta -> 0 phase limits instead
+    (rdyn.reduced_dynamics.model_a.flow; for a smooth activation
+    rdyn.reduced_dynamics.model_a.smooth_flow): JSON keys ``limit``, ``method``, ``tau1``,
+    ``tau_star``, and ``t1``, ``T_star`` = tau/eta as reals (limits, never step counts); flow
+    adds ``modified`` (the first-order modified equation at this eta), slow ``s_shift`` and
+    ``quadrature_error``; ``detail``: ``limits``, ``config``, ``request``, ``warnings``."""
+    from rdyn.reduced_dynamics.model_a.flow import limits_summary
+    from rdyn.reduced_dynamics.model_a.request import execute
     from rdyn.result import Result
 
-    config, _ = model_config(v, with_groups=False)
-    thresholds = Thresholds(v.t1_fraction, v.tstar_attention)
-    if not hasattr(config, "sigma_prime_zero"):   # a smooth activation
-        return run_smooth(v, config, thresholds)
-    record = parse_steps_list(v.record, "--record", v.steps)
-    if v.steps is None:  # the default run stops at max(2 T*, 1000): unknown in advance
-        for s in record:
-            require(s <= MIN_DEFAULT_STEPS, f"--record: step {s} needs --steps (the default run "
-                    f"may stop at step {MIN_DEFAULT_STEPS})")
-    if v.method != "map":
-        return run_limits(v, config, thresholds)
-    if v.steps is None:  # the default run stops at 2 T*: refuse runs that cannot reach T*
-        require(thresholds.attention(config.K) < 1 / config.K,
-                "T* is never reached when --tstar-attention >= 1/K; give --steps")
-        require(config.sigma_prime_zero != 0,
-                "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached); "
-                "give --steps")
-    backend, dps = precision_backend(v.precision, v.dps)
-    if v.certify and v.checkpoint is not None and backend != "arb":
+    request = teacher_request(v)
+    model, dps = request.model, request.numerics.dps
+    if request.control.method != "map":
+        with usage_errors():
+            limits = LIMITS_OF_KIND[model.kind](model.config, request.control.method,
+                                                model.thresholds, dps)
+        data = limits_summary(limits)
+        detail = {"limits": limits, "config": model.config, "request": request, "warnings": []}
+    else:
+        with ENGINE_ERRORS[model.kind]():
+            result = execute(request)
+        for s in request.control.record if result.diverged_at_step is None else ():
+            require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")  # diverged: steps up to it
+        warnings = []
+        if result.fixed_point_at is not None:
+            warnings.append(f"from step {result.fixed_point_at} the iterates are a fixed point "
+                            f"of the map in {request.numerics.backend} arithmetic (the "
+                            "increments round away): T* is never reached; stopped there")
+        data = summary(request, result, dps)
+        certificate = None
+        if request.control.certify:
+            certificate = CERTIFY[model.kind](request, result)
+            data.update(certificate_keys(result, certificate))
+        multiplier = None
+        if model.kind == "smooth" and result.lost_at_step == 0:
+            multiplier = initial_multiplier(result.config, model.eta)
+        detail = {"run": result, "certificate": certificate, "request": request,
+                  "warnings": warnings, "initial_multiplier": multiplier}
+    return Result(data, dps, detail=detail)
+
+
+# how an engine's refusals reach users: a smooth run's every ValueError (a CheckpointError too)
+# in one line, a homogeneous run's CheckpointError whole
+ENGINE_ERRORS = {"homogeneous": checkpoint_errors, "smooth": usage_errors}
+
+
+def _certify_homogeneous(request, result):
+    """The certified pass of a homogeneous run (arb at --dps, interval64 otherwise)."""
+    from rdyn.reduced_dynamics.certified.arb_pass import certified_run, companion_path
+
+    control, backend, dps = request.control, request.numerics.backend, request.numerics.dps
+    cert_backend = "arb" if backend == "arb" else "interval64"   # dd: interval64 too
+    cert_options = {}
+    if cert_backend == "interval64" and (control.checkpoint or control.resume) is not None:
+        # the interval64 pass: its own checkpoint next to the main one (NAME.certify.npz)
         from rdyn.derivations.atomic_files import output_target
-        from rdyn.options import check_output_path
-        from rdyn.reduced_dynamics.certified.arb_pass import companion_path
 
-        # the interval64 pass's file, beside the checkpoint (a symbolic link's target)
-        companion = companion_path(output_target(v.checkpoint))
-        check_output_path("--checkpoint", companion)
-        check_output_path("--checkpoint", companion + ".tmp")
-    expected = None   # the progress bar's total of a default run (2 T*, estimated)
-    if backend == "arb" and v.resume is None and not v.quiet:
-        from rdyn.run_time import announce, teacher_estimate
+        resumed = companion_path(output_target(control.resume)) if control.resume is not None else None
+        cert_options = {"checkpoint": control.checkpoint and companion_path(output_target(control.checkpoint)),
+                        "checkpoint_every": control.checkpoint_every,
+                        "resume": resumed if resumed and os.path.exists(resumed) else None}
+    try:  # the arb pass is not checkpointed: a resume re-runs it
+        with checkpoint_errors():
+            return certified_run(request.model.config, steps=result.steps,
+                                 thresholds=request.model.thresholds, dps=dps,
+                                 progress=control.progress, backend=cert_backend, **cert_options)
+    except KeyboardInterrupt as exc:   # the interval64 pass's Interrupted says where it saved
+        from rdyn.reduced_dynamics.runs.checkpoint import Interrupted
 
-        announce(teacher_estimate(config, v.steps, dps, v.certify, thresholds,
-                                  MIN_DEFAULT_STEPS), v.quiet)
-    elif backend == "float64" and v.resume is None and not v.quiet:
-        from rdyn.run_time import announce, teacher_float64_estimate
+        saved = (exc.step, exc.path) if isinstance(exc, Interrupted) else (None, None)
+        raise CertifyInterrupted(*saved) from exc
 
-        estimate = teacher_float64_estimate(config, v.steps, thresholds, MIN_DEFAULT_STEPS)
-        announce(estimate, v.quiet)
-        expected = None if estimate.lower_bound else estimate.steps
-    with checkpoint_errors():
-        result = run_dynamics(config, steps=v.steps, record=record, thresholds=thresholds,
-                              backend=backend, dps=dps, progress=not v.quiet,
-                              expected_steps=expected, **checkpoint_kwargs(v))
-    for s in record if result.diverged_at_step is None else ():  # diverged: steps up to it
-        require(s <= result.steps, f"--record: step {s} outside 0..{result.steps}")
-    if result.fixed_point_at is not None:
-        print(f"rdyn teacher: warning: from step {result.fixed_point_at} the iterates are a "
-              f"fixed point of the map in {backend} arithmetic (the increments round away): "
-              "T* is never reached; stopped there", file=sys.stderr)
-    summary = result_summary(result, dps)
-    certificate = None
-    if v.certify:
-        from rdyn.reduced_dynamics.certified.arb_pass import certified_run, companion_path
 
-        cert_backend = "arb" if backend == "arb" else "interval64"   # dd: interval64 too
-        cert_options = {}
-        if cert_backend == "interval64" and (v.checkpoint or v.resume) is not None:
-            # the interval64 pass: its own checkpoint next to the main one (NAME.certify.npz)
-            from rdyn.derivations.atomic_files import output_target
+def _certify_smooth(request, result):
+    """The certified pass of a smooth run (rdyn.reduced_dynamics.certified.smooth)."""
+    from rdyn.reduced_dynamics.certified.smooth import certified_smooth_run
 
-            resumed = companion_path(output_target(v.resume)) if v.resume is not None else None
-            cert_options = {"checkpoint": v.checkpoint and companion_path(output_target(v.checkpoint)),
-                            "checkpoint_every": checkpoint_kwargs(v)["checkpoint_every"],
-                            "resume": resumed if resumed and os.path.exists(resumed) else None}
-        try:  # the arb pass is not checkpointed: a resume re-runs it
-            with checkpoint_errors():
-                certificate = certified_run(config, steps=result.steps, thresholds=thresholds,
-                                            dps=dps, progress=not v.quiet,
-                                            backend=cert_backend, **cert_options)
-        except KeyboardInterrupt as exc:
-            raise CertifyInterrupted(getattr(exc, "step", None), getattr(exc, "path", None)) from exc
-        summary.update(certificate_keys(result, certificate))
-    return Result(summary, dps, detail={"run": result, "certificate": certificate})
+    try:
+        return certified_smooth_run(request.model.config, result.eta, steps=result.steps,
+                                    thresholds=request.model.thresholds,
+                                    dps=request.numerics.dps,
+                                    min_default_steps=request.control.min_default_steps)
+    except KeyboardInterrupt as exc:
+        raise CertifyInterrupted() from exc
+
+
+CERTIFY = {"homogeneous": _certify_homogeneous, "smooth": _certify_smooth}
+
+
+def initial_multiplier(config, eta) -> float | None:
+    """The C1 update's multiplier 1 + eta D dm2/dC1 at step 0 (the zero state, p = 1/D) of a
+    smooth activation, in float64 (None if it cannot be evaluated)."""
+    import math
+
+    try:
+        from rdyn.reduced_dynamics.model_a.smooth import Expectations, Numbers, float64_rule
+
+        ex = Expectations(config, Numbers(config.activation, None), float64_rule(96))
+        dm2 = float(ex.moments(0.0, ex.level(1.0))[2])
+    except Exception:   # a description only: the run itself has been reported already
+        return None
+    value = 1 + float(eta) * config.D * dm2
+    return value if math.isfinite(value) else None
 
 
 def _exact(value, dps):
@@ -389,17 +307,21 @@ def divergence_reason() -> str:
     return reason("the state (C1, C2, C3)")
 
 
-def result_summary(result, dps=None) -> dict:
-    """The JSON object of the interface contract (plus eta, loss_slope, model)."""
-    from rdyn.reduced_dynamics.model_a.dynamics import eta_limit_exact, eta_limit_fraction
+def summary(request, result, dps=None) -> dict:
+    """The JSON object of a map run (the interface contract plus eta, loss_slope, model; a
+    smooth run adds quadrature), built once for both families: eta is the request's resolved
+    step size (at ``dps``: a homogeneous run's exact value, a smooth run's float read as its
+    decimal), eta_limit the run's (a homogeneous run's exact value at ``dps``; a smooth run's
+    float64 grid maximum at any ``dps``, not padded with digits it does not have)."""
+    c, eta = result.config, request.model.eta
+    limit = float(result.eta_limit)
+    if dps is not None and request.model.kind == "smooth":
+        eta = _decimal_at(eta, dps)
+    elif dps is not None:
+        from rdyn.reduced_dynamics.model_a.dynamics import eta_limit_exact
 
-    c = result.config
-    if dps is None:  # the same floats, without importing sympy (eta_limit_fraction is exact)
-        limit = float(eta_limit_fraction(c))
-        eta = c.eta if c.eta is not None else float(eta_limit_fraction(c) / 2)
-    else:
         limit, eta = _exact(eta_limit_exact(c), dps), _exact(c.exact_step_size(), dps)
-    return {
+    data = {
         "t1": result.t1,
         "T_star": result.T_star,
         "final": result.final.as_dict(),
@@ -409,44 +331,43 @@ def result_summary(result, dps=None) -> dict:
         "loss_slope": result.loss_slope,
         "diverged_at_step": result.diverged_at_step,
         "divergence_reason": None if result.diverged_at_step is None else divergence_reason(),
-        "model": {"D": c.D, "K": c.K, "activation": c.activation,
-                  "kappa": c.kappa if c.activation == "leaky" else None,
-                  "vstar_norm2": c.vstar_norm2, "sigma_prime_zero": c.sigma_prime_zero,
-                  "logit_scale": c.logit_scale, "backend": result.backend},
     }
+    data.update(SUMMARY_OF_KIND[request.model.kind](c, result))
+    return data
 
 
-def run_limits(v: TeacherOptions, config, thresholds):
-    """``method="flow"|"slow"``: the eta -> 0 phase limits (rdyn.reduced_dynamics.model_a.flow; for a
-    smooth activation rdyn.reduced_dynamics.model_a.smooth_flow): JSON keys
-    ``limit``, ``method``, ``tau1``, ``tau_star``, and ``t1``, ``T_star`` = tau/eta as reals
-    (limits, never step counts); flow adds ``modified`` (the first-order modified equation at
-    this eta), slow ``s_shift`` and ``quadrature_error``."""
-    from rdyn.reduced_dynamics.model_a.flow import limits_summary, phase_limits
-    from rdyn.result import Result
+def _homogeneous_keys(c, result) -> dict:
+    return {"model": {"D": c.D, "K": c.K, "activation": c.activation,
+                      "kappa": c.kappa if c.activation == "leaky" else None,
+                      "vstar_norm2": c.vstar_norm2, "sigma_prime_zero": c.sigma_prime_zero,
+                      "logit_scale": c.logit_scale, "backend": result.backend}}
 
-    smooth = not hasattr(config, "sigma_prime_zero")
-    for flag, given in (("--record", v.record), ("--steps", v.steps),
-                        ("--certify", v.certify), ("--checkpoint", v.checkpoint),
-                        ("--resume", v.resume), ("--precision", v.precision)):
-        require(not given, f"{flag} applies to --method map only")
-    require(v.method != "flow" or v.dps is None,
-            "--method flow is float64 (scipy); use --method slow with --dps")
-    require(v.dps is None or v.dps <= SLOW_DPS_MAX,
-            f"--dps must be at most {SLOW_DPS_MAX} with --method slow (its quadratures at N "
-            f"digits: measured 3.6 s at --dps 30, 43 s at 100, over 120 s at 200), got {v.dps}")
-    require(not smooth or v.dps is None,
-            f"--method slow with --activation {getattr(config.activation, 'label', '')} is "
-            "float64 (its moments are float64 Gauss-Hermite sums): --dps is not available")
-    require(thresholds.attention(config.K) < 1 / config.K,
-            "T* is never reached when --tstar-attention >= 1/K")
-    require(smooth or config.sigma_prime_zero != 0,
-            "with --sigma-prime-zero 0 nothing moves from W_V = 0 (T* is never reached)")
-    with usage_errors():
-        if smooth:
-            from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
 
-            limits = smooth_phase_limits(config, v.method, thresholds)
-        else:
-            limits = phase_limits(config, v.method, thresholds, v.dps)
-    return Result(limits_summary(limits), v.dps, detail={"limits": limits, "config": config})
+def _smooth_keys(c, result) -> dict:
+    return {"model": {"D": c.D, "K": c.K, "activation": c.activation.name,
+                      "kappa": None, "vstar_norm2": c.vstar_norm2, "sigma_prime_zero": None,
+                      "logit_scale": c.logit_scale, "backend": result.backend,
+                      "M": c.M, "activation_expr": c.activation.formula},
+            "quadrature": {"nodes": result.nodes, "error_estimate": result.quadrature_error,
+                           "rule": "Gauss-Hermite" + (" (inner average closed form)"
+                                                      if c.activation.name in ("erf", "gelu")
+                                                      else " tensor"),
+                           "route": result.route, "table_error": result.table_error}}
+
+
+SUMMARY_OF_KIND = {"homogeneous": _homogeneous_keys, "smooth": _smooth_keys}
+
+
+def _homogeneous_limits(config, method, thresholds, dps):
+    from rdyn.reduced_dynamics.model_a.flow import phase_limits
+
+    return phase_limits(config, method, thresholds, dps)
+
+
+def _smooth_limits(config, method, thresholds, dps):
+    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
+
+    return smooth_phase_limits(config, method, thresholds)
+
+
+LIMITS_OF_KIND = {"homogeneous": _homogeneous_limits, "smooth": _smooth_limits}

@@ -70,7 +70,9 @@ def run(values: TeacherOptions, args) -> int:
         return 130
     except KeyboardInterrupt as exc:
         return interrupted(NAME, exc, values.checkpoint)
-    diverged = getattr(result, "diverged_at_step", None) is not None
+    for line in result.detail["warnings"]:   # the API returns its warnings; they print here
+        print(f"rdyn teacher: warning: {line}", file=sys.stderr)
+    diverged = values.method == "map" and result.diverged_at_step is not None
     if diverged:
         print(f"rdyn teacher: diverged at step {result.diverged_at_step}: "
               f"{result.divergence_reason}; t1, T* and the loss slope are not reported "
@@ -83,23 +85,26 @@ def run(values: TeacherOptions, args) -> int:
                           result._dps))
         return 0
     print(text_summary(result.detail["run"], result._dps, eta=result.eta,
-                       eta_limit=result.stability.eta_limit))
+                       eta_limit=result.stability.eta_limit,
+                       multiplier=result.detail["initial_multiplier"]))
     if result.detail["certificate"] is not None:
         print(result.detail["certificate"].text())
     return DIVERGED_EXIT if diverged else 0
 
 
-def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> str:
+def text_summary(result, dps: int | None = None, eta=None, eta_limit=None,
+                 multiplier=None) -> str:
     """The text form of a map run; at ``--dps N`` the values computed at that precision print
     with N significant digits (float64 runs: 15 for the final state, 12 for recorded steps).
     ``eta``, ``eta_limit``: the values of the JSON summary (at ``--dps``: exact, to dps + 10
-    digits), else the run's float64 ones."""
+    digits), else the run's float64 ones. ``multiplier``: the API's ``initial_multiplier``
+    (a smooth run whose C1 multiplier left (-1, 1) at step 0)."""
     c = result.config
     eta = result.eta if eta is None else eta
     eta_limit = result.eta_limit if eta_limit is None else eta_limit
     f = result.final
     missing = "not reached" if result.diverged_at_step is None else "not reported"
-    if hasattr(c.activation, "label"):   # a smooth activation: M rows of equal norm
+    if c.kind == "smooth":   # M rows of equal norm
         act = f"{c.activation.label}, M={c.M}"
     else:
         act = c.activation + (f" (kappa={c.kappa})" if c.activation == "leaky" else "")
@@ -107,7 +112,7 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
         f"Model A collapsed dynamics: D={c.D}, K={c.K}, {act}, ||V*||_F^2={c.vstar_norm2}, "
         f"logits/{c.logit_scale}, backend {result.backend}",
         f"  eta = {format_real(eta, dps=dps)}  (eta_limit = {format_real(eta_limit, dps=dps)}"
-        f"{stability_text(result, eta, eta_limit)})",
+        f"{stability_text(result, eta, eta_limit, multiplier)})",
         *([f"  DIVERGED at step {result.diverged_at_step}: the state (C1, C2, C3) left the "
            "float64-safe range; final = the last step before it; t1, T* not reported"]
           if result.diverged_at_step is not None else []),
@@ -121,10 +126,10 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
         start = max(result.T_star, result.steps // 10, 1)
         lines.append(f"  log-log loss slope over t in [{start}, {result.steps}] = {result.loss_slope:.4f} "
                      "(paper: Theta(1/T), slope -1; derived: slope -1 only for t >> T*, see rdyn claims)")
-    if getattr(result, "nodes", None) is not None:
+    if c.kind == "smooth":   # its Gauss-Hermite rule (and tiles)
         lines.append(f"  quadrature: {result.nodes}-point Gauss-Hermite, estimated error "
                      f"{result.quadrature_error:.1e}")
-        if getattr(result, "route", None) == "table":
+        if result.route == "table":
             lines.append(f"  steps: moments from piecewise Chebyshev tiles of that rule, table "
                          f"error {result.table_error:.1e} (--smooth-route exact: the rule)")
     for t, r in sorted(result.record.items()):
@@ -133,41 +138,25 @@ def text_summary(result, dps: int | None = None, eta=None, eta_limit=None) -> st
     return "\n".join(lines)
 
 
-def initial_multiplier(config, eta) -> float | None:
-    """The C1 update's multiplier 1 + eta D dm2/dC1 at step 0 (the zero state, p = 1/D) of a
-    smooth activation, in float64 (None if it cannot be evaluated)."""
-    import math
-
-    try:
-        from rdyn.reduced_dynamics.model_a.smooth import Expectations, Numbers, float64_rule
-
-        ex = Expectations(config, Numbers(config.activation, None), float64_rule(96))
-        dm2 = float(ex.moments(0.0, ex.level(1.0))[2])
-    except Exception:   # a description only: the run itself has been reported already
-        return None
-    value = 1 + float(eta) * config.D * dm2
-    return value if math.isfinite(value) else None
-
-
-def stability_text(result, eta, eta_limit) -> str:
+def stability_text(result, eta, eta_limit, multiplier=None) -> str:
     """The end of the eta line: what the C1 update's multiplier 1 + eta D dm2/dC1 did during
     the run (lost_at_step, docs/interface.md). eta_limit bounds it at the fixed point C1*(p)
     for every p in [1/D, 1/K]; lost_at_step is where the multiplier at the run's own state
     (C1(t), p(t)) first left (-1, 1). For the homogeneous activations the multiplier depends
     on p only and is below 1, so it is lost only below -1 (eta above eta_limit somewhere on
     the path); for a smooth one it depends on C1 too, so it can leave (-1, 1) below eta_limit
-    (above 1 at C1 = 0 when the zero state repels C1, whatever eta)."""
+    (above 1 at C1 = 0 when the zero state repels C1, whatever eta). ``multiplier``: its
+    value at step 0 (the API's ``initial_multiplier``), or None."""
     t = result.lost_at_step
     above = float(eta) > float(eta_limit)
     if t is None:
         return (f"; eta is above it, but the C1 update's multiplier stayed in (-1, 1) over "
                 f"these {result.steps} steps" if above else
                 "; the C1 update's multiplier stayed in (-1, 1) at every step")
-    smooth = hasattr(result.config.activation, "label")
-    if not smooth:
+    if result.config.kind != "smooth":
         return (f"; the C1 update's multiplier at p(t) fell below -1 at step {t}: C1 "
                 "overshoots and oscillates")
-    value = initial_multiplier(result.config, eta) if t == 0 else None
+    value = multiplier if t == 0 else None
     where = ("the bound at the fixed point C1*(p); the C1 update's multiplier at the run's "
              f"own state left (-1, 1) at step {t}")
     if value is None:
@@ -179,8 +168,9 @@ def stability_text(result, eta, eta_limit) -> str:
 
 def limits_text(limits, c, limit: str, dps: int | None = None) -> str:
     """The text form of ``--method flow|slow`` (``--dps N``: N significant digits)."""
-    activation = getattr(c.activation, "label", c.activation)
-    rows = f", M={c.M}, ||V*||_F^2={c.vstar_norm2}" if hasattr(c, "M") else ""
+    smooth = c.kind == "smooth"
+    activation = c.activation.label if smooth else c.activation
+    rows = f", M={c.M}, ||V*||_F^2={c.vstar_norm2}" if smooth else ""
     lines = [f"Model A phase limits ({limit}): D={c.D}, K={c.K}, {activation}{rows}, "
              f"logits/{c.logit_scale}, eta = {format_real(limits.eta, dps=dps)}",
              f"  tau1 = lim eta t1 = {format_real(limits.tau1, 15, dps=dps)}   "

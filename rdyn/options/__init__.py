@@ -12,7 +12,8 @@ Modules, one concept each:
 * :mod:`~rdyn.options.limits`: the numeric bounds set by representation limits (``DPS_MIN``,
   ``DPS_MAX``, 64-bit integers, the float64-safe range);
 * :mod:`~rdyn.options.value_checks`: checks of one value beyond type and range
-  (``--activation-expr``, ``--vstar-row-norms``: :func:`parse_row_norms`, ``--scheduler``);
+  (``--activation-expr``, ``--vstar-row-norms``: :func:`parse_row_norms`, ``--scheduler``;
+  ``--record`` against ``--steps``: ``parse_steps_list``);
 * :mod:`~rdyn.options.integers`: the one rule for integers (:func:`integral`,
   :func:`integer_argument`);
 * :mod:`~rdyn.options.shown_values`: given values quoted in one-line refusals (:func:`shown`,
@@ -23,6 +24,10 @@ Modules, one concept each:
 * :mod:`~rdyn.options.memory`: the memory check of a job (:func:`check_memory`);
 * :mod:`~rdyn.options.validation`: the shared validation (:func:`validate`) and the typed
   options it feeds (:func:`typed_options`);
+* :mod:`~rdyn.options.model_a_checks`: the cross-option checks of ``teacher`` and
+  ``crosscheck`` (their ``Command.check``; the model's size: ``--groups``, presets);
+* :mod:`~rdyn.options.engine_errors`: an engine's refusal as a one-line UsageError naming the
+  option (:func:`usage_errors`, :func:`option_name`);
 * :mod:`~rdyn.options.parsers`: argparse parsers and ``--help`` texts from the table
   (:func:`add_arguments`, :func:`help_text`);
 * :mod:`~rdyn.options.docs_tables`: the option tables of docs/input_rules.md (:func:`markdown`);

@@ -87,12 +87,15 @@ def _num(x) -> str:
 @dataclass(frozen=True)
 class Command:
     """A subcommand: ``name`` (``rdyn NAME``, ``rdyn.NAME``), ``help`` (its one line in ``rdyn
-    --help``) and ``options`` (in the order of ``rdyn NAME --help`` and of the API keywords)."""
+    --help``) and ``options`` (in the order of ``rdyn NAME --help`` and of the API keywords).
+    ``check(v)``: the command's cross-option check (several options of one model: K < D, ...),
+    called by :func:`~rdyn.options.validation.validate` after every other check with the
+    command's typed options ``v`` (:mod:`rdyn.option_types`); it raises a one-line UsageError."""
 
     name: str
     help: str
     options: tuple[Option, ...]
-    check: Callable[[dict], None] | None = field(default=None)
+    check: Callable[[Any], None] | None = field(default=None)
 
     def option(self, name: str) -> Option:
         for o in self.options:

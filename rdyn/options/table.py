@@ -13,6 +13,10 @@ helpers below. ``rdyn prove`` is built in two steps: its Model A options, then
 ``--paper B`` (:func:`_with_paper_b`), which makes every Model A option refused with
 ``--paper B`` and appends the Model B options.
 
+A command's ``check`` is its cross-option check (several options of one model: K < D, ``--record``
+against ``--steps``, ...), run by the validation after every check of one option: ``teacher`` and
+``crosscheck`` have theirs in :mod:`rdyn.options.model_a_checks`.
+
 Adding an option: append one ``Option`` to the command's tuple and regenerate
 rdyn/option_types.py (``write_option_types``); adding a subcommand: docs/api.md.
 """
@@ -24,6 +28,7 @@ from rdyn.options.coercion import coerce
 from rdyn.options.limits import (D_MAX, DPS_MAX, DPS_MIN, GAUSSIAN_ROUTE_DPS_MAX, INITIAL_MAX,
                                  LN_DPS_MAX, MAX_MODEL_A_STEPS, MAX_TEACHER_STEPS,
                                  NOISE_STD_MAX, SEED_MAX, SMOOTH_DPS_MAX, VSTAR_NORM2_MAX)
+from rdyn.options.model_a_checks import SMOOTH_ACTIVATIONS, check_crosscheck, check_teacher
 from rdyn.options.option import Command, Option, never
 from rdyn.options.value_checks import check_activation_expr, check_row_norms, check_scheduler
 from rdyn.output import UsageError
@@ -45,9 +50,6 @@ def _dps(applies=None, applies_text="", refusal=None, help_text=None, hi=DPS_MAX
     return Option("dps", "int", None, help_text or "working precision in decimal digits "
                   "(default: float64)", lo=DPS_MIN, hi=hi, applies=applies,
                   applies_text=applies_text, refusal=refusal)
-
-
-SMOOTH_ACTIVATIONS = ("erf", "tanh", "gelu", "softplus", "sigmoid", "expr")
 
 
 def _smooth(v: dict) -> bool:
@@ -175,7 +177,7 @@ TEACHER = Command("teacher", "Model A collapsed dynamics: C1, C2, C3, phases t1 
            "sibling NAME.certify.npz and --resume continues it (bit-identical certificate)"),
     *_checkpoint_options(resume_help="; a smooth --activation (erf, tanh, ...: identity "
                          "includes the activation, formula, node count and --dps) keeps --steps"),
-))
+), check=check_teacher)
 
 CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) vs the "
                      "collapsed (C1, C2, C3) map", (
@@ -202,7 +204,7 @@ CROSSCHECK = Command("crosscheck", "Model A: full-matrix GD (population or SGD) 
     Option("P", "choice", "identity", "positional matrix: identity (default) or Haar-random "
            "orthogonal", choices=("identity", "random")),
     Option("quiet", "flag", False, "no progress bar or time estimate on stderr (shown for long runs)"),
-))
+), check=check_crosscheck)
 
 LN = Command("ln", "Model B: alpha/beta recursions of attention with/without layer "
              "normalisation", (

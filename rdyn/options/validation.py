@@ -11,11 +11,15 @@ same one-line :class:`~rdyn.output.UsageError`, before any work. In order:
    explicitly given other option (``exclusive_with``);
 4. optional dependencies (``needs=(module, extra)``): importable, else an install hint;
 5. paths (:mod:`rdyn.options.paths`): outputs writable, inputs existing files, no two
-   outputs on one file and no output on an input.
+   outputs on one file and no output on an input;
+6. the command's cross-option check (:attr:`Command.check <rdyn.options.option.Command.check>`,
+   on the typed options): the checks that involve several options of one model (K < D,
+   ``--record`` against ``--steps``, ...), e.g. :mod:`rdyn.options.model_a_checks` of
+   ``teacher`` and ``crosscheck``.
 
-Checks that involve several options of one model (K < D, a spectrum of length d) and the
-memory estimates (:mod:`rdyn.options.memory`) run in the command's API module. :func:`typed_options`
-turns the validated values into the command's frozen dataclass of :mod:`rdyn.option_types`.
+The commands without a ``check`` run theirs (a spectrum of length d, ...) and the memory
+estimates (:mod:`rdyn.options.memory`) in their API module. :func:`typed_options` turns the
+validated values into the command's frozen dataclass of :mod:`rdyn.option_types`.
 """
 from __future__ import annotations
 
@@ -92,6 +96,8 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
         if o.kind == "path" and isinstance(values[o.name], (str, os.PathLike)):
             check_input_file(o.flag, values[o.name])
     check_distinct_outputs(cmd, values)
+    if cmd.check is not None:
+        cmd.check(typed_options(cmd, values))
     return values
 
 

@@ -8,11 +8,17 @@ message, which the validation reports as the refusal, before any work.
   accepts (the whitelist parser: the text is never evaluated as code), whose sigma, sigma' and
   sigma'' have no Dirac delta and evaluate to finite reals with both backends (numpy for
   float64, mpmath for ``--dps``), and with sigma'(0) != 0;
-* ``--scheduler``: a Dask scheduler address ``[PROTOCOL://]HOST:PORT``.
+* ``--scheduler``: a Dask scheduler address ``[PROTOCOL://]HOST:PORT``;
+* ``--record``: steps in ``0..--steps`` (:func:`parse_steps_list`, a check of two options that
+  the cross-option checks and the API's readers share; it raises UsageError).
 """
 from __future__ import annotations
 
 import math
+import numbers
+
+from rdyn.options.shown_values import shown
+from rdyn.output import UsageError
 
 
 def parse_row_norms(value) -> list[float]:
@@ -84,3 +90,23 @@ def check_scheduler(value) -> None:
     from rdyn.reduced_dynamics.runs.dask_client import check_address
 
     check_address(value)
+
+
+def parse_steps_list(text, flag: str, steps: int | None) -> list[int]:
+    """``--record``: comma-separated steps (or an iterable of ints) in 0..steps, sorted."""
+    if text is None or text == "":
+        return []
+    if isinstance(text, str):
+        try:
+            values = [int(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise UsageError(f"{flag} must be comma-separated integers, got {shown(text)}") from None
+    else:
+        values = list(text)
+        if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
+            raise UsageError(f"{flag} must be integers, got {shown(text)}")
+        values = [int(v) for v in values]
+    for v in values:
+        if not (v >= 0 and (steps is None or v <= steps)):
+            raise UsageError(f"--record: step {v} outside 0..{steps if steps is not None else 'N'}")
+    return sorted(set(values))

@@ -6,7 +6,9 @@ Paper sections: Appendix D (Lemma D.2's map; the events t1, T* of Lemmas D.13 an
 Modules (import them by full path; this ``__init__`` imports nothing):
 
 * ``arb_pass``: python-flint ``arb`` balls (``certified_run``);
-* ``interval``: float64 interval arithmetic, compiled (``certified_run_interval``);
+* ``arb_iteration``: the one certified arb iteration (``ArbIteration``), of ``arb_pass`` and ``rdyn prove``;
+* ``interval_pass``: float64 interval arithmetic, compiled (``certified_run_interval``);
+* ``interval``: the outward-rounded float64 interval operations it is built from;
 * ``smooth``: erf and GELU on arb balls;
 * ``certificate``: ``EventCertificate``, ``CertifiedResult`` (shared by the backends);
 * ``exact_inputs``: a run's inputs as arb balls containing their exact values.

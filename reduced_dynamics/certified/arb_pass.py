@@ -12,44 +12,20 @@ every step before the event is strictly negative and the event step is strictly
 non-negative. Otherwise the result says "not certified" and gives the first step whose
 enclosure contains 0 (the overlap).
 
-Why not just run the generated ``step`` on balls: C1 enters its own update several times, so
-ball arithmetic overestimates (the dependency effect) and the radius grows ~1.25x per step
-(docs/numerics.md). Instead a mean-value form is used. Within one branch of the map (C1 > 0 or
-C1 < 0) f is smooth, so for x, m in X_t, f(x) = f(m) + J(xi)(x - m) with xi on the segment
-[m, x], which lies in the convex box X_t. Hence
-
-  f(X_t)  is contained in  f([m]) + J(X_t) . (X_t - m),
-
-where m = mid(X_t) is a point ball, f([m]) is the generated ``step`` on point balls (only
-rounding radius) and J(X_t) is a ball enclosure of the Jacobian over the whole box, printed
-by :mod:`rdyn.derivations.codegen` from the sympy derivatives of the same derived expressions
-(:func:`rdyn.reduced_dynamics.model_a.kernels.jacobian_source`). The map is written as C1' = g(C1, e), C2' = C2 + d(C1, e),
-C3' = C3 + r d(C1, e) with e = exp(-(C2 + C3)/scale) and r = K/(D - K) (the generated step),
-so with e_C = de/dC2 = de/dC3 = -e/scale:
-
-  J = [[g_C1, g_e e_C, g_e e_C], [d_C1, 1 + d_e e_C, d_e e_C], [r d_C1, r d_e e_C, 1 + r d_e e_C]].
-
-The product is evaluated in ball arithmetic, then the result re-centred. If the box straddles
-C1 = 0 (the branch is not determined) the enclosure stops ("not certified"). Step 0 -> 1 is
-exact input (C1 = 0 is a point), so the zero branch is evaluated directly.
+The box advances by the one certified arb iteration,
+:class:`rdyn.reduced_dynamics.certified.arb_iteration.ArbIteration`, in its mean-value form
+(``rdyn prove`` steps the same iteration in its direct form); what is here is the pass's own:
+the event certificates, the radius samples and the result. If the box straddles C1 = 0 (the branch is not determined) the
+enclosure stops ("not certified").
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
-from rdyn.derivations import codegen
+from rdyn.reduced_dynamics.certified.arb_iteration import MEAN_VALUE, ArbIteration, BranchUndetermined
 from rdyn.reduced_dynamics.certified.exact_inputs import exact_inputs
-from rdyn.derivations.generated import run_generated
 from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
-from rdyn.reduced_dynamics.model_a.kernels import jacobian_source
+from rdyn.reduced_dynamics.runs.driver import drive
 
-@lru_cache(maxsize=None)
-def jacobian_kernels(activation: str, scale: str):
-    """(prepare, jacobian_positive, jacobian_negative) on arb balls."""
-    backend = codegen.arb_backend()
-    namespace = run_generated(jacobian_source(activation, scale),
-                              f"model A jacobian [{activation}/{scale}/arb]", backend.namespace())
-    return namespace["prepare"], namespace["jacobian_positive"], namespace["jacobian_negative"]
+CHUNK = 10000   # steps per chunk of the driver (the progress bar moves at its ends)
 
 
 def companion_path(path: str) -> str:
@@ -71,12 +47,12 @@ def certified_run(config, steps: int | None = None, thresholds=None, dps: int | 
     path of ``run``). ``tstar_level`` overrides the T* level (string, arb ball or number;
     default: thresholds' level, 1/(2K) exactly). ``steps = None``: run to T*, then to
     max(2 T*, 1000) as ``run`` does. ``backend="interval64"``: the compiled float64 interval
-    iteration of :mod:`rdyn.reduced_dynamics.certified.interval` (``dps``/``prec`` ignored);
+    iteration of :mod:`rdyn.reduced_dynamics.certified.interval_pass` (``dps``/``prec`` ignored);
     only that backend takes ``checkpoint``/``checkpoint_every``/``resume`` (see
-    :func:`~rdyn.reduced_dynamics.certified.interval.certified_run_interval`).
+    :func:`~rdyn.reduced_dynamics.certified.interval_pass.certified_run_interval`).
     """
     if backend == "interval64":
-        from rdyn.reduced_dynamics.certified.interval import certified_run_interval
+        from rdyn.reduced_dynamics.certified.interval_pass import certified_run_interval
 
         return certified_run_interval(config, steps=steps, thresholds=thresholds,
                                       tstar_level=tstar_level, progress=progress,
@@ -87,30 +63,17 @@ def certified_run(config, steps: int | None = None, thresholds=None, dps: int | 
     if checkpoint is not None or resume is not None:
         raise ValueError("the arb certified backend is not checkpointed (use interval64)")
     import flint
-    from flint import arb
 
     from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS, Thresholds
-    from rdyn.reduced_dynamics.model_a.kernels import kernels
 
     thresholds = thresholds or Thresholds()
     old_prec = flint.ctx.prec
     prec = prec if prec is not None else int(dps * 3.33) + 40
     flint.ctx.prec = prec
     try:
-        k = kernels(config.activation, config.logit_scale, "arb")
-        jprepare, jac_pos, jac_neg = jacobian_kernels(config.activation, config.logit_scale)
         params, fraction, level = exact_inputs(config, thresholds, tstar_level)
-        c = k.prepare(*params)
-        cj = jprepare(*params)
-        ratio = arb(config.K) / (config.D - config.K)
-        t1 = EventCertificate("t1")
-        tstar = EventCertificate("T_star")
-        end = steps if steps is not None else MAX_STEPS
-        state = (arb(0), arb(0), arb(0))
-        stopped = None
-        radius_at_tstar = None
-        growth = []
-        next_sample = 1
+        iteration = ArbIteration(config, params)
+        run = _Pass(iteration, fraction, level, steps, steps if steps is not None else MAX_STEPS)
         bar = None
         if progress:
             from tqdm import tqdm
@@ -118,47 +81,75 @@ def certified_run(config, steps: int | None = None, thresholds=None, dps: int | 
 
             bar = tqdm(total=steps, unit="step", unit_scale=True, file=sys.stderr,
                        desc="rdyn certify")
-        t = 0
-        while True:
-            C1, C2, C3 = state
-            if t >= 1 and t1.step is None:
-                t1.observe(t, C1 - fraction * k.c1_star(C2, C3, c))
-            if tstar.step is None:
-                tstar.observe(t, k.attention(C2, C3, c) - level)
-                if tstar.step is not None:
-                    radius_at_tstar = relative_radius(state)
-                    if steps is None:
-                        end = max(2 * t, 1000)
-            if t >= next_sample:
-                growth.append((t, relative_radius(state)))
-                next_sample *= 2
-            if t >= end:
-                break
-            if all(x.rad() == 0 for x in state):
-                state = k.step(C1, C2, C3, c)   # exact input (t = 0): any branch, directly
-            else:
-                if C1 > 0:
-                    a, b, g, h = jac_pos(C1, C2, C3, cj)
-                elif C1 < 0:
-                    a, b, g, h = jac_neg(C1, C2, C3, cj)
-                else:
-                    stopped = f"branch of the map undetermined at step {t}: C1 = {C1}"
-                    break
-                m1, m2, m3 = arb(C1.mid()), arb(C2.mid()), arb(C3.mid())
-                f1, f2, f3 = k.step(m1, m2, m3, c)
-                d1, d2, d3 = C1 - m1, C2 - m2, C3 - m3
-                de = d2 + d3
-                state = (f1 + a * d1 + b * de,
-                         f2 + g * d1 + d2 + h * de,
-                         f3 + ratio * (g * d1 + h * de) + d3)
-            t += 1
-            if bar is not None and t % 10000 == 0:
-                bar.update(10000)
-        if bar is not None:
-            bar.close()
-        return CertifiedResult(steps=t, t1=t1, T_star=tstar, state=state, prec=prec,
+        drive(run, chunk=CHUNK, bar=bar)
+        state = tuple(run.box[:3])   # (C1, C2, C3)
+        return CertifiedResult(steps=run.t, t1=run.t1, T_star=run.tstar, state=state, prec=prec,
                                radius_final=relative_radius(state),
-                               radius_at_T_star=radius_at_tstar, radius_growth=growth,
-                               stopped=stopped)
+                               radius_at_T_star=run.radius_at_tstar, radius_growth=run.growth,
+                               stopped=run.stopped)
     finally:
         flint.ctx.prec = old_prec
+
+
+class _Pass:
+    """The pass as an engine of :func:`rdyn.reduced_dynamics.runs.driver.drive` (its loop state in
+    attributes; not checkpointed): at every step the events are observed on the box, the radius
+    sampled at powers of 2, then the box advanced; ``steps`` None: the end moves to
+    max(2 T*, 1000) once T* is found."""
+
+    def __init__(self, iteration, fraction, level, steps, end):
+        self.iteration, self.fraction, self.level, self.steps, self.end = iteration, fraction, level, steps, end
+        self.t1, self.tstar = EventCertificate("t1"), EventCertificate("T_star")
+        self.box = iteration.start()
+        self.t = 0
+        self.stopped = None
+        self.radius_at_tstar = None
+        self.growth = []
+        self.next_sample = 1
+        self.finished = False
+
+    def advance(self, _, n):
+        """Steps until t is a multiple of n or the pass ends."""
+        iteration, fraction, level, t1, tstar = self.iteration, self.fraction, self.level, self.t1, self.tstar
+        k, c = iteration.kernels, iteration.c
+        state, t, end, next_sample = self.box, self.t, self.end, self.next_sample
+        try:
+            while True:
+                C1, C2, C3, _ = state
+                if t >= 1 and t1.step is None:
+                    t1.observe(t, C1 - fraction * k.c1_star(C2, C3, c))
+                if tstar.step is None:
+                    tstar.observe(t, k.attention(C2, C3, c) - level)
+                    if tstar.step is not None:
+                        self.radius_at_tstar = relative_radius(state[:3])
+                        if self.steps is None:
+                            end = max(2 * t, 1000)
+                if t >= next_sample:
+                    self.growth.append((t, relative_radius(state[:3])))
+                    next_sample *= 2
+                if t >= end:
+                    self.finished = True
+                    return
+                try:
+                    state = iteration.step(state, MEAN_VALUE)
+                except BranchUndetermined:
+                    self.stopped = f"branch of the map undetermined at step {t}: C1 = {C1}"
+                    self.finished = True
+                    return
+                t += 1
+                if t % n == 0:
+                    return
+        finally:
+            self.box, self.t, self.end, self.next_sample = state, t, end, next_sample
+
+    def done(self, _):
+        return self.finished
+
+    def position(self, _):
+        return self.t
+
+    def total(self, _):
+        return self.end if self.steps is None and self.tstar.step is not None else None
+
+    def save(self, path, _):
+        raise ValueError("the arb certified backend is not checkpointed (use interval64)")

@@ -1,11 +1,12 @@
 """What a certified run of Model A establishes: the certificate of each phase boundary
 (:class:`EventCertificate`) and of the run (:class:`CertifiedResult`), shared by the two
 certified backends (arb balls, :mod:`rdyn.reduced_dynamics.certified.arb_pass`; float64 intervals,
-:mod:`rdyn.reduced_dynamics.certified.interval`). Definitions: the module docstring of
+:mod:`rdyn.reduced_dynamics.certified.interval_pass`). Definitions: the module docstring of
 :mod:`rdyn.reduced_dynamics.certified.arb_pass` (docs/models_and_conventions.md, "Phase boundaries"; Lemmas D.13, D.16).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 
@@ -125,7 +126,8 @@ def arb_to_mpf(x):
     anything else unchanged."""
     import mpmath
 
-    if not hasattr(x, "man_exp"):
+    flint = sys.modules.get("flint")   # an arb exists only once flint is loaded
+    if flint is None or not isinstance(x, flint.arb):
         return x
     if not x.is_finite():
         return mpmath.mpf(float(x.mid()))          # nan, inf or -inf

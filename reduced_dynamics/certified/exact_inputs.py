@@ -56,12 +56,17 @@ def exact_inputs(config, thresholds, tstar_level=None):
     backends: the kernel parameters (D, K, eta, ||V*||_F^2, kappa, sigma'(0); eta exact, the
     others their decimal forms), the t1 fraction and the T* level (``tstar_level`` overrides:
     string, arb ball or number; default 1/(2K) exactly)."""
+    return (kernel_params(config), *threshold_balls(config.K, thresholds, tstar_level))
+
+
+def kernel_params(config) -> list:
+    """The parameters of the generated kernels' ``prepare`` (D, K, eta, ||V*||_F^2, kappa,
+    sigma'(0)) as balls at the current precision: eta exact, the others their decimal forms."""
     from flint import arb
 
-    params = [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
-              decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
-              decimal_ball(config.sigma_prime_zero)]
-    return (params, *threshold_balls(config.K, thresholds, tstar_level))
+    return [arb(config.D), arb(config.K), exact_ball(config.exact_step_size()),
+            decimal_ball(config.vstar_norm2), decimal_ball(config.kappa),
+            decimal_ball(config.sigma_prime_zero)]
 
 
 def smooth_run_balls(config, eta, thresholds, tstar_level=None) -> dict:

@@ -71,6 +71,7 @@ constants of item (1).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -413,7 +414,9 @@ def _nodes(q: int, n: int, prec: int):
 
 
 def _upper(ball) -> float:
-    return float(abs(ball).upper()) if hasattr(ball, "upper") else abs(float(ball))
+    flint = sys.modules.get("flint")   # an arb exists only once flint is loaded
+    arb_ball = flint is not None and isinstance(ball, flint.arb)
+    return float(abs(ball).upper()) if arb_ball else abs(float(ball))
 
 
 def _choose_rule(strip: StripBounds, r, rho, s, b_abs, tolerance: float = MOMENT_TOLERANCE

@@ -9,6 +9,8 @@ this ``__init__`` imports nothing):
 * ``kernels``: the collapsed map as generated source for every numeric backend;
 * ``dynamics``: iterating it (float64/numba, arb, mpmath), the event loop (t1, T*, stability):
   ``Config``, ``run``, ``RunResult``;
+* ``engine``: the one engine of every Model A run, homogeneous and smooth (the driver engine
+  around a moment provider's chunk, captured steps, ``RunResult`` assembly);
 * ``double_double_run``: the map in compiled double-double arithmetic (``--precision dd``);
 * ``smooth``, ``gauss_hermite``, ``compiled``, ``compiled_rule``: smooth activations
   (Gauss-Hermite expectations, compiled closed forms and tensor rules);

@@ -22,6 +22,7 @@ import sympy as sp
 
 from rdyn.derivations.model_a import asymptotics as da
 from rdyn.derivations.model_a import collapsed as ma
+from rdyn.reduced_dynamics.model_a.fields import FieldError
 
 
 def _subs(expr, K, vstar_norm2, kappa, D=None):
@@ -92,9 +93,9 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
             try:
                 limits = phase_limits(config, "slow", Thresholds(t1_fraction))
             except LimitsUnavailable:
-                raise ValueError(f"--vstar-norm2 {vstar_norm2}: the slow-manifold limits that "
-                                 f"check the expansion at D = {int(Dv)} cannot be computed in "
-                                 "float64; rerun with --no-check") from None
+                raise FieldError("vstar_norm2", f"{{vstar_norm2}} {vstar_norm2}: the slow-manifold "
+                                 f"limits that check the expansion at D = {int(Dv)} cannot be "
+                                 "computed in float64; rerun with {no_check}", "no_check") from None
             Nv = Dv - K
             lead = float(I0) * Dv ** (1 - extra) * Nv**2
             out["checks"].append(_check_row(Dv, limits, lead, float(I1 / I0) / math.sqrt(Nv),
@@ -160,12 +161,15 @@ NOT_DERIVED_I1 = ("I1 (the (D-K)^(-1/2) term of tau_star) is not derived for a s
 
 def smooth_asymptotic_summary(activation, logit_scale: str = "D", K: int = 4,
                               vstar_norm2: float = 1.0, M: int = 1, t1_fraction: float = 0.95,
-                              check_D=(10**3, 10**4, 10**5, 10**6), digits: int = 30) -> dict:
+                              check_D=(10**3, 10**4, 10**5, 10**6), digits: int = 30,
+                              describe=None) -> dict:
     """The summary of :func:`asymptotic_summary` for a smooth ``activation``
     (:class:`rdyn.derivations.activations.Activation`; V* of M rows of equal norm): I0 and
     tau1's limit derived, I1 ``None`` (``not_derived`` says why), c_L the identity's; checked
     against the slow-manifold quadrature at ``check_D``. ValueError (one line) where the
-    derivation does not go through (Q <= 0 or A = 0)."""
+    derivation does not go through (Q <= 0 or A = 0). ``describe(exc)``: the one-line reason
+    ``not_derived`` gives for a check that stopped on a library error (default: its first line;
+    the API passes one that names a FieldError's option instead of its field)."""
     lead = da.smooth_leading(activation.expression)
     a = sp.sqrt(sp.Rational(repr(vstar_norm2)) / (M * K))
     values, how = {}, {}
@@ -179,12 +183,12 @@ def smooth_asymptotic_summary(activation, logit_scale: str = "D", K: int = 4,
     rate = sp.N(lead.rate.subs(subs), digits + 5) if exact_rate is None else exact_rate
     label = activation.label
     if not rate > 0:
-        raise ValueError(f"--activation {label}: the large-D constants are not derived: phase "
-                         f"one's rate Q = sigma'(0)^2 - sigma''(0) (E[sigma(aZ)] - sigma(0)) = "
+        raise FieldError("activation", f"{{activation}} {label}: the large-D constants are not "
+                         f"derived: phase one's rate Q = sigma'(0)^2 - sigma''(0) (E[sigma(aZ)] - sigma(0)) = "
                          f"{sp.N(rate, 6)} is not > 0 (no stable linear relaxation of C1)")
     if abs(values["A"]) < sp.Float(10) ** (-digits):
-        raise ValueError(f"--activation {label}: the large-D constants are not derived: "
-                         "E[sigma'(aZ)] = 0, the outer region's C1* vanishes")
+        raise FieldError("activation", f"{{activation}} {label}: the large-D constants are not "
+                         "derived: E[sigma'(aZ)] = 0, the outer region's C1* vanishes")
     extra = 0 if logit_scale == "D" else 1
     I0_expr = _subs(lead.I0, K, vstar_norm2, 0)
     I0 = sp.N(I0_expr.subs(subs), digits + 5)
@@ -233,8 +237,9 @@ def smooth_asymptotic_summary(activation, logit_scale: str = "D", K: int = 4,
             try:
                 limits = smooth_phase_limits(config, "slow", Thresholds(t1_fraction))
             except (ValueError, ArithmeticError) as exc:
+                reason = describe(exc) if describe is not None else str(exc).splitlines()[0]
                 out["not_derived"].append(f"slow-manifold check stopped at D = {int(Dv)}: "
-                                          f"{str(exc).splitlines()[0]}")
+                                          f"{reason}")
                 break
             lead_value = float(I0) * Dv ** (1 - extra) * (Dv - K) ** 2
             out["checks"].append(_check_row(Dv, limits, lead_value, None, tau1_inf, previous))

@@ -30,18 +30,17 @@ sweep gives the rows of an uninterrupted one bit for bit.
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
-from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError, Interrupted, save_or_warn
+from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError
 from rdyn.reduced_dynamics.runs.checkpoint import load as load_checkpoint
 from rdyn.reduced_dynamics.runs.checkpoint import save as save_checkpoint
-from rdyn.reduced_dynamics.model_a.dynamics import (TeacherConfig, Thresholds, attention_crossing,
-                                      late_slope, log_grid)
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds, attention_crossing
+from rdyn.reduced_dynamics.model_a.engine import late_slope, log_grid
 from rdyn.reduced_dynamics.runs.divergence import is_diverged
 from rdyn.reduced_dynamics.runs.sweep_rows import check_batch_rows
 from rdyn.reduced_dynamics.model_a.kernels import kernels
@@ -336,29 +335,51 @@ def block_size(n: int, block: int | None) -> int:
     return max(8, min(64, -(-share // 8) * 8))
 
 
-def _advance_group(configs, state: GroupState, steps, thresholds, capture_steps, chunk, fast,
-                   block, after_chunk):
-    """Advance one group to ``steps`` (and the final event pass), calling
-    ``after_chunk(configuration_steps)`` between chunks; the state is consistent at each call."""
-    first = configs[0]
-    advance = compiled_batch_advance(first.activation, first.logit_scale, fast)
-    k = kernels(first.activation, first.logit_scale, "float64")
-    cs, settings = _parameters(configs, thresholds, k, fast)
-    size = block_size(len(configs), block)
-    clock = state.clock
+class _SweepEngine:
+    """The groups of a sweep as one engine of :mod:`rdyn.reduced_dynamics.runs.driver` (state: the
+    list of :class:`GroupState`). A chunk advances the first unfinished group by at most ``n``
+    steps (never past ``steps``); a group at ``steps`` makes the final step's events and
+    capture in one more chunk (``run`` makes the same extra pass without stepping) and is then
+    finished. Position: configuration-steps done."""
 
-    def run_chunk(m):
-        advance(state.C1, state.C2, state.C3, cs, settings, state.events, clock, m, steps,
-                capture_steps, state.capture_out, size)
+    def __init__(self, members, steps, thresholds, capture_steps, fast, block, write):
+        self.members, self.steps, self.thresholds = members, steps, thresholds
+        self.capture_steps, self.fast, self.block, self.write = capture_steps, fast, block, write
+        self.compiled: dict[int, tuple] = {}
 
-    while clock[2] == 0 and clock[0] < steps:
-        m = min(chunk, steps - int(clock[0]))
-        run_chunk(m)
-        after_chunk(m * len(configs))
-    if clock[2] == 0:
-        # the final step's events and capture (run() makes the same extra pass without stepping)
-        run_chunk(1)
-        clock[2] = 1
+    def _group(self, j: int) -> tuple:
+        """(advance, cs, settings, block size) of group j, made on its first chunk."""
+        if j not in self.compiled:
+            configs = self.members[j]
+            first = configs[0]
+            advance = compiled_batch_advance(first.activation, first.logit_scale, self.fast)
+            k = kernels(first.activation, first.logit_scale, "float64")
+            cs, settings = _parameters(configs, self.thresholds, k, self.fast)
+            self.compiled[j] = (advance, cs, settings, block_size(len(configs), self.block))
+        return self.compiled[j]
+
+    def advance(self, states, n: int):
+        j = next(j for j, s in enumerate(states) if s.clock[2] == 0)
+        state = states[j]
+        advance, cs, settings, size = self._group(j)
+        clock = state.clock
+        final = clock[0] >= self.steps
+        advance(state.C1, state.C2, state.C3, cs, settings, state.events, clock,
+                1 if final else min(n, self.steps - int(clock[0])), self.steps,
+                self.capture_steps, state.capture_out, size)
+        if final:
+            clock[2] = 1
+        return states
+
+    def done(self, states) -> bool:
+        return all(s.clock[2] != 0 for s in states)
+
+    def position(self, states) -> int:
+        return sum(int(s.clock[0]) * len(g) for s, g in zip(states, self.members))
+
+    def save(self, path: str, states) -> int:
+        self.write()
+        return self.position(states)
 
 
 def _rows(configs, state: GroupState, steps, capture_steps):
@@ -473,30 +494,11 @@ def run_batch(configs: Sequence[TeacherConfig], steps: int,
 
         bar = tqdm(total=steps * len(configs), initial=done(), unit="cfg-step",
                    unit_scale=True, file=sys.stderr, desc="rdyn sweep")
-    last_save = time.monotonic()
+    from rdyn.reduced_dynamics.runs.driver import drive
 
-    def after_chunk(work: int) -> None:
-        nonlocal last_save
-        if bar is not None:
-            bar.update(work)
-        if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
-            save_or_warn(save)
-            last_save = time.monotonic()
-
-    try:
-        for group, state in zip(members, states):
-            _advance_group(group, state, steps, thresholds, capture_steps, chunk, fast, block,
-                           after_chunk)
-    except KeyboardInterrupt:
-        if checkpoint is None:
-            raise
-        save()
-        raise Interrupted(done(), str(checkpoint)) from None
-    finally:
-        if bar is not None:
-            bar.close()
-    if checkpoint is not None:
-        save_or_warn(save)
+    engine = _SweepEngine(members, steps, thresholds, capture_steps, fast, block, save)
+    drive(engine, states, chunk=chunk, checkpoint=None if checkpoint is None else str(checkpoint),
+          checkpoint_every=checkpoint_every, bar=bar)
     rows: list = [None] * len(configs)
     for indices, group, state in zip(groups.values(), members, states):
         for i, row in zip(indices, _rows(group, state, steps, capture_steps)):

@@ -16,15 +16,17 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import math
-import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
 from rdyn.derivations.generated import run_generated
 from rdyn.reduced_dynamics.runs.divergence import first_diverged_step, is_diverged
+from rdyn.reduced_dynamics.model_a.engine import (RunResult, StateReport, assemble,  # noqa: F401
+                                                  capture_steps as _capture_steps, drive_run,
+                                                  progress_bar)
 from rdyn.reduced_dynamics.model_a.kernels import (eta_limit_expression, eta_limit_source, kernel_source,
                                               kernels)
 
@@ -44,8 +46,13 @@ class TeacherConfig:
 
     ``vstar_norm2`` is ||V*||_F^2; ``sigma_prime_zero`` is sigma'(0); ``logit_scale`` is the
     softmax divisor ("D" or "sqrtD"); ``kappa`` is used by the leaky activation only.
-    ``eta = None`` means half of :func:`eta_limit`.
+    ``eta = None`` means half of :func:`eta_limit` (:attr:`step_size`; the API resolves it once,
+    by :func:`~rdyn.reduced_dynamics.model_a.request.resolve_eta`). Refusals are
+    :class:`~rdyn.reduced_dynamics.model_a.fields.FieldError` naming the field (their text is
+    the same for every caller).
     """
+
+    kind: ClassVar[str] = "homogeneous"   # the family (SmoothConfig: "smooth"): dispatch on it
 
     D: int
     K: int
@@ -57,29 +64,34 @@ class TeacherConfig:
     logit_scale: str = "D"
 
     def __post_init__(self) -> None:
+        from rdyn.reduced_dynamics.model_a.fields import FieldError
+
         for name in ("kappa", "eta", "vstar_norm2", "sigma_prime_zero"):
             value = getattr(self, name)
             if value is not None and not math.isfinite(value):
-                raise ValueError(f"{name} must be finite, got {value}")
+                raise FieldError(name, f"{name} must be finite, got {value}")
         if not (1 <= self.K < self.D):
-            raise ValueError(f"need 1 <= K < D, got D={self.D}, K={self.K}")
+            raise FieldError("K", f"need 1 <= K < D, got D={self.D}, K={self.K}")
         if self.activation not in ("identity", "relu", "leaky"):
             hint = (" (a smooth activation is not a grid value: rdyn sweep --activation "
                     f"{self.activation} runs the whole grid with it)"
                     if self.activation in ("erf", "tanh", "gelu", "softplus", "sigmoid", "expr")
                     else "")
-            raise ValueError(f"unknown activation {self.activation!r}{hint}")
+            raise FieldError("activation", f"unknown activation {self.activation!r}{hint}")
         if not (0 <= self.kappa < 1):
-            raise ValueError(f"kappa must be in [0, 1), got {self.kappa}")
+            raise FieldError("kappa", f"kappa must be in [0, 1), got {self.kappa}")
         if self.eta is not None and not (self.eta > 0):
-            raise ValueError(f"eta must be > 0, got {self.eta}")
+            raise FieldError("eta", f"eta must be > 0, got {self.eta}")
         if not (self.vstar_norm2 > 0):
-            raise ValueError(f"||V*||_F^2 must be > 0, got {self.vstar_norm2}")
+            raise FieldError("vstar_norm2", f"||V*||_F^2 must be > 0, got {self.vstar_norm2}")
         if self.logit_scale not in ("D", "sqrtD"):
-            raise ValueError(f"logit scale must be D or sqrtD, got {self.logit_scale!r}")
+            raise FieldError("logit_scale",
+                             f"logit scale must be D or sqrtD, got {self.logit_scale!r}")
 
     @property
     def step_size(self) -> float:
+        """eta, or eta_limit/2 when None (the homogeneous rule of :func:`~rdyn.
+        reduced_dynamics.model_a.request.resolve_eta`)."""
         return self.eta if self.eta is not None else eta_limit(self) / 2
 
     def exact_step_size(self):
@@ -146,46 +158,6 @@ def eta_limit_fraction(config: TeacherConfig):
 def eta_limit(config: TeacherConfig) -> float:
     """:func:`eta_limit_exact` in float64 (correctly rounded, as ``float`` of the exact value)."""
     return float(eta_limit_fraction(config))
-
-
-@dataclass(frozen=True)
-class StateReport:
-    """Observables at one step: the state, attention level p, C1*, excess loss."""
-
-    t: int
-    C1: object
-    C2: object
-    C3: object
-    p: object
-    C1_star: object
-    loss: object
-
-    def as_dict(self) -> dict:
-        return {"t": self.t, "C1": self.C1, "C2": self.C2, "C3": self.C3, "p": self.p,
-                "C1_star": self.C1_star, "loss": self.loss}
-
-
-@dataclass
-class RunResult:
-    config: TeacherConfig
-    eta: float
-    steps: int
-    t1: int | None
-    T_star: int | None
-    lost_at_step: int | None
-    eta_limit: float
-    final: StateReport
-    record: dict[int, StateReport]
-    loss_curve: list[tuple[int, object]] = field(default_factory=list)
-    loss_slope: float | None = None
-    backend: str = "float64"
-    # default runs only: the step from which the iterates are a fixed point of the map as
-    # evaluated in this backend's arithmetic (the increments round away), before T*; the
-    # run stops there, since T* can then never be reached (None otherwise)
-    fixed_point_at: int | None = None
-    # the first step whose state diverged (reduced_dynamics/runs/divergence.py): the run stops,
-    # ``final`` is the state of the step before, t1, T* and loss_slope are None
-    diverged_at_step: int | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -269,38 +241,6 @@ def python_advance(activation: str, scale: str, backend: str) -> Callable:
 # Driver
 # --------------------------------------------------------------------------------------------
 
-def log_grid(last: int, per_decade: int = 20) -> np.ndarray:
-    """Steps 0, ``last`` and the points round(10^(k/per_decade)) <= ``last`` (k = 0, 1, ...).
-
-    The grid is prefix-stable: the points of ``log_grid(N1)`` below N1 are those of
-    ``log_grid(N2)`` below N1 for every N2 >= N1, so a run extended from N1 to N2 steps (resume
-    with a larger ``steps``) has captured exactly the points a single N2-step run captures."""
-    last = int(last)
-    top = int(per_decade * math.log10(max(last, 1))) + 1
-    points = np.round(np.logspace(0, top / per_decade, top + 1)).astype(np.int64)
-    points = points[points <= last]
-    return np.unique(np.concatenate([[0], points, [last]]).astype(np.int64))
-
-
-def late_slope(curve: Sequence[tuple[int, float]], T_star: int | None,
-               last: int) -> float | None:
-    """Least-squares slope of log(loss) against log(t) over the late window
-    [max(T*, last // 10), last] (the paper's Theta(1/T) regime is after T*, Lemma D.16).
-
-    Reported only for a run long enough to have a late time: T* reached, ``last >= 2 T*``
-    (the window spans at least a factor 2 in t) and at least 3 positive losses in the window;
-    else None (a 10-step run has no late-time slope)."""
-    if T_star is None or last < 2 * max(T_star, 1):
-        return None
-    start = max(T_star, last // 10, 1)
-    pts = [(t, float(v)) for t, v in curve if start <= t <= last and float(v) > 0]
-    if len(pts) < 3:
-        return None
-    x = np.log([t for t, _ in pts])
-    y = np.log([v for _, v in pts])
-    return float(np.polyfit(x, y, 1)[0])
-
-
 class _Numbers:
     """Conversion between Python floats / decimal strings and a backend's numbers."""
 
@@ -361,11 +301,18 @@ class _Loop:
     fixed_point_at: int | None = None
     diverged_at: int | None = None   # first step whose state diverged (divergence.py); the
     # loop then holds the state of the step before
+    done: bool = False   # the run has ended (the end step, a fixed point or divergence); a
+    # loaded checkpoint starts not done: its first chunk finds the end again
+
+    @property
+    def stop_at(self) -> int:
+        """The step the run stops at (the engine's protocol, :mod:`.engine`)."""
+        return int(self.events[3])
 
     def copy(self) -> "_Loop":
         return _Loop(self.t, self.state.copy(), self.events.copy(), self.cursor.copy(),
                      self.capture_out,  # entries past ``cursor`` are rewritten identically
-                     self.fixed_point_at, self.diverged_at)
+                     self.fixed_point_at, self.diverged_at, self.done)
 
 
 def _same_state(a, b) -> bool:
@@ -409,8 +356,8 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
         raise checkpoint.CheckpointError(
             f"checkpoint {path} was written with a different steps: {show(saved_steps)} in the "
             f"checkpoint, {show(steps)} now (only an explicit --steps can be raised)")
-    try:
-        t, events, cursor = int(meta["t"]), [int(e) for e in meta["events"]], [int(meta["cursor"])]
+    def parse():
+        counters = (int(meta["t"]), [int(e) for e in meta["events"]], [int(meta["cursor"])])
         saved_capture = [int(s) for s in np.asarray(arrays["capture_steps"]).ravel()]
         if backend in ("float64", "dd"):
             state = np.array(arrays["state"], dtype=np.float64)
@@ -418,15 +365,12 @@ def _load_loop(path: str, identity: dict, capture_steps) -> _Loop:
         else:
             state = list(checkpoint.from_exact_array(arrays["state"], backend))
             saved_out = checkpoint.from_exact_array(arrays["capture_out"], backend)
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, checkpoint.CheckpointError):
-            raise
-        raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
-    if len(state) != 3 or saved_out.shape[:2] != (len(saved_capture), 3) or len(events) != 4:
-        raise checkpoint.CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
-    if is_diverged(_state_values(state)):
-        raise checkpoint.CheckpointError(
-            f"checkpoint {path} holds a non-finite or diverged state (C1, C2, C3); not resumable")
+        return counters, saved_capture, state, saved_out
+
+    (t, events, cursor), saved_capture, state, saved_out = checkpoint.parsed(path, parse)
+    checkpoint.check_state(path, len(state) == 3 and len(events) == 4
+                           and saved_out.shape[:2] == (len(saved_capture), 3),
+                           _state_values(state), "C1, C2, C3")
     if steps is not None and t > steps:
         raise checkpoint.CheckpointError(
             f"checkpoint {path} is at step {t}, beyond --steps {steps}")
@@ -503,6 +447,18 @@ def run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] =
                     checkpoint, checkpoint_every, resume, expected_steps)
 
 
+def run_request(request) -> RunResult:
+    """:func:`run` on a typed :class:`~rdyn.reduced_dynamics.model_a.request.Request` (its
+    model's config and thresholds, its numerics' backend and dps, its control's steps, record,
+    checkpointing and progress): the entry point of the API."""
+    model, numerics, control = request.model, request.numerics, request.control
+    return run(model.config, steps=control.steps, record=control.record,
+               thresholds=model.thresholds, backend=numerics.backend, dps=numerics.dps,
+               progress=control.progress, checkpoint=control.checkpoint,
+               checkpoint_every=control.checkpoint_every, resume=control.resume,
+               expected_steps=control.expected_steps)
+
+
 def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] = (),
          thresholds: Thresholds = Thresholds(), backend: str = "float64", dps: int | None = None,
          progress: bool = False, chunk: int = 2_000_000, checkpoint: str | None = None,
@@ -539,9 +495,7 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
     prefilter -= 1e-6 * (abs(prefilter) + 1)
     eta = config.step_size
     end = steps if steps is not None else MAX_STEPS
-    grid = log_grid(end if steps is not None else MAX_STEPS)
-    capture_steps = np.unique(np.concatenate([grid, np.asarray(list(record), dtype=np.int64)]))
-    capture_steps = capture_steps[capture_steps <= end].astype(np.int64)
+    capture_steps = _capture_steps(end, record)
     if backend == "float64":
         advance = compiled_advance(config.activation, config.logit_scale)
         state = np.zeros(3)
@@ -592,8 +546,8 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
     if resume is not None:
         loop = _load_loop(resume, identity, capture_steps)
     long_run = steps is None or steps > {"float64": 10**6, "dd": 10**5}.get(backend, 10**4)
-    bar = _progress_bar(progress and long_run, steps if steps is not None else expected_steps,
-                        initial=loop.t)
+    bar = progress_bar(progress and long_run, steps if steps is not None else expected_steps,
+                       initial=loop.t)
     loop = _iterate(advance, loop, chunk, c, capture_steps, settings,
                     strip=num.strip if backend in ("arb", "mpmath") else None, bar=bar,
                     checkpoint=checkpoint, identity=identity, save_every=checkpoint_every,
@@ -613,7 +567,8 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         except (OverflowError, ZeroDivisionError):
             return math.nan
 
-    def report(tt, c1, c2, c3) -> StateReport:
+    def report(tt, values) -> StateReport:
+        c1, c2, c3 = values
         cr = c_report
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             values = (c1, c2, c3, observable(k.attention, c2, c3, cr),
@@ -626,24 +581,16 @@ def _run(config: TeacherConfig, steps: int | None = None, record: Sequence[int] 
         strip = dd_to_mpf
     else:  # captured arb values are reported from their midpoints (as stored in a checkpoint)
         strip = num.strip
-    captured = {int(s): report(s, *(strip(x) for x in capture_out[i]))
+    captured = {int(s): tuple(strip(x) for x in capture_out[i])
                 for i, s in enumerate(capture_steps) if s <= t}
-    final = report(t, *(strip(x) for x in state))
-    curve = [(s, r.loss) for s, r in sorted(captured.items())]
-    T_star = int(events[1]) if events[1] >= 0 else None
-    result = RunResult(
-        config=config, eta=eta, steps=t,
-        t1=int(events[0]) if events[0] >= 0 else None, T_star=T_star,
-        lost_at_step=int(events[2]) if events[2] >= 0 else None, eta_limit=limit,
-        final=final, record={int(s): captured[int(s)] for s in record if int(s) in captured},
-        loss_curve=curve, backend=backend, fixed_point_at=loop.fixed_point_at,
-    )
-    if loop.diverged_at is not None:   # nothing computed from a diverged run is reported
-        result.diverged_at_step = int(loop.diverged_at)
-        result.t1 = result.T_star = None
-        return result
-    result.loss_slope = late_slope(curve, T_star, t)
-    return result
+    return assemble(
+        RunResult, config=config, eta=eta, eta_limit=limit, backend=backend, t=t,
+        t1=int(events[0]) if events[0] >= 0 else None,
+        T_star=int(events[1]) if events[1] >= 0 else None,
+        lost=int(events[2]) if events[2] >= 0 else None, captured=captured,
+        final_state=tuple(strip(x) for x in state), record=record, report=report,
+        loss=lambda values: report(0, values).loss, fixed_point_at=loop.fixed_point_at,
+        diverged_at=None if loop.diverged_at is None else int(loop.diverged_at))
 
 
 def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, settings,
@@ -651,9 +598,11 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
              save_every: float, stop_at_fixed_point: bool = False) -> _Loop:
     """Advance ``loop`` chunk by chunk until the end step; returns the final loop state.
 
-    ``strip`` (arb) drops ball radii after every chunk. With a ``checkpoint`` path the loop is
-    saved at most every ``save_every`` seconds between chunks, at the end, and on
-    KeyboardInterrupt (the last complete chunk boundary; then
+    The loop is the one Model A engine's (:func:`~rdyn.reduced_dynamics.model_a.engine.
+    drive_run`), one chunk being the homogeneous provider's below: the ``advance`` kernel,
+    divergence and the fixed-point stop. ``strip`` (arb) drops ball radii after every chunk.
+    With a ``checkpoint`` path the loop is saved at most every ``save_every`` seconds between
+    chunks, at the end, and on KeyboardInterrupt (the last complete chunk boundary; then
     :class:`~rdyn.reduced_dynamics.runs.checkpoint.Interrupted` is raised).
 
     ``stop_at_fixed_point`` (default runs): when a whole chunk before T* leaves the state
@@ -661,69 +610,39 @@ def _iterate(advance: Callable, loop: _Loop, chunk: int, c, capture_steps, setti
     arithmetic, every later step is the same state and T* can never be reached: the loop
     stops there and sets ``loop.fixed_point_at``.
     """
-    import time
-
-    from rdyn.reduced_dynamics.runs.checkpoint import save_or_warn
-
-    def save(snapshot: _Loop) -> None:
-        _save_loop(checkpoint, identity, snapshot, capture_steps)
-
-    if checkpoint is None:
-        save = None
-    last_save = time.monotonic()
-    shown = loop.t
-    boundary = None  # a copy of the loop at the start of the chunk in progress
-    try:
-        while True:
-            boundary = None
-            boundary = loop.copy()
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                t_new = advance(loop.state, loop.t, chunk, c, capture_steps, loop.capture_out,
-                                loop.cursor, loop.events, settings)
+    def chunk_of(loop: _Loop, n: int) -> _Loop:
+        """One chunk: the ``advance`` kernel, then divergence (bisection to the last finite
+        step) and the fixed-point stop; sets ``loop.done``."""
+        boundary = loop.copy()
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            t_new = advance(loop.state, loop.t, n, c, capture_steps, loop.capture_out,
+                            loop.cursor, loop.events, settings)
+        if strip is not None:
+            loop.state = [strip(x) for x in loop.state]
+        if is_diverged(_state_values(loop.state)):
+            loop = _last_finite(advance, boundary, t_new, c, capture_steps, settings, strip)
+            loop.done = True
+            return loop
+        done = t_new == loop.t or t_new >= loop.events[3]
+        if (stop_at_fixed_point and not done and loop.events[1] < 0
+                and t_new - loop.t == n and _same_state(loop.state, boundary.state)):
+            probe = loop.copy()
+            probe.t = advance(probe.state, t_new, 1, c, capture_steps, probe.capture_out,
+                              probe.cursor, probe.events, settings)
             if strip is not None:
-                loop.state = [strip(x) for x in loop.state]
-            if is_diverged(_state_values(loop.state)):
-                loop = _last_finite(advance, boundary, t_new, c, capture_steps, settings, strip)
-                boundary = None
-                break
-            done = t_new == loop.t or t_new >= loop.events[3]
-            if (stop_at_fixed_point and not done and loop.events[1] < 0
-                    and t_new - loop.t == chunk and _same_state(loop.state, boundary.state)):
-                probe = loop.copy()
-                probe.t = advance(probe.state, t_new, 1, c, capture_steps, probe.capture_out,
-                                  probe.cursor, probe.events, settings)
-                if strip is not None:
-                    probe.state = [strip(x) for x in probe.state]
-                if _same_state(probe.state, loop.state):
-                    loop.fixed_point_at = int(boundary.t)
-                    done = True
-            loop.t = t_new
-            boundary = None
-            if bar is not None and (t_new - shown >= 100_000 or done):
-                if loop.events[3] < MAX_STEPS:   # the stop step, once known (else the estimate)
-                    bar.total = int(loop.events[3])
-                bar.update(t_new - shown)
-                shown = t_new
-            if done:
-                break
-            if save is not None and time.monotonic() - last_save >= save_every:
-                save_or_warn(lambda: save(loop))
-                last_save = time.monotonic()
-        if save is not None:
-            save_or_warn(lambda: save(loop))
-    except KeyboardInterrupt as exc:
-        if bar is not None:
-            bar.close()
-        if save is None:
-            raise
-        from rdyn.reduced_dynamics.runs.checkpoint import Interrupted
+                probe.state = [strip(x) for x in probe.state]
+            if _same_state(probe.state, loop.state):
+                loop.fixed_point_at = int(boundary.t)
+                done = True
+        loop.t = t_new
+        loop.done = bool(done)
+        return loop
 
-        consistent = boundary if boundary is not None else loop
-        save(consistent)
-        raise Interrupted(int(consistent.t), checkpoint) from exc
-    if bar is not None:
-        bar.close()
-    return loop
+    def write(path: str, loop: _Loop) -> None:
+        _save_loop(path, identity, loop, capture_steps)
+
+    return drive_run(chunk_of, write, loop, budget=MAX_STEPS, size=chunk, checkpoint=checkpoint,
+                     checkpoint_every=save_every, bar=bar, bar_every=100_000)
 
 
 def _state_values(state) -> list:
@@ -754,13 +673,3 @@ def _last_finite(advance: Callable, boundary: "_Loop", t_bad: int, c, capture_st
     loop = run_to(bad - 1)
     loop.diverged_at = bad
     return loop
-
-
-def _progress_bar(progress: bool, total: int | None, initial: int = 0):
-    if not progress:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, unit="step", unit_scale=True, file=sys.stderr,
-                desc="rdyn teacher")
-

@@ -85,7 +85,8 @@ def loop_source(args: str, setup: str, moments: str, t1: str, lost: str) -> str:
     ``lost``: run when ``lost < 0 and t < stop``, sets ``lost = t`` if the step is unstable.
     ``grad_in``, ``grad_out`` and ``math`` must be names of the module the source runs in."""
     def block(code: str, depth: int) -> str:
-        return textwrap.indent(textwrap.dedent(code).strip("\n"), "    " * depth) or "    pass"
+        body = textwrap.dedent(code).strip("\n") or "pass"   # an empty part is a no-op
+        return textwrap.indent(body, "    " * depth)
 
     return (_TEMPLATE.replace("@ARGS@", args).replace("@SETUP@", block(setup, 1))
             .replace("@MOMENTS@", block(moments, 2)).replace("@T1@", block(t1, 2))

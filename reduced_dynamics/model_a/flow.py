@@ -435,12 +435,15 @@ def plane_flow_limits(flow: PlaneFlow, t1_fraction: float) -> PhaseLimits:
 
 
 def check_thresholds(D: int, K: int, thresholds: Thresholds) -> None:
-    """ValueError (one line) when the flow's events cannot happen."""
+    """FieldError (one line, naming the threshold) when the flow's events cannot happen."""
+    from rdyn.reduced_dynamics.model_a.fields import FieldError
+
     if not thresholds.t1_fraction < 1:
-        raise ValueError("the flow's C1 stays below C1*: t1 is never reached with "
-                         "--t1-fraction >= 1 (use --method map)")
+        raise FieldError("t1_fraction", "the flow's C1 stays below C1*: t1 is never reached with "
+                         "{t1_fraction} >= 1 (use {method} map)", "method")
     if not thresholds.attention(K) > 1 / D:
-        raise ValueError("--tstar-attention <= 1/D: T* = 0 (p(0) = 1/D); use --method map")
+        raise FieldError("tstar_attention", "{tstar_attention} <= 1/D: T* = 0 (p(0) = 1/D); use "
+                         "{method} map", "method")
 
 
 def phase_limits(config: TeacherConfig, method: str = "slow",

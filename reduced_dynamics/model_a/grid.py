@@ -13,6 +13,7 @@ import math
 from decimal import Decimal
 
 from rdyn.derivations.messages import summarised
+from rdyn.reduced_dynamics.model_a.fields import FieldError
 
 KEYS = {  # key: (parser, default)
     "D": (int, 36), "K": (int, 4), "eta": (float, None), "vstar_norm2": (float, 1.0),
@@ -118,6 +119,8 @@ def config(point: dict):
     except (TypeError, ValueError) as exc:
         where = ", ".join(f"{k}={v}" for k, v in point.items()
                           if k in ("D", "K") or v != KEYS[k][1])
+        if isinstance(exc, FieldError):   # the field keeps its name; the API shows its option
+            raise exc.prefixed(f"--grid point ({where or 'defaults'}): ") from None
         raise ValueError(f"--grid point ({where or 'defaults'}): {exc}") from None
 
 
@@ -142,4 +145,6 @@ def smooth_config(point: dict, activation, M: int):
         where = ", ".join(f"{k}={point[k]}" for k in ("D", "K", "eta", "vstar_norm2",
                                                        "logit_scale")
                           if k in ("D", "K") or point[k] != KEYS[k][1])
+        if isinstance(exc, FieldError):   # the field keeps its name; the API shows its option
+            raise exc.prefixed(f"--grid point ({where}): ") from None
         raise ValueError(f"--grid point ({where}): {exc}") from None

@@ -304,7 +304,7 @@ def jacobian_source(activation: str, scale: str) -> str:
     """Source of ``prepare`` and ``jacobian_positive/negative(C1, C2, C3, c) -> (g_C1,
     g_e e_C, d_C1, d_e e_C)`` (derivatives of the generated step's C1 map g and C2 increment
     d; e_C = -e/scale), printed like the step (:func:`kernel_source`); evaluated on
-    arb balls by :func:`rdyn.reduced_dynamics.certified.arb_pass.jacobian_kernels`."""
+    arb balls by :func:`rdyn.reduced_dynamics.certified.arb_iteration.jacobian_kernels`."""
     pool = _sym().codegen.ConstantPool(_sym().variables)
     functions = [_function(pool, f"def jacobian_{branch}(C1, C2, C3, c):",
                            [(None, jacobian_entries(activation, scale, branch), None)], scale)

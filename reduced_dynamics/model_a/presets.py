@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numbers
 
+from rdyn.reduced_dynamics.model_a.fields import FieldError
+
 PRESETS = {  # task: (default D, default K, K fixed?)
     "cnn": (36, 4, False),
     "gcn": (20, 3, True),
@@ -33,43 +35,46 @@ def preset_groups(task: str, D: int, K: int) -> list[list[int]]:
 
 def check_preset(task: str, D: int | None, K: int | None) -> tuple[int, int]:
     """(D, K) of preset ``task`` with the given overrides; ValueError (one line) if the
-    preset cannot have them (gcn/gslp fix K; cnn needs K | D; 1 <= K < D)."""
+    preset cannot have them (gcn/gslp fix K; cnn needs K | D; 1 <= K < D): a FieldError
+    naming the field (K, D)."""
     D0, K0, k_fixed = PRESETS[task]
     D = D0 if D is None else D
     K = K0 if K is None else K
     if k_fixed and K != K0:
-        raise ValueError(f"task {task} has K = {K0}; --K cannot change it")
+        raise FieldError("K", f"task {task} has K = {K0}; {{K}} cannot change it")
     if K < 1:
-        raise ValueError(f"K must be >= 1, got {K}")
+        raise FieldError("K", f"K must be >= 1, got {K}")
     if K >= D:
-        raise ValueError(f"need K < D, got K={K}, D={D}")
+        raise FieldError("K", f"need K < D, got K={K}, D={D}")
     if task == "cnn" and D % K != 0:
-        raise ValueError(f"cnn needs D to be a multiple of K, got D={D}, K={K}")
+        raise FieldError("D", f"cnn needs D to be a multiple of K, got D={D}, K={K}")
     return D, K
 
 
 def validate_groups(groups, D: int | None = None) -> tuple[int, int]:
     """Check a user family of groups: D lists of K distinct integer indices in 0..D-1.
-    Returns (D, K); ValueError with a one-line message otherwise."""
+    Returns (D, K); a FieldError (field ``groups``) with a one-line message otherwise."""
     if not (isinstance(groups, (list, tuple)) and groups
             and all(isinstance(g, (list, tuple)) for g in groups)):
-        raise ValueError("--groups must be a JSON list of D index lists")
+        raise FieldError("groups", "{groups} must be a JSON list of D index lists")
     n = len(groups)
     if D is not None and D != n:
-        raise ValueError(f"--groups has {n} groups but --D is {D}")
+        raise FieldError("groups", f"{{groups}} has {n} groups but {{D}} is {D}", "D")
     for i, g in enumerate(groups):
         bad = [j for j in g if isinstance(j, bool) or not isinstance(j, numbers.Integral)]
         if bad:
-            raise ValueError(f"--groups: indices must be integers; group {i} has {bad[0]!r}")
+            raise FieldError("groups", f"{{groups}}: indices must be integers; group {i} has "
+                             f"{bad[0]!r}")
     sizes = {len(g) for g in groups}
     if len(sizes) != 1:
-        raise ValueError(f"every group must have the same size K; got sizes {sorted(sizes)}")
+        raise FieldError("groups", f"every group must have the same size K; got sizes "
+                         f"{sorted(sizes)}")
     (K,) = sizes
     for i, g in enumerate(groups):
         if not all(0 <= j < n for j in g):
-            raise ValueError(f"group {i} has an index outside 0..{n - 1}")
+            raise FieldError("groups", f"group {i} has an index outside 0..{n - 1}")
         if len(set(g)) != len(g):
-            raise ValueError(f"group {i} repeats an index")
+            raise FieldError("groups", f"group {i} repeats an index")
     if not 1 <= K < n:
-        raise ValueError(f"need 1 <= K < D, got K={K}, D={n}")
+        raise FieldError("groups", f"need 1 <= K < D, got K={K}, D={n}")
     return n, K

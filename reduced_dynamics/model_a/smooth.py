@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -40,7 +40,8 @@ from rdyn.derivations.model_a.collapsed_general import logit_gradient_functions
 from rdyn.reduced_dynamics.runs.divergence import is_diverged
 from rdyn.derivations.generated import run_generated
 from rdyn.reduced_dynamics.model_a.gauss_hermite import GaussRule, float64_rule, precise_rule
-from rdyn.reduced_dynamics.model_a.dynamics import RunResult
+from rdyn.reduced_dynamics.model_a.engine import RunResult
+from rdyn.reduced_dynamics.model_a.fields import FieldError
 
 FLOAT64_LADDER = (12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)
@@ -57,7 +58,10 @@ COMPILED = ("erf", "gelu")
 
 @dataclass(frozen=True)
 class SmoothConfig:
-    """One collapsed run: sizes, activation, step size, ||V*||_F^2 over M equal rows."""
+    """One collapsed run: sizes, activation, step size, ||V*||_F^2 over M equal rows.
+    Refusals are :class:`~rdyn.reduced_dynamics.model_a.request.FieldError` naming the field."""
+
+    kind: ClassVar[str] = "smooth"   # the family (TeacherConfig: "homogeneous"): dispatch on it
 
     D: int
     K: int
@@ -69,11 +73,11 @@ class SmoothConfig:
 
     def __post_init__(self):
         if not (1 <= self.K < self.D):
-            raise ValueError(f"need 1 <= K < D, got D={self.D}, K={self.K}")
+            raise FieldError("K", f"need 1 <= K < D, got D={self.D}, K={self.K}")
         if self.M < 1:
-            raise ValueError("--M must be >= 1")
+            raise FieldError("M", "{M} must be >= 1")
         if not (self.vstar_norm2 > 0 and math.isfinite(self.vstar_norm2)):
-            raise ValueError("--vstar-norm2 must be a finite number > 0")
+            raise FieldError("vstar_norm2", "{vstar_norm2} must be a finite number > 0")
 
     @property
     def row_norm(self) -> float:
@@ -397,7 +401,8 @@ def choose_rule(config: SmoothConfig, dps: int | None, probes: list, start: int 
     the config, dps and probes only). ValueError (one line, with the estimate) if the ladder's
     end is not enough."""
     if dps is not None and dps > SMOOTH_DPS_MAX:
-        raise ValueError(f"--dps {dps}: smooth activations run at most --dps {SMOOTH_DPS_MAX}")
+        raise FieldError("dps", f"{{dps}} {dps}: smooth activations run at most {{dps}} "
+                                f"{SMOOTH_DPS_MAX}")
     num = Numbers(config.activation, dps)
     ladder = (FLOAT64_LADDER if dps is None else PRECISE_LADDER)[start:]
     tol = FLOAT64_TOLERANCE if dps is None else 10.0 ** (-(dps + 2))
@@ -426,13 +431,13 @@ def choose_rule(config: SmoothConfig, dps: int | None, probes: list, start: int 
         remedy = (f"{kink}, so the rule converges only slowly at any row norm; use a smooth "
                   "formula (e.g. x/sqrt(1+x**2) instead of x/(1+abs(x)))")
     elif dps is not None:
-        remedy = "lower --dps"
+        remedy = "lower {dps}"
     else:
         remedy = (f"a smaller row norm sqrt(vstar_norm2 / M) = {config.row_norm:.3g} (lower "
-                  "--vstar-norm2 or raise --M) makes sigma(r Y) smoother")
-    raise ValueError(f"--activation {config.activation.label}: the Gauss-Hermite rule does not "
-                     f"reach {digits} with {ladder[-1]} nodes (estimated error {error:.1e}); "
-                     f"{remedy}")
+                  "{vstar_norm2} or raise {M}) makes sigma(r Y) smoother")
+    raise FieldError("activation", f"{{activation}} {config.activation.label}: the Gauss-Hermite "
+                     f"rule does not reach {digits} with {ladder[-1]} nodes (estimated error "
+                     f"{error:.1e}); {remedy}", "dps", "vstar_norm2", "M")
 
 
 def _kink(activation: Activation) -> str | None:
@@ -511,7 +516,8 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
         tstar_attention: float | None = None, dps: int | None = None, progress: bool = False,
         max_default_steps: int = MAX_DEFAULT_STEPS, min_default_steps: int = 1000,
         checkpoint: str | None = None, checkpoint_every: float = 60.0,
-        resume: str | None = None, on_rule=None, route: str = "auto") -> SmoothRun:
+        resume: str | None = None, on_rule=None, route: str = "auto",
+        eta: float | None = None) -> SmoothRun:
     """Iterate from C1 = C2 = C3 = 0. ``steps = None``: to T*, then as many again (at least
     ``min_default_steps``, at most ``max_default_steps``). At ``dps`` the node count chosen at
     the start is checked a posteriori at the final state against the next order; if they
@@ -525,7 +531,10 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     to an uninterrupted run. ``on_rule(n)``: called once the node count n is chosen, before
     the loop, and again before a repetition with more nodes (the API prints its time
     estimate there; it may return the run's estimated step count, the progress bar's total
-    until the stop step is known)."""
+    until the stop step is known). ``eta``: the step size as resolved by
+    :func:`~rdyn.reduced_dynamics.model_a.request.resolve_eta` (a request's ``model.eta``);
+    None: resolved here by the same rule (``config.eta``, else half of :func:`eta_limit`). The
+    checkpoint identity keeps ``config.eta`` (None for the default step size)."""
     from rdyn.reduced_dynamics.runs.smooth_checkpoint import run_identity, saved_rule
 
     level = 1.0 / (2 * config.K) if tstar_attention is None else tstar_attention
@@ -548,7 +557,7 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
         expected = on_rule(n) if on_rule is not None else None   # estimated steps, or None
         result = _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
                       min_default_steps, n, qerr, store, resume, identity(n),
-                      probes if table_route(config, dps, route) else None, expected)
+                      probes if table_route(config, dps, route) else None, expected, eta)
         resume = None
         if dps is None:
             return result
@@ -567,6 +576,20 @@ def run(config: SmoothConfig, steps: int | None, record: Sequence[int] = (), t1_
     return result
 
 
+def run_request(request) -> SmoothRun:
+    """:func:`run` on a typed :class:`~rdyn.reduced_dynamics.model_a.request.Request` (its
+    model's config and thresholds, its numerics' dps and route, its control's steps, record,
+    step budgets, checkpointing, progress and ``on_rule``): the entry point of the API."""
+    model, numerics, control = request.model, request.numerics, request.control
+    budget = {} if control.max_default_steps is None else \
+        {"max_default_steps": control.max_default_steps}
+    return run(model.config, control.steps, control.record, model.thresholds.t1_fraction,
+               model.thresholds.tstar_attention, numerics.dps, progress=control.progress,
+               min_default_steps=control.min_default_steps, checkpoint=control.checkpoint,
+               checkpoint_every=control.checkpoint_every, resume=control.resume,
+               on_rule=control.on_rule, route=numerics.route, eta=model.eta, **budget)
+
+
 # steps per chunk between checkpoint / interrupt points: the compiled closed forms, the float64
 # quadrature loop (numpy fallback), the quadrature loop at --dps; "rule": lattice points per
 # chunk of the compiled tensor rule (steps: that over n^2; n = 128: 256 steps, some 10 ms), so
@@ -576,15 +599,17 @@ CHUNK = {"compiled": 1 << 17, "float64": 512, "precise": 16, "rule": 1 << 22}
 
 def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_steps,
          min_default_steps, n, qerr, store=None, resume=None, identity=None,
-         table_probes=None, expected_steps=None) -> SmoothRun:
-    from rdyn.reduced_dynamics.model_a.dynamics import StateReport, late_slope, log_grid
+         table_probes=None, expected_steps=None, eta=None) -> SmoothRun:
+    from rdyn.reduced_dynamics.model_a.engine import (StateReport, assemble, capture_steps,
+                                                      drive_run, progress_bar)
     from rdyn.reduced_dynamics.runs.smooth_checkpoint import SmoothLoop, load_loop, save_loop, saved_table_error
 
     limit = eta_limit(config)
-    eta_f = config.eta if config.eta is not None else limit / 2
+    # the request's eta (resolve_eta); a direct call without it: the same rule
+    eta_f = eta if eta is not None else config.eta if config.eta is not None else limit / 2
     num = Numbers(config.activation, dps)
     end = steps if steps is not None else max_default_steps
-    grid = set(int(s) for s in log_grid(end)) | set(int(s) for s in record)
+    grid = set(int(s) for s in capture_steps(end, record))
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
         table = None
@@ -620,25 +645,21 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
                 return None
             return table.error if prior_table_error is None else max(prior_table_error, table.error)
 
-        save = None
-        if store is not None:
-            save = (lambda snapshot: save_loop(store[0], identity, snapshot, qerr, table_error_so_far()),
-                    store[0], store[1])
-        bar = None
-        if progress and (steps is None or steps > 20000):
-            from tqdm import tqdm
+        def write(path, snapshot):
+            save_loop(path, identity, snapshot, qerr, table_error_so_far())
 
-            import sys
+        # total: the steps asked, or the default run's most until its stop step is known
+        bar = progress_bar(progress and (steps is None or steps > 20000),
+                           steps or expected_steps or end, initial=loop.t, mininterval=1.0,
+                           leave=False)
 
-            # total: the steps asked, or the default run's most until its stop step is known
-            bar = tqdm(total=steps or expected_steps or end, initial=loop.t, mininterval=1.0, leave=False, unit="step",
-                       unit_scale=True, file=sys.stderr, desc="rdyn teacher")
-        loop = _drive(advance, loop, chunk, save, bar, end)
-        t, t1, T_star, lost, diverged = loop.t, loop.t1, loop.T_star, loop.lost, loop.diverged
-        captured = loop.captured
-        captured[t] = tuple(loop.state)
-        if diverged is not None:   # divergence.py: nothing computed from a diverged run
-            t1 = T_star = None
+        def chunk_of(loop, size: int):
+            advance(loop, loop.t + size)
+            return loop
+
+        loop = drive_run(chunk_of, write, loop, budget=end, size=chunk,
+                         checkpoint=None if store is None else store[0],
+                         checkpoint_every=60.0 if store is None else store[1], bar=bar)
 
         def observables(values):
             c1, c2, c3 = values
@@ -651,15 +672,16 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
             star = ex.c1_star(lvl, start=num.to_float(c1) if num.to_float(c1) > 0 else None)
             return StateReport(int(tt), *(num.to_mpf(v) for v in (c1, c2, c3, lvl.p, star, loss)))
 
-        final = report(t, captured[t])
-        rec = {int(s): report(s, captured[int(s)]) for s in record}
-        curve = [(s, num.to_mpf(observables(v)[1])) for s, v in sorted(captured.items())]
-    slope = late_slope(curve, T_star, t)
-    return SmoothRun(config=config, eta=eta_f, steps=t, t1=t1, T_star=T_star, lost_at_step=lost,
-                     eta_limit=limit, final=final, record=rec, loss_curve=curve, loss_slope=slope,
-                     backend="float64" if dps is None else num.kind, nodes=n, quadrature_error=qerr,
-                     diverged_at_step=diverged, route="rule" if table is None else "table",
-                     table_error=table_error_so_far())
+        final_state = tuple(loop.state)
+        captured = dict(loop.captured)
+        captured[loop.t] = final_state   # the final state is on the loss curve
+        return assemble(
+            SmoothRun, config=config, eta=eta_f, eta_limit=limit,
+            backend="float64" if dps is None else num.kind, t=loop.t, t1=loop.t1,
+            T_star=loop.T_star, lost=loop.lost, captured=captured, final_state=final_state,
+            record=record, report=report, loss=lambda values: num.to_mpf(observables(values)[1]),
+            diverged_at=loop.diverged, nodes=n, quadrature_error=qerr,
+            route="rule" if table is None else "table", table_error=table_error_so_far())
 
 
 def make_table_route(config: SmoothConfig, n: int, probes):
@@ -671,54 +693,14 @@ def make_table_route(config: SmoothConfig, n: int, probes):
     def exact_advance(eta_f, t1_fraction, level, default_run, min_default_steps, end, grid):
         route = _compiled_loop(config, n)
         if route is False:
-            raise ValueError(f"--activation {config.activation.label}: the state left the "
-                             "table's reach and the formula does not compile under numba; use "
-                             "--smooth-route exact")
+            raise FieldError("activation", f"{{activation}} {config.activation.label}: the "
+                             "state left the table's reach and the formula does not compile "
+                             "under numba; use {route} exact", "route")
         return _compiled_advance(config, eta_f, t1_fraction, level, default_run,
                                  min_default_steps, end, grid, route)
 
     ex = Expectations(config, Numbers(config.activation, None), float64_rule(n))
     return TableRoute(config, n, probes, ex, exact_advance)
-
-
-def _drive(advance, loop, chunk: int, save, bar, end: int | None = None):
-    """Advance ``loop`` chunk by chunk until the run ends. ``save`` = (write(loop), path,
-    seconds) or None: the loop is written at most every ``seconds`` between chunks, at the end,
-    and on KeyboardInterrupt (the last complete chunk boundary; then
-    :class:`~rdyn.reduced_dynamics.runs.checkpoint.Interrupted` is raised)."""
-    import time
-
-    from rdyn.reduced_dynamics.runs.checkpoint import Interrupted, save_or_warn
-
-    last_save = time.monotonic()
-    boundary = None   # a copy of the loop at the start of the chunk in progress
-    try:
-        while not loop.done:
-            boundary = None
-            boundary = loop.copy()
-            shown = loop.t
-            advance(loop, loop.t + chunk)
-            boundary = None
-            if bar is not None:
-                if end is not None and loop.stop_at < end:   # the stop step, once T* is found
-                    bar.total = loop.stop_at
-                bar.update(loop.t - shown)
-            if save is not None and not loop.done and time.monotonic() - last_save >= save[2]:
-                save_or_warn(lambda: save[0](loop))
-                last_save = time.monotonic()
-        if save is not None:
-            save_or_warn(lambda: save[0](loop))
-    except KeyboardInterrupt as exc:
-        if bar is not None:
-            bar.close()
-        if save is None:
-            raise
-        consistent = boundary if boundary is not None else loop
-        save[0](consistent)
-        raise Interrupted(int(consistent.t), save[1]) from exc
-    if bar is not None:
-        bar.close()
-    return loop
 
 
 def _compiled_loop(config: SmoothConfig, n: int):

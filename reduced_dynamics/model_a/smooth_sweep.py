@@ -19,14 +19,14 @@ function of its configuration).
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import asdict
 from typing import Sequence
 
-from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError, Interrupted, save_or_warn
+from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError
 from rdyn.reduced_dynamics.runs.checkpoint import load as load_checkpoint
 from rdyn.reduced_dynamics.runs.checkpoint import save as save_checkpoint
 from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
+from rdyn.reduced_dynamics.runs.driver import drive
 
 CHECKPOINT_KIND = "sweep_smooth"
 
@@ -86,26 +86,35 @@ def run_smooth_batch(configs: Sequence, steps: int, thresholds: Thresholds = Thr
 
         bar = tqdm(total=len(configs), initial=len(rows), unit="cfg", file=sys.stderr,
                    desc="rdyn sweep")
-    last_save = time.monotonic()
-    try:
-        for config in configs[len(rows):]:
+
+    def advance(done_rows: list, n: int) -> list:
+        for config in configs[len(done_rows):len(done_rows) + n]:
             result = run(config, steps, t1_fraction=thresholds.t1_fraction,
                          tstar_attention=thresholds.tstar_attention)
-            rows.append(smooth_row(config, result))
-            if bar is not None:
-                bar.update(1)
-            if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
-                save_or_warn(save)
-                last_save = time.monotonic()
-    except KeyboardInterrupt:
-        if checkpoint is None:
-            raise
-        save()
-        raise Interrupted(steps * len(rows), str(checkpoint)) from None
-    finally:
-        if bar is not None:
-            bar.close()
-    if checkpoint is not None:
-        save_or_warn(save)
+            done_rows.append(smooth_row(config, result))
+        return done_rows
+
+    engine = _RowsEngine(advance, len(configs), steps, save)
+    drive(engine, rows, chunk=1, checkpoint=None if checkpoint is None else str(checkpoint),
+          checkpoint_every=checkpoint_every, bar=bar)
     return BatchResult(rows=rows, steps=steps)
+
+
+class _RowsEngine:
+    """A sweep of whole runs as an engine of :mod:`rdyn.reduced_dynamics.runs.driver`: the state is
+    the list of finished rows, a chunk runs the next grid point(s); the checkpoint's step is
+    ``steps`` per finished row."""
+
+    def __init__(self, advance, count: int, steps: int, write):
+        self.advance, self.count, self.steps, self.write = advance, count, steps, write
+
+    def done(self, rows: list) -> bool:
+        return len(rows) >= self.count
+
+    def position(self, rows: list) -> int:
+        return len(rows)
+
+    def save(self, path: str, rows: list) -> int:
+        self.write()
+        return self.steps * len(rows)
 

@@ -347,9 +347,12 @@ def _choose_widths(config, nodes, probes, exact):
         elif hc > MIN_WIDTH:
             hc /= 2
         else:
-            raise ValueError(f"--activation {config.activation.label}: no table of degree "
-                             f"{DEGREE} with tiles down to {MIN_WIDTH} reaches {TABLE_TOLERANCE} "
-                             f"(estimated {error:.1e}); use --smooth-route exact")
+            from rdyn.reduced_dynamics.model_a.fields import FieldError
+
+            raise FieldError("activation", f"{{activation}} {config.activation.label}: no table "
+                             f"of degree {DEGREE} with tiles down to {MIN_WIDTH} reaches "
+                             f"{TABLE_TOLERANCE} (estimated {error:.1e}); use {{route}} exact",
+                             "route")
 
 
 # --------------------------------------------------------------------------------------------

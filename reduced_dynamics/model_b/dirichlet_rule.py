@@ -18,6 +18,7 @@ Christoffel weights ``1 / sum_{k<n} p_k(x)^2``. Everything at ``dps`` is local
 from __future__ import annotations
 
 import math
+import numbers
 from fractions import Fraction
 from functools import lru_cache
 from itertools import product
@@ -214,4 +215,4 @@ def dirichlet_params(multiplicities) -> list:
 
 def _mpf(a):
     """mpf of an int, Fraction or float without a float round trip for rationals."""
-    return mpmath.mpf(a.numerator) / a.denominator if hasattr(a, "numerator") else mpmath.mpf(a)
+    return mpmath.mpf(a.numerator) / a.denominator if isinstance(a, numbers.Rational) else mpmath.mpf(a)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import cmath
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,7 +260,7 @@ def _as(values, mp: bool):
 
     out = []
     for x in values:
-        if hasattr(x, "denominator") and not isinstance(x, int):
+        if isinstance(x, numbers.Rational) and not isinstance(x, int):   # Fraction, mpq
             out.append(gmpy2.mpfr(x.numerator) / x.denominator)
         else:
             out.append(mpfr_arrays.exact(x))

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import math
-import time
 from typing import Any, Callable
 
 import mpmath
 import numpy as np
 
-from rdyn.reduced_dynamics.runs.checkpoint import save_or_warn
+from rdyn.reduced_dynamics.runs.driver import StepLines, drive
 from rdyn.reduced_dynamics.runs.divergence import is_diverged
 
 from rdyn.reduced_dynamics.model_b.config import Config, exact_moments_only, resolve_expectation
@@ -133,6 +132,69 @@ def gamma_star(cfg: Config, const: Constants, mp: bool):
     return (const.kappa3 - k1) / k2
 
 
+# steps per chunk of the driver (a chunk ends at a multiple: the progress line every
+# PROGRESS_EVERY steps falls on a chunk's end); a checkpoint is due at most this many steps late
+CHUNK = 8
+PROGRESS_EVERY = 200
+
+
+class _Steps:
+    """The recursion as an engine of :mod:`rdyn.reduced_dynamics.runs.driver`; the state is the
+    ``series`` dict (alpha, beta, gamma to step t, loss and F to t - 1; a checkpoint keeps
+    its consistent part, :func:`~rdyn.reduced_dynamics.model_b.series.save_series`). A diverged
+    step ends the run at the last finite step (``diverged``; no final checkpoint)."""
+
+    def __init__(self, f: Callable, eta, steps: int, identity: dict, use_mp: bool, finished: bool):
+        self.f, self.eta, self.steps, self.identity, self.use_mp = f, eta, steps, identity, use_mp
+        self.finished = finished
+        self.per_sample = None
+        self.diverged = None
+
+    def done(self, series: dict) -> bool:
+        return self.finished
+
+    def position(self, series: dict) -> int:
+        return len(series["loss"])
+
+    def save(self, path: str, series: dict) -> int:
+        return save_series(path, self.identity, series, self.use_mp)
+
+    def final_save(self, series: dict) -> bool:
+        return self.diverged is None   # a diverged run keeps the last checkpoint
+
+    def advance(self, series: dict, n: int) -> dict:
+        f, eta = self.f, self.eta
+        A, B, G, Ls, Fs = (series[name] for name in SERIES)
+        a, b = A[-1], B[-1]
+        t = len(Ls)
+        stop = (t // n + 1) * n   # the chunk ends at a multiple of n
+        while t < stop:
+            try:
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    loss, F, self.per_sample = f(a * b)
+            except OverflowError:  # a Python float power beyond float64: diverged
+                loss, F, self.per_sample = math.inf, math.inf, None
+            if is_diverged((a, b, a * b, loss, F)):
+                self.diverged = t
+                if t > 0:  # the series end at the last finite step (Ls has t entries)
+                    del A[t:], B[t:], G[t:]
+                else:
+                    Ls.append(loss), Fs.append(F)
+                self.per_sample = None
+                self.finished = True
+                break
+            Ls.append(loss)
+            Fs.append(F)
+            if t == self.steps:
+                self.finished = True
+                break
+            with np.errstate(over="ignore", invalid="ignore"):
+                a, b = a - eta * b * F, b - eta * a * F
+            A.append(a), B.append(b), G.append(a * b)
+            t += 1
+        return series
+
+
 def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
             rule: SpectralRule | None = None, checkpoint: str | None = None,
             checkpoint_every: float = 60.0, resume: str | None = None) -> Trajectory:
@@ -160,45 +222,11 @@ def iterate(cfg: Config, progress: Callable[[int], None] | None = None,
         if resume is not None:
             series = load_series(resume, identity, use_mp)
         A, B, G, Ls, Fs = (series[name] for name in SERIES)
-        a, b = A[-1], B[-1]
-        per_sample = None
-        diverged = None
-        last_save = time.monotonic()
-        try:
-            for t in range(len(Ls), cfg.steps + 1):
-                try:
-                    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                        loss, F, per_sample = f(a * b)
-                except OverflowError:  # a Python float power beyond float64: diverged
-                    loss, F, per_sample = math.inf, math.inf, None
-                if is_diverged((a, b, a * b, loss, F)):
-                    diverged = t
-                    if t > 0:  # the series end at the last finite step (Ls has t entries)
-                        del A[t:], B[t:], G[t:]
-                    else:
-                        Ls.append(loss), Fs.append(F)
-                    per_sample = None
-                    break
-                Ls.append(loss)
-                Fs.append(F)
-                if t == cfg.steps:
-                    break
-                with np.errstate(over="ignore", invalid="ignore"):
-                    a, b = a - eta * b * F, b - eta * a * F
-                A.append(a), B.append(b), G.append(a * b)
-                if progress and (t + 1) % 200 == 0:
-                    progress(t + 1)
-                if checkpoint is not None and time.monotonic() - last_save >= checkpoint_every:
-                    save_or_warn(lambda: save_series(checkpoint, identity, series, use_mp))
-                    last_save = time.monotonic()
-            if checkpoint is not None and diverged is None:  # a diverged run keeps the last
-                save_or_warn(lambda: save_series(checkpoint, identity, series, use_mp))
-        except KeyboardInterrupt as exc:
-            if checkpoint is None:
-                raise
-            from rdyn.reduced_dynamics.runs.checkpoint import Interrupted
-
-            raise Interrupted(save_series(checkpoint, identity, series, use_mp), checkpoint) from exc
+        engine = _Steps(f, eta, cfg.steps, identity, use_mp, finished=len(Ls) > cfg.steps)
+        bar = None if not progress else StepLines(progress, PROGRESS_EVERY, len(Ls), cfg.steps)
+        drive(engine, series, chunk=CHUNK, checkpoint=checkpoint,
+              checkpoint_every=checkpoint_every, bar=bar)
+        per_sample, diverged = engine.per_sample, engine.diverged
         se = rule.std_error(per_sample) if per_sample is not None else None
         if cfg.model == "noln" and cfg.target == "unnormalized":
             se = None

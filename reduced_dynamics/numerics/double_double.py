@@ -59,6 +59,7 @@ Measured worst case against 50-digit mpmath: 1.9 u^2 on [-3, 3], 3.1 u^2 on |x| 
 from __future__ import annotations
 
 import math
+import sys
 
 import numba
 import numpy as np
@@ -77,7 +78,8 @@ def dd_of(value) -> tuple[float, float]:
     import mpmath
 
     with mpmath.workprec(240):
-        if hasattr(value, "mid") and hasattr(value, "rad"):      # flint arb
+        flint = sys.modules.get("flint")   # an arb exists only once flint is loaded
+        if flint is not None and isinstance(value, flint.arb):
             value = mpmath.mpf(value.mid().str(80, radius=False))
         x = mpmath.mpf(value)
         hi = float(x)

@@ -28,7 +28,7 @@ import json
 import os
 import zipfile
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -211,6 +211,30 @@ def load(path: str, kind: str, identity: dict,
     if ignore:
         meta["saved_identity"] = saved_ignored
     return arrays, meta
+
+
+def parsed(path: str, parse: Callable[[], Any]) -> Any:
+    """``parse()`` (reading a loaded checkpoint's arrays and meta), a missing key or malformed
+    value refused as an incomplete file (one line)."""
+    try:
+        return parse()
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
+
+
+def check_state(path: str, shapes_ok: bool, values, names: str) -> None:
+    """Refuse a loaded state whose arrays have the wrong shape or which has diverged
+    (:func:`rdyn.reduced_dynamics.runs.divergence.is_diverged`; ``names``: its components, as
+    "C1, C2, C3"): such a file is not resumable."""
+    from rdyn.reduced_dynamics.runs.divergence import is_diverged
+
+    if not shapes_ok:
+        raise CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
+    if is_diverged(values):
+        raise CheckpointError(
+            f"checkpoint {path} holds a non-finite or diverged state ({names}); not resumable")
 
 
 # --------------------------------------------------------------------------------------------

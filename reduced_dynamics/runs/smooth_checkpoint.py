@@ -110,10 +110,10 @@ def load_loop(path: str, identity: dict, backend: str) -> SmoothLoop:
     """The loop saved at ``path`` (CheckpointError, one line, if it does not fit ``identity``
     or is incomplete / holds a diverged state)."""
     from rdyn.reduced_dynamics.runs import checkpoint
-    from rdyn.reduced_dynamics.runs.divergence import is_diverged
 
     arrays, meta = checkpoint.load(path, KIND, identity)
-    try:
+
+    def parse():
         state = list(checkpoint.from_exact_array(arrays["state"], backend))
         steps = [int(s) for s in np.asarray(arrays["capture_steps"]).ravel()]
         out = checkpoint.from_exact_array(arrays["capture_out"], backend) if steps else None
@@ -121,14 +121,10 @@ def load_loop(path: str, identity: dict, backend: str) -> SmoothLoop:
                           _from_event(meta["T_star"]), _from_event(meta["lost"]),
                           int(meta["stop_at"]), {}, bool(meta["done"]),
                           _from_event(meta["diverged"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, checkpoint.CheckpointError):
-            raise
-        raise checkpoint.CheckpointError(f"checkpoint {path} is incomplete ({exc})") from None
-    if len(state) != 3 or (steps and out.shape != (len(steps), 3)):
-        raise checkpoint.CheckpointError(f"checkpoint {path} has arrays of the wrong shape")
-    if is_diverged(state):
-        raise checkpoint.CheckpointError(
-            f"checkpoint {path} holds a non-finite or diverged state (C1, C2, C3); not resumable")
+        return state, steps, out, loop
+
+    state, steps, out, loop = checkpoint.parsed(path, parse)
+    checkpoint.check_state(path, len(state) == 3 and not (steps and out.shape != (len(steps), 3)),
+                           state, "C1, C2, C3")
     loop.captured = {s: tuple(out[i]) for i, s in enumerate(steps)}
     return loop

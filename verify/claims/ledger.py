@@ -26,6 +26,7 @@ and carries ``correction`` where a corrected statement has been derived and chec
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -568,7 +569,8 @@ def plain(value: Any) -> Any:
     lists, numpy scalars Python numbers, non-finite floats None, anything else its ``str``)."""
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+    np = sys.modules.get("numpy")   # numpy values exist only once numpy is loaded
+    if np is not None and isinstance(value, (np.ndarray, np.generic)):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]

@@ -130,7 +130,7 @@ LATE_RATE_ARGUMENT = ("rdyn prove certifies, at each instance, Lemma D.19's corr
                       "(rdyn.derivations.model_a.late_phase, C1 = C1*(e)(1 + w e^3) with w bounded on R) gives the derived "
                       "constant (docs/claims.md, Strength)")
 
-# Model B: rdyn prove --paper B (verify/proofs/model_b.py) certifies Theorem B.3 at every eta = theta eta_max
+# Model B: rdyn prove --paper B (verify/proofs/model_b/) certifies Theorem B.3 at every eta = theta eta_max
 # (corrected), theta in [0.1, 1] (--eta-fraction 0.1,1), for every S0 in the interval: the loss decreases at
 # every step, Part 1's descent inequality, gamma_t increases monotonically to gamma* (the printed eta_max:
 # Part 1 and the monotone gamma refuted, from theta about 1 - k_c^2 on; docs/proofs.md). The first two

@@ -7,6 +7,7 @@ than needed in the version used here, so the hulls are formed by hand.)
 from __future__ import annotations
 
 import math
+import sys
 
 
 def ball(lo: float, hi: float):
@@ -20,7 +21,8 @@ def ball(lo: float, hi: float):
 
 def _up(x) -> float:
     """A float >= every point of the ball x (x >= 0 expected)."""
-    v = float(x.upper()) if hasattr(x, "upper") else float(x)
+    flint = sys.modules.get("flint")   # an arb exists only once flint is loaded
+    v = float(x.upper()) if flint is not None and isinstance(x, flint.arb) else float(x)
     return math.nextafter(math.nextafter(v, math.inf), math.inf) + 0.0
 
 

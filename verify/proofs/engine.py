@@ -261,7 +261,8 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                          after_T0=after_T0, progress=progress,
                          **({"hard_cap": min(max_steps, 10**9), "exact_budget": True}
                             if exact_budget and max_steps is not None else {}),
-                         saver=saver if checkpoint is not None else None, checkpoint_every=checkpoint_every,
+                         saver=saver if checkpoint is not None else None, checkpoint=checkpoint,
+                         checkpoint_every=checkpoint_every,
                          restored=restored, bm=bm)
         res = region_info.get("result")
         results, sup = [], []

@@ -2,12 +2,18 @@
 iteration of Model A's collapsed map (seed 000, Lemma D.2) with every statement of
 :mod:`.statements` decided at every step.
 
-The state is ``(C1, x)`` with ``x = C2 + C3`` (``C2 = x (D-K)/D``, ``C3 = x K/D`` exactly, since
-``C3 = K/(D-K) C2`` along the whole trajectory from 0). Every ball provably contains the exact
-real-number iterate: step 0 -> 1 is the ``C1 = 0`` branch at the exact initial state; after that
-``C1 > 0`` is checked at every step (the branch of the map), and the update is the generated
-``advance`` of :mod:`.kernels`, in which ``C1`` enters its own update once (``C1 (1 - lambda) +
-beta``) so the ball contracts with the map instead of growing by the dependency effect.
+The box advances by the one certified arb iteration,
+:class:`rdyn.reduced_dynamics.certified.arb_iteration.ArbIteration` (the one ``rdyn teacher
+--certify --dps`` runs), in its direct form: the interval evaluation of the map on the box, with
+the generated ``advance`` and ``first_c1`` of :mod:`.kernels` (``C1' = C1 (1 + (alpha - 1)) +
+beta``: ``C1`` enters its own update once, so the ball contracts with the map instead of growing
+by the dependency effect; no Jacobian per step, a quarter of the mean-value form's cost), from the
+exact initial state (step 0 -> 1 is the ``C1 = 0`` branch); every ball provably contains the
+exact real-number iterate. The statements read the state as ``(C1, x)`` with ``x = C2 + C3``
+(``C2 = x (D-K)/D``, ``C3 = x K/D`` exactly, since ``C3 = K/(D-K) C2`` along the whole trajectory
+from 0); ``C1 > 0`` (the branch of the map, which their forms assume) is checked at every step,
+and the per-step quantities (Delta x, e, alpha - 1, beta, hence C1*) are the by-products of the
+step's ``advance``.
 ``t1 = min{t >= 1 : C1(t) >= 0.95 C1*(t)}`` (Lemma D.13) and
 ``T* = min{t : p(t) >= 1/(2K)}`` are certified likewise; T* is certified as the first step whose ``x`` is certainly at or
 above ``scale log((D-K)/K)`` with every earlier step certainly below.
@@ -16,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rdyn.reduced_dynamics.runs.checkpoint import save_or_warn
+from rdyn.reduced_dynamics.certified.arb_iteration import DIRECT, ArbIteration, DirectKernels
+from rdyn.reduced_dynamics.runs.driver import StepLines, drive
 from rdyn.verification.proofs.statements import PAIR
 
 
@@ -218,6 +225,8 @@ class State:
 
 
 BLOCK = 512   # steps per block (t1 .. T0)
+CHUNK = 10000   # steps per chunk of the driver (checkpoints fall between chunks)
+REPORT_EVERY = 100000   # progress(t) at every multiple of this (a multiple of CHUNK)
 RHO_RADIUS = 1e-30   # C1/C1* balls narrower than this take the cheap hull of a block
 
 
@@ -249,8 +258,8 @@ def ball_from_text(pair):
 
 
 def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, progress=None,
-        hard_cap: int = 10**9, saver=None, checkpoint_every: float = 60.0, restored: dict | None = None,
-        bm=None, block: int = BLOCK, exact_budget: bool = False) -> Iteration:
+        hard_cap: int = 10**9, saver=None, checkpoint: str | None = None, checkpoint_every: float = 60.0,
+        restored: dict | None = None, bm=None, block: int = BLOCK, exact_budget: bool = False) -> Iteration:
     """Iterate from step 0. Statements are checked at every step ``T >= T* + offset`` up to T0
     (``T0_of(T_star)``); the state at T0 is handed to ``after_T0(state) -> keys still open`` (the
     region proof), and the iteration continues, checking only those keys, until each is refuted,
@@ -259,9 +268,11 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     in :data:`.region.BLOCK_CONDITIONS` are decided one step at a time up to t1 and then ``block``
     steps at a time up to T0: the condition is shown on a box in (e, w) that contains the block's
     states (and the next one), and a block on which it is not shown is decided step by step.
-    ``saver(snapshot)`` (optional) is called every ``checkpoint_every`` seconds and
-    on KeyboardInterrupt with the loop state (:func:`snapshot`); ``restored`` (a snapshot read back)
-    continues from it. ``exact_budget``: ``hard_cap`` is the step budget itself, never raised to T0
+    The loop is :func:`rdyn.reduced_dynamics.runs.driver.drive`'s (chunks of :data:`CHUNK` steps;
+    ``progress(t)`` at every multiple of :data:`REPORT_EVERY`): ``saver(snapshot)`` (optional; it
+    writes the file ``checkpoint``) is called between chunks every ``checkpoint_every`` seconds,
+    at the end and on KeyboardInterrupt with the loop state (:func:`snapshot`); ``restored`` (a
+    snapshot read back) continues from it. ``exact_budget``: ``hard_cap`` is the step budget itself, never raised to T0
     (``rdyn prove --max-steps N``: the iteration stops at step N at the latest, T0 reached or not)."""
     import time
 
@@ -272,17 +283,18 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     level = consts["scale"] * (arb(D - K) / K).log()   # p >= 1/(2K)  <=>  x >= scale log((D-K)/K)
     out = {s.key: Outcome(s.key) for s in statements}
     open_keys = [s for s in statements]
-    C1, x = k.first_c1(c), arb(0)
+    iteration = ArbIteration(inst.config(), forms=(DIRECT,), direct=DirectKernels(k.advance, k.first_c1, c))
+    box = iteration.step(iteration.start(), DIRECT)   # step 0 -> 1 (exact input: the C1 = 0 branch)
+    C1, x = box[0], box[3]
     t = 1
     T_star = None
     T0 = None
     state_T0 = None
     stopped = None
-    advance = k.advance
+    advance = iteration.advance
     ev = Evaluator(inst, k, c, consts)
     radius_T0 = None
     max_steps = hard_cap
-    next_report = 100000
     t1 = None
     fraction = arb("0.95")
 
@@ -398,6 +410,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     else:
         t, T_star, T0, t1, max_steps = (restored[k_] for k_ in ("t", "T_star", "T0", "t1", "max_steps"))
         C1, x = ball_from_text(restored["C1"]), ball_from_text(restored["x"])
+        box = (C1, None, None, x)   # the direct form's box (a checkpoint's C2, C3, if any, are x's split)
         open_keys = [by_key[k_] for k_ in restored["open"]]
         for k_, o in restored["outcomes"].items():
             out[k_] = Outcome(**o)
@@ -412,21 +425,26 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     def snapshot():
         import dataclasses
 
+        _, C2, C3 = iteration.components(box)   # the box's C2, C3 (read off x); a resume reads C1, x
         return {"t": t, "T_star": T_star, "T0": T0, "t1": t1, "max_steps": max_steps,
-                "C1": ball_text(C1), "x": ball_text(x), "open": [s_.key for s_ in open_keys],
+                "C1": ball_text(C1), "x": ball_text(x), "C2": ball_text(C2), "C3": ball_text(C3),
+                "open": [s_.key for s_ in open_keys],
                 "outcomes": {k_: dataclasses.asdict(o) for k_, o in out.items()},
                 "state_T0": None if state_T0 is None else [ball_text(b) for b in state_T0],
                 "radius_T0": radius_T0, "seconds": time.perf_counter() - t_start,
                 "last": None if last is None else _state_text(last),
                 "buffer": [_state_text(b) for b in buffer]}
 
-    last_save = time.perf_counter()
-    try:
+    def chunk(n):
+        """Steps until t is a multiple of n (the driver's chunk; progress lines fall on its
+        ends) or the iteration ends (True)."""
+        nonlocal C1, x, t, box, T_star, T0, state_T0, stopped, radius_T0, max_steps, t1, open_keys, last, \
+            active_of, active, waiting, buffer
         while True:
             if not C1 > 0:
                 stopped = f"C1 > 0 not certified at step {t} (branch of the map undetermined): C1 = {C1}"
-                break
-            C1n, xn, dx, e, a1, b0 = advance(C1, x, c)
+                return True
+            nxt, (dx, e, a1, b0) = advance(box, DIRECT)   # the next box and this step's quantities
             star = b0 / (-a1)
             if t1 is None:
                 test = C1 - fraction * star
@@ -434,7 +452,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                     t1 = t
                 elif not test < 0:
                     stopped = f"t1 not certified: C1 - 0.95 C1* straddles 0 at step {t}"
-                    break
+                    return True
             if T_star is None:
                 if x >= level:
                     T_star = t
@@ -442,7 +460,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                     max_steps = hard_cap if exact_budget else max(T0, budget_of(T_star))
                 elif not x < level:
                     stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
-                    break
+                    return True
             here = (t, C1, x, e, star, dx)
             defer = bool(blockable) and t1 is not None and t > t1 and (T0 is None or t < T0)
             if buffer and (len(buffer) >= block or not defer):
@@ -513,26 +531,36 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                     keep = set(after_T0(state_T0, out))
                     open_keys = [s for s in open_keys if s.key in keep]
             if T0 is not None and t >= T0 and not open_keys:
-                break
+                return True
             if t >= max_steps:
                 stopped = f"step budget {max_steps} reached" + (
                     f" before T0 = {T0}" if T0 is not None and t < T0 else
                     " before T* (not reached)" if T_star is None and exact_budget else "")
-                break
-            C1, x, t = C1n, xn, t + 1   # one assignment: a signal never splits it
-            if saver is not None and time.perf_counter() - last_save >= checkpoint_every:
-                save_or_warn(lambda: saver(snapshot()))
-                last_save = time.perf_counter()
-            if progress is not None and t >= next_report:
-                progress(t)
-                next_report += 100000
-    except KeyboardInterrupt:
-        if saver is None:
-            raise
-        from rdyn.reduced_dynamics.runs.checkpoint import Interrupted
+                return True
+            box, C1, x, t = nxt, nxt[0], nxt[3], t + 1   # one assignment: a signal never splits it
+            if t % n == 0:
+                return False
 
-        path = saver(snapshot())
-        raise Interrupted(t, path) from None
-    if saver is not None:   # a checkpoint that cannot be written costs the proof nothing
-        save_or_warn(lambda: saver(snapshot()))
+    class Proof:
+        """The iteration as an engine of :func:`rdyn.reduced_dynamics.runs.driver.drive` (its state
+        is this run's; a checkpoint is ``saver(snapshot())``)."""
+
+        finished = False
+
+        def advance(self, _, n):
+            self.finished = chunk(n)
+
+        def done(self, _):
+            return self.finished
+
+        def position(self, _):
+            return t
+
+        def save(self, path, _):
+            saver(snapshot())
+            return t
+
+    bar = None if progress is None else StepLines(progress, REPORT_EVERY, start=t)
+    drive(Proof(), chunk=CHUNK, checkpoint=checkpoint if saver is not None else None,
+          checkpoint_every=checkpoint_every, bar=bar)
     return Iteration(T_star, T0, state_T0, t, stopped, out, time.perf_counter() - t_start, radius_T0, t1)

@@ -4,11 +4,14 @@ subexpressions hoisted into ``prepare``)::
 
     prepare(sK, sN, eta, M, kappa, s0) -> c
     advance(C1, x, c) -> (C1', x', Delta x, e, alpha - 1, beta)   C1 > 0 branch; C1 enters C1' once
-                                                   (C1* = beta/(1 - alpha))
+                                                   (C1* = beta/(1 - alpha)); the direct form of the
+                                                   certified iteration (rdyn prove's, run by
+                                                   :mod:`rdyn.reduced_dynamics.certified.arb_iteration`)
     star(e, c), star_prime(e, c), alpha(e, c)      C1*(e), dC1*/de, dC1'/dC1
     dx_e2(e, w, B, c) -> Delta x / e^2             at C1 = C1*(e)(1 + w e^3), atan -> z - z^3 B
     slack_upper(e, w, B, c) -> (eta g2 - Delta x/e^2)/e^m   (m = Reduced.slack_power)
     first_c1(c) -> C1(1)                           the C1 = 0 branch from the exact initial state
+                                                   (the direct form's step 0 -> 1)
     a_over_f3(e, c) -> A/(A+B)                     Lemma D.5's ratio, regular at e = 0
     star_second(e, c)                              d^2 C1*/de^2 (Lemma D.10 corrected)
     g_prime(e, c)                                  d/de [A/(A+B) (1-Kp)/(Kp(Dp-1))] (Lemma D.12)
@@ -50,7 +53,6 @@ def _source(activation: str, scale: str) -> str:
 
     r = sy.more(activation, scale)
     pool = codegen.ConstantPool(sy.VARIABLES)
-    e_of_x = sp.exp(-sy.x / r.scale_expr)
 
     def function(header, exprs, prologue=()):
         lines, printed = codegen.emit_assignments([pool.hoist(x) for x in exprs])
@@ -76,7 +78,7 @@ def _source(activation: str, scale: str) -> str:
         function("def alpha(e, c):", [r.alpha]),
         function("def dx_e2(e, w, B, c):", [num / den]),
         function("def slack_upper(e, w, B, c):", [snum / sden]),
-        function("def first_c1(c):", [r.c1_zero_branch + 0 * sy.e]),
+        function("def first_c1(c):", [_c1_zero_branch(activation, scale) + 0 * sy.e]),
         function("def eta_g2(c):", [r.eta_g2 + 0 * sy.e]),
         function("def a_over_f3(e, c):", [r.a_over_f3]),
         function("def star_second(e, c):", [r.star_second]),
@@ -85,6 +87,16 @@ def _source(activation: str, scale: str) -> str:
         function("def d8_printed(e, c):", list(r.d8_printed)),
     ]
     return pool.source("prepare", "sK, sN, eta, M, kappa, s0") + "\n" + "\n".join(functions)
+
+
+def _c1_zero_branch(activation: str, scale: str) -> sp.Expr:
+    """C1(1) from the exact initial state: the catalogue's C1 = 0 branch of C1' at e = 1 (C2 = C3 = 0),
+    in :mod:`.symbolic`'s parameters."""
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.catalog import model_a_expressions
+
+    zero = model_a_expressions(activation, scale)["C1_next_zero"]
+    return sy._internal(zero.subs({ma.out_group_ratio: sy.e, ma.C1: sy.C1})).subs(sy.e, 1)
 
 
 @lru_cache(maxsize=None)

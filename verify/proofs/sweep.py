@@ -44,6 +44,22 @@ def paper_eta(D: int, K: int, vstar_norm2: float) -> float:
     return eta(D, K, vstar_norm2)
 
 
+def instance_eta(rule: str, D: int, K: int, vstar_norm2: float, value: float | None = None):
+    """The ``eta`` of a proof :class:`~rdyn.verification.proofs.engine.Instance` under a step-size
+    ``rule``: the one place ``rdyn prove`` resolves eta (the single instance and every grid point).
+    ``"given"``: ``value``; ``"paper"`` (``rdyn prove`` without ``--eta``, and ``eta=paper`` in a
+    grid): :func:`paper_eta`; ``"half_limit"``: None, which the Instance reads as eta_limit/2
+    exactly (``TeacherConfig.exact_step_size``; ``rdyn teacher``'s default, there in float64 by
+    ``resolve_eta``). The outputs show both: ``instance.eta`` and the grid's ``eta_rule``."""
+    if rule == "given":
+        return value
+    if rule == "paper":
+        return paper_eta(D, K, vstar_norm2)
+    if rule == "half_limit":
+        return None
+    raise ValueError(f"unknown eta rule {rule!r}")
+
+
 @dataclass(frozen=True)
 class GridPoint:
     """One instance of the grid and how its eta was chosen (``paper``, ``half_limit`` or
@@ -176,7 +192,7 @@ def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
                 skipped.append({"point": shown, "reason": "D <= 2K (p(0) = 1/D >= 1/(2K): T* = 0, no three "
                                                           "phases, Lemmas D.13-D.16)"})
                 continue
-            eta = {"given": value, "paper": paper_eta(D, K, point["vstar_norm2"]), "half_limit": None}[rule]
+            eta = instance_eta(rule, D, K, point["vstar_norm2"], value)
             if eta is not None:
                 if not eta > 0:
                     raise ValueError(f"--grid: eta must be > 0, got {eta!r}")

@@ -41,7 +41,6 @@ class Reduced:
     scale_expr: sp.Expr        # D or sqrt(D), in sK, sN
     alpha: sp.Expr             # dC1'/dC1 (e)
     beta: sp.Expr              # C1' at C1 = 0 (e)
-    c1_zero_branch: sp.Expr    # C1(1) from the exact initial state (C1 = 0 branch at e = 1)
     dx: sp.Expr                # Delta x (C1, e)
     star: sp.Expr              # C1*(e)
     star_prime: sp.Expr        # dC1*/de
@@ -95,7 +94,6 @@ def reduced(activation: str, scale: str = "D") -> Reduced:
     c1n = _internal(xs["C1_next_positive"].subs(rename))
     c2n = _internal(xs["C2_next_positive"].subs(rename))
     star = _internal(xs["C1_star"].subs(rename))
-    zero = _internal(xs["C1_next_zero"].subs(rename)).subs(e, 1)
     alpha = sp.simplify(sp.diff(c1n, C1))
     assert sp.diff(alpha, C1) == 0, "C1' is not affine in C1"
     beta = sp.simplify(c1n.subs(C1, 0))
@@ -131,7 +129,7 @@ def reduced(activation: str, scale: str = "D") -> Reduced:
         s_num, power = _exact_quotient(slack, 2), 2
     except ArithmeticError:
         pass
-    return Reduced(activation, scale, scale_expr, alpha, beta, zero, dx, star, sp.diff(star, e),
+    return Reduced(activation, scale, scale_expr, alpha, beta, dx, star, sp.diff(star, e),
                    coefficient, (_horner(q_num), _horner(den_poly)), (_horner(s_num), _horner(den_poly)), eta_g2,
                    power)
 

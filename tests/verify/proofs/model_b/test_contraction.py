@@ -1,0 +1,29 @@
+"""verify/proofs/model_b/contraction.py: Theorem 4.6's per-layer factor R = (1 + gamma l_(r+1))/(1 + gamma l_1)
+enclosed over a gamma range and certified < 1."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from rdyn.verification.proofs.model_b.contraction import contraction_factor, top_levels
+
+
+def test_top_levels():
+    assert top_levels((4, 1, 1)) == (4, 1, 1)
+    assert top_levels((4, 4, 2, 1)) == (4, 2, 2)
+    assert top_levels((3, 3)) == (3, 2, None)
+
+
+def test_certified_over_a_gamma_range_with_the_endpoint_values():
+    out = contraction_factor((4, 1, 1), 1.0, 2.0, label="Theorem 4.6", strictly_above_power=True)
+    assert out["verdict"] == "certified" and out["counterexample"] is None
+    cert = out["certificate"]
+    lo, hi = cert["R"]
+    # R decreases in gamma: R(2) = 3/9 below, R(1) = 2/5 above; the power method's ratio 1/4 below both
+    assert lo <= 1 / 3 <= lo + 1e-15 and hi - 1e-15 <= 2 / 5 <= hi
+    assert cert["min_margin"] <= float(Fraction(1, 3) - Fraction(1, 4)) and cert["min_margin"] > 0
+
+
+def test_refuted_when_the_range_reaches_gamma_zero():
+    out = contraction_factor((4, 1, 1), 0.0, 2.0, label="Theorem 4.6")      # R(0) = 1, not < 1
+    assert out["verdict"] == "refuted" and out["certificate"] is None
+    assert out["counterexample"]["rhs"] == "1"
