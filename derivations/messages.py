@@ -73,3 +73,13 @@ def bounded(line: str, limit: int = LINE_LIMIT) -> str:
     tail = limit // 4
     head = limit - tail - 40
     return f"{line[:head]} ... ({len(line) - head - tail} characters left out) ... {line[-tail:]}"
+
+
+def error_kind(exc: BaseException) -> str:
+    """The name an error row shows for ``exc``: its nearest built-in exception class
+    (``ValueError`` for rdyn's own ``FieldError``, a ValueError that names a field), so a
+    row reads the same whichever layer refused the value."""
+    for cls in type(exc).__mro__:
+        if cls.__module__ == "builtins":
+            return cls.__name__
+    return type(exc).__name__

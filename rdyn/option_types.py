@@ -3,7 +3,7 @@
 
 Generated from the option table :data:`rdyn.options.COMMANDS` by
 ``python -c 'from rdyn.options import write_option_types; write_option_types()'``;
-do not edit (tests/test_option_types.py fails when this file is out of date)."""
+do not edit (tests/rdyn/test_option_types.py fails when this file is out of date)."""
 from __future__ import annotations
 
 import os

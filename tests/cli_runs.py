@@ -1,6 +1,7 @@
-"""Shared by the in-process command-line tests (test_hostile_inputs.py, test_output_paths.py,
-test_run_time.py, test_sweep_checkpoint_rows.py, test_prove_sweep.py, test_prove_sweep_dask.py):
-run ``rdyn ARGV`` in this process and check a one-line refusal."""
+"""Shared by the in-process command-line tests (rdyn/cli/test_hostile_inputs.py,
+rdyn/test_output_paths.py, rdyn/test_run_time.py, rdyn/cli/test_sweep.py,
+verify/proofs/test_sweep.py, reduced_dynamics/runs/test_dask_client.py): run ``rdyn ARGV`` in this
+process and check a one-line refusal."""
 from __future__ import annotations
 
 from rdyn import cli

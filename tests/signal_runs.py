@@ -1,5 +1,6 @@
-"""Shared by the signal tests (test_checkpoint.py, test_hostile_inputs.py): a real ``python -m
-rdyn`` run that receives signals once its first checkpoint is written."""
+"""Shared by the signal tests (reduced_dynamics/runs/test_checkpoint.py,
+rdyn/cli/test_hostile_inputs.py): a real ``python -m rdyn`` run that receives signals once its first
+checkpoint is written."""
 from __future__ import annotations
 
 import os

@@ -2,7 +2,7 @@
 
 Deriving all maps takes about a minute of sympy time, so ``python -m rdyn.derivations.model_a.catalog``
 writes their ``srepr`` to ``derivations/model_a/_catalog.py``; the test suite re-derives
-everything and asserts the cache is identical (tests/test_catalog.py), so the cache can never
+everything and asserts the cache is identical (tests/derivations/model_a/test_catalog.py), so the cache can never
 drift from the derivation. :func:`model_a_expressions` reads the cache (or derives afresh).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 stated domain (docs/claims.md, "Strength": ``proved``). Each identity is a difference ``lhs - rhs``
 brought to a normal form by exact rewrites only (named below) and simplified: it is proved when the
 result is exactly 0 (:func:`holds`); :func:`difference` with ``mutated=True`` puts the printed (or a
-perturbed) form in place of the corrected one, which must not simplify to 0 (tests/test_strength.py).
+perturbed) form in place of the corrected one, which must not simplify to 0 (tests/verify/claims/test_strength.py).
 
 * ``S_identity`` (proof of Theorem 3.1, Step 3, seed 000): every column of the attention matrix S has
   K in-group entries p and D-K out-group entries q = (1-Kp)/(D-K); S* has 1/K in-group and 0 out-group,

@@ -35,14 +35,15 @@ def model_config(v: ModelAOptions, with_groups: bool = True):
     collapsed map needs D and K only, so ``rdyn teacher --D 1e10`` costs no O(D) memory)."""
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
     from rdyn.reduced_dynamics.model_a.presets import preset_groups
-    from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig
 
     D, K, groups = model_size(v)
     if groups is None and with_groups:
         groups = preset_groups(preset_task(v), D, K)
     activation = smooth_activation(v)
     with usage_errors():
-        if activation is not None:
+        if activation is not None:   # the smooth engine imports sympy: only for smooth runs
+            from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig
+
             return SmoothConfig(D=D, K=K, activation=activation, eta=v.eta,
                                 vstar_norm2=v.vstar_norm2, M=v.M or 1,
                                 logit_scale=v.logit_scale), groups

@@ -1,7 +1,7 @@
 """The generator of rdyn/option_types.py (:func:`write_option_types`): one frozen dataclass
 per subcommand (``TeacherOptions``, ...), one field per option named as the option and typed
 by its kind in its validated form, so that the drivers read ``v.steps`` and a type checker
-names a misspelt option. tests/test_option_types.py fails when the file is out of date.
+names a misspelt option. tests/rdyn/test_option_types.py fails when the file is out of date.
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def option_types_source() -> str:
              "",
              "Generated from the option table :data:`rdyn.options.COMMANDS` by",
              "``python -c 'from rdyn.options import write_option_types; write_option_types()'``;",
-             'do not edit (tests/test_option_types.py fails when this file is out of date)."""',
+             'do not edit (tests/rdyn/test_option_types.py fails when this file is out of date)."""',
              "from __future__ import annotations", "", "import os", "from dataclasses import dataclass",
              "from typing import Any, Literal, Union", "", ""]
     names = []

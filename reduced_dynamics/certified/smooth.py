@@ -1,6 +1,6 @@
 """Certified iteration of Model A's collapsed map for a smooth activation whose expectations
-are all closed forms (erf, GELU; issue 22), on python-flint ``arb`` balls. tanh, softplus
-and sigmoid (no closed forms) go to :mod:`rdyn.reduced_dynamics.certified.strip` (issue 31):
+are all closed forms (erf, GELU), on python-flint ``arb`` balls. tanh, softplus
+and sigmoid (no closed forms) go to :mod:`rdyn.reduced_dynamics.certified.strip`:
 a strip quadrature with a proved remainder, the same loop.
 
 The map is :mod:`rdyn.reduced_dynamics.model_a.smooth`'s (derived in

@@ -15,7 +15,7 @@ for bit; the events use the same definitions:
 :func:`~rdyn.reduced_dynamics.model_a.kernels.fast_math_namespace` (and FMA contraction), so LLVM
 vectorises the loop over a block (AVX2: 4 configurations per instruction); rows then agree
 with single runs to a relative 1e-12 or better instead of bit for bit (measured: README,
-"Numerical bars"; tested in tests/test_batch.py).
+"Numerical bars"; tested in tests/reduced_dynamics/model_a/test_batch.py).
 
 Every configuration runs exactly ``steps`` updates (no early stop at 2 T*). The late loss
 slope is the least-squares slope of log(loss) against log(t) over the logarithmic capture

@@ -15,7 +15,7 @@ array of (hi, lo) pairs, ``capture_out`` an (n, 3, 2) array.
 
 Accuracy: each dd operation has relative error of a few u^2 (u^2 = 2^-106 = 1.2e-32); over
 N steps the C2 sum accumulates about sqrt(N) such errors if they are independent, N at
-worst. Measured against the 30-digit arb path (tests/test_long_horizons.py): see
+worst. Measured against the 30-digit arb path (tests/reduced_dynamics/test_long_horizons.py): see
 docs/long_horizons.md.
 """
 from __future__ import annotations

@@ -411,7 +411,7 @@ def working_precision(backend: str, dps: int | None):
     """The global precisions a backend computes with, set on entry and restored on exit:
     mpmath at ``dps + 12`` digits (reported values keep every digit), python-flint at
     ``3.33 dps + 40`` bits for "arb". A run's numbers then depend on ``dps`` alone, never on
-    what the process did before (issue 9)."""
+    what the process did before."""
     if backend == "float64":
         yield
         return

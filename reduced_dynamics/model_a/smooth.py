@@ -288,7 +288,7 @@ class Expectations:
         # excess loss E[(sigma(r Y1) - B)^2] = E[(T - B)^2] + E[Var(sigma(r Y1) | Z1)] (T: the
         # teacher's conditional mean): a sum of squares, never negative. The expanded form
         # E[sigma^2] - 2 E[T B] + E[B^2] cancels to rounding (relative to ||V*||^2 D) when the
-        # student fits (p -> 1/K, C1 -> C1*): it gave -3e85 at ||V*||^2 = 1e100 (issue 32)
+        # student fits (p -> 1/K, C1 -> C1*): it gave -3e85 at ||V*||^2 = 1e100
         square = np.dot(w, resid * resid) + lvl.teacher_var
         loss = self.M * self.D / 2 * square
         return m1, m2, dm2, loss
@@ -613,7 +613,7 @@ def _run(config, steps, record, t1_fraction, level, dps, progress, max_default_s
     with num.precision():
         ex = Expectations(config, num, num.rule(n))
         table = None
-        if table_probes is not None:   # the tabulated moments (smooth_tables.py, issue 31)
+        if table_probes is not None:   # the tabulated moments (smooth_tables.py)
             table = make_table_route(config, n, table_probes)
             advance = table.advancer(eta_f, t1_fraction, level, steps is None,
                                      min_default_steps, end, grid)

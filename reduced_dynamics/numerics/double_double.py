@@ -40,7 +40,7 @@ result is rounded once). exp(r) = 1 + r P(r), P(r) = sum_{k=1}^{12} r^(k-1)/k!:
   |r|^6/7! * 1.01 <= 5.1e-18 and float64 gets it to ~8u relative, i.e. <= 4.6e-33
   (0.4 u^2) of P; the terms k <= 6 use dd Horner (6 dmul + 6 dadd, each a few u^2).
 Measured worst case on 2e4 random arguments in [-50, 50] against 50-digit mpmath: 3.5 u^2
-(tests/test_long_horizons.py asserts 1e-31 = 8 u^2). x > 709.78: (inf, 0); x < -745.2:
+(tests/reduced_dynamics/test_long_horizons.py asserts 1e-31 = 8 u^2). x > 709.78: (inf, 0); x < -745.2:
 (0, 0) (the true value is below 2^-1074).
 
 atan (``datan``). atan(-x) = -atan(x); for x > 1, atan(x) = pi/2 - atan(1/x) (pi/2 as a

@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import re
 
+from rdyn.derivations.messages import error_kind
+
 CONNECT_TIMEOUT_S = 10.0
 WORKER_WAIT_S = 10.0
 PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
@@ -45,7 +47,7 @@ def check_address(address: str) -> None:
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return f"{error_kind(exc)}: {text[0]}" if text else error_kind(exc)
 
 
 def _probe_function():

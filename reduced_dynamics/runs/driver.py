@@ -37,7 +37,7 @@ and optionally
     Whether the end of the run is saved (default True; a diverged Model B run keeps the
     last periodic checkpoint).
 
-What :func:`drive` does, the same for every run (and as every hand-written loop did before):
+What :func:`drive` does, the same for every run:
 
 * chunk by chunk until ``done``; after each chunk the progress ``bar`` (tqdm-like:
   ``update(delta)``, ``total``, ``close()``; or :class:`StepLines`) advances by the change of
@@ -60,8 +60,7 @@ Clients: Model A's runs, homogeneous and smooth alike (the one engine of
 drive_run`), the batched float64 sweep
 (:func:`rdyn.reduced_dynamics.model_a.batch.run_batch`), the smooth sweep
 (:mod:`rdyn.reduced_dynamics.model_a.smooth_sweep`) and Model B (:func:`rdyn.reduced_dynamics.model_b.
-iterate.iterate`); the certified passes, converted with the unification of the certified arb
-iterations: :mod:`rdyn.reduced_dynamics.certified.interval_pass` (interval64),
+iterate.iterate`); the certified passes: :mod:`rdyn.reduced_dynamics.certified.interval_pass` (interval64),
 :mod:`rdyn.reduced_dynamics.certified.arb_pass` and rdyn prove's certified iteration
 (``verify/proofs/iterate.py``). tests/reduced_dynamics/runs/test_driver.py fails if a loop of
 its own (``except KeyboardInterrupt``, ``Interrupted(...)``, a timed checkpoint) appears elsewhere.

@@ -12,7 +12,7 @@ random number comes from a generator seeded inside the check, every precision is
 context inside the check (``mpmath.workdps``, :func:`rdyn.reduced_dynamics.model_a.working_precision`),
 and no numbers are substituted into sympy expressions (:mod:`rdyn.derivations.numeric`). The tests run
 the groups in fresh processes under several hash seeds and in shuffled orders and compare the
-records bit for bit (tests/test_verify_determinism.py).
+records bit for bit (tests/project/test_verify_determinism.py).
 """
 from __future__ import annotations
 

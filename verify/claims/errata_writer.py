@@ -29,7 +29,7 @@ PAPERS = {"A": "Model A (seed 000): Zhang, Zhao, Gu, Cao",
           "B": "Model B (seed 003): Wu, Zhang, Cao"}
 
 #: every symbol the erratum uses, per paper, as (symbol in LaTeX, definition in words); defined
-#: once in the preamble of the paper's section (checked by tests/test_claims.py)
+#: once in the preamble of the paper's section (checked by tests/verify/claims/test_claims.py)
 SYMBOLS = {
     "A": (
         (r"D,\ K", "number of tokens, size of each attention group (K < D)"),

@@ -31,7 +31,7 @@ over the window, not noise; the stabilisation criterion is what makes a narrow i
 meaningful.
 
 Every fitted rate in ``rdyn verify`` and ``rdyn claims`` goes through :func:`decide` (no check
-compares a fitted exponent with a threshold of its own; tests/test_claims.py greps for that).
+compares a fitted exponent with a threshold of its own; tests/verify/claims/test_claims.py greps for that).
 A check stores the fit that decides it under ``fit_decision`` (:func:`fit_detail`): the
 ledger counts it by the rule's verdict wherever it sits in the check's detail. A fit that is
 evidence only (the entry is decided by a derivation) is stored by :func:`context_fit` under a

@@ -4,8 +4,8 @@
 * ``proved``: a symbolic derivation (sympy identity or exact comparison of derived forms)
   establishes it for every parameter value in a stated ``domain``;
 * ``certified``: rigorous ball arithmetic (``rdyn prove``, :mod:`rdyn.verification.proofs`)
-  establishes it for the listed ``instances`` (each pinned by tests/test_prove.py or
-  tests/test_prove_sweep.py);
+  establishes it for the listed ``instances`` (each pinned by tests/verify/proofs/test_engine.py or
+  tests/verify/proofs/test_sweep.py);
 * ``sampled``: true at the listed ``points`` only (the deciding checks: trajectories, grids,
   quadrature or Monte Carlo comparisons);
 * ``fitted``: a finite-size fit of a rate decides (evidence only);
@@ -55,9 +55,9 @@ DOMAINS = {
 
 # The instances at which tests pin rdyn prove's verdicts (options of rdyn prove; eta None: the papers'
 # step-size condition, rdyn prove's default; eta "half_limit": eta_limit/2 exactly, the grid word of
-# ``rdyn prove --grid``). The first four: tests/test_prove.py; the rest are the validation instances of
+# ``rdyn prove --grid``). The first four: tests/verify/proofs/test_engine.py; the rest are the validation instances of
 # the ledger's A.errata.bound.D18/D19 checks (verify/checks/errata_a.py, quick and full sizes, both logit
-# scales, ReLU, identity and Leaky ReLU): tests/test_prove_sweep.py proves every statement there and
+# scales, ReLU, identity and Leaky ReLU): tests/verify/proofs/test_sweep.py proves every statement there and
 # pins the corrected D.18 and D.19 margins.
 PROVE_INSTANCES = (
     {"D": 9, "K": 3, "activation": "relu", "vstar_norm2": 1.0, "eta": None,
@@ -94,16 +94,16 @@ def prove_grid_text(instance: dict) -> str:
 # ledger labels decided by rdyn prove (Model A): entry and correction. Lemma D.10: the printed hypothesis
 # p(t) <= 1/(2 pi D K) is certified never to hold (the vacuous_condition discrepancy) and the corrected
 # statement (C1* increasing while p <= p_c, decreasing after; p_c the certified unique zero of dC1*/dp)
-# is rdyn prove's D10.corrected, certified at every instance of PROVE_INSTANCES (tests/test_prove.py
+# is rdyn prove's D10.corrected, certified at every instance of PROVE_INSTANCES (tests/verify/proofs/test_engine.py
 # test_d9_remaining_appendix_d_statements pins its margin at D = 9, K = 3; test_listed_instances_are_certified
-# and tests/test_prove_sweep.py test_strength_instances_are_certified require it certified at the others).
+# and tests/verify/proofs/test_sweep.py test_strength_instances_are_certified require it certified at the others).
 PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.10", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)",
                    "Lemma D.18", "Lemma D.19")
 # corrections (only) certified by rdyn prove at PROVE_INSTANCES. Lemma D.17 (threshold): "p(T*) >= 1/(2K) is
 # reached; p(t) < 1/K for all t and p -> 1/K": the iteration certifies T* as the first step with p >= 1/(2K)
 # (every earlier step certainly below it; a straddling ball stops the proof), 1/K - p = N e/(K (K + N e)) > 0
 # exactly, and p -> 1/K follows from the certified corrected D.18 lower side (1/K - p(T) <=
-# (D-K)/(K(D-K+K sqrt(R-(T)))), R- growing linearly in T). tests/test_prove.py pins T* = 156931 at D = 9, K = 3.
+# (D-K)/(K(D-K+K sqrt(R-(T)))), R- growing linearly in T). tests/verify/proofs/test_engine.py pins T* = 156931 at D = 9, K = 3.
 CORRECTIONS_BY_PROVE = PROVED_BY_PROVE + ("Lemma D.17 (threshold)",)
 
 # The late-phase rates (corrections only): certified at PROVE_INSTANCES (OOD: the logits/D ones, its asymptote
@@ -111,12 +111,12 @@ CORRECTIONS_BY_PROVE = PROVED_BY_PROVE + ("Lemma D.17 (threshold)",)
 # (1) rdyn prove certifies Lemma D.19's corrected upper side on the invariant region R, i.e.
 #     0 <= (eta g2 - X)/(e^m eta g2) on R (m = 1; 2 for the identity), X = Delta x/e^2; every box's ball of this
 #     quantity is finite, so it is also <= c := sup_on_region (recorded in the certificate; pinned at D = 9, K = 3
-#     by tests/test_prove.py): |X - eta g2| <= c eta g2 e^m on R, and every state from T0 on lies in R;
+#     by tests/verify/proofs/test_engine.py): |X - eta g2| <= c eta g2 e^m on R, and every state from T0 on lies in R;
 # (2) the certified corrected D.18 lower side gives 1/K - p(T) -> 0, i.e. e_T -> 0;
 # (3) e^-2 grows per step by (2 X/scale) psi(2 e^2 X/scale), psi(v) = (exp(v) - 1)/v -> 1: the increments tend
 #     to 2 eta g2/scale, so e_T^-2/T -> 2 eta g2/scale (Stolz-Cesaro), which is rdyn.derivations.model_a.late_phase's
-#     e^2 tau -> scale/(2 g2) (tests/test_strength.py::test_late_phase_rate_is_the_certified_limit; the prover's
-#     eta g2 is late_phase's g2: tests/test_prove.py::test_reduction_matches_late_phase_constants);
+#     e^2 tau -> scale/(2 g2) (tests/verify/claims/test_strength.py::test_late_phase_rate_is_the_certified_limit; the prover's
+#     eta g2 is late_phase's g2: tests/verify/proofs/test_engine.py::test_reduction_matches_late_phase_constants);
 # (4) each quantity is an exact function of (C1, e) (1/K - p = N e/(K (K + N e)); ||S - S*||_F by the proved S
 #     identity; ||W_V - V*||_F = |C1 - 1| ||V*||_F; the excess loss; the OOD quadratic form) with
 #     C1 = C1*(e)(1 + w e^3), w bounded on R: its leading term in e (late_phase's sympy expansion) times the
@@ -136,7 +136,7 @@ LATE_RATE_ARGUMENT = ("rdyn prove certifies, at each instance, Lemma D.19's corr
 # Part 1 and the monotone gamma refuted, from theta about 1 - k_c^2 on; docs/proofs.md). The first two
 # instances are the ledger's validation instance (B.noln.eta_max_descent.*: Task 2, d = 4, spectrum
 # 3,1,1,1, both targets; its check samples S0 = 1, the proof covers S0 in [0.25, 16]); the rest are the
-# instances tests/test_prove_model_b.py pins. tests/test_strength.py::test_model_b_instances_are_certified
+# instances tests/verify/proofs/model_b/test_prove.py pins. tests/verify/claims/test_strength.py::test_model_b_instances_are_certified
 # runs the proof at each and requires these statements certified.
 PROVE_B_INSTANCES = (
     {"paper": "B", "model": "noln", "data": "spectrum", "d": 4, "spectrum": "3,1,1,1", "target": "unnormalized",
@@ -188,7 +188,7 @@ DERIVED_RATE_DOMAIN = ("the derived leading-order law as T -> oo (slow-manifold 
 
 def _proved_by_identities(paper: str, label: str, ids) -> dict | None:
     """The ``proved`` basis of a correction that rdyn.derivations.model_a.correction_identities proves (None if
-    none does): each identity's two sides, domain and exact rewrites (tests/test_strength.py re-proves
+    none does): each identity's two sides, domain and exact rewrites (tests/verify/claims/test_strength.py re-proves
     each: the difference simplifies to exactly 0, the printed form's does not)."""
     from rdyn.derivations.model_a import correction_identities as ci
 

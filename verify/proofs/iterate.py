@@ -100,7 +100,7 @@ class Evaluator:
         self.band_hi = 4 * arb.pi() + 1
         self.inc_hi = 2 * self.eg2 / self.scale
         self.inc_lo = 2 * self.qmin * self.eg2 / self.scale
-        # Appendix D's remaining statements (issue 33)
+        # Appendix D's remaining statements
         self.Dn = D
         self.d9_lo = 1 / (2 * arb(D))                      # Lemma D.9: p(1-Kp)/(2D)
         self.d9_hi = arb(D) / (arb(D) ** 2 - 1)             # D^2/(D (D^2 - 1))

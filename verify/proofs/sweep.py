@@ -22,6 +22,7 @@ import json
 import time
 from dataclasses import dataclass
 
+from rdyn.derivations.messages import error_kind
 from rdyn.verification.proofs import statements as st
 from rdyn.verification.proofs.engine import Instance
 
@@ -252,7 +253,7 @@ def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None, e
 def _error_row(point: GridPoint, exc: BaseException) -> dict:
     return {"instance": {**point.instance.to_dict(), "eta_rule": point.eta_rule}, "T_star": None, "t1": None,
             "seconds": None, "boxes": None, "statements": [], "superseded": [],
-            "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+            "error": f"{error_kind(exc)}: {exc}".splitlines()[0]}
 
 
 def instance_key(instance: dict) -> str:

@@ -22,7 +22,7 @@ The network: for one layer only the last column ``e = (0, a)`` of the output is 
 ``z = e + V blockdiag(S, a a^T) W e``, ``y = (z/||z||)[d:]`` (LN; the whole column is
 normalised, as in :mod:`rdyn.verification.references.full_matrix_b`) or ``y = z[d:]`` (no LN).
 The hand-written gradient below is checked against the full back-propagation of
-``full_matrix_b.loss_and_grads`` (tests/test_sgd_b.py). Each data point is stored as
+``full_matrix_b.loss_and_grads`` (tests/verify/references/test_sgd_b.py). Each data point is stored as
 ``(S, a)`` only (O(d^2) per point), so the paper's sizes run in seconds.
 """
 from __future__ import annotations

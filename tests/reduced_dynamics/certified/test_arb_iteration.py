@@ -16,7 +16,7 @@ from rdyn.reduced_dynamics.certified.arb_iteration import (DIRECT, MEAN_VALUE, A
 from rdyn.reduced_dynamics.certified.arb_pass import certified_run  # noqa: E402
 from rdyn.verification.proofs.engine import Instance  # noqa: E402
 
-INST = Instance(8, 2, eta=0.5)     # T* = 4610, t1 = 11 (tests/test_certified.py's SMALL)
+INST = Instance(8, 2, eta=0.5)     # T* = 4610, t1 = 11 (tests/reduced_dynamics/certified/test_certified.py's SMALL)
 T_STAR = 4610
 
 

@@ -129,7 +129,7 @@ def k_terms(form: str, S0, gs, kappa2, d):
     """The three terms of eta_max (B.2.3) in units of ``k = 2 eta kappa2 gamma*/d``:
     ``gamma*/(4 sqrt(c + 16 gamma*^2))`` with ``c = S0^2`` (corrected) or ``1`` (printed),
     ``gamma*/S0``, ``gamma*/sqrt(2 S0 gamma*)``. (The eta-terms are these times d/(2 kappa2 gamma*);
-    tests/test_prove_model_b.py checks them against rdyn.derivations.model_b.eta_max_derived.)"""
+    tests/verify/proofs/model_b/test_prove.py checks them against rdyn.derivations.model_b.eta_max_derived.)"""
     c = S0 * S0 if form == "corrected" else 1
     return [gs / (4 * (c + 16 * gs * gs).sqrt()), gs / S0, gs / (2 * S0 * gs).sqrt()]
 

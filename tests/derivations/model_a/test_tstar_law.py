@@ -1,0 +1,115 @@
+"""Lemma D.17's law for the identity, proved (rdyn.derivations.model_a.tstar_law): every obligation holds, the
+positivity tests refuse false claims, the derived pieces have the values a hand computation gives, and the
+explicit bounds contain the gradient flow's tau_star computed independently (Radau, and mpmath at 30 digits)."""
+import math
+
+import pytest
+import sympy as sp
+
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a import tstar_law as tl
+
+D, K, v = ma.D, ma.K, ma.vstar_norm2
+x, sigma = tl.x, tl.sigma
+
+
+@pytest.mark.parametrize("scale", tl.SCALES)
+def test_every_obligation_holds(scale):
+    law = tl.prove(scale)
+    assert law.proved, [o.name for o in law.obligations if not o.holds]
+    assert len(law.obligations) == 21
+    assert law.limits == {"tau_lo": K / v, "tau_lo_I1": 0, "tau_hi": K / v, "tau_hi_I1": 0}
+
+
+def test_derived_pieces_match_a_hand_computation():
+    """mu = v/(K^2 D^2) (logits/D) and v/(K^2 D) (logits/sqrtD); J = int_{K/N}^1 de/(e H0) equals
+    D^a (K/v)(N^2 - K^2 + 2 K N log(N/K)) (integrated by hand: K (K + N e^2)^2/(v e^3) termwise)."""
+    N = D - K
+    by_hand = K / v * (N**2 - K**2 + 2 * K * N * sp.log(N / K))
+    for scale, mu, a in (("D", v / (K**2 * D**2), 1), ("sqrtD", v / (K**2 * D), 0)):
+        law = tl.prove(scale)
+        assert sp.simplify(law.mu - mu) == 0
+        values = {D: 37, K: 3, v: sp.Rational(7, 5)}
+        assert abs(sp.N((law.J - D**a * by_hand).subs(values), 40)) < 1e-30
+        assert sp.simplify(law.leading - D**a * N**2) == 0
+
+
+def test_positivity_tests_refuse_false_claims():
+    # the true sup of psi is 0.5197 and of psi/x^2 is 0.7184: constants just below are refused
+    assert tl.nonnegative_on(sp.Rational(53, 100) - tl.PSI, x, 0)
+    assert not tl.nonnegative_on(sp.Rational(51, 100) - tl.PSI, x, 0)
+    assert not tl.nonnegative_on(sp.Rational(7, 10) - tl.PSI / x**2, x, 0)
+    # an even root is allowed, an odd one inside the interval is not, one outside is
+    assert tl.nonnegative_on((x - 1)**2, x, 0)
+    assert not tl.nonnegative_on(x - 1, x, 0)
+    assert tl.nonnegative_on(x - 1, x, 1)
+    assert tl.nonnegative_on(x - 1, x, 2, 3) and not tl.nonnegative_on(x - 1, x, 0, 3)
+    # a pole inside the interval is refused even when the expression keeps its sign around it
+    assert not tl.nonnegative_on(1 / (x - 1)**2, x, 0) and tl.nonnegative_on(1 / (x - 1)**2, x, 2)
+    # the bivariate test: true with sigma <= 1, refused when a coefficient has the wrong sign
+    assert tl.coefficient_nonnegative(1 + x - sigma)
+    assert not tl.coefficient_nonnegative(sigma - x)
+    assert not tl.coefficient_nonnegative(tl.PSI / 2 - x**3 * (sigma + x) / (1 + x**2)**4)
+
+
+def test_hypothesis_threshold():
+    """(H) holds from D0 on (||V*||^2 = 1): pinned values, and it fails just below."""
+    for scale, K_value, D0 in (("D", 1, 16), ("D", 2, 16), ("D", 3, 18), ("sqrtD", 2, 41), ("sqrtD", 3, 38)):
+        law = tl.prove(scale)
+        assert tl.hypothesis_holds(law, D0, K_value, 1.0)
+        assert not tl.hypothesis_holds(law, D0 - 1, K_value, 1.0)
+    with pytest.raises(ValueError, match="hypothesis"):
+        tl.bounds(tl.prove("D"), 10, 2, 1.0)
+
+
+@pytest.mark.parametrize("scale,D_value,K_value,v_value", [("D", 40, 2, 1.0), ("D", 120, 3, 2.0),
+                                                           ("sqrtD", 120, 2, 0.5)])
+def test_bounds_contain_the_flow(scale, D_value, K_value, v_value):
+    """The float64 flow (Radau, with its events) and the 30-digit slow-manifold route give tau_star inside
+    [tau_lo, tau_hi]; the upper bound is within 1% of it (the lower one carries the crude transient term)."""
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
+    from rdyn.reduced_dynamics.model_a.flow import phase_limits
+
+    law = tl.prove(scale)
+    lo, hi = (float(b) for b in tl.bounds(law, D_value, K_value, v_value))
+    config = TeacherConfig(D_value, K_value, "identity", vstar_norm2=v_value, logit_scale=scale)
+    for method, dps in (("flow", None), ("slow", 30)):
+        tau = float(phase_limits(config, method, dps=dps).tau_star)
+        assert lo < tau < hi
+        assert hi / tau - 1 < 0.01
+
+
+def test_bounds_tighten_with_D():
+    law = tl.prove("D")
+    widths = []
+    for D_value in (50, 500, 5000):
+        lo, hi = (float(b) for b in tl.bounds(law, D_value, 2, 1.0))
+        leading = D_value * (D_value - 2)**2 * 2
+        widths.append((hi - lo) / leading)
+        # the ratios approach 1 at the rate of J's 2 K N log(N/K) term
+        for ratio in (lo / leading, hi / leading):
+            assert abs(ratio - 1) < 3 * 2 * math.log(D_value) / (D_value - 2)
+    assert widths[0] > widths[1] > widths[2] and widths[2] < 1e-3
+
+
+def test_obligations_are_recomputed_not_looked_up():
+    """A wrong band constant makes its obligation fail (the constants are checked, not trusted)."""
+    assert not tl.nonnegative_on(sp.Rational(4) - sp.cancel(tl.XI * tl.W_BAR), x, 0)
+    assert tl.nonnegative_on(tl.CONSTANTS["Xi"] - sp.cancel(tl.XI * tl.W_BAR), x, 0)
+
+
+def test_ledger_basis_and_erratum_name_the_proved_part():
+    """With the identity's proof check alone, the D.17 correction stays `sampled` with the identity's proof in
+    its basis, and the erratum line says so; with the ReLU/Leaky ReLU proof check too it is `proved` and
+    its basis names both proofs (tests/derivations/model_a/test_tstar_law_relu.py); without either, no proved part."""
+    from rdyn.verification.claims import errata_writer, strength
+
+    ids = ["A.errata.Tstar", "A.errata.Tstar.identity_proof"]
+    s, basis = strength.of_correction("A", "Lemma D.17", ids)
+    assert s == "sampled" and basis["proved_part"]["activation"] == "identity"
+    assert basis["proved_part"]["logit_scales"] == ["D", "sqrtD"] and "relu_proof" in basis["not_proved"]
+    assert "proved_part" not in strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[1]
+    fix = {"statement": "law", "relation": "asymptotic", "limit": "D->oo", "verdict": "pass", "strength": s,
+           "strength_basis": basis}
+    line, _ = errata_writer._correction_lines({"correction": fix, "formulas": []})
+    assert line.endswith("strength: sampled (proved for the identity activation: rdyn.derivations.model_a.tstar_law)]")

@@ -1,0 +1,92 @@
+"""Byte-identical outputs: the exit status and stdout (and a refusal's stderr) of a fixed set of commands,
+run in-process, equal the recorded ones in tests/project/golden/outputs.json. A refactor must not move a digit.
+The masked fields are wall-clock times (``"seconds"``, ``"iteration_seconds"`` in rdyn prove's JSON).
+
+Re-record only when an output is meant to change, and say why in the commit:
+
+    python tests/project/test_golden_outputs.py
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import sys
+
+import pytest
+
+SPECTRUM = ["--data", "spectrum", "--d", "3", "--spectrum", "4,1,1"]
+SMALL = ["--D", "12", "--K", "3"]
+
+COMMANDS = {
+    "teacher_cnn": ["teacher", "--task", "cnn", "--json", "--quiet"],
+    "teacher_cnn_text": ["teacher", "--task", "cnn", "--quiet"],
+    "teacher_gcn_record": ["teacher", "--task", "gcn", "--steps", "2000", "--record", "0,10,1000", "--json", "--quiet"],
+    "teacher_leaky_dps": ["teacher", "--task", "sts", "--activation", "leaky", "--steps", "300", "--dps", "30",
+                          "--json", "--quiet"],
+    "teacher_identity_sqrtD": ["teacher", "--task", "gslp", "--activation", "identity", "--logit-scale", "sqrtD",
+                               "--steps", "500", "--json", "--quiet"],
+    "teacher_erf": ["teacher", *SMALL, "--activation", "erf", "--steps", "3000", "--json", "--quiet"],
+    "teacher_tanh": ["teacher", *SMALL, "--activation", "tanh", "--steps", "2000", "--json", "--quiet"],
+    "teacher_expr": ["teacher", *SMALL, "--activation", "expr", "--activation-expr", "x/(1+x*x)+0.25*x*x",
+                     "--steps", "200", "--json", "--quiet"],
+    "teacher_certify": ["teacher", *SMALL, "--steps", "5000", "--certify", "--json", "--quiet"],
+    "teacher_certify_dps": ["teacher", *SMALL, "--steps", "200", "--certify", "--dps", "30", "--json", "--quiet"],
+    "teacher_certify_erf": ["teacher", *SMALL, "--activation", "erf", "--steps", "100", "--certify", "--json",
+                            "--quiet"],
+    "teacher_flow": ["teacher", "--task", "cnn", "--method", "flow", "--json", "--quiet"],
+    "teacher_dd": ["teacher", *SMALL, "--steps", "1000", "--precision", "dd", "--json", "--quiet"],
+    "ln_spectrum": ["ln", *SPECTRUM, "--steps", "200", "--json", "--quiet"],
+    "ln_text": ["ln", *SPECTRUM, "--steps", "50", "--quiet"],
+    "ln_looped": ["ln", "--model", "looped", *SPECTRUM, "--steps", "100", "--json", "--quiet"],
+    "sweep_small": ["sweep", "--grid", "D=20,24;K=2", "--steps", "100", "--json", "--quiet"],
+    "sweep_erf": ["sweep", "--grid", "D=20", "--activation", "erf", "--steps", "100", "--json", "--quiet"],
+    "crosscheck_population": ["crosscheck", "--D", "8", "--K", "2", "--steps", "50", "--json", "--quiet"],
+    "prove_small": ["prove", "--D", "5", "--K", "1", "--json"],
+    "prove_b": ["prove", "--paper", "B", "--json"],
+    "asymptotics_relu": ["asymptotics", "--activation", "relu", "--json"],
+    "refuse_K": ["teacher", "--D", "5", "--K", "5"],
+    "refuse_diverges": ["teacher", "--task", "cnn", "--eta", "5", "--quiet"],
+    "refuse_expr": ["teacher", "--activation", "expr", "--activation-expr", "x*x/(1+x*x)"],
+    "refuse_spectrum": ["ln", "--data", "spectrum", "--d", "3", "--spectrum", "4,1"],
+}
+
+
+WALL_CLOCK = re.compile(r'"(seconds|iteration_seconds)": [-+.0-9eE]+')
+OUTPUTS = pathlib.Path(__file__).with_name("golden") / "outputs.json"
+
+
+def observed(argv):
+    """{"rc", "stdout", "stderr"} of ``rdyn ARGV``; stderr only for a refusal (a run's stderr has timings)."""
+    from cli_runs import run_captured
+
+    rc, out, err = run_captured(argv)
+    out = WALL_CLOCK.sub(r'"\1": "masked"', out)
+    return {"rc": rc, "stdout": out, "stderr": err if rc != 0 else None}
+
+
+def recorded():
+    return json.loads(OUTPUTS.read_text(encoding="utf-8"))
+
+
+def test_the_recorded_commands_are_the_listed_ones():
+    assert {name: entry["argv"] for name, entry in recorded().items()} == COMMANDS
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_output_is_byte_identical(name):
+    entry = recorded()[name]
+    assert observed(entry["argv"]) == {key: entry[key] for key in ("rc", "stdout", "stderr")}
+
+
+def write():
+    table = {name: {"argv": argv, **observed(argv)} for name, argv in COMMANDS.items()}
+    tmp = OUTPUTS.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(OUTPUTS)
+
+
+if __name__ == "__main__":
+    import rdyn  # noqa: F401  first: tests/rdyn/ (no __init__.py) must not shadow it
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/: cli_runs
+    write()

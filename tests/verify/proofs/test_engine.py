@@ -1,0 +1,532 @@
+"""``rdyn prove`` and the proof engine (rdyn.verification.proofs; docs/proofs.md).
+
+* the reduced forms against the independent late-phase derivation (g2, q_min);
+* the enclosure of B(z) = (z - atan z)/z^3 against mpmath at 50 digits;
+* verdicts, certificate margins and counterexample ratios pinned (D = 9, K = 3 in the default
+  suite; the Done-when instance D = 12, K = 3, eta = 0.01 marked slow): a change of the map, the
+  constants or the method changes these digits and fails the test;
+* the region proof fails when it should (a band that excludes the slow manifold; a corrected
+  constant 1% too large);
+* bad input: one line on stderr, exit 2, the hypothesis named.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def _prove(*argv):
+    from rdyn.cli import main
+
+    return main(["prove", *argv, "--json"])
+
+
+@pytest.fixture(scope="module")
+def d9():
+    import rdyn
+
+    return rdyn.prove(D=9, K=3).to_dict()
+
+
+def _by(report, label, form, side, superseded=False):
+    rows = report["superseded"] if superseded else report["statements"]
+    return next(r for r in rows if (r["label"], r["form"], r["side"]) == (label, form, side))
+
+
+@pytest.mark.parametrize("activation,scale", [("identity", "D"), ("relu", "D"), ("relu", "sqrtD")])
+def test_reduction_matches_late_phase_constants(activation, scale):
+    """eta g2 read off the reduced map at e = 0 equals the late-phase g2 of
+    rdyn.derivations.model_a.late_phase (a separate sympy limit on the slow manifold); q_min of the engine
+    (the reduced map at e = K/(D-K), w = 0, in arb) equals increment_ratio_at_threshold."""
+    import flint
+    import sympy as sp
+    from flint import arb
+
+    from rdyn.derivations.model_a import late_phase as lp
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.verification.proofs import symbolic as sy
+    from rdyn.verification.proofs.engine import Instance, constants
+    from rdyn.verification.proofs.kernels import kernels
+
+    r = sy.reduced(activation, scale)
+    g2 = lp.late_phase(activation, scale).g2
+    for D, K in ((9, 3), (20, 4)):
+        mine = r.eta_g2.subs({sy.sK: sp.sqrt(K), sy.sN: sp.sqrt(D - K), sy.eta: 1, sy.M: 1})
+        theirs = ma.to_internal(g2).subs({ma.N: D - K}).subs({ma.D: D, ma.K: K, ma.vstar_norm2: 1})
+        assert sp.simplify(mine - theirs) == 0
+        old = flint.ctx.prec
+        flint.ctx.prec = 200
+        try:
+            k = kernels(activation, scale)
+            c = k.prepare(arb(K).sqrt(), arb(D - K).sqrt(), arb(1) / 100, arb(1), arb(0), arb(1))
+            q = constants(Instance(D, K, activation, 0.0, 1.0, 0.01, scale), k, c)["q_min"]
+            ref = sp.N(ma.to_internal(lp.increment_ratio_at_threshold(activation, scale)).subs(
+                {ma.N: D - K}).subs({ma.D: D, ma.K: K, ma.kappa: 0}), 50)
+            assert abs(float(q.mid()) - float(ref)) < 1e-14 * float(ref)
+            assert q.rad() < 1e-40
+        finally:
+            flint.ctx.prec = old
+
+
+def test_b_enclosure_contains_the_function():
+    import flint
+    import mpmath
+    from flint import arb
+
+    from rdyn.verification.proofs.balls import b_enclosure
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        with mpmath.workdps(60):
+            f = lambda z: (z - mpmath.atan(z)) / z**3 if z else mpmath.mpf(1) / 3  # noqa: E731
+            for lo, hi in ((0.0, 1e-6), (1e-5, 2e-4), (0.01, 0.02), (0.3, 0.7), (0.9, 1.0)):
+                b = b_enclosure(lo, hi)
+                for z in (lo, hi, (lo + hi) / 2):
+                    assert b.contains(arb(mpmath.nstr(f(mpmath.mpf(z)), 55))), (lo, hi, z)
+                # tight: the width is within a factor of the true range (plus rounding)
+                true_width = float(f(mpmath.mpf(lo)) - f(mpmath.mpf(hi)))
+                assert float(2 * b.rad()) <= 4 * true_width + 1e-15
+    finally:
+        flint.ctx.prec = old
+
+
+def test_d9_verdicts_margins_and_counterexamples(d9):
+    """D = 9, K = 3, ReLU, eta = the papers' condition (2/90): every corrected statement
+    certified, the printed D.18 sides and the printed D.19 upper side refuted; digits pinned."""
+    r = d9
+    assert r["T_star"] == 156931
+    assert r["instance"]["paper_conditions"] == {"lemma_D5": True, "lemma_D9": True}
+    verdicts = {(s["label"], s["form"], s["side"]): s["verdict"] for s in r["statements"]}
+    assert verdicts == {
+        ("Lemma D.5", "printed", "upper"): "certified",
+        ("Lemma D.13 (attention)", "printed", None): "certified",
+        ("Lemma D.15", "printed", "lower"): "certified",
+        ("Lemma D.17 (C1 band)", "printed", "lower"): "certified",
+        ("Lemma D.17 (C1 band)", "printed", "upper"): "certified",
+        ("Lemma D.18", "printed", "lower"): "refuted", ("Lemma D.18", "printed", "upper"): "refuted",
+        ("Lemma D.18", "corrected", "lower"): "certified", ("Lemma D.18", "corrected", "upper"): "certified",
+        ("Lemma D.19", "printed", "lower"): "certified", ("Lemma D.19", "printed", "upper"): "refuted",
+        ("Lemma D.19", "corrected", "lower"): "certified", ("Lemma D.19", "corrected", "upper"): "certified",
+        ("Lemma D.4", "printed", "lower"): "certified", ("Lemma D.4", "printed", "upper"): "certified",
+        ("Lemma D.8", "printed", None): "refuted", ("Lemma D.8", "corrected", None): "certified",
+        ("Lemma D.9", "printed", "lower"): "certified", ("Lemma D.9", "printed", "upper"): "certified",
+        ("Lemma D.9 (increment)", "printed", "upper"): "certified",
+        ("Lemma D.10", "printed", None): "certified", ("Lemma D.10", "corrected", None): "certified",
+        ("Lemma D.11", "printed", None): "certified", ("Lemma D.12", "printed", None): "certified",
+        ("Lemma D.13 (C1 step)", "printed", "lower"): "certified",
+        ("Lemma D.15 (proof)", "printed", None): "refuted", ("Lemma D.15 (proof)", "corrected", None): "proved",
+        ("Lemma D.16", "printed", "upper"): "certified"}
+    assert r["t1"] == 269
+    # the late-phase rates' strength (verify/claims/strength.py, LATE_RATES_BY_PROVE): on R,
+    # 0 <= (eta g2 - X)/(e eta g2) <= sup_on_region, so X = Delta x/e^2 -> eta g2 as e -> 0
+    d19 = _by(r, "Lemma D.19", "corrected", "upper")["certificate"]
+    assert d19["region_condition"] == "dx_upper"
+    assert d19["sup_on_region"] == pytest.approx(3.224081808701158, rel=1e-9)
+    assert d19["margin_on_region"] <= d19["sup_on_region"]
+    d5 = _by(r, "Lemma D.5", "printed", "upper")["certificate"]
+    assert d5["steps_checked"] == [2, 158500]          # step 1 has p = 1/D exactly: vacuous
+    assert d5["min_margin"] == pytest.approx(0.5319297749690772, rel=1e-9)
+    assert d5["margin_on_region"] == pytest.approx(0.36108012756568053, rel=1e-9)
+    att = _by(r, "Lemma D.13 (attention)", "printed", None)["certificate"]
+    assert att["T0"] == 269 and att["region"] is None and att["steps_checked"] == [0, 269]
+    assert att["min_margin"] == pytest.approx(0.3657113259711048, rel=1e-9)
+    d15 = _by(r, "Lemma D.15", "printed", "lower")["certificate"]
+    assert d15["steps_checked"] == [269, 158500]
+    assert d15["min_margin"] == pytest.approx(0.0003344041268197696, rel=1e-9)   # the 0.95 side at t1
+    assert d15["margin_on_region"] == pytest.approx(0.049609506318058216, rel=1e-9)
+    band = _by(r, "Lemma D.17 (C1 band)", "printed", "lower")["certificate"]
+    assert band["steps_checked"] == [269, 158500]
+    assert band["min_margin"] == pytest.approx(0.0003344041268197696, rel=1e-9)   # at t1
+    assert band["margin_on_region"] == pytest.approx(0.04951870551208249, rel=1e-9)
+    cx = _by(r, "Lemma D.19", "printed", "upper")["counterexample"]
+    assert cx["step"] == 156931 and cx["ratio"].startswith("5.33407324930742528403510842396837982")
+    cx = _by(r, "Lemma D.18", "printed", "lower")["counterexample"]
+    assert cx["step"] == 280661 and cx["ratio"].startswith("1.00000352576617096548272802440295577")
+    cx = _by(r, "Lemma D.18", "printed", "upper")["counterexample"]
+    assert cx["step"] == 156932 and cx["ratio"].startswith("0.00111863168039541458692179203893906")
+    sup = _by(r, "Lemma D.19", "corrected", "lower", superseded=True)
+    assert sup["verdict"] == "refuted" and sup["counterexample"]["step"] == 156931
+    assert sup["counterexample"]["ratio"].startswith("0.99998982639171250410641529754143888")
+    for (label, side), margin, region_margin in (
+            (("Lemma D.18", "lower"), 2.51815240768156e-06, 0.0013296735123731194),   # R- from T - T* - 1
+            (("Lemma D.18", "upper"), 8.912853920234985e-06, 0.06781369261443614),
+            (("Lemma D.19", "lower"), 5.302835828852719e-05, 0.0012275588815100489),   # factor 1 - |w| e^2
+            (("Lemma D.19", "upper"), 0.6287012492000064, 0.06784238107502459)):
+        cert = _by(r, label, "corrected", side)["certificate"]
+        assert cert["T0"] == 158500 and cert["boxes"] == 2423   # every condition of the region proof, new ones included
+        assert cert["min_margin"] == pytest.approx(margin, rel=1e-9)
+        assert cert["margin_on_region"] == pytest.approx(region_margin, rel=1e-9)
+        assert cert["region"]["e"][0] == 0.0 and 0 < cert["region"]["e"][1] < 0.5
+
+
+def test_d9_remaining_appendix_d_statements(d9):
+    """Lemmas D.4, D.8-D.12, D.13's C1 step, D.15's proof step and D.16 at D = 9, K = 3 (ReLU, the papers'
+    eta): margins (one step at a time up to t1, per block of 512 steps from t1 to T0, on the invariant
+    region after T0) and counterexamples pinned."""
+    r = d9
+    pins = {   # (label, form, side): (min_margin, margin_on_region, margin_on_blocks, steps_checked, fallback)
+        ("Lemma D.4", "printed", "lower"): (0.009694955114116539, 0.9995187055129919, 0.9500095854603081, [1, 158500], 0),
+        ("Lemma D.4", "printed", "upper"): (0.8474430164676516, 0.6257340761784271, 0.8471785541578848, [1, 158500], 0),
+        ("Lemma D.8", "corrected", None): (0.000859152192611486, 0.24572849692776796, 0.07839939673431216, [1, 158500], 0),
+        ("Lemma D.9", "printed", "lower"): (0.9999999862134963, 0.49999384758394594, 0.4999978774788915, [1, 158499], 0),
+        ("Lemma D.9", "printed", "upper"): (0.012345045839092234, 0.01249386666497796, 0.012497098252433801,
+                                            [1, 158499], 0),
+        ("Lemma D.9 (increment)", "printed", "upper"): (0.9969463283106286, 0.9923596838489174, 0.9966281121596693,
+                                                        [1, 158500], 0),
+        ("Lemma D.10", "printed", None): (17.84955592153876, 27.367430359125134, 17.858894079923626, [1, 158500], 0),
+        ("Lemma D.10", "corrected", None): (1.590279613819411e-08, 0.019785826210863885, 0.17645023763179776,
+                                            [1, 158499], 0),
+        ("Lemma D.11", "printed", None): (5.5187306684650916e-08, 0.3829496949911117, 1.388675559312105, [1, 158499], 0),
+        ("Lemma D.12", "printed", None): (1.5294077082614573e-05, 0.9323681352529476, 13.263111644012234,
+                                          [2, 158499], 1024),
+        ("Lemma D.16", "printed", "upper"): (0.7050657103128779, 0.41933548822998995, 0.9517751280218362,
+                                             [1, 158499], 0),
+    }
+    for key, (margin, region_margin, block_margin, steps, fallback) in pins.items():
+        cert = _by(r, *key)["certificate"]
+        assert cert["T0"] == 158500 and cert["boxes"] == 2423, key
+        assert cert["min_margin"] == pytest.approx(margin, rel=1e-9), key
+        assert cert["margin_on_region"] == pytest.approx(region_margin, rel=1e-9), key
+        assert cert["margin_on_blocks"] == pytest.approx(block_margin, rel=1e-9), key
+        assert cert["steps_checked"] == steps and cert["steps_one_by_one"] == fallback, key
+        assert cert["blocks"] in (308, 310), key
+    # Lemma D.10 as printed is vacuous: p(t) >= 1/D, and (1/D - 1/(2 pi D K))/(1/(2 pi D K)) = 2 pi K - 1 at t = 1
+    import math
+
+    assert _by(r, "Lemma D.10", "printed", None)["certificate"]["min_margin"] == pytest.approx(
+        2 * math.pi * 3 - 1, rel=1e-12)
+    step = _by(r, "Lemma D.13 (C1 step)", "printed", "lower")["certificate"]
+    assert step["steps_checked"] == [0, 268] and step["region"] is None and step["T0"] == 268
+    assert step["min_margin"] == pytest.approx(1.0095618951088248, rel=1e-9)
+    cx = _by(r, "Lemma D.8", "printed", None)["counterexample"]
+    assert cx["step"] == 84 and cx["ratio"].startswith("0.99825565616430189934843575185392624883")
+    cx = _by(r, "Lemma D.15 (proof)", "printed", None)["counterexample"]   # 3(D-K)/D^2 / 0.025 = 80/9 at t1
+    assert cx["step"] == 269 and cx["ratio"].startswith("8.88888888888888888888888888888888888888")
+    proved = _by(r, "Lemma D.15 (proof)", "corrected", None)
+    assert proved["certificate"] is None and "120 (D-K)" in proved["reason"]
+
+
+def test_turning_point_matches_the_identity_closed_form():
+    """Lemma D.10 corrected: the certified enclosure of C1*'s turning point contains the identity's
+    closed form p_c = 1/sqrt(D K) (rdyn.verification.checks.errata_a's sympy root), i.e.
+    e_c = (sqrt(D K) - K)/(D - K); it is a few float spacings wide."""
+    import flint
+    import mpmath
+    from flint import arb
+
+    from rdyn.verification.proofs.engine import turning_point
+    from rdyn.verification.proofs.kernels import kernels
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        k = kernels("identity", "D")
+        for D, K in ((20, 4), (9, 3), (7, 2)):
+            c = k.prepare(arb(K).sqrt(), arb(D - K).sqrt(), arb(1) / 100, arb(1), arb(0), arb(1))
+            lo, hi = turning_point(k, c)
+            with mpmath.workdps(50):
+                e_c = (mpmath.sqrt(D * K) - K) / (D - K)
+            assert lo <= e_c <= hi and 0 < hi - lo <= 4 * 2.0**-53, (D, K, lo, hi, e_c)
+    finally:
+        flint.ctx.prec = old
+
+
+def test_d8_printed_coefficient_matches_lemma_d7_for_the_identity():
+    """The printed Lemma D.8 factors generated from the Appendix F expectations equal Lemma D.7's
+    printed identity values F1 = K p^2 + (1-Kp)^2/(D-K), F2_1 = p^2, F3 = K p^2, F4 = p^2: (F4/p - F3)/K =
+    p (1 - K p)/K and F2_1 + p F1 (40 digits, p = 1/(K + (D-K) e))."""
+    import flint
+    import mpmath
+    from flint import arb
+
+    from rdyn.verification.proofs.kernels import kernels
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        D, K = 12, 3
+        N = D - K
+        k = kernels("identity", "D")
+        c = k.prepare(arb(K).sqrt(), arb(N).sqrt(), arb(1) / 100, arb(1), arb(0), arb(1))
+        for e in ("0.001", "0.3", "0.9"):
+            left, right = k.d8_printed(arb(e), c)
+            with mpmath.workdps(50):
+                p = 1 / (K + N * mpmath.mpf(e))
+                F1 = K * p**2 + (1 - K * p) ** 2 / N
+                want = (p * (1 - K * p) / K, p**2 + p * F1)
+            for mine, ref in zip((left, right), want):
+                assert abs(float(mine.mid()) / float(ref) - 1) < 1e-14 and mine.rad() < 1e-40
+            f3 = k.f3(arb(e), c)
+            assert abs(float(f3.mid()) / float(K * p**2) - 1) < 1e-14
+    finally:
+        flint.ctx.prec = old
+
+
+def test_block_conditions_fail_when_they_should():
+    """A wrong turning point (Lemma D.10 corrected) is not shown on a region across the true one, and
+    Lemma D.9's increment bound with a constant 1000 times too small is refuted on a box."""
+    import flint
+    from flint import arb
+
+    from rdyn.verification.proofs import region as rg
+    from rdyn.verification.proofs.engine import Instance, constants
+    from rdyn.verification.proofs.kernels import kernels
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        inst = Instance(7, 2, "identity", 0.0, 1.0, 0.014577259475218658, "D")   # the papers' eta
+        k = kernels("identity", "D")
+        c = k.prepare(arb(2).sqrt(), arb(5).sqrt(), arb(7288629737609329) / 500000000000000000, arb(1), arb(0),
+                      arb(1))
+        consts = constants(inst, k, c)
+        lo, hi = consts["e_c"]   # 0.348 = (sqrt(14) - 2)/5
+        region = rg.Region(0.39166347215619995, -0.008144922458522602, 0.01978097137317099)   # rdyn prove's
+        good = rg.prove_region(rg.BoxMap(k, c, consts, consts["atan"], 2), region, ("d10_corrected",),
+                               max_boxes=20000)
+        assert good.invariant and good.decided["d10_corrected"]
+        wrong = dict(consts, e_c=(lo - 0.05, hi - 0.05))
+        bad = rg.prove_region(rg.BoxMap(k, c, wrong, wrong["atan"], 2), region, ("d10_corrected",), max_boxes=20000)
+        assert not bad.decided["d10_corrected"]
+        # Lemma D.9's increment bound with its constant 1000 times too small fails where Delta x is largest
+        small = dict(consts, d9_increment=consts["d9_increment"] / 1000)
+        res = rg.BoxMap(k, c, small, small["atan"], 2).evaluate(0.38, 0.39, -0.001, 0.001, ("dx_increment",), None)
+        assert res["dx_increment"][0] < 0
+        res = rg.BoxMap(k, c, consts, consts["atan"], 2).evaluate(0.38, 0.39, -0.001, 0.001, ("dx_increment",), None)
+        assert res["dx_increment"][0] > 0
+    finally:
+        flint.ctx.prec = old
+
+
+@pytest.mark.parametrize("D,K,activation,scale", [(7, 2, "identity", "D"), (7, 2, "relu", "sqrtD")])
+def test_listed_instances_are_certified(D, K, activation, scale):
+    """The ledger's ``certified`` strength lists these instances (rdyn.verification.claims.strength, with
+    D = 9, K = 3 above and the slow D = 12 case below): every corrected statement is certified
+    there and the printed D.19 upper side refuted."""
+    import rdyn
+    from rdyn.verification.claims import strength
+
+    assert {"D": D, "K": K, "activation": activation, "vstar_norm2": 1.0, "eta": None,
+            "logit_scale": scale} in strength.PROVE_INSTANCES
+    r = rdyn.prove(D=D, K=K, activation=activation, logit_scale=scale).to_dict()
+    for s in r["statements"]:
+        if s["form"] == "corrected":
+            assert s["verdict"] in ("certified", "proved"), (s["label"], s["side"], s["reason"], s["counterexample"])
+    assert _by(r, "Lemma D.19", "printed", "upper")["verdict"] == "refuted"
+    sup = _by(r, "Lemma D.19", "corrected", "upper")["certificate"]["sup_on_region"]
+    assert sup is not None and 0 < sup < 1e6       # |X - eta g2| <= sup eta g2 e^m on R (the late rates' strength)
+    assert len(strength.PROVE_INSTANCES) == 14   # these two, D = 9 (default suite), D = 12 (slow), and the
+    # ten validation instances of tests/verify/proofs/test_sweep.py (slow)
+
+
+@pytest.mark.slow
+def test_done_when_instance():
+    """The issue's instance: ReLU, D = 12, K = 3, ||V*||^2 = 1, eta = 0.01 (T* = 1165870). The
+    corrected D.19 lower side as first stated fails at T* (ratio 0.99999897); restated with the lag
+    factor 1 - e^{(C2+C3)/D} |C1/C1* - 1| it is certified; the printed D.18 lower side fails at step
+    1689509."""
+    import rdyn
+
+    r = rdyn.prove(D=12, K=3, activation="relu", vstar_norm2=1, eta=0.01).to_dict()
+    assert r["T_star"] == 1165870
+    for label in ("Lemma D.18", "Lemma D.19"):
+        for side in ("lower", "upper"):
+            assert _by(r, label, "corrected", side)["verdict"] == "certified"
+    assert _by(r, "Lemma D.19", "corrected", "lower")["certificate"]["min_margin"] == pytest.approx(
+        1.557555135346952e-05, rel=1e-9)   # factor 1 - e^{x/D} |C1/C1* - 1|
+    assert _by(r, "Lemma D.19", "corrected", "upper")["certificate"]["min_margin"] == pytest.approx(
+        0.5181670493897649, rel=1e-9)
+    cx = _by(r, "Lemma D.18", "printed", "lower")["counterexample"]
+    assert cx["step"] == 1689509 and cx["ratio"].startswith("1.00000074640688931585520153205108004")
+    cx = _by(r, "Lemma D.19", "printed", "upper")["counterexample"]
+    assert cx["step"] == 1165870 and cx["ratio"].startswith("16.3901332461050383670067134719133938")
+    cx = _by(r, "Lemma D.8", "printed", None)["counterexample"]
+    assert cx["step"] == 344 and cx["ratio"].startswith("0.99930319899675231103771675273396525462")
+    cx = _by(r, "Lemma D.15 (proof)", "printed", None)["counterexample"]   # 3 (D-K)/D^2 / 0.025 = 7.5 at t1
+    assert cx["step"] == 599 and cx["ratio"].startswith("7.50000000000000000000000000000000000000")
+    assert _by(r, "Lemma D.15 (proof)", "corrected", None)["verdict"] == "proved"
+    for key, margin in ((("Lemma D.4", "printed", "lower"), 0.004105105269371144),
+                        (("Lemma D.8", "corrected", None), 0.00020833333333333335),
+                        (("Lemma D.9", "printed", "upper"), 0.006944259723853147),
+                        (("Lemma D.10", "corrected", None), 1.319799790821484e-09),
+                        (("Lemma D.11", "printed", None), 3.731065233854905e-09),
+                        (("Lemma D.12", "printed", None), 1.7058897854665603e-06),
+                        (("Lemma D.16", "printed", "upper"), 0.683894088658118)):
+        cert = _by(r, *key)["certificate"]
+        assert cert["min_margin"] == pytest.approx(margin, rel=1e-9), key
+    assert _by(r, "Lemma D.13 (C1 step)", "printed", "lower")["certificate"]["min_margin"] == pytest.approx(
+        1.0000588273152367, rel=1e-9)
+    sup = _by(r, "Lemma D.19", "corrected", "lower", superseded=True)["counterexample"]
+    assert sup["step"] == 1165870 and sup["ratio"].startswith("0.99999897238854602982599448893804331")
+
+
+def test_region_proof_fails_when_it_should():
+    """A band that excludes the slow-manifold lag is not invariant; a q_min 1% too large is not
+    shown on a region that reaches e = K/(D-K), where q(e) = q_min."""
+    import flint
+    from flint import arb
+
+    from rdyn.verification.proofs import region as rg
+    from rdyn.verification.proofs.engine import Instance, constants
+    from rdyn.verification.proofs.kernels import kernels
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        inst = Instance(9, 3, "relu", 0.0, 1.0, 0.02, "D")
+        k = kernels("relu", "D")
+        c = k.prepare(arb(3).sqrt(), arb(6).sqrt(), arb(2) / 100, arb(1), arb(0), arb(1))
+        consts = constants(inst, k, c)
+        bm = rg.BoxMap(k, c, consts, consts["atan"])
+        good = rg.Region(0.49, -0.002, 0.005)
+        ok = rg.prove_region(bm, good, ("dx_upper", "dx_lower"), max_boxes=20000)
+        assert ok.invariant and ok.decided == {"dx_upper": True, "dx_lower": True}
+        bad = rg.prove_region(bm, rg.Region(0.49, 0.01, 0.02), (), max_boxes=2000)
+        assert not bad.invariant and bad.reason
+        big = dict(consts, q_min=consts["q_min"] * arb("1.01"))
+        at_threshold = rg.Region(0.5, -0.002, 0.005)   # e_top = K/(D-K): q(e_top) = q_min
+        worse = rg.prove_region(rg.BoxMap(k, c, big, big["atan"]), at_threshold, ("dx_lower",), max_boxes=3000)
+        assert worse.invariant is False or worse.decided["dx_lower"] is False
+    finally:
+        flint.ctx.prec = old
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--D", "12", "--K", "12"], "1 <= K < D"),
+    (["--D", "6", "--K", "3"], "D must exceed 2K"),
+    (["--eta", "2"], "eta_limit"),
+    (["--statement", "Lemma D.99"], "--statement"),
+    (["--kappa", "0.2"], "--kappa applies to --activation leaky only"),
+    (["--dps", "30"], "--dps does not apply"),
+    (["--max-boxes", "0"], "--max-boxes"),
+])
+def test_bad_input_is_refused(argv, needle):
+    proc = subprocess.run([sys.executable, "-m", "rdyn", "prove", *argv], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+def test_api_refuses_like_the_cli():
+    import rdyn
+
+    with pytest.raises(ValueError, match="1 <= K < D"):
+        rdyn.prove(D=5, K=5)
+    with pytest.raises(ValueError, match="unknown option"):
+        rdyn.prove(D=9, K=3, samples=10)
+
+
+def test_schema_rejects_an_undecided_without_reason(d9):
+    jsonschema = pytest.importorskip("jsonschema")
+    import rdyn
+
+    validator = jsonschema.Draft202012Validator(rdyn.schema("prove"))
+    assert validator.is_valid(d9)
+    broken = json.loads(json.dumps(d9))
+    broken["statements"][0].update(verdict="undecided", counterexample=None, certificate=None, reason=None)
+    assert not validator.is_valid(broken)
+    broken = json.loads(json.dumps(d9))
+    broken["statements"][2]["verdict"] = "pass"
+    assert not validator.is_valid(broken)
+
+
+@pytest.mark.parametrize("stop_at", [100000, 200000])
+def test_interrupted_proof_resumes_from_its_checkpoint(tmp_path, d9, stop_at):
+    """Ctrl-C (a KeyboardInterrupt at step 100000, before T*; or at 200000, after T0 = 158500 and
+    the region proof) saves the proof's state; the
+    resumed proof reaches the same verdicts, margins and counterexamples as the uninterrupted one
+    (D = 9, K = 3). A checkpoint written for another instance is refused, naming the option."""
+    from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError, Interrupted
+    from rdyn.verification.proofs.engine import Instance, prove
+
+    path = str(tmp_path / "proof.npz")
+    inst = Instance(9, 3, "relu", 0.0, 1.0, 0.022222222222222223, "D")
+
+    def stop(t):
+        if t >= stop_at:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as info:
+        prove(inst, checkpoint=path, progress=stop)
+    assert info.value.step == stop_at
+    resumed = prove(inst, checkpoint=path, resume=path).to_dict()
+    for a, b in zip(resumed["statements"], d9["statements"]):
+        assert a["verdict"] == b["verdict"], a["label"]
+        ca, cb = a["certificate"] or {}, b["certificate"] or {}
+        if cb.get("min_margin") is None:   # refuted or undecided: no certificate either way
+            assert ca.get("min_margin") is None, a["label"]
+        else:
+            assert ca.get("min_margin") == pytest.approx(cb["min_margin"], rel=1e-12)
+        assert (a["counterexample"] or {}).get("ratio") == (b["counterexample"] or {}).get("ratio")
+    with pytest.raises(CheckpointError, match="instance"):
+        prove(Instance(9, 3, "relu", 0.0, 1.0, 0.02, "D"), resume=path)
+
+
+def test_d5_ratio_matches_the_ledger_expectations():
+    """A/(A+B) of the proofs (p = 1/(K + N e), acos rewritten as atan) equals the ledger's mpmath
+    A/F3 (rdyn.verification.checks.claims_a) at p in (1/D, 1/K), for ReLU and Leaky ReLU."""
+    import flint
+    import mpmath
+    from flint import arb
+
+    from rdyn.verification.checks.claims_a import _attention_functions
+    from rdyn.verification.proofs.kernels import kernels
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        for activation, kappa in (("relu", 0.0), ("leaky", 0.3)):
+            fA, fF3, _ = _attention_functions(activation)
+            k = kernels(activation, "D")
+            D, K = 12, 3
+            c = k.prepare(arb(K).sqrt(), arb(D - K).sqrt(), arb(1) / 100, arb(1), arb(repr(kappa)), arb(1))
+            for e in ("0.001", "0.2", "0.7", "0.999"):
+                with mpmath.workdps(40):
+                    p = 1 / (K + (D - K) * mpmath.mpf(e))
+                    ref = fA(p, K, D - K, kappa) / fF3(p, K, D - K, kappa)
+                mine = k.a_over_f3(arb(e), c)
+                assert abs(float(mine.mid()) - float(ref)) < 1e-13, (activation, e)
+    finally:
+        flint.ctx.prec = old
+
+
+@pytest.mark.parametrize("activation", ["identity", "relu"])
+def test_corrected_d8_coefficient_is_the_maps_increment(activation):
+    """Lemma D.8 corrected: eta (C1 M/D)((F4/p - F3)/K - C1 (F2_1 - p F1)) (Appendix F expectations, sympy
+    at 40 digits) equals the derived map's Delta C2 = (D-K)/D Delta(C2+C3) (the arb kernel), so the
+    corrected monotonicity statement Delta(C2+C3) >= 0 is the corrected coefficient's sign."""
+    import flint
+    import sympy as sp
+    from flint import arb
+
+    from rdyn.verification.proofs import symbolic as sy
+    from rdyn.verification.proofs.kernels import kernels
+
+    D, K, N = 12, 3, 9
+    f = sy.f_functions(activation)
+    values = {sy.sK: sp.sqrt(K), sy.sN: sp.sqrt(N), sy.kappa: 0}
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        k = kernels(activation, "D")
+        c = k.prepare(arb(K).sqrt(), arb(N).sqrt(), arb(1) / 100, arb(1), arb(0), arb(1))
+        for C1, x in (("0.7", "3"), ("1.2", "15")):
+            _, _, dx, e, _, _ = k.advance(arb(C1), arb(x), c)
+            ev = sp.exp(-sp.Rational(x) / D)
+            at = {**values, sy.e: ev}
+            F = {name: f[name].subs(at) for name in ("F1", "F2_1", "F3", "F4")}
+            p = 1 / (K + N * ev)
+            C = sp.Rational(C1)
+            coefficient = C / D * ((F["F4"] / p - F["F3"]) / K - C * (F["F2_1"] - p * F["F1"]))
+            mine = sp.N(coefficient / 100, 40)
+            theirs = dx * N / D
+            assert theirs.rad() < 1e-45
+            assert abs(sp.N(mine - sp.Float(theirs.mid().str(45, radius=False), 45), 40)) < 1e-35 * abs(mine)
+    finally:
+        flint.ctx.prec = old
