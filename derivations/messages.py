@@ -76,9 +76,12 @@ def bounded(line: str, limit: int = LINE_LIMIT) -> str:
 
 
 def error_kind(exc: BaseException) -> str:
-    """The name an error row shows for ``exc``: its nearest built-in exception class
-    (``ValueError`` for rdyn's own ``FieldError``, a ValueError that names a field), so a
-    row reads the same whichever layer refused the value."""
+    """The name an error row shows for ``exc``: for rdyn's own exception classes the nearest
+    built-in one (``ValueError`` for ``FieldError``, a ValueError that names a field), so a row
+    reads the same whichever layer refused the value; any other class its own name
+    (``KilledWorker``)."""
+    if not type(exc).__module__.startswith("rdyn."):
+        return type(exc).__name__
     for cls in type(exc).__mro__:
         if cls.__module__ == "builtins":
             return cls.__name__

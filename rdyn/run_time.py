@@ -356,7 +356,7 @@ def _limit_tstar(config) -> tuple[float | None, str]:
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
     try:
-        from rdyn.reduced_dynamics.model_a.flow import phase_limits
+        from rdyn.reduced_dynamics.model_a.limits.flow import phase_limits
 
         T_star = phase_limits(config, "slow", Thresholds()).T_star
     except Exception:   # noqa: BLE001 (an estimate only)
@@ -524,7 +524,7 @@ def default_float64_steps(config, thresholds, min_steps: int) -> tuple[int, bool
         if probe.diverged_at_step is not None or probe.fixed_point_at is not None:
             return max(probe.steps, min_steps), False
     try:
-        from rdyn.reduced_dynamics.model_a.flow import phase_limits
+        from rdyn.reduced_dynamics.model_a.limits.flow import phase_limits
 
         T_star = phase_limits(config, "slow", thresholds).T_star
     except Exception:   # the limit is an estimate only: without it, a lower bound
@@ -579,7 +579,7 @@ def smooth_float64_estimate(config, nodes: int, steps: int | None, thresholds, m
     lower, note = False, ""
     if steps is None:
         try:
-            from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
+            from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_phase_limits
 
             T_star = smooth_phase_limits(config, "slow", thresholds).T_star
         except Exception:   # an estimate only

@@ -11,7 +11,7 @@ from rdyn.options import SMOOTH_ACTIVATIONS
 def asymptotics(**kwargs):
     """Leading large-D behaviour at fixed K of ``tau1 = lim eta t1``, ``tau_star = lim eta T*``
     (eta -> 0) and the late excess-loss constant ``c_L`` in ``loss ~ c_L/(eta t)``, derived with
-    sympy (rdyn.reduced_dynamics.model_a.asymptotics; docs/flow_and_asymptotics.md): exponent of D exact,
+    sympy (rdyn.reduced_dynamics.model_a.limits.asymptotics; docs/flow_and_asymptotics.md): exponent of D exact,
     constants as closed forms / 30 digits, the next correction term; checked against the
     slow-manifold quadrature at D = 10^3..10^6 unless ``no_check``.
     """
@@ -20,7 +20,7 @@ def asymptotics(**kwargs):
 
 def run(v: AsymptoticsOptions, progress: bool = False):
     """``progress`` (the CLI): print the time estimate first (rdyn/run_time.py)."""
-    from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
+    from rdyn.reduced_dynamics.model_a.limits.asymptotics import asymptotic_summary
     from rdyn.result import Result
 
     name = "expr" if v.activation_expr is not None else v.activation
@@ -37,7 +37,7 @@ def run(v: AsymptoticsOptions, progress: bool = False):
     with usage_errors():
         if name in SMOOTH_ACTIVATIONS:
             from rdyn.derivations.activations import Activation
-            from rdyn.reduced_dynamics.model_a.asymptotics import smooth_asymptotic_summary
+            from rdyn.reduced_dynamics.model_a.limits.asymptotics import smooth_asymptotic_summary
 
             summary = smooth_asymptotic_summary(Activation(name, v.activation_expr),
                                                 v.logit_scale, v.K, v.vstar_norm2, v.M or 1,

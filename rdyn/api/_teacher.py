@@ -187,12 +187,12 @@ def run(v: TeacherOptions):
     (-1, 1) at step 0: its value there, else None).
 
     ``method="flow"|"slow"``: the eta -> 0 phase limits instead
-    (rdyn.reduced_dynamics.model_a.flow; for a smooth activation
-    rdyn.reduced_dynamics.model_a.smooth_flow): JSON keys ``limit``, ``method``, ``tau1``,
+    (rdyn.reduced_dynamics.model_a.limits.flow; for a smooth activation
+    rdyn.reduced_dynamics.model_a.limits.smooth_flow): JSON keys ``limit``, ``method``, ``tau1``,
     ``tau_star``, and ``t1``, ``T_star`` = tau/eta as reals (limits, never step counts); flow
     adds ``modified`` (the first-order modified equation at this eta), slow ``s_shift`` and
     ``quadrature_error``; ``detail``: ``limits``, ``config``, ``request``, ``warnings``."""
-    from rdyn.reduced_dynamics.model_a.flow import limits_summary
+    from rdyn.reduced_dynamics.model_a.limits.flow import limits_summary
     from rdyn.reduced_dynamics.model_a.request import execute
     from rdyn.result import Result
 
@@ -360,13 +360,13 @@ SUMMARY_OF_KIND = {"homogeneous": _homogeneous_keys, "smooth": _smooth_keys}
 
 
 def _homogeneous_limits(config, method, thresholds, dps):
-    from rdyn.reduced_dynamics.model_a.flow import phase_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import phase_limits
 
     return phase_limits(config, method, thresholds, dps)
 
 
 def _smooth_limits(config, method, thresholds, dps):
-    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
+    from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_phase_limits
 
     return smooth_phase_limits(config, method, thresholds)
 

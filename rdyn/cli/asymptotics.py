@@ -13,7 +13,7 @@ NAME = "asymptotics"
 
 def run(values: AsymptoticsOptions, args) -> int:
     from rdyn.api._asymptotics import run as api_run
-    from rdyn.reduced_dynamics.model_a.asymptotics import text
+    from rdyn.reduced_dynamics.model_a.limits.asymptotics import text
 
     res = api_run(values, progress=True)   # the time estimate on stderr when long
     if values.json:

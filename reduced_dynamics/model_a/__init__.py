@@ -14,8 +14,8 @@ this ``__init__`` imports nothing):
 * ``double_double_run``: the map in compiled double-double arithmetic (``--precision dd``);
 * ``smooth``, ``gauss_hermite``, ``compiled``, ``compiled_rule``: smooth activations
   (Gauss-Hermite expectations, compiled closed forms and tensor rules);
-* ``flow``, ``smooth_flow``: the eta -> 0 limits (gradient flow, slow manifold);
-* ``asymptotics``: large-D behaviour of the phase limits;
+* ``limits/``: the eta -> 0 limits (``flow``, ``smooth_flow``: gradient flow, slow manifold) and
+  the large-D behaviour of the phase limits (``asymptotics``);
 * ``batch``, ``grid``, ``smooth_sweep``: many configurations at once (``rdyn sweep``);
 * ``presets``: the preset teachers and user group families.
 """

@@ -98,3 +98,15 @@ def test_notebooks_and_library_do_not_import_cli_modules():
             cells = json.load(open(os.path.join(ROOT, "notebooks", name)))["cells"]
             code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
             assert "rdyn.cli" not in code and "rdyn import cli" not in code, name
+
+
+def test_no_library_folder_holds_more_than_18_modules():
+    """One concept per module, a handful of concepts per folder: a folder that grows past 18
+    modules is split into subpackages (as derivations/model_a/ and reduced_dynamics/model_a/limits/)."""
+    crowded = {}
+    for top in ("rdyn", "derivations", "reduced_dynamics", "verify"):
+        for folder, _, files in os.walk(os.path.join(ROOT, top)):
+            count = sum(f.endswith(".py") for f in files)
+            if count > 18:
+                crowded[os.path.relpath(folder, ROOT)] = count
+    assert not crowded, crowded

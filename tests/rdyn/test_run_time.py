@@ -160,7 +160,7 @@ def test_asymptotics_says_how_long(capsys, monkeypatch):
     """Fixed sizes: identity 2.5 s, relu 7 s, leaky 26 s, plus 2 s for the check: only leaky
     passes 10 s; the API prints nothing."""
     import rdyn
-    from rdyn.reduced_dynamics.model_a import asymptotics
+    from rdyn.reduced_dynamics.model_a.limits import asymptotics
 
     assert rt.asymptotics_estimate("leaky", True).line() == (
         "rdyn asymptotics: about 28 s (the sympy derivation for leaky and its check at D = 1e3..1e6)")

@@ -438,7 +438,7 @@ def tstar_check(quick: bool) -> Check:
     quadrature) at D = 1e4, 1e5 (K = 2; full: also K = 3): the relative deviation of the two-term
     expression must shrink (at least by half) and be below 1% at the largest D. The map's T*
     approaches tau_star/eta at order 1 in eta (``A.flow.order.T_star``)."""
-    from rdyn.reduced_dynamics.model_a.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import slow_limits
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
 
     rows, ok = [], True
@@ -475,7 +475,7 @@ TSTAR_RELU_LAW_INSTANCES = (("relu", 0.0, "D", 200, 3), ("relu", 0.0, "sqrtD", 1
 def _flow_inside(activation: str, kappa: float, scale: str, D: int, K: int, lo, hi) -> dict:
     """The float64 gradient flow's tau_star (Radau) at one instance (||V*||^2 = 1) against proved bounds."""
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
-    from rdyn.reduced_dynamics.model_a.flow import phase_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import phase_limits
 
     config = TeacherConfig(D, K, activation, logit_scale=scale, kappa=kappa)
     tau = float(phase_limits(config, "flow").tau_star)

@@ -18,7 +18,7 @@ SOURCE = "seed 000, Lemma D.2 (flow limit of the collapsed map); rdyn derivation
 
 
 def checks(quick: bool = False) -> tuple[Check, ...]:
-    from rdyn.reduced_dynamics.model_a.flow import flow_limits, slow_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import flow_limits, slow_limits
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit
     from rdyn.verification.references.flow_accuracy import observed_order
 
@@ -62,7 +62,7 @@ def checks(quick: bool = False) -> tuple[Check, ...]:
             f"excess loss ~ c_L/(eta t), c_L = K D^{2 if scale == 'D' else 1} (D-K)/4 "
             "(derived on the slow manifold) vs the map at t = 1e7, D = 8, K = 2",
             abs(measured / c_L - 1), 1e-2, c_L=c_L, measured=measured))
-    from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
+    from rdyn.reduced_dynamics.model_a.limits.asymptotics import asymptotic_summary
 
     summary = asymptotic_summary("relu", "D", 4, check_D=(10**5, 10**6))
     devs = [abs(c["rel_dev_two_term"]) for c in summary["checks"]]
@@ -127,7 +127,7 @@ def smooth_checks(names: tuple[str, ...] = ("tanh",)) -> tuple[Check, ...]:
     from rdyn.derivations.activations import Activation
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
     from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig
-    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_field, smooth_phase_limits
+    from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_field, smooth_phase_limits
     from rdyn.verification.references.flow_accuracy import map_crossings
 
     out: list[Check] = []

@@ -1,5 +1,5 @@
-"""How close the eta -> 0 phase limits are to the exact map (rdyn.reduced_dynamics.model_a.flow vs .dynamics;
-for a smooth activation rdyn.reduced_dynamics.model_a.smooth_flow vs .smooth).
+"""How close the eta -> 0 phase limits are to the exact map (rdyn.reduced_dynamics.model_a.limits.flow vs .dynamics;
+for a smooth activation rdyn.reduced_dynamics.model_a.limits.smooth_flow vs .smooth).
 
 For one configuration :func:`compare` iterates the exact map (numba float64) and evaluates the
 flow (order 0 and the first-order modified equation) and the slow-manifold quadrature, and
@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from rdyn.reduced_dynamics.model_a.flow import flow_limits, slow_limits
+from rdyn.reduced_dynamics.model_a.limits.flow import flow_limits, slow_limits
 from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds, run
 from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig, run as run_smooth
-from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits, step_size
+from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_phase_limits, step_size
 
 
 def _run_map(config, thresholds: Thresholds, steps=None, record=()):

@@ -446,7 +446,7 @@ EXTENDABLE = (("A.Tstar", "D"),)  # (claim, factor) of the lines ``extend`` cont
 @dataclass(frozen=True)
 class Extension:
     """A ``T*`` D-line continued beyond what iteration reaches by the slow-manifold limit
-    (:func:`rdyn.reduced_dynamics.model_a.flow.slow_limits`, float64): ``T* ~ tau_star / eta`` at the
+    (:func:`rdyn.reduced_dynamics.model_a.limits.flow.slow_limits`, float64): ``T* ~ tau_star / eta`` at the
     line's eta, a real number (the eta -> 0 limit, not a step count).
 
     ``x``, ``y``, ``source``: the whole line, the iterated points (``"map"``, exact integer
@@ -454,7 +454,7 @@ class Extension:
     extension points. ``overlap``: (D, map T*, slow tau_star/eta, relative difference) at every
     iterated D. ``fit``, ``local_exponent``: over the extension points only (reported apart
     from the iterated fit); ``derived_exponent``:
-    :func:`rdyn.reduced_dynamics.model_a.asymptotics.tau_star_exponent`."""
+    :func:`rdyn.reduced_dynamics.model_a.limits.asymptotics.tau_star_exponent`."""
 
     x: tuple[float, ...]
     y: tuple[float, ...]
@@ -500,8 +500,8 @@ def extend_line(line: Line, x: Sequence[float], y: Sequence[float], quick: bool 
     """Continue an iterated ``T*`` D-line (``x``, ``y``: its map events) by the slow-manifold
     limit: ``tau_star / eta`` at :func:`extension_values`, and at the iterated D for the
     overlap comparison."""
-    from rdyn.reduced_dynamics.model_a.asymptotics import tau_star_exponent
-    from rdyn.reduced_dynamics.model_a.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a.limits.asymptotics import tau_star_exponent
+    from rdyn.reduced_dynamics.model_a.limits.flow import slow_limits
 
     if (line.claim, line.factor) not in EXTENDABLE:
         raise ValueError(f"line {line.claim} vs {line.factor} cannot be extended")

@@ -68,7 +68,7 @@ def test_bounds_contain_the_flow(scale, D_value, K_value, v_value):
     """The float64 flow (Radau, with its events) and the 30-digit slow-manifold route give tau_star inside
     [tau_lo, tau_hi]; the upper bound is within 1% of it (the lower one carries the crude transient term)."""
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
-    from rdyn.reduced_dynamics.model_a.flow import phase_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import phase_limits
 
     law = tl.prove(scale)
     lo, hi = (float(b) for b in tl.bounds(law, D_value, K_value, v_value))

@@ -31,7 +31,7 @@ def test_exact_rule_matches_ascending_route_dps25_r3():
 
 
 @pytest.mark.parametrize("spec,dps,n_ascending", [
-    ((4, 3, 2, 1), 20, 48),
+    pytest.param((4, 3, 2, 1), 20, 48, marks=pytest.mark.slow),                # ~16 s
     pytest.param((4, 3, 3, 2, 1, 1, 1, 1), 30, 72, marks=pytest.mark.slow),   # ~1 min
 ])
 def test_exact_rule_matches_ascending_route_at_dps_r4(spec, dps, n_ascending):

@@ -368,6 +368,7 @@ def _assert_interrupt_message(rc, out, err, command, tail, steps):
     assert f"; resume with: rdyn {command} " in err and err.rstrip().endswith(tail)
 
 
+@pytest.mark.slow   # ~20 s; SIGINT/SIGTERM and resume of teacher runs stay in the default suite
 def test_sigint_to_a_running_ln_then_resume(tmp_path, capsys):
     """A real Ctrl-C: SIGINT to ``python -m rdyn ln`` once its first checkpoint exists."""
     path = str(tmp_path / "b.npz")

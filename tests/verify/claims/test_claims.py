@@ -446,7 +446,7 @@ def _assert_asymptotes_and_5_percent(tr, quantities):
 
 @pytest.mark.slow
 def test_tstar_correction_rejects_a_constant_off_by_5_percent():
-    from rdyn.reduced_dynamics.model_a.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import slow_limits
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
     from rdyn.verification.checks import errata_a as ce
 

@@ -8,8 +8,8 @@ scale D; times sqrt(D) for the sqrt(D) scale), ``e = exp(-s/scale)``. This modul
 derived F on the moments the float64 map uses (erf, GELU: the compiled closed forms of
 :mod:`rdyn.reduced_dynamics.model_a.compiled`; the others: the map's Gauss-Hermite rule with the
 node count :func:`rdyn.reduced_dynamics.model_a.smooth.choose_rule` picks for the float64 run)
-and hands it, as a :class:`rdyn.reduced_dynamics.model_a.flow.PlaneFlow`, to the event and integration
-machinery of :mod:`rdyn.reduced_dynamics.model_a.flow` (the same events: ``tau1`` the first upward zero
+and hands it, as a :class:`rdyn.reduced_dynamics.model_a.limits.flow.PlaneFlow`, to the event and integration
+machinery of :mod:`rdyn.reduced_dynamics.model_a.limits.flow` (the same events: ``tau1`` the first upward zero
 of ``C1 - t1_fraction C1*(s)``, ``C1*`` solved numerically per s by Brent's method;
 ``tau_star`` the zero of ``s - s_cross``).
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rdyn.derivations.model_a.gradient_flow_general import rate_function
-from rdyn.reduced_dynamics.model_a.flow import (PhaseLimits, PlaneFlow, check_thresholds,
+from rdyn.reduced_dynamics.model_a.limits.flow import (PhaseLimits, PlaneFlow, check_thresholds,
                                         plane_flow_limits, plane_slow_limits)
 from rdyn.reduced_dynamics.model_a.gauss_hermite import float64_rule
 from rdyn.reduced_dynamics.model_a.dynamics import Thresholds, attention_crossing
@@ -143,7 +143,7 @@ def smooth_field(config: SmoothConfig, thresholds: Thresholds = Thresholds()) ->
 
 
 def smooth_plane_flow(field: SmoothField, thresholds: Thresholds = Thresholds()) -> PlaneFlow:
-    """``field`` as the :class:`PlaneFlow` of :mod:`rdyn.reduced_dynamics.model_a.flow`."""
+    """``field`` as the :class:`PlaneFlow` of :mod:`rdyn.reduced_dynamics.model_a.limits.flow`."""
     c = field.config
     eta = step_size(c)
 
@@ -162,7 +162,7 @@ def smooth_phase_limits(config: SmoothConfig, method: str = "flow",
     """tau1 = lim eta t1 and tau_star = lim eta T* of the smooth map (float64): ``flow`` (Radau,
     and the first-order modified equation at the configured eta) or ``slow`` (DOP853 through
     t1, then the slow-manifold quadrature)."""
-    from rdyn.reduced_dynamics.model_a.flow import checked_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import checked_limits
 
     check_thresholds(config.D, config.K, thresholds)
     if method not in ("flow", "slow"):

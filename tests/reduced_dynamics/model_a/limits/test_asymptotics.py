@@ -1,5 +1,5 @@
 """Issue 31: `rdyn asymptotics --activation NAME` for the smooth activations
-(derivations/model_a/asymptotics.py smooth_leading, reduced_dynamics/model_a/asymptotics.py
+(derivations/model_a/asymptotics.py smooth_leading, reduced_dynamics/model_a/limits/asymptotics.py
 smooth_asymptotic_summary): the leading constant I0 of tau_star, tau1's limit and c_L, checked
 against the identity's derivation, exact relations between activations, closed forms against
 30-digit quadrature, and the slow-manifold quadrature of the map at large D."""
@@ -13,7 +13,7 @@ import sympy as sp
 from rdyn import cli
 from rdyn.derivations.model_a import asymptotics as da
 from rdyn.derivations.activations import Activation
-from rdyn.reduced_dynamics.model_a import asymptotics as asy
+from rdyn.reduced_dynamics.model_a.limits import asymptotics as asy
 
 
 def test_identity_as_a_formula_gives_the_identity_derivation():

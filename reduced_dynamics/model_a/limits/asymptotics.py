@@ -1,6 +1,6 @@
 """Large-D behaviour of Model A's phase limits at fixed K, evaluated from the derivation
 (:mod:`rdyn.derivations.model_a.asymptotics`) and checked against the slow-manifold quadrature
-(:func:`rdyn.reduced_dynamics.model_a.flow.slow_limits`).
+(:func:`rdyn.reduced_dynamics.model_a.limits.flow.slow_limits`).
 
 At logit scale D (seed), with N = D - K and v = ||V*||_F^2:
 ``tau_star = D N^2 (I0 + I1 N^{-1/2} + O(log N / N))``; at scale sqrt(D) the same divided by D.
@@ -12,7 +12,7 @@ Smooth activations (erf, tanh, GELU, softplus, sigmoid, formulas):
 scale ``a = sqrt(||V*||^2 / (M K))``; tau1's limit from phase one's rate Q; c_L the
 identity's). The moments are closed forms where sympy finds them (erf, GELU), else 30-digit
 mpmath quadratures of the derived integrands. I1 is not derived (said in the output), and the
-check is the slow-manifold quadrature of :mod:`rdyn.reduced_dynamics.model_a.smooth_flow`.
+check is the slow-manifold quadrature of :mod:`rdyn.reduced_dynamics.model_a.limits.smooth_flow`.
 """
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def asymptotic_summary(activation: str, logit_scale: str = "D", K: int = 4,
         "checks": [],
     }
     if check_D:
-        from rdyn.reduced_dynamics.model_a.flow import LimitsUnavailable, phase_limits
+        from rdyn.reduced_dynamics.model_a.limits.flow import LimitsUnavailable, phase_limits
         from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds
 
         previous = None
@@ -227,7 +227,7 @@ def smooth_asymptotic_summary(activation, logit_scale: str = "D", K: int = 4,
     }
     if check_D:
         from rdyn.reduced_dynamics.model_a.smooth import SmoothConfig
-        from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
+        from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_phase_limits
         from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
         previous = None

@@ -1,4 +1,4 @@
-"""The eta -> 0 phase limits (rdyn.reduced_dynamics.model_a.flow) against the exact map, and the derived
+"""The eta -> 0 phase limits (rdyn.reduced_dynamics.model_a.limits.flow) against the exact map, and the derived
 large-D asymptotics against the slow-manifold quadrature."""
 import math
 
@@ -50,7 +50,7 @@ def test_slow_matches_map_at_default_eta():
 def test_tau1_limit_relu():
     """tau1 -> 2 log 20 (C1 relaxes at rate 1/2 while p ~ 1/D); at D = 1e6 the slow value
     agrees to 1e-10."""
-    from rdyn.reduced_dynamics.model_a.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import slow_limits
 
     limits = slow_limits(TeacherConfig(10**6, 4, "relu"))
     assert limits.tau1 == pytest.approx(2 * math.log(20), rel=1e-10)
@@ -73,7 +73,7 @@ def test_identity_closed_form_vs_slow_quadrature():
     and lag, measured 1e-12 relative)."""
     from rdyn.derivations.model_a.asymptotics import slow_integral_closed_form
     from rdyn.derivations.model_a import collapsed as ma
-    from rdyn.reduced_dynamics.model_a.flow import slow_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import slow_limits
 
     closed = slow_integral_closed_form("identity")
     D, K = 10**4, 4
@@ -93,7 +93,7 @@ def test_cli_refuses_map_options():
 def test_relu_asymptotic_constant_vs_slow():
     """Two-term expansion K D (D-K)^2 (1 + (2/pi + 4 pi) sqrt(K/(D-K))) vs slow at 1e5, 1e6:
     deviation O(log D / D) (measured -3.5e-3, -4.7e-4)."""
-    from rdyn.reduced_dynamics.model_a.asymptotics import asymptotic_summary
+    from rdyn.reduced_dynamics.model_a.limits.asymptotics import asymptotic_summary
 
     s = asymptotic_summary("relu", "D", 4, check_D=(10**5, 10**6))
     devs = [abs(c["rel_dev_two_term"]) for c in s["checks"]]

@@ -1,6 +1,6 @@
 """Gradient-flow and slow-manifold limits for smooth activations (issue 22, item 3):
-derivations/model_a/gradient_flow_general.py, reduced_dynamics/model_a/smooth_flow.py, the generic PlaneFlow
-machinery of reduced_dynamics/model_a/flow.py, and `rdyn teacher --activation A --method flow|slow`."""
+derivations/model_a/gradient_flow_general.py, reduced_dynamics/model_a/limits/smooth_flow.py, the generic PlaneFlow
+machinery of reduced_dynamics/model_a/limits/flow.py, and `rdyn teacher --activation A --method flow|slow`."""
 import json
 import math
 
@@ -50,7 +50,7 @@ def test_derived_field_shape():
 def test_field_is_the_map_increment(name, scale):
     """F(x) = (map(x) - x)/eta of the smooth map at two step sizes (F free of eta), and the
     C3 increment is K/(D-K) times the C2 increment (the state (C1, s) is closed)."""
-    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_field
+    from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_field
 
     from dataclasses import replace
 
@@ -72,7 +72,7 @@ def test_jacobian_and_fixed_point_slope():
     """The Jacobian's derived entry D dm2/dC1 agrees with a central difference of the rate at a
     different step (1e-4), and C1*(s) is a zero of dC1/dtau whose s-slope is
     -F_C1,s / F_C1,C1 (implicit differentiation) to 1e-6."""
-    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_field
+    from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_field
 
     field = smooth_field(_config("erf", D=12, K=3))
     s, h = 3.0, 1e-4
@@ -88,7 +88,7 @@ def test_jacobian_and_fixed_point_slope():
 def test_generic_slow_manifold_on_relu_matches_the_derived_one():
     """The numeric slow-manifold reduction of any PlaneFlow (used for the smooth activations),
     applied to ReLU's flow, against ReLU's closed-form slow manifold (float64 route)."""
-    from rdyn.reduced_dynamics.model_a.flow import homogeneous_flow, plane_slow_limits, slow_limits
+    from rdyn.reduced_dynamics.model_a.limits.flow import homogeneous_flow, plane_slow_limits, slow_limits
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds
 
     config = TeacherConfig(16, 4, "relu")
@@ -123,8 +123,8 @@ def test_map_converges_to_flow_at_order_one(name, D, K, etas):
 def tanh_flow():
     """(config, (tau1, tau_star, s1, s_star)) of the tanh flow, D = 8, K = 2, M = 2 (order 0:
     free of eta)."""
-    from rdyn.reduced_dynamics.model_a.flow import integrate_plane_flow
-    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_field, smooth_plane_flow
+    from rdyn.reduced_dynamics.model_a.limits.flow import integrate_plane_flow
+    from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_field, smooth_plane_flow
 
     config = _config("tanh")
     return config, integrate_plane_flow(smooth_plane_flow(smooth_field(config)), 0.95)
@@ -155,7 +155,7 @@ def test_flow_and_slow_agree(tanh_flow):
     """The slow manifold (first-order lag) against the flow: tau1 to 1e-9 (the same phase-one
     flow, DOP853 vs Radau), tau_star to 1e-5 relative (the stated tolerance of the first-order
     reduction at these sizes; measured 5.0e-7 for erf, D = 8, 4.6e-8 for tanh, D = 12)."""
-    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
+    from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_phase_limits
 
     config, (tau1, tau_star, _, s_star) = tanh_flow
     slow = smooth_phase_limits(config, "slow")
@@ -188,7 +188,7 @@ def test_paper_size_erf_flow_predicts_the_map_events():
     to the map's integer T* (measured 1603728.14 vs 1603729), and the flow's tau_star/eta is
     within 1e-6 relative of it."""
     from rdyn.reduced_dynamics.model_a.smooth import run
-    from rdyn.reduced_dynamics.model_a.smooth_flow import smooth_phase_limits
+    from rdyn.reduced_dynamics.model_a.limits.smooth_flow import smooth_phase_limits
 
     config = _config("erf", D=36, K=4, M=4)
     limits = smooth_phase_limits(config, "flow")

@@ -26,7 +26,7 @@ eta -> 0, the flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)``, ``s = C2 + C
 
 The float64 machinery (Radau with the events, DOP853 to t1, the slow-manifold quadrature) is
 written once over a :class:`PlaneFlow` (the vector field as numbers): :func:`homogeneous_flow`
-for identity, ReLU, Leaky ReLU, :mod:`rdyn.reduced_dynamics.model_a.smooth_flow` for the smooth
+for identity, ReLU, Leaky ReLU, :mod:`rdyn.reduced_dynamics.model_a.limits.smooth_flow` for the smooth
 activations.
 """
 from __future__ import annotations
@@ -97,7 +97,7 @@ def first_map_step(config: TeacherConfig) -> tuple[float, float]:
 class PlaneFlow:
     """A flow ``dx/dtau = F(x)`` in the state ``x = (C1, s)`` (float64 callables) with what the
     event machinery of this module needs; one per model family (ReLU-type: :func:`homogeneous_flow`;
-    smooth activations: :mod:`rdyn.reduced_dynamics.model_a.smooth_flow`).
+    smooth activations: :mod:`rdyn.reduced_dynamics.model_a.limits.smooth_flow`).
 
     ``rate(C1, s) -> (F_C1, F_s)``; ``jacobian(C1, s) -> [[F_C1,C1, F_C1,s], [F_s,C1, F_s,s]]``;
     ``correction(C1, s) -> F_1 = -1/2 (DF) F`` (the first-order modified equation's term);
