@@ -182,25 +182,30 @@ def ineg(a):
     return (-a[1], -a[0])
 
 @_jit
+def _extremes(v1, v2, v3, v4):
+    """(min, max, nan): the extreme values of four rounded endpoint products or quotients, and
+    whether one of them is NaN (0*inf, inf-inf, inf/inf: then no enclosure is claimed)."""
+    return (min(min(v1, v2), min(v3, v4)), max(max(v1, v2), max(v3, v4)),
+            (v1 + v2 + v3 + v4) != (v1 + v2 + v3 + v4))
+
+@_jit
+def _products(a, b):
+    return _extremes(a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+
+@_jit
+def _quotients(a, b):   # b does not contain 0
+    return _extremes(a[0] / b[0], a[0] / b[1], a[1] / b[0], a[1] / b[1])
+
+@_jit
 def imul(a, b):
-    p1 = a[0] * b[0]
-    p2 = a[0] * b[1]
-    p3 = a[1] * b[0]
-    p4 = a[1] * b[1]
-    if (p1 + p2 + p3 + p4) != (p1 + p2 + p3 + p4):   # NaN (0*inf, inf-inf): give up
-        return (-INF, INF)
-    return (down(min(min(p1, p2), min(p3, p4))), up(max(max(p1, p2), max(p3, p4))))
+    lo, hi, nan = _products(a, b)
+    return (-INF, INF) if nan else (down(lo), up(hi))
 
 @_jit
 def idiv(a, b):
     if b[0] > 0 or b[1] < 0:
-        q1 = a[0] / b[0]
-        q2 = a[0] / b[1]
-        q3 = a[1] / b[0]
-        q4 = a[1] / b[1]
-        if (q1 + q2 + q3 + q4) != (q1 + q2 + q3 + q4):
-            return (-INF, INF)
-        return (down(min(min(q1, q2), min(q3, q4))), up(max(max(q1, q2), max(q3, q4))))
+        lo, hi, nan = _quotients(a, b)
+        return (-INF, INF) if nan else (down(lo), up(hi))
     return (-INF, INF)
 
 @_jit
@@ -328,24 +333,14 @@ def isub1(a, b):
 
 @_jit
 def imul1(a, b):
-    p1 = a[0] * b[0]
-    p2 = a[0] * b[1]
-    p3 = a[1] * b[0]
-    p4 = a[1] * b[1]
-    if (p1 + p2 + p3 + p4) != (p1 + p2 + p3 + p4):   # NaN (0*inf, inf-inf): give up
-        return (-INF, INF)
-    return (pred(min(min(p1, p2), min(p3, p4))), succ(max(max(p1, p2), max(p3, p4))))
+    lo, hi, nan = _products(a, b)
+    return (-INF, INF) if nan else (pred(lo), succ(hi))
 
 @_jit
 def idiv1(a, b):
     if b[0] > 0 or b[1] < 0:
-        q1 = a[0] / b[0]
-        q2 = a[0] / b[1]
-        q3 = a[1] / b[0]
-        q4 = a[1] / b[1]
-        if (q1 + q2 + q3 + q4) != (q1 + q2 + q3 + q4):
-            return (-INF, INF)
-        return (pred(min(min(q1, q2), min(q3, q4))), succ(max(max(q1, q2), max(q3, q4))))
+        lo, hi, nan = _quotients(a, b)
+        return (-INF, INF) if nan else (pred(lo), succ(hi))
     return (-INF, INF)
 
 @_jit
