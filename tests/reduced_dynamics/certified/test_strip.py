@@ -100,6 +100,7 @@ def _cli_certified_against_dps40(capsys, activation_args, t1, radius, centre):
     return precise
 
 
+@pytest.mark.slow   # ~20 s
 def test_issue_command_certifies_and_contains_the_dps40_run(capsys):
     """The issue's command: t1 certified (17), the final enclosure contains the --dps 40
     trajectory's final state, the centre equals the float64 run to 1e-13."""

@@ -470,6 +470,7 @@ def test_fit_rule_slow_drift_far_from_the_printed_value_is_a_discrepancy():
     assert fit_rule.decide(-0.5, x, y).verdict in ("pass", "inconclusive")
 
 
+@pytest.mark.slow   # ~20 s
 def test_leaky_late_phase_constants_and_5_percent():
     """Leaky ReLU (issue 19 (a)): g2 = M (1 + kappa^2)/(2 K^3) reduces to ReLU at kappa = 0; the
     derived asymptotes match the map at D=12, K=3, kappa=0.3 (sizes and slope used nowhere in

@@ -103,6 +103,7 @@ def test_proved_corrections_cite_their_identities():
     assert strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[0] == "sampled"
 
 
+@pytest.mark.slow   # ~20 s
 def test_late_phase_rate_is_the_certified_limit():
     """The late-phase corrections' constants rest on e^2 tau -> scale/(2 g2) (rdyn.derivations.model_a.late_phase),
     the limit the certified region gives (e^-2/T -> 2 eta g2/scale): the two agree exactly, every
