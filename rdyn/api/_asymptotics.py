@@ -1,7 +1,8 @@
 """``rdyn.asymptotics``: Model A's phase limits as D -> infinity at fixed K (derived)."""
 from __future__ import annotations
 
-from rdyn.api._common import error_text, options, usage_errors
+from rdyn.api._common import options
+from rdyn.options.engine_errors import error_text, usage_errors
 from rdyn.api._signature import api_function
 from rdyn.option_types import AsymptoticsOptions
 from rdyn.options import SMOOTH_ACTIVATIONS

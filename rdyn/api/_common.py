@@ -1,18 +1,12 @@
-"""Helpers shared by the API functions: option validation and library-error translation
-(``usage_errors``, ``option_name``, ``error_text``: :mod:`rdyn.options.engine_errors`;
-``parse_steps_list``: :mod:`rdyn.options.value_checks`, re-exported here)."""
+"""Helpers shared by the API functions: the validated options of a command, checkpoint errors
+as usage errors. (An engine's ValueError becomes a UsageError through
+:func:`rdyn.options.engine_errors.usage_errors`.)"""
 from __future__ import annotations
 
 from contextlib import contextmanager
 
 from rdyn.options import typed_options, validate
-from rdyn.options.engine_errors import OPTION_OF_FIELD, error_text, option_name, usage_errors
-from rdyn.options.value_checks import parse_steps_list
 from rdyn.output import UsageError
-
-__all__ = ["OPTION_OF_FIELD", "checkpoint_errors", "error_text", "option_name", "options",
-           "parse_steps_list", "usage_errors"]
-
 
 def options(command: str, given: dict, *, api: bool = True):
     """Every option of ``command`` (validated, defaults filled in; UsageError otherwise), as

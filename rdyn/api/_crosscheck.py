@@ -5,7 +5,8 @@ against ``--M``, ``--record``, a smooth activation's ``--mode``) are the command
 shared validation (rdyn/options/model_a_checks.py)."""
 from __future__ import annotations
 
-from rdyn.api._common import options, parse_steps_list
+from rdyn.api._common import options
+from rdyn.options.value_checks import parse_steps_list
 from rdyn.api._signature import api_function
 from rdyn.option_types import CrosscheckOptions
 from rdyn.options.model_a_checks import CROSSCHECK_BATCH, CROSSCHECK_STEPS

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rdyn.api._common import options, usage_errors
+from rdyn.api._common import options
+from rdyn.options.engine_errors import usage_errors
 from rdyn.api._signature import api_function
 from rdyn.option_types import FiguresOptions
 

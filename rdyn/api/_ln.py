@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from rdyn.api._common import checkpoint_errors, options, usage_errors
+from rdyn.api._common import checkpoint_errors, options
+from rdyn.options.engine_errors import usage_errors
 from rdyn.api._signature import api_function
 from rdyn.option_types import LnOptions
 from rdyn.options import check_memory, integral
@@ -144,7 +145,7 @@ def run(v: LnOptions, progress_lines: bool = True):
     from rdyn.api._teacher import checkpoint_kwargs
     from rdyn.result import Result
 
-    from rdyn.api._common import parse_steps_list
+    from rdyn.options.value_checks import parse_steps_list
 
     cfg = model_config(v)
     record = parse_steps_list(v.record, "--record", cfg.steps)

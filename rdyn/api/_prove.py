@@ -242,7 +242,7 @@ def run_grid(v: ProveOptions, progress=None, note=None):
     sweep: the result is rescued at the end (``write_rescued``)."""
     import time
 
-    from rdyn.api._common import usage_errors
+    from rdyn.options.engine_errors import usage_errors
     from rdyn.options import check_output_path
     from rdyn.output import warn, write_rescued, write_text_atomic
     from rdyn.result import Result

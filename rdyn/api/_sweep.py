@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from rdyn.api._common import checkpoint_errors, options, usage_errors
+from rdyn.api._common import checkpoint_errors, options
+from rdyn.options.engine_errors import usage_errors
 from rdyn.api._signature import api_function
 from rdyn.option_types import SweepOptions
 from rdyn.output import UsageError, jsonable, require, write_rescued, write_text_atomic

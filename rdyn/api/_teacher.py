@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 
-from rdyn.api._common import checkpoint_errors, options, parse_steps_list, usage_errors
+from rdyn.api._common import checkpoint_errors, options
+from rdyn.options.engine_errors import usage_errors
+from rdyn.options.value_checks import parse_steps_list
 from rdyn.api._signature import api_function
 from rdyn.option_types import CrosscheckOptions, LnOptions, SweepOptions, TeacherOptions
 from rdyn.options.model_a_checks import (MIN_DEFAULT_STEPS, model_size, preset_task,

@@ -13,7 +13,8 @@ import pathlib
 import pytest
 
 from cli_runs import run_main
-from rdyn.api._common import option_name, options
+from rdyn.api._common import options
+from rdyn.options.engine_errors import option_name
 from rdyn.api._teacher import teacher_request
 from rdyn.reduced_dynamics.model_a import request as rq
 
