@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Callable, Sequence
 
 import sympy as sp
-from sympy.printing.pycode import PythonCodePrinter
+from sympy.printing.pycode import PythonCodePrinter, _known_constants_math, _known_functions_math
 
 _FUNCTIONS = ("exp", "log", "sqrt", "atan", "sin", "cos", "acos", "atan2", "log1p", "expm1")
 
@@ -29,6 +29,11 @@ class _BackendPrinter(PythonCodePrinter):
 
     _print_exp = _print_sqrt = _print_atan = _print_sin = _print_cos = _print_Function
     _print_log = _print_acos = _print_atan2 = _print_Function
+    def _print_Abs(self, expr):
+        return f"abs({self._print(expr.args[0])})"  # exact in every backend (float, mpf, arb)
+
+    def _print_unknown_constant(self, expr):
+        raise ValueError(f"no backend constant for {expr}")
 
     def _print_Pi(self, expr):
         return "F.pi"
@@ -60,6 +65,17 @@ class _BackendPrinter(PythonCodePrinter):
                 f"(R(1)/F.sqrt({self._print(base)})**{-exponent.p})"
         raise ValueError(f"unsupported power {expr}")
 
+
+# sympy's table prints gamma, erf, floor, E, ... as ``math.*``, which would be float64 inside an mpmath or
+# arb backend: every other function goes through the namespace ``F`` (or is refused), every other constant
+# is refused.
+for _name in set(_known_functions_math) | {"Max", "Min", "sign"}:
+    if f"_print_{_name}" not in vars(_BackendPrinter):
+        setattr(_BackendPrinter, f"_print_{_name}", _BackendPrinter._print_Function)
+for _name in _known_constants_math:
+    if f"_print_{_name}" not in vars(_BackendPrinter):
+        setattr(_BackendPrinter, f"_print_{_name}", _BackendPrinter._print_unknown_constant)
+del _name
 
 def emit_assignments(outputs: Sequence[sp.Expr], indent: str = "    ") -> tuple[list[str], list[str]]:
     """Lines assigning common subexpressions, and the printed outputs."""

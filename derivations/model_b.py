@@ -268,13 +268,6 @@ def kappa_task1() -> dict[str, sp.Expr]:
     return {"kappa1": k1, "kappa2": k2}
 
 
-def kappa_task2(spectrum: tuple[int, ...]) -> dict[str, sp.Rational]:
-    """kappa1 = tr(S)/d = n/d, kappa2 = tr(S^2)/d (E[a a^T] = I/d; S = R diag(m) R^T)."""
-    dd = len(spectrum)
-    return {"kappa1": sp.Rational(sum(spectrum), dd),
-            "kappa2": sp.Rational(sum(m * m for m in spectrum), dd)}
-
-
 # -------------------------------------------------------------------- growth constants
 def growth_limits() -> dict[str, sp.Expr]:
     """Per-sample limits behind Upsilon_3 (C.2.2) and Upsilon_1 (looped, A.5).

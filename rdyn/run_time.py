@@ -98,10 +98,11 @@ SMOOTH_ENTRY_S = 1.5e-3
 
 
 # rdyn claims: wall-clock seconds of the checks on 2 shared cores (docs/claims.md, "Timing"):
-# quick, both papers, 130 s (105 s of CPU), --paper B about 40 s, so A about 90 s; --full, both
+# quick, both papers, 170 s (167 s of CPU measured with another process on the second core), --paper B about
+# 55 s, so A about 120 s; --full, both
 # papers, 12-14 min wall (8.5-9 min of CPU), its Model B groups about 4 min (B.exact_dirichlet
 # 147 s, B.exact_gaussian 80 s), so A about 9 min
-CLAIMS_SECONDS = {("all", True): 130.0, ("A", True): 90.0, ("B", True): 40.0,
+CLAIMS_SECONDS = {("all", True): 170.0, ("A", True): 120.0, ("B", True): 55.0,
                   ("all", False): 780.0, ("A", False): 540.0, ("B", False): 240.0}
 
 
@@ -430,15 +431,6 @@ def prove_grid_tstars(configs, cap: int | None = None, progress=None) -> list[tu
             if out[i][0] is not None and out[i][0] >= 2 * limit:
                 out[i] = (None, "cap")
     return out
-
-
-def prove_instance_estimate(config, thresholds=None) -> "RunTimeEstimate":
-    """:func:`prove_estimate` of one instance (``config``: its TeacherConfig), T* from float64 runs
-    (:func:`default_float64_steps`: probes up to 1e7 steps, then the slow-manifold limit)."""
-    from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
-
-    steps, lower = default_float64_steps(config, thresholds or Thresholds(), 0)
-    return prove_estimate([max(steps // 2, 1)], lower)
 
 
 def claims_estimate(paper: str | None, full: bool) -> "RunTimeEstimate":

@@ -24,6 +24,17 @@ assert getattr(rdyn, "__file__", None) and not os.path.abspath(rdyn.__file__).st
 sys.path.insert(0, _TESTS)
 
 
+@pytest.fixture(autouse=True)
+def _mpmath_context_restored():
+    """A test that sets ``mpmath.mp.dps`` does not change the precision of the next test in the same
+    worker (the library never depends on ``mpmath.mp``; tests must not depend on each other's)."""
+    import mpmath
+
+    prec, pretty = mpmath.mp.prec, mpmath.mp.pretty
+    yield
+    mpmath.mp.prec, mpmath.mp.pretty = prec, pretty
+
+
 @pytest.fixture
 def full_disk(tmp_path):
     """A folder on a 64 KiB tmpfs with ``free`` bytes left: ``fill(free)`` after the previous

@@ -12,6 +12,6 @@ this ``__init__`` imports nothing):
   Lemmas D.17-D.19);
 * ``asymptotics``: large-D limits of tau1, tau_star and the late loss;
 * ``attention_angle``: Lemma D.6's ``A(t)``;
-* ``tstar_law``, ``tstar_law_relu``: Lemma D.17's law for T*, proved in the flow limit;
+* ``tstar_law``, ``tstar_law_relu``: Lemma D.17's law for T* in the flow limit (steps 1-3 exact obligations, the rest listed unchecked);
 * ``correction_identities``: exact identities behind the ledger's ``proved`` corrections.
 """

@@ -305,7 +305,3 @@ def c2_c3_invariant(activation: str, scale: str = "D") -> bool:
             return False
     return True
 
-
-def out_group_ratio_of_state(scale: str = "D") -> sp.Expr:
-    """e as a function of the state: exp(-(C2 + C3)/scale)."""
-    return sp.exp(-(C2 + C3) / logit_scale(scale))

@@ -40,12 +40,17 @@ perturbed) form in place of the corrected one, which must not simplify to 0 (tes
   and at the corrected ``eta_max = d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2))`` (``k_max``),
   ``1/16 - k_max^2 (sigma0^2 + 4) = 12 gamma*^2/(16 (S0^2 + 16 gamma*^2))`` and
   ``1/256 - k_max^2 = S0^2/(256 (S0^2 + 16 gamma*^2))``, both >= 0. From these, for every 0 < eta <= eta_max
-  (0 < k <= k_max), S0 > 0, gamma* > 0 (:data:`B3_ARGUMENT`): on ``R = {0 <= g <= 1, 0 <= delta <= sigma0}``
+  (0 < k <= k_max), S0 > 0, gamma* > 0 (:data:`B3_ARGUMENT`; they back the corrections of eta_max, Part 1 and
+  Part 3): on ``R = {0 <= g <= 1, 0 <= delta <= sigma0}``
   ``sigma^2 = delta^2 + 4 g^2 <= sigma0^2 + 4``, so ``k sigma <= 1/4``, ``0 <= eps <= k^2/4 <= 1/1024`` and
   ``f`` lies in ``(0, 1]``: R is invariant and contains the start, gamma_t increases to gamma* without
   overshoot, the loss ``L* + kappa2 gamma*^2 (g-1)^2`` decreases strictly while ``g != 1`` (``f < 1``: ``k sigma > 0``),
   and Part 1's bracket is >= 0. The printed ``1`` for ``S0^2`` breaks the step-size bound: at S0 = 10,
-  gamma* = 1/2, ``1/16 - k^2 (sigma0^2 + 4) < 0``.
+  gamma* = 1/2, ``1/16 - k^2 (sigma0^2 + 4) < 0``. The bound is sufficient, not necessary.
+* ``B3_min_redundant.second``, ``.third`` (Theorem B.3's eta_max): the printed min's second and third terms
+  ``d/(2 kappa2 S0)``, ``d/(2 kappa2 sqrt(2 S0 gamma*))`` exceed the first ``d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2))``
+  for every S0, gamma*, kappa2, d > 0: the squared ratio minus 1 is exactly ``(15 S0^2 + 256 gamma*^2)/S0^2``,
+  resp. ``(8 (S0 - gamma*/16)^2 + (4095/32) gamma*^2)/(S0 gamma*)``, both > 0; so eta_max is its first term.
 
 Lowest layer (sympy only; imports nothing above rdyn.derivations).
 """
@@ -134,11 +139,39 @@ for _name, _lhs, _rhs in (
         ("B3_step_bound", "1/16 - k_max^2 (sigma0^2 + 4), k_max = 2 eta_max kappa2 gamma*/d at the corrected eta_max",
          "12 gamma*^2/(16 (S0^2 + 16 gamma*^2)) (>= 0)"),
         ("B3_k_bound", "1/256 - k_max^2", "S0^2/(256 (S0^2 + 16 gamma*^2)) (>= 0)")):
-    for _label in ("Theorem B.3 (eta_max)", "Theorem B.3 (Part 3)"):
+    for _label in ("Theorem B.3 (eta_max)", "Theorem B.3 (Part 1)", "Theorem B.3 (Part 3)"):
         IDENTITIES[f"{_name}@{_label}"] = Identity(
             _name, "B", _label, _lhs, _rhs, "every d >= 1, kappa2 > 0, gamma* > 0, S0 > 0, 0 < eta <= eta_max "
             "(corrected); alpha_0 = 0, beta_0^2 = S0", "none (polynomial identities; the argument: " + B3_ARGUMENT + ")")
 del _name, _lhs, _rhs, _label
+
+# eta_max's min: the second and third printed terms are never the smallest. With t1 = d/(8 kappa2 sqrt(S0^2 +
+# 16 gamma*^2)), t2 = d/(2 kappa2 S0), t3 = d/(2 kappa2 sqrt(2 S0 gamma*)), all positive, (t_i/t1)^2 - 1 equals a
+# quotient of polynomials with positive coefficients (a sum of squares for t3), so t_i > t1 for every
+# S0, gamma*, kappa2, d > 0 and eta_max = t1: the identities below are exact (lhs - rhs simplifies to 0).
+for _name, _lhs, _rhs in (
+        ("B3_min_redundant.second", "(t2/t1)^2 - 1, t1 = d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)), t2 = d/(2 kappa2 S0)",
+         "(15 S0^2 + 256 gamma*^2)/S0^2 (> 0)"),
+        ("B3_min_redundant.third", "(t3/t1)^2 - 1, t3 = d/(2 kappa2 sqrt(2 S0 gamma*))",
+         "(8 (S0 - gamma*/16)^2 + (4095/32) gamma*^2)/(S0 gamma*) (> 0)")):
+    IDENTITIES[_name] = Identity(
+        _name, "B", "Theorem B.3 (eta_max)", _lhs, _rhs, "every S0, gamma*, kappa2, d > 0 (t1, t2, t3 > 0, so "
+        "(t_i/t1)^2 > 1 gives t_i > t1: the min of the three terms is t1)",
+        "none (rational identities in S0, gamma*; the right side has positive coefficients, resp. is a sum of squares)")
+del _name, _lhs, _rhs
+
+
+def _b3_min(name: str, mutated: bool) -> sp.Expr:
+    """(t_i/t1)^2 - 1 - rhs for t_i the second or third term of eta_max (mutated: the printed 1 for S0^2 in t1,
+    whose quotient is not this rational function)."""
+    gs, d, k2, S0 = sp.symbols("gamma_s d kappa2 S0", positive=True)
+    c = 1 if mutated else S0**2
+    t1 = d / (8 * k2 * sp.sqrt(c + 16 * gs**2))
+    if name == "B3_min_redundant.second":
+        ti, rhs = d / (2 * k2 * S0), (15 * S0**2 + 256 * gs**2) / S0**2
+    else:
+        ti, rhs = d / (2 * k2 * sp.sqrt(2 * S0 * gs)), (8 * (S0 - gs / 16) ** 2 + sp.Rational(4095, 32) * gs**2) / (S0 * gs)
+    return sp.expand((ti / t1) ** 2 - 1 - rhs)
 
 
 def _b3(name: str, mutated: bool) -> sp.Expr:
@@ -313,6 +346,8 @@ def difference(name: str, mutated: bool = False) -> sp.Expr:
     """``lhs - rhs`` of the identity ``name`` after the exact rewrites (mutated: the printed form)."""
     if name == "S_identity":
         return _s_identity(mutated)
+    if name.startswith("B3_min_redundant."):
+        return _b3_min(name, mutated)
     if name.startswith("B3_"):
         return _b3(name.split("@")[0], mutated)
     if name.startswith(("F3_", "F4_", "F6_", "F7_")):

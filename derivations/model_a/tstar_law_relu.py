@@ -1,17 +1,20 @@
-"""Lemma D.17's law for T* (seed 000, corrected), proved for ReLU and Leaky ReLU in the flow limit.
+"""Lemma D.17's law for T* (seed 000, corrected) for ReLU and Leaky ReLU in the flow limit: the identity's argument
+(:mod:`rdyn.derivations.model_a.tstar_law`) with its exact obligations extended to atan; its steps 0, 4-6, the limits
+and the threshold D0 are not machine-checked (``tstar_law.UNCHECKED_STEPS``), so the law is not ``proved``.
 
 The corrected Lemma D.17 (docs/claims.md, root cause ``Tstar_logit_scale``) says that, as eta -> 0 and
 then D -> oo at fixed K, kappa and ``v = ||V*||^2``, ``eta T* = D^a (D-K)^2 (I0 + I1 (D-K)^(-1/2)) (1 + o(1))``
 (``a = 1`` for logits/D, ``a = 0`` for logits/sqrtD) with ``I0 = K/(v g)``, ``g = 1 + kappa^2`` and
 ``I1 = 2 pi^2 c1 sqrt(K) I0``, ``c1 = q/pi^3 + 1/(pi q (1 - q/2))``, ``q = (1-kappa)^2/(1+kappa^2)``
-(ReLU: kappa = 0, q = g = 1). This module proves it, for every K >= 1, v > 0 and 0 <= kappa < 1:
+(ReLU: kappa = 0, q = g = 1). This module argues it, for every K >= 1, v > 0 and 0 <= kappa < 1:
 
     for every D > 2K satisfying the explicit hypothesis (H) (true for all D >= D0(K, v, kappa)),
     tau_lo(D) <= tau_star(D) <= tau_hi(D), where tau_star = lim_{eta -> 0} eta T*; both bounds divided by
     D^a N^2 (N = D - K) tend to I0, and N^(1/2) times their distance from I0 tends to I1.
 
 The proof is the identity's (:mod:`rdyn.derivations.model_a.tstar_law`, whose module docstring has steps 0-6)
-with three changes; every step is an exact sympy computation of :func:`prove` (an ``Obligation`` each):
+with three changes; the bounds below are exact sympy computations of :func:`prove` (an ``Obligation`` of method
+"exact" each), the limits are sympy ``limit`` calls (method "sympy_limit"):
 
 * *One family.* In ``sigma = sqrt(K/N)``, ``x = e/sigma`` and ``A = atan(x)`` both activations are one
   family (:data:`FAMILY`) in ``q`` in ``(0, 1]`` and ``g`` in ``[1, 2)``: ``C1' = g lambda_1 (C1* - C1)``,
@@ -278,16 +281,16 @@ def _time_bounds(scale: str, nu: sp.Expr) -> tuple:
     s = sp.Symbol("s", positive=True)
     eventually = [sp.limit(expr.subs(sigma, s), s, 0, "+") for _, expr in conditions]
     claim("hypothesis_eventually", "each condition of (H) tends to a negative limit as D -> oo",
-          all(value.is_extended_negative for value in eventually))
+          all(value.is_extended_negative for value in eventually), "sympy_limit")
     limits = {}
     for name, bound in (("tau_lo", tau_lo), ("tau_hi", tau_hi)):
         ratio = (bound / leading).subs(sigma, s)
         limits[name] = sp.simplify(sp.limit(ratio, s, 0, "+"))
         limits[name + "_I1"] = sp.simplify(sp.limit(sp.sqrt(K) / s * (ratio - I0), s, 0, "+"))
     claim("leading_order", "tau_lo/(D^a N^2) and tau_hi/(D^a N^2) -> I0 = K/(v g)",
-          all(sp.simplify(limits[b] - I0) == 0 for b in ("tau_lo", "tau_hi")))
+          all(sp.simplify(limits[b] - I0) == 0 for b in ("tau_lo", "tau_hi")), "sympy_limit")
     claim("I1", "N^(1/2) (tau/(D^a N^2) - I0) -> I1 = 2 pi^2 c1 sqrt(K) I0 for both bounds",
-          all(sp.simplify(limits[b + "_I1"] - I1) == 0 for b in ("tau_lo", "tau_hi")))
+          all(sp.simplify(limits[b + "_I1"] - I1) == 0 for b in ("tau_lo", "tau_hi")), "sympy_limit")
     return tuple(obligations), conditions, tau_lo, tau_hi, leading, I0, I1, limits
 
 

@@ -106,6 +106,9 @@ def run(values: ProveOptions, args) -> int:
                           else f", {c['blocks']} blocks (margin {c['margin_on_blocks']:.6g})")
                 print(f"{'':13s}T0 = {c['T0']}, boxes = {c['boxes']}, min_margin = {c['min_margin']:.6g}"
                       f"{region}{blocks}, {c['seconds']} s")
+                if c.get("constants") and c["constants"].get("q_lag"):   # the lag lemma's constants
+                    k = c["constants"]
+                    print(f"{'':13s}c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, {k['q_lag'][1]!r}]")
             if r["counterexample"]:
                 c = r["counterexample"]
                 print(f"{'':13s}step {c['step']}: lhs = {c['lhs']}, rhs = {c['rhs']}, ratio = {c['ratio']}")

@@ -85,12 +85,18 @@ def model_size(v) -> tuple[int, int, list | None]:
         return D, K, [list(g) for g in groups]
 
 
-def checked_size(v) -> tuple[int, int]:
-    """(D, K) of :func:`model_size`, with --groups checked against --task and --K."""
+def checked_size(v) -> tuple[int, int, list | None]:
+    """:func:`model_size`, with --groups checked against --task and --K."""
     require(v.groups is None or v.task is None, "--groups and --task are exclusive")
-    D, K, _ = model_size(v)
+    D, K, groups = model_size(v)
     require(v.groups is None or v.K is None or v.K == K, f"--groups have size {K} but --K is {v.K}")
-    return D, K
+    return D, K, groups
+
+
+def _resolved(groups) -> dict:
+    """The values a check read from files (``--groups``: its lists), which
+    :func:`~rdyn.options.validation.validate` puts in place of the path: every file is read once."""
+    return {} if groups is None else {"groups": groups}
 
 
 def read_groups_file(path) -> list:
@@ -146,17 +152,19 @@ def _checked_activation(v):
 # rdyn teacher
 # --------------------------------------------------------------------------------------------
 
-def check_teacher(v) -> None:
-    """The cross-option checks of ``rdyn teacher`` (the module docstring's order)."""
+def check_teacher(v) -> dict:
+    """The cross-option checks of ``rdyn teacher`` (the module docstring's order); returns the
+    values read from files (:func:`_resolved`)."""
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
-    _, K = checked_size(v)
+    _, K, groups = checked_size(v)
     activation = _checked_activation(v)
     reached = Thresholds(v.t1_fraction, v.tstar_attention).attention(K) < 1 / K
     if activation is None:
         _check_homogeneous(v, reached)
     else:
         _check_smooth(v, activation, reached)
+    return _resolved(groups)
 
 
 def _check_homogeneous(v, reached: bool) -> None:
@@ -246,8 +254,9 @@ def check_limits(v, reached: bool, activation=None) -> None:
 # rdyn crosscheck
 # --------------------------------------------------------------------------------------------
 
-def check_crosscheck(v) -> None:
-    """The cross-option checks of ``rdyn crosscheck`` (the module docstring's order)."""
+def check_crosscheck(v) -> dict:
+    """The cross-option checks of ``rdyn crosscheck`` (the module docstring's order); returns the
+    values read from files (:func:`_resolved`)."""
     from rdyn.reduced_dynamics.model_a.presets import check_preset
     from rdyn.verification.references.crosscheck import memory_driver, memory_estimate
 
@@ -264,13 +273,13 @@ def check_crosscheck(v) -> None:
         with usage_errors():
             D, _ = check_preset(preset_task(v), v.D, v.K)
         check_size(D)
-    D, _ = checked_size(v)
+    D, _, groups = checked_size(v)
     activation = _checked_activation(v)
     if v.groups is not None:
         check_size(D)
     if activation is None:
         parse_steps_list(v.record, "--record", steps)
-        return
+        return _resolved(groups)
     from rdyn.verification.references.full_matrix_smooth import memory_estimate as smooth_memory
 
     require(v.mode == "population", "--mode sgd is not available for the smooth activations "
@@ -278,3 +287,4 @@ def check_crosscheck(v) -> None:
     require(v.record is None, "--record is not available for the smooth activations")
     check_memory(f"--M {v.M} (with --D {D}, --activation {activation.label}: "
                  f"the expectations of all M x D entries at once)", smooth_memory(v.M, D, v.d))
+    return _resolved(groups)

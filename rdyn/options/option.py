@@ -90,12 +90,14 @@ class Command:
     --help``) and ``options`` (in the order of ``rdyn NAME --help`` and of the API keywords).
     ``check(v)``: the command's cross-option check (several options of one model: K < D, ...),
     called by :func:`~rdyn.options.validation.validate` after every other check with the
-    command's typed options ``v`` (:mod:`rdyn.option_types`); it raises a one-line UsageError."""
+    command's typed options ``v`` (:mod:`rdyn.option_types`); it raises a one-line UsageError
+    and may return values it read from files (e.g. ``{"groups": [[...], ...]}`` for a ``--groups``
+    path), which replace the given ones so that no file is read twice."""
 
     name: str
     help: str
     options: tuple[Option, ...]
-    check: Callable[[Any], None] | None = field(default=None)
+    check: Callable[[Any], dict | None] | None = field(default=None)
 
     def option(self, name: str) -> Option:
         for o in self.options:

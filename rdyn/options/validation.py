@@ -97,7 +97,7 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
             check_input_file(o.flag, values[o.name])
     check_distinct_outputs(cmd, values)
     if cmd.check is not None:
-        cmd.check(typed_options(cmd, values))
+        values.update(cmd.check(typed_options(cmd, values)) or {})   # values read from files, once
     return values
 
 

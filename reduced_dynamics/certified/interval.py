@@ -63,6 +63,12 @@ widened, once each). x > 709: [lower bound of exp(709), inf]; x < -746: [0, 2^-1
 (exp(-746) < 2^-1074): the underflow region of e = exp(-(C2+C3)/scale) gives [0, tiny],
 valid. exp is increasing, so exp([a, b]) is contained in [lower(a), upper(b)].
 
+exp and atan of a narrow interval [a0, a1] from one evaluation (``iexp_narrow``,
+``iatan_narrow``; the direct-form loop of :mod:`rdyn.reduced_dynamics.certified.interval_direct`
+uses them, the interval64 pass does not): the lower end is the lower bound at a0; the upper end
+is the upper bound at a0 times 1 + d + d^2 (exp; d = a1 - a0 rounded up, d <= 1, since
+exp(d) <= 1 + d + d^2 (e - 2) there) resp. plus d (atan; 0 < atan' <= 1), rounded up.
+
 atan. atan(-x) = -atan(x); for x > 1, atan(x) = pi/2 - atan(1/x); for y in [0, 1],
 atan(y) = atan(j/16) + atan(u), u = (y - j/16)/(1 + y j/16), j = round(16 y), |u| <= 1/32,
 and atan(u) = sum_{k<=6} (-1)^k u^(2k+1)/(2k+1) + R, |R| <= |u|^15/15 <= |u| 2^-73 (the
@@ -311,6 +317,32 @@ def iatan(a):
     if a[1] == a[0]:
         return lo
     return (lo[0], atan_bounds(a[1])[1])
+
+
+@_jit
+def iexp_narrow(a):
+    """exp over the interval a from one evaluation: [lower(exp(a0)), upper(exp(a0)) (1 + d + d^2)]
+    rounded up, d = a1 - a0 rounded up, valid for d <= 1 since exp(d) = 1 + d + d^2 (1/2 + d/6 +
+    ...) <= 1 + d + d^2 (e - 2) <= 1 + d + d^2 (exp is increasing); :func:`iexp` for d > 1."""
+    lo = exp_bounds(a[0])
+    if a[1] == a[0]:
+        return lo
+    d = up(a[1] - a[0])
+    if not (d <= 1.0):
+        return (lo[0], exp_bounds(a[1])[1])
+    return (lo[0], up(lo[1] * up(up(1.0 + d) + up(d * d))))
+
+
+@_jit
+def iatan_narrow(a):
+    """atan over the interval a from one evaluation: [lower(atan(a0)), upper(atan(a0)) + (a1 - a0)]
+    rounded up, valid since 0 < atan' <= 1 (atan(a1) - atan(a0) <= a1 - a0); as tight as
+    :func:`iatan` to first order in the width for |a| << 1, wider by (a1 - a0) a^2/(1 + a^2) in
+    general."""
+    lo = atan_bounds(a[0])
+    if a[1] == a[0]:
+        return lo
+    return (lo[0], min(up(lo[1] + up(a[1] - a[0])), PI_2[1]))
 
 
 @register_jitable

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import ClassVar, Sequence
 
 import numpy as np
@@ -492,7 +493,14 @@ def table_route(config: SmoothConfig, dps: int | None, route: str = "auto") -> b
 def eta_limit(config: SmoothConfig, points: int = 17) -> float:
     """sup eta with |1 + eta D dm2/dC1| < 1 at the fixed point C1*(p), over a grid of
     ``points`` attention levels p in [1/D, 1/K) (Chebyshev-spaced in p; grid maximum of the
-    curvature, float64): 2 / (D max_p (-dm2/dC1(C1*(p), p)))."""
+    curvature, float64): 2 / (D max_p (-dm2/dC1(C1*(p), p))). Independent of ``config.eta``;
+    a pure float64 function of the rest, so computed once per configuration (the request's
+    default eta and the run's reported eta_limit share it)."""
+    return _eta_limit(replace(config, eta=None), points)
+
+
+@lru_cache(maxsize=64)
+def _eta_limit(config: SmoothConfig, points: int) -> float:
     ex = Expectations(config, Numbers(config.activation, None), float64_rule(96))
     K, N = config.K, config.D - config.K
     worst = 0.0

@@ -21,7 +21,6 @@ import math
 import numbers
 from fractions import Fraction
 from functools import lru_cache
-from itertools import product
 
 import mpmath
 import numpy as np
@@ -48,10 +47,12 @@ def _recurrence(n: int, a, b):
     return A, sqB
 
 
-def _orthonormal(x, n, A, sqB):
-    """p_0..p_n at x (orthonormal for the probability measure) and p_n'(x)."""
-    p_prev, p = mpmath.mpf(0), mpmath.mpf(1)
-    dp_prev, dp = mpmath.mpf(0), mpmath.mpf(0)
+def _orthonormal(x, n, A, sqB, zero=None):
+    """p_0..p_n at x (orthonormal for the probability measure) and p_n'(x) (in the number
+    type of ``zero``: mpf by default)."""
+    zero = mpmath.mpf(0) if zero is None else zero
+    p_prev, p = zero, zero + 1
+    dp_prev, dp = zero, zero
     ps = [p]
     for k in range(n):
         nxt = ((x - A[k]) * p - (sqB[k] * p_prev if k else 0)) / sqB[k + 1]
@@ -80,23 +81,30 @@ def _key(a):
 @lru_cache(maxsize=256)
 def _gauss_beta_mp(n: int, a, b, dps: int):
     """Nodes/weights as tuples of mpf at ``dps`` digits (pure function of its arguments)."""
+    from rdyn.reduced_dynamics.numerics import mpfr_arrays
+
     x64, _ = roots_jacobi(n, float(b) - 1, float(a) - 1)
     with mpmath.workdps(dps + 15):
         a, b = _mpf(a), _mpf(b)
         A, sqB = _recurrence(n, a, b)
         tol = mpmath.mpf(10) ** (-(dps + 8))
+        # Newton's iteration on gmpy2 copies: every operation rounded to nearest at the working
+        # precision, as mpf arithmetic rounds it, so the nodes are those of mpf arithmetic
+        A_r, sqB_r = [mpfr_arrays.exact(v) for v in A], [None] + [mpfr_arrays.exact(v) for v in sqB[1:]]
+        tol_r = mpfr_arrays.exact(tol)
         nodes, weights = [], []
-        for x0 in x64:
-            x = mpmath.mpf(float(x0))
-            for _ in range(60):
-                ps, dp = _orthonormal(x, n, A, sqB)
-                dx = ps[n] / dp
-                x -= dx
-                if abs(dx) < tol:
-                    break
-            ps, _ = _orthonormal(x, n, A, sqB)
-            nodes.append((1 + x) / 2)
-            weights.append(1 / mpmath.fsum(p * p for p in ps[:n]))
+        with mpfr_arrays.precision(mpmath.mp.prec):
+            for x0 in x64:
+                x = mpfr_arrays.exact(float(x0))
+                for _ in range(60):
+                    ps, dp = _orthonormal(x, n, A_r, sqB_r, mpfr_arrays.exact(0))
+                    dx = ps[n] / dp
+                    x -= dx
+                    if abs(dx) < tol_r:
+                        break
+                ps, _ = _orthonormal(x, n, A_r, sqB_r, mpfr_arrays.exact(0))
+                nodes.append(mpfr_arrays.to_mpf((1 + x) / 2))
+                weights.append(1 / mpmath.fsum(mpfr_arrays.to_mpf_exact(p * p) for p in ps[:n]))
         total = mpmath.fsum(weights)
         weights = [w / total for w in weights]
     with mpmath.workdps(dps):
@@ -182,16 +190,27 @@ def dirichlet_rule(params, n_nodes: int, dps: int | None = None, deltas=None):
         return masses, np.prod(Ws, axis=1)
     with mpmath.workdps(dps + 10):
         masses, weights = [], []
-        for idx in product(*[range(len(rule[0])) for rule in rules]):
-            rest, w, row = mpmath.mpf(1), mpmath.mpf(1), []
-            for (u, one_minus_u, wj), i in zip(rules, idx):
-                row.append(u[i] * rest)
-                rest = rest * one_minus_u[i]
-                w = w * wj[i]
-            row.append(rest)
-            masses.append(row)
-            weights.append(w)
+        _tensor_rows(rules, 0, [], mpmath.mpf(1), mpmath.mpf(1), masses, weights)
         return np.array(masses, dtype=object), np.array(weights, dtype=object)
+
+
+def _tensor_rows(rules, j, row, rest, w, masses, weights):
+    """Append the rows of the tensor rule below the prefix ``row`` (coordinates ``< j``; ``rest``
+    = ``prod (1 - u_i)``, ``w`` = product of weights so far), in lexicographic order of the node
+    indices: ``w_j = u_j rest``, ``rest <- rest (1 - u_j)``, the weight times the coordinate's
+    weight. Each product is formed once per prefix, not once per row."""
+    u, one_minus_u, wj = rules[j]
+    last = j == len(rules) - 1
+    for i in range(len(u)):
+        head = row + [u[i] * rest]
+        rest_i = rest * one_minus_u[i]
+        w_i = w * wj[i]
+        if last:
+            head.append(rest_i)
+            masses.append(head)
+            weights.append(w_i)
+        else:
+            _tensor_rows(rules, j + 1, head, rest_i, w_i, masses, weights)
 
 
 def half_integer_moment(params, powers) -> "Fraction":

@@ -154,6 +154,54 @@ def dirichlet_exact_rule(spectrum: tuple[int, ...], dps: int | None = None,
             coarse = fine
 
 
+class _GmpyGaussLegendre(mpmath.calculus.quadrature.GaussLegendre):
+    """mpmath's Gauss-Legendre rule with its standard nodes computed on gmpy2 numbers.
+
+    :meth:`calc_nodes` is mpmath's algorithm (Newton's iteration on the three-term recurrence
+    of the Legendre polynomials at 1.5 times the precision) with the same operations in the same
+    order, each rounded to nearest at the same precision, on exact gmpy2 copies: the nodes and
+    weights are mpmath's, bit for bit."""
+
+    def calc_nodes(self, degree, prec, verbose=False):
+        if degree == 1:
+            return super().calc_nodes(degree, prec, verbose)
+        import gmpy2
+
+        from rdyn.reduced_dynamics.numerics import mpfr_arrays
+
+        epsilon = gmpy2.mul_2exp(gmpy2.mpfr(1, 2), -prec - 8)
+        n = 3 * 2 ** (degree - 1)
+        nodes = []
+        with mpfr_arrays.precision(int(prec * 1.5)):
+            for j in range(1, n // 2 + 1):
+                r = gmpy2.mpfr(math.cos(math.pi * (j - 0.25) / (n + 0.5)))
+                while True:
+                    t1, t2 = 1, 0
+                    for j1 in range(1, n + 1):
+                        t2, t1 = t1, ((2 * j1 - 1) * r * t1 - (j1 - 1) * t2) / j1
+                    t4 = n * (r * t1 - t2) / (r ** 2 - 1)
+                    a = t1 / t4
+                    r = r - a
+                    if abs(a) < epsilon:
+                        break
+                w = mpfr_arrays.to_mpf_exact(2 / ((1 - r ** 2) * t4 ** 2))
+                nodes.append((mpfr_arrays.to_mpf_exact(r), w))
+                nodes.append((mpfr_arrays.to_mpf_exact(-r), w))
+        return nodes
+
+
+_GAUSS_LEGENDRE = []
+
+
+def _gauss_legendre():
+    """One Gauss-Legendre rule object (:class:`_GmpyGaussLegendre`) for the process: its node
+    cache, keyed by degree, precision and interval, returns what a fresh object computes (the
+    nodes are a function of those alone), once per key."""
+    if not _GAUSS_LEGENDRE:
+        _GAUSS_LEGENDRE.append(_GmpyGaussLegendre(mpmath.mp))
+    return _GAUSS_LEGENDRE[0]
+
+
 def exact_rule(spectrum: tuple[int, ...], dps: int | None = None, nodes: int | None = None) -> SpectralRule:
     """Exact rule for Task 2: Gauss-Legendre in theta for <= 2 distinct eigenvalues (below),
     :func:`dirichlet_exact_rule` for 3..MAX_EXACT_LEVELS.
@@ -184,8 +232,7 @@ def exact_rule(spectrum: tuple[int, ...], dps: int | None = None, nodes: int | N
     obj = lambda x: np.array(x, dtype=object)
 
     def build(degree):
-        gl = mpmath.calculus.quadrature.GaussLegendre(mpmath.mp)
-        pts = gl.get_nodes(mpmath.mpf(0), mpmath.pi / 2, degree, mpmath.mp.prec)
+        pts = _gauss_legendre().get_nodes(mpmath.mpf(0), mpmath.pi / 2, degree, mpmath.mp.prec)
         norm = mpmath.beta(mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2)
         levels, masses, weights = [], [], []
         for th, w in pts:

@@ -37,17 +37,62 @@ class SpectralRule:
 
     @cached_property
     def m1(self):
+        if self.mp:
+            return _mpf_array(self._mpfr_m1)
         return (self.levels * self.masses).sum(axis=1)
 
     @cached_property
     def m2(self):
+        if self.mp:
+            return _mpf_array(self._mpfr_m2)
         return (self.levels * self.levels * self.masses).sum(axis=1)
 
     @cached_property
     def variance(self):
         """``m2 - m1^2`` as ``sum_i w_i (lam_i - m1)^2`` (no cancellation)."""
+        if self.mp:
+            return _mpf_array(self._mpfr_variance)
         dev = self.levels - self.m1[:, None]
         return (self.masses * dev * dev).sum(axis=1)
+
+    # mp rules: the same operations in the same order on exact gmpy2 copies of levels and
+    # masses, each rounded to nearest at mpmath's working precision when first asked for, which
+    # is what mpf arithmetic rounds to: the values are those of the mpf expressions above, bit
+    # for bit. Each is (bits, mpfr array).
+    @cached_property
+    def _mpfr_levels(self):
+        from rdyn.reduced_dynamics.numerics import mpfr_arrays
+
+        return mpfr_arrays.exact_unrounded(self.levels)
+
+    @cached_property
+    def _mpfr_masses(self):
+        from rdyn.reduced_dynamics.numerics import mpfr_arrays
+
+        return mpfr_arrays.exact_unrounded(self.masses)
+
+    @cached_property
+    def _mpfr_m1(self):
+        from rdyn.reduced_dynamics.numerics import mpfr_arrays
+
+        with mpfr_arrays.precision(mpmath.mp.prec):
+            return mpmath.mp.prec, (self._mpfr_levels * self._mpfr_masses).sum(axis=1)
+
+    @cached_property
+    def _mpfr_m2(self):
+        from rdyn.reduced_dynamics.numerics import mpfr_arrays
+
+        with mpfr_arrays.precision(mpmath.mp.prec):
+            return mpmath.mp.prec, (self._mpfr_levels * self._mpfr_levels * self._mpfr_masses).sum(axis=1)
+
+    @cached_property
+    def _mpfr_variance(self):
+        from rdyn.reduced_dynamics.numerics import mpfr_arrays
+
+        m1 = self._mpfr_m1[1]
+        with mpfr_arrays.precision(mpmath.mp.prec):
+            dev = self._mpfr_levels - m1[:, None]
+            return mpmath.mp.prec, (self._mpfr_masses * dev * dev).sum(axis=1)
 
     def mean(self, values):
         return (self.weights * values).sum()
@@ -75,7 +120,10 @@ class SpectralRule:
         """Bit-exact gmpy2 copies of ``m1``, ``m2``, ``variance``, ``weights`` (mp rules)."""
         from rdyn.reduced_dynamics.numerics import mpfr_arrays
 
-        return MpfrNodes(*(mpfr_arrays.exact(v) for v in (self.m1, self.m2, self.variance, self.weights)))
+        bits = mpmath.mp.prec   # each statistic as its mpf value would be read now: rounded to bits
+        stats = [values if prec <= bits else mpfr_arrays.rounded(values, bits)
+                 for prec, values in (self._mpfr_m1, self._mpfr_m2, self._mpfr_variance)]
+        return MpfrNodes(*stats, mpfr_arrays.exact(self.weights))
 
     def std_error(self, values) -> float | None:
         if self.kind == "exact":
@@ -92,6 +140,13 @@ class MpfrNodes:
     m2: Any
     variance: Any
     weights: Any
+
+
+def _mpf_array(computed):
+    """The mpf object array of a (bits, mpfr array) pair, exactly."""
+    from rdyn.reduced_dynamics.numerics import mpfr_arrays
+
+    return mpfr_arrays.to_mpf_array(computed[1])
 
 
 def sqrt_elementwise(x):

@@ -38,15 +38,69 @@ def _one(value):
         return gmpy2.mul_2exp(gmpy2.mpfr(-int(man) if sign else int(man)), int(exp))
 
 
+def _from_mpf_parts(values, bits: int) -> list:
+    """``mpfr`` copies of the values, each mpf mantissa rounded to nearest at ``bits`` (exact
+    when it has no more bits) times its power of two (exact); others by :func:`_one`."""
+    powers_of_two, done = {}, {}   # done: by id, for objects repeated in the array
+    out = []
+    with gmpy2.context(gmpy2.get_context(), precision=max(int(bits), 2)):
+        mpfr = gmpy2.mpfr
+        for value in values:
+            copy = done.get(id(value))
+            if copy is None:
+                parts = value._mpf_ if isinstance(value, mpmath.mpf) else None
+                if parts is None or not parts[1]:   # int, float, mpfr; an mpf zero (or inf, nan)
+                    copy = _one(value)
+                else:
+                    sign, man, exp, _ = parts
+                    scale = powers_of_two.get(exp)
+                    if scale is None:
+                        scale = powers_of_two[exp] = gmpy2.mul_2exp(mpfr(1), exp)
+                    copy = mpfr(-man if sign else man) * scale
+                done[id(value)] = copy
+            out.append(copy)
+    return out
+
+
+def _object_array(items: list, shape) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out.reshape(shape)
+
+
 def exact(values):
-    """``mpfr`` copies of mpf scalars / arrays, bit for bit (no rounding)."""
+    """``mpfr`` copies of mpf scalars / arrays, bit for bit (an mpf with more bits than
+    mpmath's working precision is first rounded to it, as ``mpmath.mpf(value)`` does)."""
     if isinstance(values, np.ndarray):
-        out = np.empty(values.shape, dtype=object)
-        flat = out.reshape(-1)
-        for i, v in enumerate(values.reshape(-1)):
-            flat[i] = _one(v)
-        return out
+        return _object_array(_from_mpf_parts(values.reshape(-1), mpmath.mp.prec), values.shape)
     return _one(values)
+
+
+def exact_unrounded(values: np.ndarray) -> np.ndarray:
+    """``mpfr`` copies of an array of mpf (or int, float) values with all their bits, whatever
+    mpmath's working precision (operands for arithmetic that rounds only its results)."""
+    flat = values.reshape(-1)
+    bits = max([2] + [v._mpf_[3] for v in flat if isinstance(v, mpmath.mpf)])
+    return _object_array(_from_mpf_parts(flat, bits), values.shape)
+
+
+def rounded(values: np.ndarray, bits: int) -> np.ndarray:
+    """Each value rounded to nearest at ``bits`` (``mpmath.mpf(value)`` at that precision)."""
+    with gmpy2.context(gmpy2.get_context(), precision=int(bits)):
+        return np.frompyfunc(lambda v: gmpy2.mpfr(v, int(bits)), 1, 1)(values)
+
+
+def to_mpf_array(values: np.ndarray) -> np.ndarray:
+    """``mpf`` copies of an ``mpfr`` array, exact (not rounded to mpmath's working precision)."""
+    from mpmath.libmp import from_man_exp
+
+    make = mpmath.mp.make_mpf
+    out = np.empty(values.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, v in enumerate(values.reshape(-1)):
+        man, exp = v.as_mantissa_exp()
+        flat[i] = make(from_man_exp(int(man), int(exp))) if man else mpmath.mpf(0)
+    return out
 
 
 @contextmanager
@@ -73,6 +127,14 @@ def to_mpf(value) -> mpmath.mpf:
     """``mpf`` of an ``mpfr``, exact (then rounded to mpmath's working precision)."""
     man, exp = value.as_mantissa_exp()
     return mpmath.mpf((int(man), int(exp))) if man else mpmath.mpf(0)
+
+
+def to_mpf_exact(value) -> mpmath.mpf:
+    """``mpf`` of an ``mpfr`` with all its bits (not rounded to mpmath's working precision)."""
+    from mpmath.libmp import from_man_exp
+
+    man, exp = value.as_mantissa_exp()
+    return mpmath.mp.make_mpf(from_man_exp(int(man), int(exp))) if man else mpmath.mpf(0)
 
 
 def is_mpfr_array(values) -> bool:

@@ -42,6 +42,26 @@ def test_a_function_without_a_backend_is_refused():
         codegen.emit_assignments([sp.Function("g")(x)])
 
 
+y = sp.Symbol("y", real=True)
+
+
+@pytest.mark.parametrize("expr", [sp.gamma(y), sp.erf(y), sp.tanh(y), sp.floor(y), sp.sign(y), sp.Max(y, 1)])
+def test_functions_in_sympys_math_table_are_refused_not_printed_as_float64_math(expr):
+    # sympy's PythonCodePrinter would print these as math.*: float64 inside the mpmath and arb backends
+    with pytest.raises(ValueError, match="no backend function"):
+        codegen.emit_assignments([expr])
+
+
+@pytest.mark.parametrize("const", [sp.E, sp.oo, sp.nan])
+def test_constants_other_than_pi_are_refused(const):
+    with pytest.raises(ValueError, match="no backend constant"):
+        codegen.emit_assignments([const * x])
+
+
+def test_abs_prints_as_the_builtin_exact_in_every_backend():
+    assert codegen.emit_assignments([sp.Abs(y)])[1] == ["abs(y)"]
+
+
 def test_constant_pool_hoists_parameter_only_subtrees_once():
     pool = codegen.ConstantPool(frozenset({x}))
     hoisted = pool.hoist(a * b * x + a ** 2 + sp.exp(x) * a * b)

@@ -15,6 +15,10 @@ lemma states them (phase 1: ``t <= t1``; phase 2/3: ``t >= t1`` or ``T >= T*``),
 check reports the worst ratio (side claimed smaller)/(side claimed larger), whichever way the
 paper writes the inequality (``<= 1`` means the bound holds). Numbering of the lemmas after D.13 follows the order of the
 statements in the extraction (the labels themselves were dropped).
+
+Theorem 3.2 (:func:`thm32_checks`) is decided over the theorem's whole class of responses Y by the
+derivation of :mod:`rdyn.derivations.model_a.ood_excess`, with Monte Carlo of the network's losses
+(Section 4.1's Exp(1) inputs) as the independent route.
 """
 from __future__ import annotations
 
@@ -643,6 +647,127 @@ def ood_checks(quick: bool) -> list[Check]:
     return [bound, slope]
 
 
+THM32_SAMPLES = 20000      # Monte Carlo samples (one fixed sample: common random numbers across T)
+THM32_Z_MAX = 5.0          # |Monte Carlo - exact form| / standard error
+THM32_EXTRAPOLATION_TOL = 0.02   # |extrapolated (exact / derived leading term) at e -> 0 - 1|
+
+
+def ood_attaining_excess(tr: Trajectory, idx, coef_in: float, coef_out: float, samples: int = THM32_SAMPLES,
+                         seed: int = 11) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo of L_OOD - 1/2 E||Y - f*(X)||_F^2 for the fixed response Y = f*(X) + r, r = coef_in z_in +
+    coef_out z_out in every column (Section 4.1's OOD inputs: iid Exp(1), STS teacher, M = 1, d = 4, v* =
+    (1,1,1,1)/2), from the network's outputs (the activation applied, not the reduced form): mean and standard
+    error at the states ``idx``, one fixed sample (common random numbers across T)."""
+    rng = np.random.default_rng(seed)
+    X = rng.exponential(1.0, size=(samples, 4, tr.D))
+    z = np.einsum("k,nkj->nj", np.full(4, 0.5), X)
+    zin = z[:, :tr.K].sum(axis=1)
+    zout = z.sum(axis=1) - zin
+    act = {"identity": lambda x: x, "relu": lambda x: np.maximum(x, 0),
+           "leaky": lambda x: np.maximum(x, tr.kappa * x)}[tr.activation]
+    teacher = act(zin / tr.K)
+    r = coef_in * zin + coef_out * zout
+    means, ses = [], []
+    for i in idx:
+        q = tr.one_minus_Kp[i] / (tr.D - tr.K)
+        student = act(tr.C1[i] * (tr.p[i] * zin + q * zout))
+        per = 0.5 * tr.D * ((teacher + r - student) ** 2 - r**2)   # every column alike (STS)
+        means.append(per.mean())
+        ses.append(per.std(ddof=1) / math.sqrt(samples))
+    return np.array(means), np.array(ses)
+
+
+def thm32_checks(quick: bool) -> list[Check]:
+    """Theorem 3.2 over its whole class of Y (bounded second moments), decided by the derivation of
+    :mod:`rdyn.derivations.model_a.ood_excess`: the worst case over ``E||Y - f*||^2 <= B^2`` is
+    ``Q + B sqrt(2Q) ~ B sqrt(2 q2) e ~ T^(-1/2)``, attained by a fixed Y built from the out-group
+    pattern; the printed O(1/T) (Section 4.1: "O(1/T) convergence rate in Theorem 3.2") holds only for
+    Y whose cross term vanishes. Independent route: Monte Carlo of the network's losses with that fixed
+    Y (B = 1) along the trajectory (T - T* in [4, 64] T*): equal to the exact form within
+    THM32_Z_MAX standard errors, and (exact form)/(derived leading term) extrapolated to e -> 0 is 1.
+
+    ``A.claim.thm32.rate`` (the printed rate: discrepancy when the derivation and the route agree),
+    ``A.claim.thm32.worst_case`` (the corrected statement)."""
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a import ood_excess as oe
+
+    tr = _trajectories(quick, "default")[0]  # D=8, K=2, relu
+    idx = _phase3(tr)
+    idx = idx[np.linspace(0, len(idx) - 1, 12).astype(int)]
+    gap = tr.t[idx] - tr.T_star
+    der = oe.ood_excess(tr.activation, tr.logit_scale)
+    values = {ma.D: tr.D, ma.K: tr.K, oe.B: 1, ma.kappa: tr.kappa, **oe.EXP_INPUTS}
+    att = {k: float(v.subs(values)) for k, v in der.attaining_response().items()}
+    mc, se = ood_attaining_excess(tr, idx, att["coef_in"], att["coef_out"])
+    form = oe.excess_form()
+    mo = {k: float(v.subs(values)) for k, v in oe.moments().items()}
+    R = {oe.R_in: tr.D * (att["coef_in"] * mo["in_in"] + att["coef_out"] * mo["in_out"]),
+         oe.R_out: tr.D * (att["coef_in"] * mo["in_out"] + att["coef_out"] * mo["out_out"])}
+    exact_f = sp.lambdify([oe.C1, oe.p], (form["quadratic"] - form["cross"]).subs({**values, **R}), "numpy")
+    quad_f = sp.lambdify([oe.C1, oe.p], form["quadratic"].subs(values), "numpy")
+    exact = np.array([float(exact_f(tr.C1[i], tr.p[i])) for i in idx])
+    quadratic = np.array([float(quad_f(tr.C1[i], tr.p[i])) for i in idx])
+    z = np.abs(mc - exact) / se
+    e = np.exp(-tr.C23[idx] / tr.scale)
+    sup_coef = float(der.sup_coefficient.subs(values))
+    ratio = exact / (sup_coef * e)
+    intercept = float(np.polyfit(e, ratio, 2)[-1])   # ratio = 1 + O(e): C1 K/(K + N e) and Q/(sup e)
+    lead_T = sp.lambdify([ma.eta, ma.vstar_norm2, oe.T], der.rate(der.sup_coefficient).subs(values), "numpy")
+    derived_T = np.array([float(lead_T(tr.eta, tr.vstar_norm2, float(t))) for t in tr.t[idx]])
+    route_ok = bool(z.max() < THM32_Z_MAX and abs(intercept - 1) <= THM32_EXTRAPOLATION_TOL
+                    and np.all(mc > 0) and np.all(np.diff(mc) < 0))
+    exponent = der.T_exponent(der.sup_coefficient)
+    sqrtT = mc * np.sqrt(tr.t[idx].astype(float))
+    local = fit_rule.local_slopes(list(gap), list(mc))
+    leading = {a: oe.ood_excess(a, "D").rate(oe.ood_excess(a, "D").sup_coefficient)
+               .subs({**oe.EXP_INPUTS, ma.vstar_norm2: sp.Symbol("M", positive=True)}) for a in ("identity", "relu", "leaky")}
+    expressions = {a: sp.sstr(x) for a, x in leading.items()}
+    row = {"config": tr.name, "T": [float(t) for t in tr.t[idx]], "T_star": tr.T_star,
+           "measured_quantity": "ood_excess_loss", "measured_values": [float(v) for v in mc],
+           "std_error": [float(s) for s in se], "exact_form_values": [float(v) for v in exact],
+           "derived_values": [float(v) for v in derived_T], "monte_carlo_z": [float(v) for v in z],
+           "quadratic_term_Q": [float(v) for v in quadratic],
+           "ratio_exact_over_leading_term": [float(v) for v in ratio], "e": [float(v) for v in e],
+           "extrapolated_ratio_at_e_0": float(intercept), "sqrt_T_times_excess": [float(v) for v in sqrtT],
+           "local_slopes": local}
+    derivation = {"module": "rdyn.derivations.model_a.ood_excess",
+                  "split": "L_OOD - 1/2 E||Y - f*||^2 = Q - C, Q = 1/2 E||TF - f*||^2, C = E<Y - f*, TF - f*> (exact)",
+                  "quadratic_coefficient_q2": sp.sstr(der.q2), "linear_coefficient_fixed_Y": sp.sstr(der.linear_coefficient),
+                  "sup_coefficient": sp.sstr(der.sup_coefficient), "attaining_over_sup": sp.sstr(der.attaining_over_sup),
+                  "attaining_Y": "Y = f*(X) - B w/(sqrt(D) ||w||) in every column, w = z_out/K (the out-group pattern)",
+                  "derived_T_exponent_worst_case": sp.sstr(exponent),
+                  "derived_T_exponent_cross_term_zero": sp.sstr(der.T_exponent(der.q2, 2))}
+    inputs = "iid Exp(1) entries, STS teacher, M = 1, d = 4, v* = (1/2)(1,1,1,1); B^2 = E||Y - f*(X)||_F^2 = 1"
+    derived_ok = exponent == sp.Rational(-1, 2) and sp.simplify(der.attaining_over_sup - 1) == 0
+    rate = Check("A.claim.thm32.rate", f"{PAPER}, Theorem 3.2 (rate O(1/T), Section 4.1)",
+                 "L_OOD - 1/2 E||Y - f*(X)||^2 = O(1/T) over the theorem's class of Y (bounded second moments): the "
+                 "derivation gives the worst case over E||Y - f*||^2 <= B^2 as Q + B sqrt(2Q) ~ B sqrt(2 q2) e ~ T^(-1/2) "
+                 f"(derived T-exponent {exponent}), attained by a fixed Y built from the out-group pattern "
+                 "(the cross term E<Y - f*, TF - f*> is linear in the attention error, ~ T^(-1/2); it vanishes only for "
+                 "special Y, e.g. Y = f*(X) + independent noise, where the excess is Q ~ 1/T). Monte Carlo of that Y "
+                 f"({THM32_SAMPLES} samples, {tr.name}): max z vs the exact form {z.max():.2g}, exact/leading term "
+                 f"extrapolated to e -> 0: {intercept:.4f}; sqrt(T) times the excess {sqrtT[0]:.3g} -> {sqrtT[-1]:.3g}, local "
+                 f"slopes {local[0]:.2f} .. {local[-1]:.2f}",
+                 ("discrepancy" if route_ok else "fail") if derived_ok else "fail", None, None,
+                 {"printed": "O(1/T)", "derived": expressions["relu"], "expression": expressions,
+                  # the entry's figure: the worst-case Y's excess against T - T*, the printed exponent dashed
+                  "x": [float(g) for g in gap], "y": [float(v) for v in mc], "claimed_exponent": -1.0,
+                  "exponent_of_derived_over_printed": {"T": "1/2"}, "derivation": derivation,
+                  "per_config": [row], "inputs": inputs,
+                  "note": "Section 4.1 attributes O(1/T) to Theorem 3.2; the theorem's own condition on T is not in "
+                          "the extraction"})
+    worst = Check("A.claim.thm32.worst_case", f"{PAPER}, Theorem 3.2 (corrected)",
+                  "for every Y with E||Y - f*(X)||_F^2 <= B^2: L_OOD - 1/2 E||Y - f*||^2 <= Q + B sqrt(2Q) = "
+                  "B sqrt(2 q2) e + O(e^2) = Theta(T^(-1/2)), attained asymptotically by a fixed Y "
+                  "(ratio 1, sympy); O(1/T) iff the cross term's e-coefficient a1 R_in + a2 R_out vanishes. "
+                  f"Independent route (Monte Carlo, {tr.name}): max z {z.max():.2g} < {THM32_Z_MAX:g}, extrapolated "
+                  f"ratio {intercept:.4f} (tolerance {THM32_EXTRAPOLATION_TOL})",
+                  "pass" if route_ok and derived_ok else "fail", float(abs(intercept - 1)), None,
+                  {"expression": expressions, "tex": sp.latex(leading["relu"]),
+                   "derivation": derivation, "per_config": [row], "inputs": inputs})
+    return [rate, worst]
+
+
 OOD_BATCH, OOD_NOISE, OOD_BATCHES = 100, 1.0, 8
 
 
@@ -682,13 +807,16 @@ def ood_batch_terms(tr: Trajectory, idx, batch) -> np.ndarray:
 
 def ood_batch_check(quick: bool) -> Check:
     """Section 4.1's OOD slope decided for the estimator the paper's figure plots (a fixed batch of
-    N = 100 noisy Exp(1) inputs), by derivation: as T -> oo the linear term -(e/K) c, c =
+    N = 100 noisy Exp(1) inputs). By derivation, as T -> oo the linear term -(e/K) c, c =
     mean(z_out S), dominates the quadratic one, so the estimate falls like T^(-1/2) (slope -1/2)
     when c < 0 and turns negative (not drawable on log axes) when c > 0. Checked along the
     trajectory (T - T* in [4, 64] T*): the linear term has the sign of -c at every T and grows
     relative to the quadratic one (|linear/quadratic| increasing, ~ 1/e), and every batch with
-    c < 0 stays positive. The fits over that range are context (not yet asymptotic: the
-    quadratic term still dominates there, so the local slopes are about -0.9)."""
+    c < 0 stays positive (else ``fail``). The printed statement is about the measured curves: it
+    passes when some measured window's 95% interval (:func:`fit_rule.decide`'s window, over
+    [4, 64] T* and over [1, 2] T*) holds -0.5; when every window excludes it the check is marked
+    ``undecided`` (the ledger counts it inconclusive: the derived asymptote is not what the windows
+    show). ``per_config`` holds the positive batches' curves (the entry's figure)."""
     tr = _trajectories(quick, "default")[0]  # D=8, K=2, relu
     idx = _phase3(tr)
     idx = idx[np.linspace(0, len(idx) - 1, 12).astype(int)]
@@ -698,7 +826,7 @@ def ood_batch_check(quick: bool) -> Check:
     after = np.flatnonzero((tr.t - tr.T_star >= tr.T_star) & (tr.t - tr.T_star <= 2 * tr.T_star))
     early = after[np.linspace(0, len(after) - 1, min(6, len(after))).astype(int)]
     early_gap = tr.t[early] - tr.T_star
-    rows, consistent = [], True
+    rows, consistent, windows, series = [], True, [], {}
     for seed in range(OOD_BATCHES):
         batch = ood_batch(tr, 1000 + seed)
         c = float(np.mean(batch[1] * batch[2]))
@@ -713,17 +841,38 @@ def ood_batch_check(quick: bool) -> Check:
         if np.all(est > 0):
             row["local_slopes"] = fit_rule.local_slopes(list(gap), list(est))
             row["context_fit"] = fit_rule.context_fit(-0.5, gap, est, "the derived asymptote of the estimator")
+            windows.append(row["context_fit"])
+            series[f"batch {1000 + seed} (mean(z_out S) = {c:.2f})"] = {
+                "x": [float(g) for g in gap], "y": [float(v) for v in est], "claimed_exponent": -0.5}
             e_terms = ood_batch_terms(tr, early, batch)
             e_est = e_terms.sum(axis=1)
             if np.all(e_est > 0):
                 row["context_early_window"] = {
                     "T_minus_T_star_over_T_star": [float(g / tr.T_star) for g in early_gap],
                     "local_slopes": fit_rule.local_slopes(list(early_gap), list(e_est)),
-                    "linear_over_quadratic": [float(v) for v in e_terms[:, 1] / e_terms[:, 0]]}
+                    "linear_over_quadratic": [float(v) for v in e_terms[:, 1] / e_terms[:, 0]],
+                    "fit": fit_rule.context_fit(-0.5, early_gap, e_est, "the derived asymptote of the estimator")}
+                windows.append(row["context_early_window"]["fit"])
         row["as_derived"] = bool(ok)
         consistent &= bool(ok)
         rows.append(row)
     drawable = sum(r["c_linear"] < 0 for r in rows)
+    # the printed -0.5 describes the measured curves: it is observed when some measured window's 95% interval
+    # holds it; when every window excludes it, the derived asymptote alone cannot confirm the observation
+    observed = [w for w in windows if w["window_ci95"][0] - 1e-9 <= -0.5 <= w["window_ci95"][1] + 1e-9]
+    ratio_8 = [abs(r["linear_over_quadratic"][int(np.argmin(np.abs(gap - 8 * tr.T_star)))]) for r in rows
+               if r["c_linear"] < 0] or [math.nan]
+    intervals = "; ".join(f"[{w['window_ci95'][0]:.3f}, {w['window_ci95'][1]:.3f}] over x in "
+                          f"[{w['window_x'][0]:.4g}, {w['window_x'][1]:.4g}]" for w in windows)
+    undecided = None
+    if consistent and drawable and not observed:
+        undecided = fit_rule.undecided(
+            f"every measured window excludes the printed -0.5 ({len(windows)} windows of the {len(series)} positive "
+            f"batches: {intervals}); the estimator's slope tends to -1/2 only where its T^(-1/2) term dominates, "
+            f"|linear/quadratic| >> 1 (it grows like T^(1/2) and is {min(ratio_8):.2g}-{max(ratio_8):.2g} at 8 T* in "
+            f"the batches with mean(z_out S) < 0: it reaches 1 only near T = {(1 / max(ratio_8)) ** 2 * 8:.3g} to "
+            f"{(1 / min(ratio_8)) ** 2 * 8:.3g} T*, beyond the measured 65 T*): decided by a run that reaches that "
+            "regime, or by the paper's windows (not in the extraction)")
     last = ", ".join(f"{r['local_slopes'][-1]:.2f}" for r in rows if r["c_linear"] < 0 and "local_slopes" in r)
     bend = [r["context_early_window"] for r in rows if "context_early_window" in r]
     bend_txt = (f"; in [1, 2] T* after T* (the bend after the plateau) they are "
@@ -735,13 +884,15 @@ def ood_batch_check(quick: bool) -> Check:
                  f"{OOD_NOISE:g}; population dynamics D=8, K=2, ReLU) has slope about -0.5: by derivation its linear "
                  f"term ~ -(e/K) mean(z_out S) dominates as T -> oo, so it falls like T^(-1/2) in the {drawable} of "
                  f"{OOD_BATCHES} batches with mean(z_out S) < 0 and turns negative in the others; along the "
-                 f"trajectory the linear term has that sign and grows relative to the quadratic one: {consistent} "
-                 f"(context: local slopes at 64 T* {last or 'none'}, the quadratic term still dominating{bend_txt}; "
-                 "the verdict uses no slope, so it does not depend on the window). "
-                 "Finding: the printed -0.5 is the slope of the noisy estimator; the population excess falls like "
-                 "1/T (A.errata.ood)",
-                 "pass" if consistent and drawable else "fail", None, None,
-                 {"per_batch": rows, "batch": OOD_BATCH, "noise_std": OOD_NOISE, "config": tr.name,
+                 f"trajectory the linear term has that sign and grows relative to the quadratic one: {consistent}. "
+                 f"Observed slopes: {len(observed)} of {len(windows)} measured windows hold -0.5 in their 95% interval "
+                 f"(local slopes at 64 T* {last or 'none'}, the quadratic term still dominating{bend_txt})"
+                 + ("" if observed else ": the printed slope is the estimator's asymptote, not what the measured "
+                                        "windows show (inconclusive)")
+                 + ". The population excess falls like 1/T (A.errata.ood)",
+                 ("pass" if observed else "info") if consistent and drawable else "fail", None, None,
+                 {**({"undecided": undecided} if undecided else {}), "per_config": series,
+                  "per_batch": rows, "batch": OOD_BATCH, "noise_std": OOD_NOISE, "config": tr.name,
                   "estimator": "fixed batch of N = 100 Exp(1) inputs with label noise (the paper's)",
                   "derivation": "estimate = (D/(2N)) sum (d1 z_in + d2 z_out)^2 - (1/N) sum (d1 z_in + d2 z_out) S_n, "
                                 "d1 = C1 p - 1/K = O(e^2), d2 = C1 q ~ e/K, e^2 ~ 1/T",
@@ -853,6 +1004,7 @@ def checks(quick: bool = False) -> tuple[Check, ...]:
     out += lemma_d17_checks(quick)
     out.append(tstar_paper_eta_check(quick))
     out += ood_checks(quick)
+    out += thm32_checks(quick)
     out.append(ood_batch_check(quick))
     out += arithmetic_checks()
     out.append(sequence_bound_check())

@@ -5,7 +5,9 @@ Setting (unless stated): Task 2 spectrum (3, 1, 1, 1) (d = 4, n = 6) with exact 
 trained layer is done with the full ``2d x (n+1)`` matrices on fixed test points (numpy), not
 with the collapsed formula, so the per-loop contraction is measured, not assumed. Each check can
 come out either way; a printed statement contradicted by derivation or measurement is a
-``discrepancy``, ``fail`` means rdyn disagrees with itself.
+``discrepancy``, ``fail`` means rdyn disagrees with itself. Theorem B.3 Part 1 at the printed and the
+corrected eta_max is decided by ``rdyn prove --paper B`` at its own instance (Task 1, d = 16, n = 32;
+:func:`b3_part1_prove_check`).
 """
 from __future__ import annotations
 
@@ -205,7 +207,53 @@ def theorem_42_checks(quick: bool) -> list[Check]:
                       "note": "the printed value of the uniform lower bound is not in the extraction; "
                               "S_0 (the bound the first-step analysis gives) is checked"}))
     out.append(upsilon2_check())
+    out.append(b3_part1_prove_check())
     return out
+
+
+def b3_part1_prove_check() -> Check:
+    """Theorem B.3 Part 1 (the descent lemma, for 0 < eta <= eta_max) at the printed and at the corrected
+    eta_max, decided by ``rdyn prove --paper B`` (:func:`rdyn.verification.proofs.model_b.b3.prove_b3`:
+    branch and bound over S0 with ball arithmetic, every step certified) at its default instance (Task 1,
+    d = 16, n = 32, unnormalized target, every S0 = beta_0^2 in [0.25, 16], alpha_0 = 0, eta = eta_max).
+    ``discrepancy`` when the printed form is refuted (its certified counterexample in the detail) and the
+    corrected one certified; ``pass`` when both are certified; ``fail`` when the corrected form is not
+    certified (the prover and the proved correction disagree); ``info`` (undecided) otherwise."""
+    import flint
+
+    from rdyn.verification.proofs.model_b.b3 import prove_b3
+    from rdyn.verification.proofs.model_b.instance import PREC_BITS, BInstance, noln_constants
+
+    inst = BInstance()
+    old = flint.ctx.prec
+    flint.ctx.prec = PREC_BITS
+    try:
+        rows = {s["form"]: s for s in prove_b3(noln_constants(inst), inst.s0) if s["quantity"] == "descent_lemma"}
+    finally:
+        flint.ctx.prec = old
+    printed, corrected = rows["printed"], rows["corrected"]
+    if corrected["verdict"] != "certified":
+        status = "fail"
+    elif printed["verdict"] == "refuted":
+        status = "discrepancy"
+    else:
+        status = "pass" if printed["verdict"] == "certified" else "info"
+    cex = printed["counterexample"] or {}
+    where = (f"refuted at S0 = {float(cex['S0']):.10g}, step {cex['step']}, eta = {float(cex['eta']):.6g}: "
+             f"L(gamma_(t+1)) - L(gamma_t) = {float(cex['lhs']):.6g} > -(1/2) eta d S_t F_t^2 = {float(cex['rhs']):.6g} "
+             f"(ratio {float(cex['ratio']):.10g})") if cex else printed["verdict"]
+    detail = {"instance": {"paper": "B", **inst.to_dict()}, "printed_form": printed, "corrected_form": corrected,
+              "printed": "L(g_{t+1}) - L(g_t) <= -(1/2) eta d S_t F(g_t)^2 for 0 < eta <= eta_max (printed: "
+                         "d/(8 kappa2 sqrt(1 + 16 gamma*^2)) as its first term)",
+              "derived": "the same for 0 < eta <= d/(8 kappa2 sqrt(S0^2 + 16 gamma*^2)) (B3_descent)",
+              "by": "rdyn prove --paper B (docs/proofs.md, Model B)"}
+    if status == "info":
+        detail["undecided"] = {"verdict": "inconclusive", "reason": printed["reason"] or "undecided by rdyn prove"}
+    return Check("B.claim.B3.part1_prove", f"{SRC}, Theorem B.3 (Part 1)",
+                 "Part 1, L(gamma_(t+1)) - L(gamma_t) <= -(1/2) eta d S_t F_t^2 for eta <= eta_max, by rdyn prove --paper B "
+                 f"(Task 1, d = 16, n = 32, unnormalized, every S0 in [{inst.s0[0]:g}, {inst.s0[1]:g}], eta = eta_max): "
+                 f"printed eta_max: {where}; corrected eta_max: {corrected['verdict']}",
+                 status, None, None, detail)
 
 
 def upsilon2_check() -> Check:

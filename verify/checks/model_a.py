@@ -45,12 +45,16 @@ COVARIANCES = [  # (sd1, sd2, rho) as exact decimal strings
 
 
 def bivariate_quadrature_checks() -> list[Check]:
-    from rdyn.verification.references.quadrature import bivariate_quadrature
+    from rdyn.verification.references.quadrature import bivariate_quadratures
 
     checks = []
     # The quadrature depends on the integrand (E[v s(u) s'(v)] = E[s(u) s(v)], as v s'(v) =
-    # s(v)), the covariance and the negative slope only: computed once per distinct key, here.
+    # s(v)), the covariance and the negative slope only: computed once per distinct key, here,
+    # every integrand and slope of one covariance together (they share the nodes).
     quadratures = {}
+    distinct_names = sorted({"s_s" if name == "v_s_ds" else name for name in g.BIVARIATE_INTEGRANDS})
+    distinct_kappas = {str(sp.N(kappa, 45)): kappa for activation in ("identity", "relu", "leaky")
+                       for kappa in _kappa_values(activation)}
     for activation in ("identity", "relu", "leaky"):
         for name in g.BIVARIATE_INTEGRANDS:
             expr = g.bivariate_form(name, activation)
@@ -64,7 +68,9 @@ def bivariate_quadrature_checks() -> list[Check]:
                                                sd2=sp.Rational(s2), kappa=kappa)
                         key = ("s_s" if name == "v_s_ds" else name, s1, s2, rho, kappa)
                         if key not in quadratures:
-                            quadratures[key] = bivariate_quadrature(name, s1, s2, rho, str(sp.N(kappa, 45)))
+                            together = bivariate_quadratures(distinct_names, s1, s2, rho, tuple(distinct_kappas))
+                            quadratures.update({(n, s1, s2, rho, distinct_kappas[k]): v
+                                                for (n, k), v in together.items()})
                         quad = quadratures[key]
                         worst = max(worst, float(abs(exact - quad) / max(abs(quad), mpmath.mpf(10) ** -30)))
             checks.append(numeric_check(
@@ -83,15 +89,15 @@ def _appendix_f_monte_carlo(name, a, b, c, kappa, samples, rng):
     x1, x2, x3 = (rng.standard_normal(samples) * math.sqrt(v) for v in (a, b, c))
     act = lambda x: np.where(x >= 0, x, kappa * x)  # noqa: E731
     slope = lambda x: np.where(x >= 0, 1.0, kappa)  # noqa: E731
-    values = {
-        "E[x s(x) s'(x)]": x1 * act(x1) * slope(x1),
-        "E[x1 s(x1+x2) s'(x1+x2)]": x1 * act(x1 + x2) * slope(x1 + x2),
-        "E[x1 s(x1) s'(x1+x2)]": x1 * act(x1) * slope(x1 + x2),
-        "E[x2 s(x1) s'(x1+x2)]": x2 * act(x1) * slope(x1 + x2),
-        "E[x1 s(x1+x2) s'(x1+x2+x3)]": x1 * act(x1 + x2) * slope(x1 + x2 + x3),
-        "E[x2 s(x1) s'(x1+x2+x3)]": x2 * act(x1) * slope(x1 + x2 + x3),
-        "E[s(x1) s(x1+x2)]": act(x1) * act(x1 + x2),
-    }[name]
+    values = {   # only the named integrand is evaluated
+        "E[x s(x) s'(x)]": lambda: x1 * act(x1) * slope(x1),
+        "E[x1 s(x1+x2) s'(x1+x2)]": lambda: x1 * act(x1 + x2) * slope(x1 + x2),
+        "E[x1 s(x1) s'(x1+x2)]": lambda: x1 * act(x1) * slope(x1 + x2),
+        "E[x2 s(x1) s'(x1+x2)]": lambda: x2 * act(x1) * slope(x1 + x2),
+        "E[x1 s(x1+x2) s'(x1+x2+x3)]": lambda: x1 * act(x1 + x2) * slope(x1 + x2 + x3),
+        "E[x2 s(x1) s'(x1+x2+x3)]": lambda: x2 * act(x1) * slope(x1 + x2 + x3),
+        "E[s(x1) s(x1+x2)]": lambda: act(x1) * act(x1 + x2),
+    }[name]()
     return values.mean(), values.std(ddof=1) / math.sqrt(samples)
 
 

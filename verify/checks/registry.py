@@ -130,6 +130,7 @@ GROUPS: tuple[CheckGroup, ...] = (
     CheckGroup("A.printed_intermediates", "A", "rdyn.verification.checks.printed_f", "checks", ("A.printedF.*",)),
     CheckGroup("A.errata", "A", "rdyn.verification.checks.errata_a", "checks", ("A.errata.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
+    CheckGroup("A.extraction", "A", "rdyn.verification.checks.extraction_a", "checks", ("A.extraction.*",)),
     CheckGroup("A.coverage", "A", "rdyn.verification.checks.coverage_a", "checks", ("A.cover.*",),
                kwargs={"quick": False}, quick_kwargs={"quick": True}),
     CheckGroup("B.coverage", "B", "rdyn.verification.checks.coverage_b", "checks", ("B.cover.*",),

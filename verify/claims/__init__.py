@@ -8,5 +8,6 @@ Modules (import them by full path; this ``__init__`` imports nothing):
 * ``fit_rule``: the one decision rule for a rate known only from a finite-size fit;
 * ``errata``, ``errata_writer``: the classification of discrepancies and the erratum files;
 * ``report``: the readable ledger (Markdown/HTML);
+* ``notation``, ``page``: the notation and prose typesetting of the erratum and the report; the HTML pages' style;
 * ``trajectories``: recorded Model A trajectories the ledger's checks share.
 """

@@ -23,37 +23,51 @@ import re
 from typing import Any
 
 from rdyn.verification.claims.ledger import Ledger
+from rdyn.verification.claims import notation
+from rdyn.verification.claims.page import CSS, formula_html as _formula_html
 from rdyn.verification.claims.errata import ROOT_CAUSES, cause_text
 
 PAPERS = {"A": "Model A (seed 000): Zhang, Zhao, Gu, Cao",
           "B": "Model B (seed 003): Wu, Zhang, Cao"}
 
-#: every symbol the erratum uses, per paper, as (symbol in LaTeX, definition in words); defined
-#: once in the preamble of the paper's section (checked by tests/verify/claims/test_claims.py)
+#: every symbol the erratum uses, per paper, as (symbol in LaTeX, definition in prose); defined once in
+#: the Notation section of the paper (checked by tests/verify/claims/test_errata_writer.py). Euler's
+#: number is e; exp(-(C2+C3)/D) is xi (the checks' prose writes it e).
 SYMBOLS = {
     "A": (
         (r"D,\ K", "number of tokens, size of each attention group (K < D)"),
         (r"M = \|V^*\|_F^2 = \sum_m \|v_m^*\|_2^2", "squared Frobenius norm of the teacher's value matrix"),
         (r"\kappa", "Leaky ReLU slope (ReLU: kappa = 0; kappa = 1 is the identity)"),
+        (r"\eta", "step size of gradient descent; T the number of steps"),
+        (r"\eta_{\lim} = \frac{2K}{D\,E[\sigma(g)^2]},\ g \sim N(0,1)",
+         "identity 2K/D, ReLU 4K/D, Leaky ReLU 4K/(D (1 + kappa^2)): the supremum of the step sizes for which "
+         "the multiplier of C1 in its update stays in (-1, 1) for every attention level p in [1/D, 1/K] "
+         "(derived by sympy from the collapsed map); rdyn's default step size is eta_lim/2"),
+        (r"\eta_{\mathrm{paper}} = \min\left(\frac{K}{D}, \frac{K^3(D-K)}{M D^3 (D+1)}\right)",
+         "the papers' step size: the largest eta satisfying Lemma D.5's condition 1 - eta D/K >= 0 and Lemma "
+         "D.9's eta M D (D+1)/(K^3 (D-K)) <= 1/D^2 (the D.9 term is the smaller one)"),
         (r"C_1, C_2, C_3", "the coefficients of Lemma D.2: W_V = C1 V*, W_KQ = C2 (in-group) - C3 (out-group)"),
-        (r"p(T) = \frac{1}{K + (D-K)e},\ e = \exp\left(-\frac{C_2+C_3}{D}\right)",
+        (r"\xi = \exp\left(-\frac{C_2+C_3}{D}\right)",
+         "the small parameter of the late phase (e is Euler's number throughout)"),
+        (r"p(T) = \frac{1}{K + (D-K)\xi}",
          "attention weight of a query on each key of its own group after T steps (logits/D); "
          "q = (1 - Kp)/(D-K) on the other keys"),
         (r"C_1^* = \frac{F_3}{K p F_1}", "the fixed point of C1 at the current p (Lemma D.2)"),
         (r"t_1,\ T^*", "end of phase 1 (Lemma D.13); first step with p(T) >= 1/(2K) (Lemma D.17, corrected "
                        "threshold)"),
-        (r"L_{opt} = \frac{1}{2}E\|E\|_F^2", "the noise floor: L(T) - L_opt is the excess loss"),
+        (r"L_{\mathrm{opt}} = \frac{1}{2}E\|E\|_F^2", "the noise floor: L(T) - L_opt is the excess loss"),
         (r"g_2 = \frac{M(1+\kappa^2)}{2K^3}", "the late-phase increment constant (identity: M/K^3; ReLU: M/(2K^3))"),
         (r"s = \sqrt{\frac{K}{D-K}},\ b = \arctan s,\ c = \frac{(1-\kappa)^2}{1+\kappa^2}",
          "named parts of q_min (identity: c = 0; ReLU: c = 1)"),
         (r"q_{\min} = \left(\frac{D-K}{D}\right)^2\left(1 - \frac{cb}{\pi}\right)"
          r"\left(1 - \frac{cb}{\pi} + \frac{cs}{\pi}\right)",
-         "the smallest ratio of the increment of C2 + C3 to eta g2 e^2 over phase 3 (identity: ((D-K)/D)^2)"),
+         "the smallest ratio of the increment of C2 + C3 to eta g2 xi^2 over phase 3 (identity: ((D-K)/D)^2)"),
         (r"R_\pm(T)", "R+ = ((D-K)/K)^2 + 2 g2 eta (T - T* + 1)/D and R- = ((D-K)/K)^2 + 2 q_min g2 eta (T - T* - 1)/D"),
         (r"[\nabla_{W_{KQ}} L]_{\mathrm{in}};\ F_1, F_{2,1}, F_3, F_4",
          "the in-group coefficient of the gradient of the loss in W_KQ (Lemma D.8); the Appendix F expectations "
-         "of the activation at the current p that D.8 combines (F1 = E[y s(y) s'(y)], F2_1 = E[x1 s(x1+x2) "
-         "s'(x1+x2)] for one in-group token, F3 = E[s(x1) s(x1+x2)], F4 = E[x1 s(x1+x2) s'(x1+x2+x3)])"),
+         "of the activation sigma at the current p that D.8 combines (F1 = E[y sigma(y) sigma'(y)], F2_1 = "
+         "E[x1 sigma(x1+x2) sigma'(x1+x2)] for one in-group token, F3 = E[sigma(x1) sigma(x1+x2)], F4 = "
+         "E[x1 sigma(x1+x2) sigma'(x1+x2+x3)])"),
         (r"L_{OOD} - L^*_{OOD}", "excess loss on the out-of-distribution inputs of Section 4.1 (iid Exp(1) entries, "
                                  "STS teacher, v* = (1/2)(1, 1, 1, 1), so M = 1)"),
     ),
@@ -62,6 +76,7 @@ SYMBOLS = {
         (r"S = XX^\top,\ a", "the data matrix's Gram matrix and the query vector (unit norm)"),
         (r"\kappa_1 = E[a^\top S a],\ \kappa_2 = E\|Sa\|_2^2", "the moments of B.2"),
         (r"\gamma^\star,\ S_0 = \alpha_0^2 + \beta_0^2", "the optimum of B.2 and the initial scale"),
+        (r"\eta,\ \eta_{\max}", "the step size and the largest step size of Theorem B.3"),
         (r"\Upsilon(n,d),\ \Upsilon_1,\ \Upsilon_3", "E[1/lambda_d(X)] (Assumption 3.2) and the growth constants "
                                                        "of Theorems 4.1 and 4.3 (the paper defines no Upsilon_2)"),
     ),
@@ -77,10 +92,40 @@ NOTES = {
     "B": ("Theorem B.3 Part 3 uses Upsilon_2, which the paper defines nowhere; the correction reads kappa2.",),
 }
 
+#: a readable title of each root cause (ROOT_CAUSES holds what the error is and what shows it)
+CAUSE_TITLES = {
+    "late_rate_1_minus_Kp": "1 - Kp decays like T^(-1/2), not 1/T",
+    "late_increment_D_power": "the late increment of C2 + C3 has no 1/D^3",
+    "loss_D_order": "the excess loss has order D^3, not D^4",
+    "Tstar_logit_scale": "eta T* grows like D^3 with logits/D",
+    "S_norm_sqrt": "||S - S*||_F has sqrt(K (D-K)) in its denominator",
+    "p_threshold_half": "p(t) < 1/K: the threshold 1/2 is unreachable",
+    "D10_condition": "Lemma D.10's condition never holds",
+    "D15_numeric_step": "3(D-K)/D^2 <= 0.025 fails at every preset",
+    "ood_slope": "the population excess OOD loss falls like 1/T",
+    "A_of_t_printed": "Lemma D.6's A(t) lacks the sin(2 beta) term",
+    "D6_arctan_sqrt": "Lemma D.6: the arctan argument without its square root (extraction)",
+    "step3_sqrt_T": "Step 3 of Section 5: Theta(1/T) for Theta(1/sqrt(T)) (extraction)",
+    "D8_sign": "Lemma D.8's sign of p F1",
+    "F34_variance_for_sd": "Lemmas F.3, F.4: variances for standard deviations",
+    "F67_Phi_sqrt_c": "Lemmas F.6, F.7: Phi((x1+x2)/c) for Phi((x1+x2)/sqrt(c))",
+    "F7_density_sqrt": "Lemma F.7: the normal density's square root",
+    "B3_eta_max_S0": "Theorem B.3's eta_max has S0^2 for 1",
+    "B3_Upsilon2": "Theorem B.3 Part 3: the undefined Upsilon_2 is kappa2",
+    "ood_worst_case_rate": "Theorem 3.2 converges like T^(-1/2) in the worst case",
+    "unclassified": "not yet classified",
+}
+
+#: the kinds of discrepancy, in words
+KIND_WORDS = {"wrong_rate": "wrong rate", "wrong_constant": "wrong constant", "wrong_formula": "wrong formula",
+              "sign": "wrong sign", "vacuous_condition": "vacuous condition", "false_step": "false step",
+              "unreachable_threshold": "unreachable threshold", "notation": "notation",
+              "extraction_suspect": "suspected text-extraction loss", "other": "other"}
+
 ACTIVATION_NAMES = {"identity": "identity", "relu": "ReLU", "leaky": "Leaky ReLU (slope kappa)"}
 
 #: the corrected quantity and the relation sign, in LaTeX
-QUANTITY_TEX = {"excess_loss": r"L(T) - L_{opt}", "S_error_F": r"\|S^{(T)} - S^*\|_F",
+QUANTITY_TEX = {"excess_loss": r"L(T) - L_{\mathrm{opt}}", "S_error_F": r"\|S^{(T)} - S^*\|_F",
                 "WV_error_F": r"\|W_V^{(T)} - V^*\|_F", "one_minus_Kp": r"1 - Kp(T)", "p": r"p(T)",
                 "T_star": r"T^*", "t1": r"t_1", "delta_C2_plus_C3": r"\Delta(C_2 + C_3)",
                 "eta_max": r"\eta_{\max}", "ood_excess_loss": r"L_{OOD} - L^*_{OOD}"}
@@ -88,7 +133,7 @@ RELATION_TEX = {"asymptotic": r"\sim", "equal": "=", "upper_bound": r"\le", "low
 
 #: readable axis labels of the plotted quantities (matplotlib mathtext)
 AXIS_LABELS = {"one_over_K_minus_p": r"$1/K - p(T)$", "delta_C2_plus_C3": r"$\Delta(C_2 + C_3)$ per step",
-               "excess_loss": r"excess loss $L(T) - L_{opt}$", "S_error_F": r"$\|S^{(T)} - S^*\|_F$",
+               "excess_loss": r"excess loss $L(T) - L_{\mathrm{opt}}$", "S_error_F": r"$\|S^{(T)} - S^*\|_F$",
                "WV_error_F": r"$\|W_V^{(T)} - V^*\|_F$", "ood_excess_loss": r"excess OOD loss",
                "p": r"$p(T)$"}
 MAX_FORMULA = 500  # characters of LaTeX worth typesetting in the erratum
@@ -180,8 +225,8 @@ def corrected_formulas(fix: dict | None, label: str | None = None) -> list[tuple
             return [("every activation (identity: kappa = 1, ReLU: kappa = 0)", f"{lhs} {rel} {sp.latex(_tidy(one))}")]
     out = []
     if fix["quantity"] == "T_star":  # the two-term form with its constants named (defined in the statement)
-        out.append(("every activation (I0, I1 as in the statement)",
-                    r"T^* \sim \frac{D(D-K)^2}{\eta}\left(I_0 + \frac{I_1}{\sqrt{D-K}}\right)"))
+        out.append(("every activation, logits/D, eta -> 0 then D -> oo (I0, I1 as in the statement)",
+                    r"\eta T^* = D(D-K)^2\left(I_0 + \frac{I_1}{\sqrt{D-K}} + o\left((D-K)^{-1/2}\right)\right)"))
     for act, text in expr.items():
         try:
             body = sp.latex(_tidy(_parse(text)))
@@ -252,25 +297,26 @@ def _plot_png(ledger: Ledger, paper: str, label: str) -> bytes | None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7.2, 3.0), dpi=110, layout="constrained")
+    fig = Figure(figsize=(7.2, 3.0), dpi=180, layout="constrained")   # legible once scaled to the text width
     ax = fig.add_subplot(111)
     for row in rows[:6]:
         T = [t - row["T_star"] for t in row["T"]]
         keep = [i for i, t in enumerate(T) if t > 0]
         x = [T[i] for i in keep]
-        line, = ax.loglog(x, [row["measured_values"][i] for i in keep], "-", lw=1.2, label=row["config"])
+        line, = ax.loglog(x, [row["measured_values"][i] for i in keep], "-", lw=1.2,
+                          label=notation.config_label(row["config"]))
         if "derived_values" in row:
             ax.loglog(x, [row["derived_values"][i] for i in keep], "--", lw=0.9, color=line.get_color())
         for k in ("bound_lower_values", "bound_upper_values"):  # corrected two-sided bounds
             if k in row:
                 ax.loglog(x, [row[k][i] for i in keep], ":", lw=0.9, color=line.get_color())
-    ax.set_xlabel("GD steps after T*,  T - T*", fontsize=8)
+    ax.set_xlabel(r"GD steps after $T^*$: $T - T^*$", fontsize=8)
     quantity = rows[0].get("measured_quantity") or (result.correction or {}).get("quantity", "")
-    ax.set_ylabel(AXIS_LABELS.get(quantity, quantity.replace("_", " ")), fontsize=8)
+    ax.set_ylabel(AXIS_LABELS.get(quantity) or notation.quantity_label(quantity), fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))  # outside: full labels
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))  # outside: full labels
     bounds = any("bound_lower_values" in row for row in rows)
-    ax.set_title("solid: collapsed GD map (one line per configuration); "
+    fig.suptitle("solid: the collapsed GD map (one line per configuration); "   # the figure's: wider than the axes
                  + ("dotted: the corrected bounds" if bounds else "dashed: the derived leading term"), fontsize=8)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
@@ -310,63 +356,123 @@ def _correction_lines(e: dict) -> tuple[str, list[tuple[str, str]]]:
     strength = f"; strength: {fix['strength']}" if fix.get("strength") else ""
     proved_part = (fix.get("strength_basis") or {}).get("proved_part")
     if proved_part and fix.get("strength") != "proved":
-        strength += f" (proved for the {proved_part['activation']} activation: {proved_part['by'].split(':')[0]})"
+        strength += f" (exact obligations only, for the {proved_part['activation']} activations; see Valid)"
     return f"{fix['statement']} [{where}; checked: {fix['verdict']}{strength}]", e["formulas"]
 
 
-# ------------------------------------------------------------------------------ LaTeX
-_TEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def tex_escape(text: str) -> str:
-    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in text)
-
-
+# ------------------------------------------------------------------------------ prose and headings
 INTRO = ("Every discrepancy of the claims ledger, grouped by root cause (one cause per distinct error; an entry "
          "with several causes names them all), with the printed and the corrected statement. Corrections are "
          "derived (sympy) and checked against the collapsed map at sizes, step sizes and activations other than "
-         "those used to derive them; 'valid' says where each holds.")
+         "those used to derive them; under Valid, each says where it holds. Check ids (in typewriter) name the "
+         "checks of rdyn verify that decide each statement.")
+LONG_FORM = "(long: in words above; the full form is the correction in the JSON)"
+
+#: symbol spellings sympy's printer gives the code's identifiers, and their notation
+_FORMULA_FIXES = ((r"\gamma_{star}^{2}", r"(\gamma^{\star})^{2}"), (r"\gamma_{star}", r"\gamma^{\star}"),
+                  (r"T_{star}", r"T^*"), (r"\eta_{limit}", r"\eta_{\lim}"), (r"vstar_{norm2}", "M"),
+                  (r"\tau_{star}", r"\tau^*"))
+
+
+def formula_tex(tex: str) -> str:
+    """A display formula with the code's identifiers in their notation."""
+    for old, new in _FORMULA_FIXES:
+        tex = tex.replace(old, new)
+    return tex
+
+
+def _origin_note(ledger: Ledger, paper: str) -> str:
+    """The errors of the paper and the suspected extraction losses, counted separately."""
+    from rdyn.verification.claims.extraction import origin_counts_text
+
+    return origin_counts_text(paper, ledger.summary()[paper])
+
+
+def cause_title(cause: str, number: int | None = None) -> str:
+    title = CAUSE_TITLES.get(cause, "not yet classified")
+    return f"Cause {number}: {title}" if number is not None else title
+
+
+def _cause_numbers(data) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for groups in data.values():
+        for g in groups:
+            out.setdefault(g["root_cause"], len(out) + 1)
+    return out
+
+
+def _entry_heading(e: dict, numbers: dict[str, int]) -> tuple[str, str]:
+    """(label, what kind and which causes) of an entry, as prose."""
+    causes = ", ".join(f"cause {numbers[c]}" if c in numbers else cause_title(c) for c in e["root_causes"])
+    return e["label"], f"{KIND_WORDS.get(e['kind'], e['kind'])}; root cause{'s' if len(e['root_causes']) > 1 else ''}: {causes}"
+
+
+def _check_line(d: dict) -> tuple[str, str]:
+    return d["id"], f"[{d['status']}]: {d['claim']}"
+
+
+def _figure_caption(n: int, e: dict) -> str:
+    return (f"Figure {n}. {e['label']}: the collapsed map along each validation trajectory (solid) against the "
+            "corrected statement (dashed: its leading term; dotted: its two bounds).")
+
+
+# ------------------------------------------------------------------------------ LaTeX
+tex_escape = notation.tex_escape
+
+TEX_PREAMBLE = (r"\documentclass[11pt]{article}", r"\usepackage[margin=2cm]{geometry}",
+                r"\usepackage{amsmath,amssymb,graphicx}", r"\usepackage[hidelinks]{hyperref}",
+                r"\newsavebox{\fitbox}",
+                # a display formula wider than the line is scaled to the line's width
+                r"\newcommand{\fitformula}[1]{\par\noindent\sbox{\fitbox}{$\displaystyle #1$}\begin{center}"
+                r"\ifdim\wd\fitbox>\linewidth\resizebox{\linewidth}{!}{\usebox{\fitbox}}\else\usebox{\fitbox}\fi"
+                r"\end{center}}",
+                r"\sloppy", r"\title{Erratum (rdyn claims)}", r"\date{}")
+
+
+def _tex_display(tex: str) -> list[str]:
+    return [r"\fitformula{" + formula_tex(tex) + "}"]
 
 
 def latex(ledger: Ledger, figure_path=None) -> str:
     """The standalone document; ``figure_path(n, png_bytes) -> file name`` stores a plot."""
-    lines = [r"\documentclass[11pt]{article}", r"\usepackage[margin=2cm]{geometry}",
-             r"\usepackage{amsmath,amssymb,graphicx}", r"\title{Erratum (rdyn claims)}", r"\date{}",
-             r"\begin{document}", r"\maketitle", tex_escape(INTRO)]
+    p = notation.tex
+    lines = [*TEX_PREAMBLE, r"\begin{document}", r"\maketitle", p(INTRO)]
     figure = _figures(ledger, figure_path)
-    for paper, groups in errata_data(ledger).items():
+    data = errata_data(ledger)
+    numbers = _cause_numbers(data)
+    for paper, groups in data.items():
         lines.append(r"\section*{" + tex_escape(PAPERS[paper]) + "}")
-        lines += [r"\paragraph{Symbols.}", r"\begin{itemize}"]
-        lines += [r"\item $" + sym + "$: " + tex_escape(words) for sym, words in SYMBOLS[paper]]
+        lines += [r"\subsection*{Notation}", r"\begin{itemize}"]
+        lines += [r"\item $" + sym + "$: " + p(words) for sym, words in SYMBOLS[paper]]
         lines += [r"\end{itemize}", r"\paragraph{Notes.}", r"\begin{itemize}"]
-        lines += [r"\item " + tex_escape(n) for n in NOTES[paper]] + [r"\end{itemize}"]
+        lines += [r"\item " + p(n) for n in (*NOTES[paper], _origin_note(ledger, paper))] + [r"\end{itemize}"]
         for g in groups:
-            lines.append(r"\subsection*{" + tex_escape(f"Root cause: {g['root_cause']}") + "}")
-            lines.append(tex_escape(g["description"]) + r"\\ \emph{Shown by:} " + tex_escape(g["derivation"]))
+            lines.append(r"\subsection*{" + p(cause_title(g["root_cause"], numbers[g["root_cause"]])) + "}")
+            lines += [p(g["description"]), r"\par\noindent\emph{Shown by:} " + p(g["derivation"])]
             for e in g["entries"]:
-                lines.append(r"\paragraph{" + tex_escape(f"{e['label']} ({e['kind']}; root causes: "
-                                                         f"{', '.join(e['root_causes'])})") + "}")
-                lines.append(r"\textbf{Printed.} " + tex_escape(e["printed"]))
+                label, kind = _entry_heading(e, numbers)
+                lines.append(r"\paragraph{" + p(label) + r"} {\small (" + p(kind) + ")}")
+                lines.append(r"\par\noindent\textbf{Printed.} " + p(e["printed"]))
                 if e["printed_tex"]:
-                    lines += [r"\[", e["printed_tex"], r"\]"]
+                    lines += _tex_display(e["printed_tex"])
                 head, formulas = _correction_lines(e)
-                lines.append(r"\textbf{Corrected.} " + tex_escape(head))
+                lines.append(r"\par\noindent\textbf{Corrected.} " + p(head))
                 for which, tex in formulas:
                     if which:
-                        lines.append(tex_escape(which + ":"))
-                    lines += ([r"\[", tex, r"\]"] if tex else [tex_escape("(long: in words above; the full form is the correction in the JSON)")])
+                        lines.append(r"\par\noindent " + p(which + ":"))
+                    lines += _tex_display(tex) if tex else [p(LONG_FORM)]
                 if e["valid"]:
-                    lines.append(r"\emph{Valid:} " + tex_escape(e["valid"]) + ".")
+                    lines.append(r"\par\noindent\emph{Valid:} " + p(e["valid"]) + ".")
                 lines.append(r"\begin{itemize}")
-                lines += [r"\item " + tex_escape(f"{d['id']} [{d['status']}]: {d['claim']}") for d in e["deciding"]]
+                lines += [r"\item " + notation._breakable_code(cid) + " " + p(rest)
+                          for cid, rest in map(_check_line, e["deciding"])]
                 lines.append(r"\end{itemize}")
                 fig = figure(paper, e)
                 if fig is not None:
                     n, name, first = fig
                     if first:
-                        lines += [r"\begin{center}", r"\includegraphics[width=0.8\textwidth]{" + name + "}\\",
-                                  tex_escape(f"Figure {n}."), r"\end{center}"]
+                        lines += [r"\begin{center}", r"\includegraphics[width=\linewidth]{" + name + "}",
+                                  r"\end{center}", r"{\small " + p(_figure_caption(n, e)) + "}"]
                     else:
                         lines.append(tex_escape(f"Plotted in Figure {n}."))
     lines.append(r"\end{document}")
@@ -375,78 +481,83 @@ def latex(ledger: Ledger, figure_path=None) -> str:
 
 # ------------------------------------------------------------------------------ Markdown / HTML
 def markdown(ledger: Ledger, figure_path=None) -> str:
-    out = ["# Erratum (rdyn claims)", "", INTRO, ""]
+    p = notation.markdown
+    out = ["# Erratum (rdyn claims)", "", p(INTRO), ""]
     figure = _figures(ledger, figure_path)
-    for paper, groups in errata_data(ledger).items():
-        out += [f"## {PAPERS[paper]}", "", "**Symbols.**", ""]
-        out += [f"- ${sym}$: {words}" for sym, words in SYMBOLS[paper]] + ["", "**Notes.**", ""]
-        out += [f"- {n}" for n in NOTES[paper]] + [""]
+    data = errata_data(ledger)
+    numbers = _cause_numbers(data)
+    for paper, groups in data.items():
+        out += [f"## {PAPERS[paper]}", "", "### Notation", ""]
+        out += [f"- ${sym}$: {p(words)}" for sym, words in SYMBOLS[paper]] + ["", "**Notes.**", ""]
+        out += [f"- {p(n)}" for n in (*NOTES[paper], _origin_note(ledger, paper))] + [""]
         for g in groups:
-            out += [f"### Root cause `{g['root_cause']}`", "", g["description"], "", f"*Shown by:* {g['derivation']}", ""]
+            out += [f"### {p(cause_title(g['root_cause'], numbers[g['root_cause']]))}", "", p(g["description"]), "",
+                    f"*Shown by:* {p(g['derivation'])}", ""]
             for e in g["entries"]:
                 head, formulas = _correction_lines(e)
-                out += [f"#### {e['label']} ({e['kind']}; root causes: {', '.join(e['root_causes'])})", "",
-                        f"**Printed.** {e['printed']}", ""]
+                label, kind = _entry_heading(e, numbers)
+                out += [f"#### {p(label)} ({p(kind)})", "", f"**Printed.** {p(e['printed'])}", ""]
                 if e["printed_tex"]:
-                    out += ["$$" + e["printed_tex"] + "$$", ""]
-                out += [f"**Corrected.** {head}", ""]
+                    out += ["$$" + formula_tex(e["printed_tex"]) + "$$", ""]
+                out += [f"**Corrected.** {p(head)}", ""]
                 for which, tex in formulas:
-                    out += ([f"{which}:", ""] if which else []) + (["$$" + tex + "$$", ""] if tex else
-                                                                   ["(long: in words above; the full form is the correction in the JSON)", ""])
+                    out += ([f"{p(which)}:", ""] if which else []) + (["$$" + formula_tex(tex) + "$$", ""] if tex else
+                                                                      [LONG_FORM, ""])
                 if e["valid"]:
-                    out += [f"*Valid:* {e['valid']}.", ""]
-                out += [f"- `{d['id']}` [{d['status']}]: {d['claim']}" for d in e["deciding"]] + [""]
+                    out += [f"*Valid:* {p(e['valid'])}.", ""]
+                out += [f"- `{cid}` {p(rest)}" for cid, rest in map(_check_line, e["deciding"])] + [""]
                 fig = figure(paper, e)
                 if fig is not None:
                     n, name, first = fig
-                    out += ([f"![Figure {n}: {e['label']}]({name})", "", f"*Figure {n}.*", ""] if first
+                    out += ([f"![Figure {n}]({name})", "", f"*{p(_figure_caption(n, e))}*", ""] if first
                             else [f"Plotted in Figure {n}.", ""])
     return "\n".join(out)
 
 
 def html_page(ledger: Ledger) -> str:
-    from rdyn.verification.claims.report import CSS, _formula_html
 
+    p = notation.html
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>Erratum (rdyn claims)</title>",
-           f"<style>{CSS} table.side td{{vertical-align:top;width:50%;padding:4px 8px;border:1px solid #ddd}}"
+           f"<style>{CSS} table.side{{table-layout:fixed;width:100%}} table.side td{{vertical-align:top;width:50%;padding:4px 8px;border:1px solid #ddd;overflow-wrap:break-word}}"
            " table.symbols td{vertical-align:middle;padding:2px 10px} table.symbols{border-collapse:collapse}</style>",
-           "</head><body><h1>Erratum (rdyn claims)</h1>", f"<p class='small'>{html.escape(INTRO)}</p>"]
+           "</head><body><h1>Erratum (rdyn claims)</h1>", f"<p class='small'>{p(INTRO)}</p>"]
     figure = _figures(ledger)
-    for paper, groups in errata_data(ledger).items():
-        out.append(f"<h2>{html.escape(PAPERS[paper])}</h2><h3>Symbols</h3><table class='symbols'>")
-        out += [f"<tr><td>{_formula_html(sym)}</td><td class='small'>{html.escape(words)}</td></tr>"
+    data = errata_data(ledger)
+    numbers = _cause_numbers(data)
+    for paper, groups in data.items():
+        out.append(f"<h2>{html.escape(PAPERS[paper])}</h2><h3>Notation</h3><table class='symbols'>")
+        out += [f"<tr><td>{_formula_html(sym)}</td><td class='small'>{p(words)}</td></tr>"
                 for sym, words in SYMBOLS[paper]]
-        out.append("</table><h3>Notes</h3><ul class='small'>" + "".join(f"<li>{html.escape(n)}</li>" for n in NOTES[paper])
+        out.append("</table><h3>Notes</h3><ul class='small'>" + "".join(f"<li>{p(n)}</li>" for n in (*NOTES[paper], _origin_note(ledger, paper)))
                    + "</ul>")
         for g in groups:
-            out.append(f"<h3>Root cause <code>{html.escape(g['root_cause'])}</code></h3>"
-                       f"<p class='small'>{html.escape(g['description'])}<br><i>Shown by:</i> "
-                       f"{html.escape(g['derivation'])}</p>")
+            out.append(f"<h3>{p(cause_title(g['root_cause'], numbers[g['root_cause']]))}</h3>"
+                       f"<p class='small'>{p(g['description'])}<br><i>Shown by:</i> "
+                       f"{p(g['derivation'])}</p>")
             for e in g["entries"]:
                 head, formulas = _correction_lines(e)
-                left = f"<div class='stmt'>{html.escape(e['printed'])}</div>" + (
-                    _formula_html(e["printed_tex"]) if e["printed_tex"] else "")
-                right = f"<div class='stmt'>{html.escape(head)}</div>" + "".join(
-                    (f"<div class='small'>{html.escape(which)}:</div>" if which else "")
-                    + (_formula_html(tex) if tex else "<div class='small'>(long: in words above; the full form is the correction in the JSON)</div>")
+                label, kind = _entry_heading(e, numbers)
+                left = f"<div class='stmt'>{p(e['printed'])}</div>" + (
+                    _formula_html(formula_tex(e["printed_tex"])) if e["printed_tex"] else "")
+                right = f"<div class='stmt'>{p(head)}</div>" + "".join(
+                    (f"<div class='small'>{p(which)}:</div>" if which else "")
+                    + (_formula_html(formula_tex(tex)) if tex else f"<div class='small'>{LONG_FORM}</div>")
                     for which, tex in formulas)
                 if e["valid"]:
-                    right += f"<div class='small'><b>Valid:</b> {html.escape(e['valid'])}</div>"
-                out.append(f"<div class='entry'><b>{html.escape(e['label'])}</b> "
-                           f"<span class='small'>({html.escape(e['kind'])}; root causes: "
-                           f"{html.escape(', '.join(e['root_causes']))})</span>"
+                    right += f"<div class='small'><b>Valid:</b> {p(e['valid'])}</div>"
+                out.append(f"<div class='entry'><b>{p(label)}</b> <span class='small'>({p(kind)})</span>"
                            f"<table class='side'><tr><th>printed</th><th>corrected</th></tr>"
                            f"<tr><td>{left}</td><td>{right}</td></tr></table>")
                 out.append("<ul class='checks'>" + "".join(
-                    f"<li><code>{html.escape(d['id'])}</code> [{d['status']}]: {html.escape(d['claim'])}</li>"
-                    for d in e["deciding"]) + "</ul>")
+                    f"<li><code>{html.escape(cid)}</code> {p(rest)}</li>" for cid, rest in map(_check_line, e["deciding"]))
+                    + "</ul>")
                 fig = figure(paper, e)
                 if fig is not None:
                     n, png, first = fig
-                    out.append(f"<figure><img class='plot' alt='Figure {n}: {html.escape(e['label'])}' "
+                    out.append(f"<figure><img class='plot' alt='Figure {n}' "
                                "src='data:image/png;base64," + base64.b64encode(png).decode("ascii")
-                               + f"'><figcaption class='small'>Figure {n}.</figcaption></figure>" if first
-                               else f"<p class='small'>Plotted in Figure {n}.</p>")
+                               + f"'><figcaption class='small'>{p(_figure_caption(n, e))}</figcaption></figure>"
+                               if first else f"<p class='small'>Plotted in Figure {n}.</p>")
                 out.append("</div>")
     out.append("</body></html>")
     return "\n".join(out)

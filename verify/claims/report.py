@@ -19,6 +19,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from rdyn.verification.claims import notation
+from rdyn.verification.claims.errata_writer import KIND_WORDS, cause_title
+from rdyn.verification.claims.page import CSS, formula_html as _formula_html, mathtext_svg  # noqa: F401 (re-exported)
 from rdyn.verification.claims.ledger import VERDICTS, ClaimResult, Ledger
 
 PAPERS = {"A": "Model A: Zhang, Zhao, Gu, Cao, Transformers Trained via Gradient Descent Can Provably "
@@ -45,65 +48,75 @@ def derived_latex(text: str) -> str | None:
         return None
     from rdyn.derivations.formula import parse, symbols_in
 
+    if "_" in text:   # identifiers of the code: their notation (rdyn.verification.claims.notation)
+        return notation.sympy_tex(text)
     try:
         expr = parse(text, symbols_in(text, as_symbols=("E",)), what="derived form", symbolic_exponents=True,
                      max_length=MAX_TYPESET, max_nodes=4 * MAX_TYPESET)
-    except ValueError:  # any parse failure: show the text as code instead
+    except ValueError:  # any parse failure: shown as prose instead
         return None
     return sp.latex(expr)
 
 
-@lru_cache(maxsize=None)
-def mathtext_svg(tex: str, fontsize: int = 13) -> str | None:
-    """Inline SVG of ``$tex$`` rendered by matplotlib mathtext (None if mathtext cannot parse it)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    for plain, supported in ((r"\le ", r"\leq "), (r"\ge ", r"\geq "), (r"\lVert", r"\|"), (r"\rVert", r"\|")):
-        tex = tex.replace(plain, supported)
-    fig = Figure(figsize=(0.01, 0.01))
-    fig.text(0, 0, f"${tex}$", fontsize=fontsize)
-    buf = io.StringIO()
-    try:
-        with matplotlib.rc_context({"svg.hashsalt": "rdyn", "svg.fonttype": "path"}):
-            fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.03, transparent=True,
-                        metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-    except Exception:  # noqa: BLE001 - mathtext parse errors come in several types
-        return None
-    svg = buf.getvalue()
-    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg[svg.index("<svg"):], flags=re.DOTALL)
-    return svg
-
-
 # ------------------------------------------------------------------------------ plots
-def _series(detail: dict) -> list[tuple[str, list, list, float | None]]:
-    """(label, x, y, claimed exponent) found in a check's detail."""
+#: (check id pattern, x variable, y quantity) of the checks whose detail holds bare ``x``, ``y`` lists
+PLOT_AXES = (("A.claim.step3.S_exponent.*", r"$T - T^*$", r"$\|S^{(T)} - S^*\|_F$"),
+             ("A.claim.step3.WV_exponent.*", r"$T - T^*$", r"$\|W_V^{(T)} - V^*\|_F$"),
+             ("A.claim.step3.loss_exponent.*", r"$T - T^*$", r"$L(T) - L_{\mathrm{opt}}$"),
+             ("A.claim.Tstar_D_exponent.*", r"$D$", r"$T^*$"),
+             ("A.claim.sec4.ood_slope*", r"$T$", r"$L_{OOD} - L^*_{OOD}$"),
+             ("B.cover.thm43_Tstar_dn", r"$\epsilon$", r"$T^*(\epsilon)$"),
+             ("A.claim.thm32.ood", r"$T$", r"$L_{OOD} - L^*_{OOD}$"))
+
+
+def _axes_of(check_id: str) -> tuple[str, str]:
+    from rdyn.verification.checks.registry import id_matches
+
+    for pattern, x, y in PLOT_AXES:
+        if id_matches(check_id, pattern):
+            return x, y
+    return "the check's variable", "the measured quantity"
+
+
+def _series(detail: dict, check_id: str = "") -> list[tuple[str, list, list, float | None, str, str]]:
+    """(legend, x, y, claimed exponent, x variable, y quantity) found in a check's detail; legends and
+    axis names in words and symbols (matplotlib mathtext)."""
     out = []
+    x_name, y_name = _axes_of(check_id)
     if isinstance(detail.get("x"), list) and isinstance(detail.get("y"), list):
-        out.append(("", detail["x"], detail["y"], detail.get("claimed_exponent")))
+        legend = notation.config_label(detail["config"]) if isinstance(detail.get("config"), str) else y_name
+        out.append((legend, detail["x"], detail["y"], detail.get("claimed_exponent"), x_name, y_name))
     if isinstance(detail.get("per_config"), dict):
         for name, sub in detail["per_config"].items():
             if isinstance(sub, dict) and isinstance(sub.get("x"), list) and isinstance(sub.get("y"), list):
-                out.append((name, sub["x"], sub["y"], sub.get("claimed_exponent")))
+                out.append((notation.config_label(name), sub["x"], sub["y"], sub.get("claimed_exponent"),
+                            x_name, y_name))
     if isinstance(detail.get("factor_values"), list) and isinstance(detail.get("measured_values"), list):
-        out.append((f"{detail.get('measured_quantity')} vs {detail.get('factor')}", detail["factor_values"],
-                    detail["measured_values"], detail.get("claimed_exponent")))
+        x = notation.quantity_label(str(detail.get("factor")))
+        y = notation.quantity_label(str(detail.get("measured_quantity")))
+        out.append((f"{y} against {x}", detail["factor_values"], detail["measured_values"],
+                    detail.get("claimed_exponent"), x, y))
     for key in ("eps", "t"):
         ykey = {"eps": "T_star", "t": "ratio_sum_minus_1"}[key]
         if isinstance(detail.get(key), list) and isinstance(detail.get(ykey), list):
-            out.append((f"{ykey} vs {key}", detail[key], detail[ykey], None))
-    return [(n, x, y, c) for n, x, y, c in out
-            if len(x) == len(y) and len(x) >= 2 and all(isinstance(v, (int, float)) and v > 0 for v in list(x) + list(y))]
+            x, y = notation.quantity_label(key), notation.quantity_label(ykey)
+            out.append((f"{y} against {x}", detail[key], detail[ykey], None, x, y))
+    return [row for row in out
+            if len(row[1]) == len(row[2]) and len(row[1]) >= 2
+            and all(isinstance(v, (int, float)) and v > 0 for v in list(row[1]) + list(row[2]))]
 
 
 def rate_plot_png(result: ClaimResult) -> str | None:
-    """Base64 PNG: log-log plot of the measured points of the entry's checks (None if none)."""
+    """Base64 PNG: log-log plot of the measured points of the entry's checks (None if none). The
+    axes are the variable and the quantity when every series shares them; else each series is
+    divided by its value at its last point (so lines of different quantities share the axes)."""
     series = []
     for check in result.records:
-        for name, x, y, claimed in _series(check.detail):
-            series.append((f"{check.id} {name}".strip(), x, y, claimed))
+        role = result.evidence["checks"].get(check.id, {}).get("role")
+        for legend, x, y, claimed, xn, yn in _series(check.detail, check.id):
+            series.append((legend + (" (context)" if role == "context" else ""), x, y, claimed, xn, yn))
+    if any(not s[0].endswith(" (context)") for s in series):   # the deciding experiment, when it has points
+        series = [s for s in series if not s[0].endswith(" (context)")]
     if not series:
         return None
     import matplotlib
@@ -113,23 +126,25 @@ def rate_plot_png(result: ClaimResult) -> str | None:
 
     from matplotlib.ticker import NullFormatter
 
-    fig = Figure(figsize=(4.4, 2.7), dpi=100)
+    series = series[:6]
+    same_x = len({s[4] for s in series}) == 1
+    same_y = len({s[5] for s in series}) == 1
+    fig = Figure(figsize=(7.6, 2.9), dpi=150, layout="constrained")
     ax = fig.add_subplot(111)
-    for k, (name, x, y, claimed) in enumerate(series[:6]):
-        # each series normalised to its last point, so lines of different quantities share axes
-        xn, yn = [v / x[-1] for v in x], [v / y[-1] for v in y]
-        line, = ax.loglog(xn, yn, "o-", ms=2.5, lw=1, label=name[:52])
+    for legend, x, y, claimed, _, _ in series:
+        xn = list(x) if same_x else [v / x[-1] for v in x]
+        yn = list(y) if same_y else [v / y[-1] for v in y]
+        line, = ax.loglog(xn, yn, "o-", ms=2.5, lw=1, label=legend)
         if claimed is not None and math.isfinite(claimed):
-            xs = [min(xn), 1.0]
-            ax.loglog(xs, [v ** claimed for v in xs], "--", color=line.get_color(), lw=0.8)
-    ax.legend(fontsize=5.5, loc="best" if sum(len(s[1]) for s in series) < 60 else "upper right", frameon=False)
+            xs = [min(xn), xn[-1]]
+            ax.loglog(xs, [yn[-1] * (v / xn[-1]) ** claimed for v in xs], "--", color=line.get_color(), lw=0.8)
+    ax.legend(fontsize=6.5, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)   # outside: no overlap
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.tick_params(labelsize=7)
-    ax.set_xlabel("x / x_last", fontsize=7)
-    ax.set_ylabel("y / y_last", fontsize=7)
-    ax.set_title("measured, normalised to the last point (dashed: claimed exponent)", fontsize=7)
-    fig.subplots_adjust(left=0.14, right=0.97, bottom=0.15, top=0.9)
+    ax.set_xlabel(series[0][4] if same_x else "variable, relative to its last value", fontsize=7)
+    ax.set_ylabel(series[0][5] if same_y else "measured, relative to its last value", fontsize=7)
+    fig.suptitle("measured points (dashed: the printed exponent through the last point)", fontsize=7)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     return base64.b64encode(buf.getvalue()).decode("ascii")
@@ -141,13 +156,28 @@ def _fmt(value: Any) -> str:
         return f"{value:.4g}"
     if isinstance(value, list):
         return "[" + ", ".join(_fmt(v) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_fmt(v)}" for k, v in list(value.items())[:8]) + "}"
+    if isinstance(value, dict):   # keys in words: "t over Tstar" reads t/T*
+        return "(" + "; ".join(f"{_key_words(k)}: {_fmt(v)}" for k, v in list(value.items())[:8]) + ")"
     return str(value)
 
 
+def _key_words(key: str) -> str:
+    return re.sub(r"\bover\b", "/", key.replace("_", " ")) if "_" in key else key
+
+
 def _numbers(check) -> list[tuple[str, str]]:
-    return [(k, _fmt(check.detail[k])) for k in NUMBER_KEYS if k in check.detail]
+    """(name in words, value) of the numbers a check's detail carries."""
+    return [(NUMBER_WORDS.get(k, k.replace("_", " ")), _fmt(check.detail[k])) for k in NUMBER_KEYS if k in check.detail]
+
+
+NUMBER_WORDS = {"worst_ratio": "worst ratio", "exponent_ci95": "95% interval of the exponent",
+                "local_exponent": "local exponents", "claimed_exponent": "printed exponent",
+                "measured_exponent": "measured exponent", "measured_slope": "measured slope",
+                "constant_ci95": "95% interval of the constant", "max_z": "largest |z|",
+                "derived_over_printed": "derived/printed", "max_ratio_to_bound": "largest ratio to the bound",
+                "matrix_check_rel_error": "relative error against explicit matrices", "L_inf": "largest difference",
+                "worst_ratio_late": "worst ratio, late steps", "holds_from_t": "holds from step",
+                "upsilon3": "Upsilon_3", "where": "where"}
 
 
 def _forms(result: ClaimResult) -> list[tuple[str, str, str | None]]:
@@ -173,8 +203,16 @@ def counts_table_md(ledger: Ledger) -> str:
     return "\n".join(rows)
 
 
+def _cause(cause: str | None) -> str:
+    return cause_title(cause or "unclassified")
+
+
+def _kind(kind: str | None) -> str:
+    return KIND_WORDS.get(kind or "other", kind or "other")
+
+
 def discrepancy_lines(ledger: Ledger) -> list[str]:
-    return [f"{c.entry.paper} {c.entry.label} [{c.kind}; root cause {c.root_cause}]: {c.reason}"
+    return [f"{c.entry.paper} {c.entry.label} [{_kind(c.kind)}; root cause: {_cause(c.root_cause)}]: {c.reason}"
             for c in ledger.claims if c.verdict == "discrepancy"]
 
 
@@ -182,12 +220,13 @@ def root_cause_lines(ledger: Ledger) -> list[str]:
     """One line per paper and root cause: how many entries it explains and how many are corrected."""
     out = []
     for paper, causes in sorted(ledger.root_causes().items()):
+        from rdyn.verification.claims.extraction import origin_counts_text
+
         s = ledger.summary()[paper]
-        out.append(f"{paper}: {s['discrepancies']} discrepancies from {s['root_causes']} root causes "
-                   f"({s['corrected']} with a passing correction)")
+        out.append(f"{origin_counts_text(paper, s)} ({s['corrected']} with a passing correction)")
         for cause, row in causes.items():
-            out.append(f"{paper} {cause} ({', '.join(row['kinds'])}): {len(row['entries'])} entries "
-                       f"({'; '.join(row['entries'])}), {row['corrected']} corrected")
+            out.append(f"{paper}, {_cause(cause)} ({', '.join(_kind(k) for k in row['kinds'])}): "
+                       f"{len(row['entries'])} entries ({'; '.join(row['entries'])}), {row['corrected']} corrected")
     return out
 
 
@@ -205,33 +244,34 @@ def _header(ledger: Ledger) -> str:
 
 # ------------------------------------------------------------------------------ Markdown
 def markdown(ledger: Ledger) -> str:
+    prose = notation.markdown
     out = ["# rdyn claims ledger", "", _header(ledger), "", counts_table_md(ledger), "",
-           "Root causes:", ""] + [f"- {line}" for line in root_cause_lines(ledger)] + [
-           "", "Discrepancies:", ""] + [f"- {line}" for line in discrepancy_lines(ledger)] + [""]
+           "Root causes:", ""] + [f"- {prose(line)}" for line in root_cause_lines(ledger)] + [
+           "", "Discrepancies:", ""] + [f"- {prose(line)}" for line in discrepancy_lines(ledger)] + [""]
     paper = None
     for (p, section), results in _grouped(ledger).items():
         if p != paper:
             out += [f"## {PAPERS[p]}", ""]
             paper = p
-        out += [f"### {section}", ""]
+        out += [f"### {prose(section)}", ""]
         for r in results:
             e = r.entry
-            out += [f"#### {e.label} — **{r.verdict}** (strength: {r.strength()[0] or 'none'})", "",
-                    f"> {e.statement}", ""]
+            out += [f"#### {prose(e.label)} — **{r.verdict}** (strength: {r.strength()[0] or 'none'})", "",
+                    f"> {prose(e.statement)}", ""]
             if e.tex:
                 out += ["Printed:", "", "$$" + e.tex + "$$", ""]
             for cid, which, text in _forms(r):
                 tex = derived_latex(text)
-                out += [f"- {which} ({cid}): `{text}`" + (f" → $${tex}$$" if tex else "")]
+                out += [f"- {which} (`{cid}`): " + (f"$${tex}$$" if tex else prose(text))]
             if r.reason:
-                out += ["", f"Reason: {r.reason}"]
+                out += ["", f"Reason: {prose(r.reason)}"]
             out += [""]
             for c in r.records:
                 role = r.evidence["checks"].get(c.id, {}).get("role", "")
                 nums = "; ".join(f"{k} = {v}" for k, v in _numbers(c))
-                out += [f"- `{c.id}` [{c.status}, {role}]: {c.claim}" + (f" — {nums}" if nums else "")]
+                out += [f"- `{c.id}` [{c.status}, {role}]: {prose(c.claim)}" + (f" — {prose(nums)}" if nums else "")]
             if e.note:
-                out += ["", f"Note: {e.note}"]
+                out += ["", f"Note: {prose(e.note)}"]
             if e.rate:
                 png = rate_plot_png(r)
                 if png:
@@ -241,25 +281,6 @@ def markdown(ledger: Ledger) -> str:
 
 
 # ------------------------------------------------------------------------------ HTML
-CSS = """
-body{font-family:Georgia,serif;max-width:1100px;margin:2em auto;color:#222;line-height:1.35}
-h1{font-size:1.6em} h2{border-bottom:2px solid #444;margin-top:2em} h3{color:#444;margin-top:1.6em}
-.entry{border:1px solid #ddd;border-left:6px solid #999;padding:.6em 1em;margin:1em 0;background:#fcfcfc}
-.verdict{font-family:sans-serif;font-weight:bold;color:#fff;padding:1px 8px;border-radius:3px;font-size:.8em}
-.stmt{font-style:italic;margin:.4em 0} .formula{margin:.3em 0 .3em 1em} .formula svg{vertical-align:middle}
-table.counts{border-collapse:collapse} table.counts td,table.counts th{border:1px solid #bbb;padding:3px 10px;text-align:right}
-ul.checks{font-size:.85em;font-family:sans-serif} code{font-size:.9em;background:#f1f1f1;padding:0 3px}
-.small{font-size:.85em;color:#555} img.plot{margin:.4em 0 0 1em;border:1px solid #eee}
-"""
-
-
-def _formula_html(tex: str) -> str:
-    svg = mathtext_svg(tex)
-    if svg is None:
-        return f'<div class="formula"><code>{html.escape(tex)}</code></div>'
-    return f'<div class="formula" title="{html.escape(tex)}">{svg}</div>'
-
-
 def html_report(ledger: Ledger) -> str:
     counts = ledger.counts()
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>rdyn claims ledger</title>",
@@ -273,39 +294,40 @@ def html_report(ledger: Ledger) -> str:
         out.append(f"<tr><td>{paper}</td>" + "".join(f"<td>{row[v]}</td>" for v in VERDICTS)
                    + f"<td>{sum(row.values())}</td></tr>")
     out.append("</table>")
+    prose = notation.html
     out.append("<p class='small'><b>Root causes</b></p><ul class='checks'>"
-               + "".join(f"<li>{html.escape(line)}</li>" for line in root_cause_lines(ledger)) + "</ul>")
+               + "".join(f"<li>{prose(line)}</li>" for line in root_cause_lines(ledger)) + "</ul>")
     paper = None
     for (p, section), results in _grouped(ledger).items():
         if p != paper:
             out.append(f"<h2>{html.escape(PAPERS[p])}</h2>")
             paper = p
-        out.append(f"<h3>{html.escape(section)}</h3>")
+        out.append(f"<h3>{prose(section)}</h3>")
         for r in results:
             e = r.entry
             colour = COLOURS[r.verdict]
             out.append(f"<div class='entry' style='border-left-color:{colour}'>")
-            out.append(f"<b>{html.escape(e.label)}</b> <span class='verdict' style='background:{colour}'>"
+            out.append(f"<b>{prose(e.label)}</b> <span class='verdict' style='background:{colour}'>"
                        f"{r.verdict}</span> <span class='small'>strength: {r.strength()[0] or 'none'}</span>")
-            out.append(f"<div class='stmt'>{html.escape(e.statement)}</div>")
+            out.append(f"<div class='stmt'>{prose(e.statement)}</div>")
             if e.tex:
                 out.append("<div class='small'>printed:</div>" + _formula_html(e.tex))
             for cid, which, text in _forms(r):
                 tex = derived_latex(text)
-                body = _formula_html(tex) if tex else f"<div class='formula'><code>{html.escape(text)}</code></div>"
-                out.append(f"<div class='small'>{which} ({html.escape(cid)}):</div>{body}")
+                body = _formula_html(tex) if tex else f"<div class='formula'>{prose(text)}</div>"
+                out.append(f"<div class='small'>{which} (<code>{html.escape(cid)}</code>):</div>{body}")
             if r.reason:
-                out.append(f"<div class='small'><b>reason:</b> {html.escape(r.reason)}</div>")
+                out.append(f"<div class='small'><b>reason:</b> {prose(r.reason)}</div>")
             out.append("<ul class='checks'>")
             for c in r.records:
                 role = r.evidence["checks"].get(c.id, {}).get("role", "")
                 nums = "; ".join(f"{k} = {v}" for k, v in _numbers(c))
                 out.append(f"<li><code>{html.escape(c.id)}</code> <span style='color:{COLOURS[c.status]}'>"
-                           f"[{c.status}]</span> <i>{role}</i>: {html.escape(c.claim)}"
-                           + (f"<br><span class='small'>{html.escape(nums)}</span>" if nums else "") + "</li>")
+                           f"[{c.status}]</span> <i>{role}</i>: {prose(c.claim)}"
+                           + (f"<br><span class='small'>{prose(nums)}</span>" if nums else "") + "</li>")
             out.append("</ul>")
             if e.note:
-                out.append(f"<div class='small'>note: {html.escape(e.note)}</div>")
+                out.append(f"<div class='small'>note: {prose(e.note)}</div>")
             if e.rate:
                 png = rate_plot_png(r)
                 if png:

@@ -1,8 +1,10 @@
 """The strength of every verdict of the claims ledger and of every correction (docs/claims.md,
 "Strength"): how much a ``pass`` (or a ``discrepancy``) is worth.
 
-* ``proved``: a symbolic derivation (sympy identity or exact comparison of derived forms)
-  establishes it for every parameter value in a stated ``domain``;
+* ``proved``: every step machine-checked (sympy identity or exact comparison of derived forms; no sympy
+  ``limit`` as proof, no sample point, no step argued in prose) for every parameter value in a stated
+  ``domain``; an exact comparison that rests on a law certified per instance (the late-phase law,
+  :data:`LATE_LAW_COMPARISONS`) is ``certified`` at that law's instances;
 * ``certified``: rigorous ball arithmetic (``rdyn prove``, :mod:`rdyn.verification.proofs`)
   establishes it for the listed ``instances`` (each pinned by tests/verify/proofs/test_engine.py or
   tests/verify/proofs/test_sweep.py);
@@ -16,6 +18,10 @@ The strength of an entry is the weakest over its deciding checks (``proved`` > `
 checks are ``sampled``), except that the statements ``rdyn prove`` decides (:data:`PROVED_BY_PROVE`)
 are ``certified`` at :data:`PROVE_INSTANCES`: a printed statement refuted there by a certified
 counterexample, a printed or corrected one certified there.
+
+:func:`scope` states what a strength covers and nothing wider (``covers``, the printed ``text``, the domain,
+instances, points or fits, and the logits/sqrt(D) ones as outside the paper's model); a correction's
+``valid`` begins with it.
 """
 from __future__ import annotations
 
@@ -32,15 +38,16 @@ CHECK_STRENGTH = (
     ("B.recursion.identities", "proved"),
     # the OOD slope of the paper's noisy estimator: derived sign of its linear term, on sampled batches
     ("A.claim.sec4.ood_slope_batch", "sampled"),
-    # Lemma D.17's eta T* law: a theorem for the identity (rdyn.derivations.model_a.tstar_law) and for ReLU and Leaky
-    # ReLU (rdyn.derivations.model_a.tstar_law_relu), exact obligations; the derived two-term series against the
-    # slow-manifold tau_star at D = 1e4, 1e5 stays a sampled comparison beside them
-    ("A.errata.Tstar.identity_proof", "proved"),
-    ("A.errata.Tstar.relu_proof", "proved"),
+    # Lemma D.17's eta T* law: an argument for the identity (rdyn.derivations.model_a.tstar_law) and for ReLU and Leaky
+    # ReLU (rdyn.derivations.model_a.tstar_law_relu) whose steps 1-3 are exact obligations but whose steps 0, 4-6,
+    # limits and threshold are not machine-checked (tstar_law.UNCHECKED_STEPS): the checks compare the bounds
+    # with the flow at listed instances, so they are sampled (the basis names the exact part)
+    ("A.errata.Tstar.identity_proof", "sampled"),
+    ("A.errata.Tstar.relu_proof", "sampled"),
     ("A.errata.Tstar", "sampled"),
-    # the D- and ||V*||^2-exponents of T*'s leading term D^a (D-K)^2 I0: sympy limits of the derived
-    # I0, which A.errata.Tstar.relu_proof proves (and compares with this I0 at 30 digits): not a fit
-    ("A.flow.Tstar_exponent.*", "proved"),
+    # the D- and ||V*||^2-exponents of T*'s leading term D^a (D-K)^2 I0: exact for that term, but that T*
+    # follows the term is Lemma D.17's law, itself sampled: no stronger than it (and not a fit)
+    ("A.flow.Tstar_exponent.*", "sampled"),
     # finite-size fits of rates
     ("*exponent*", "fitted"),
     ("*slope*", "fitted"),
@@ -159,14 +166,20 @@ B3_STATEMENTS = {
                               ("Theorem B.3 (eta_max)", "corrected", "gamma")),
     "Theorem B.3 (Part 1)": (("Theorem B.3 (Part 1)", "corrected", "descent_lemma"),),
 }
-# Model B labels certified by rdyn prove --paper B: the correction of Theorem B.3 (eta_max) (at every
-# eta = theta eta_max, theta in [0.1, 1]; it is also proved, for every 0 < eta <= eta_max, by
+# Model B labels certified by rdyn prove --paper B: the corrections of Theorem B.3 (eta_max) and of Part 1 (at
+# every eta = theta eta_max, theta in [0.1, 1]; both are also proved, for every 0 < eta <= eta_max, by
 # rdyn.derivations.model_a.correction_identities' B3_* identities, which take precedence and keep this as
-# `also_certified`), and the entry Theorem B.3 (Part 1)
-# (a pass: its check runs Part 1 at the derived eta_max). Theorem B.3 (Part 3)'s correction is proved by the
-# same identities.
-B_CORRECTIONS_BY_PROVE = ("Theorem B.3 (eta_max)",)
+# `also_certified`), and the entry Theorem B.3 (Part 1), decided by the prover's verdict on the printed statement
+# (B.claim.B3.part1_prove): a discrepancy is the printed Part 1 refuted by a certified counterexample at each of
+# PROVE_B_INSTANCES, a pass the printed Part 1 certified there (B_ENTRY_STATEMENTS). Theorem B.3 (Part 3)'s
+# correction is proved by the same identities.
+B_CORRECTIONS_BY_PROVE = ("Theorem B.3 (eta_max)", "Theorem B.3 (Part 1)")
 B_ENTRIES_BY_PROVE = ("Theorem B.3 (Part 1)",)
+# (label, form, quantity) of the prover's statement behind each entry verdict (the entry's own statement)
+B_ENTRY_STATEMENTS = {
+    "Theorem B.3 (Part 1)": {"discrepancy": (("Theorem B.3 (Part 1)", "printed", "descent_lemma"),),
+                             "pass": (("Theorem B.3 (Part 1)", "printed", "descent_lemma"),)},
+}
 
 
 def _matches(check_id: str, pattern: str) -> bool:
@@ -202,9 +215,15 @@ def _proved_by_identities(paper: str, label: str, ids) -> dict | None:
             "checks": list(ids)}
 
 
-def _certified_b(label: str) -> dict:
-    return {"instances": [dict(i) for i in PROVE_B_INSTANCES], "by": "rdyn prove --paper B (docs/proofs.md, Model B)",
-            "statements": [{"label": a, "form": f, "quantity": q} for a, f, q in B3_STATEMENTS[label]]}
+def _certified_b(label: str, verdict: str | None = None) -> dict:
+    """The certified basis of a Model B correction (``verdict`` None: the corrected statements of
+    B3_STATEMENTS) or entry (its verdict: the statements of B_ENTRY_STATEMENTS, refuted for a discrepancy)."""
+    statements = B3_STATEMENTS[label] if verdict is None else B_ENTRY_STATEMENTS[label][verdict]
+    out = {"instances": [dict(i) for i in PROVE_B_INSTANCES], "by": "rdyn prove --paper B (docs/proofs.md, Model B)",
+           "statements": [{"label": a, "form": f, "quantity": q} for a, f, q in statements]}
+    if verdict is not None:
+        out["prover_verdict"] = "refuted" if verdict == "discrepancy" else "certified"
+    return out
 
 
 def _basis(strength: str, ids) -> dict:
@@ -227,56 +246,74 @@ def of_checks(ids) -> tuple[str | None, dict | None]:
     return strength, _basis(strength, ids)
 
 
+# checks that compare the derived late-phase leading term with the printed form exactly: the comparison is
+# symbolic, but the leading term is the late-phase law, certified per instance (LATE_RATE_ARGUMENT), so a
+# verdict they decide is no stronger than `certified` at those instances
+LATE_LAW_COMPARISONS = ("A.errata.derived.*",)
+
+
+def _late_law_certified(ids) -> dict:
+    return {"instances": [dict(i) for i in PROVE_INSTANCES], "by": "rdyn prove (docs/proofs.md) and Stolz-Cesaro",
+            "argument": LATE_RATE_ARGUMENT, "checks": list(ids),
+            "exact_comparison": "the derived leading term and the printed form are compared exactly (sympy) for every "
+                                "D > K >= 1; the leading term is the late-phase law, certified at these instances only"}
+
+
 def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | None, dict | None]:
     """(strength, basis) of a ledger verdict."""
     if verdict == "not_checkable":
         return None, None
     if paper == "A" and label in PROVED_BY_PROVE:
         return "certified", _basis("certified", ())
-    if paper == "B" and label in B_ENTRIES_BY_PROVE:
-        return "certified", _certified_b(label)
-    return of_checks(deciding_ids)
+    if paper == "B" and label in B_ENTRIES_BY_PROVE and verdict in B_ENTRY_STATEMENTS[label]:
+        return "certified", _certified_b(label, verdict)
+    if paper == "A" and label == "Lemma D.17":
+        return _tstar_law(deciding_ids)
+    strength, basis = of_checks(deciding_ids)
+    if strength == "proved" and paper == "A" and any(_matches(i, p) for i in deciding_ids
+                                                     for p in LATE_LAW_COMPARISONS):
+        return "certified", _late_law_certified(deciding_ids)
+    return strength, basis
 
 
-# Lemma D.17's eta T* law as D -> oo: proved for the identity and for ReLU and Leaky ReLU (both logit scales,
-# every K, ||V*||^2 and kappa; the flow limit eta -> 0 by Euler convergence). With both proof checks among
-# the deciding checks the correction is `proved`, its basis naming both proofs; with the identity's alone it
-# stays `sampled` with the proved part named.
-TSTAR_LAW_PROVED = {
-    "activation": "identity", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.identity_proof",
-    "by": "rdyn.derivations.model_a.tstar_law: exact sympy obligations (flow identities, polynomial inequalities, the "
-          "integral J, sympy limits) and Euler convergence for eta -> 0",
-    "domain": "identity activation, every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD: explicit bounds "
-              "tau_lo <= lim eta T* <= tau_hi for every D > 2K satisfying the explicit hypothesis (H), whose ratios "
-              "to D^a (D-K)^2 tend to K/||V*||^2 with no (D-K)^(-1/2) term",
-}
-TSTAR_RELU_LAW_PROVED = {
-    "activation": "ReLU and Leaky ReLU", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.relu_proof",
-    "by": "rdyn.derivations.model_a.tstar_law_relu: exact sympy obligations (the flow as one (q, g) family, box "
-          "positivity tests with atan's Taylor bounds and pi in a rational interval, the integral's exact "
-          "majorant and minorant, sympy limits) and Euler convergence for eta -> 0",
-    "domain": "ReLU and Leaky ReLU (every 0 <= kappa < 1), every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD: "
-              "explicit bounds tau_lo <= lim eta T* <= tau_hi for every D > 2K satisfying the explicit hypothesis (H), "
-              "whose ratios to D^a (D-K)^2 tend to I0 with the (D-K)^(-1/2) coefficient I1 of the correction",
-}
+# Lemma D.17's eta T* law as D -> oo: for the identity and for ReLU and Leaky ReLU (both logit scales, every K,
+# ||V*||^2 and kappa) the argument's steps 1-3 are exact obligations, its steps 0, 4-6, limits and threshold D0
+# are not machine-checked (tstar_law.UNCHECKED_STEPS). So the correction is `sampled` (the deciding checks'
+# comparisons) with `proved_part` (what is exact) and `not_proved` (every unchecked step) in its basis.
+TSTAR_LAW_PARTS = (
+    {"activation": "identity", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.identity_proof",
+     "by": "rdyn.derivations.model_a.tstar_law: exact obligations of steps 1-3 (flow identities, polynomial "
+           "inequalities by Sturm counting or coefficient signs) and the exact integral J",
+     "domain": "identity activation, every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD"},
+    {"activation": "ReLU and Leaky ReLU", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.relu_proof",
+     "by": "rdyn.derivations.model_a.tstar_law_relu: exact obligations of steps 1-3 (the flow as one (q, g) family, "
+           "box positivity tests with atan's Taylor bounds and pi in a rational interval, the integral's exact "
+           "majorant and minorant)",
+     "domain": "ReLU and Leaky ReLU (every 0 <= kappa < 1), every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD"},
+)
+
+
+def _tstar_law(deciding_ids) -> tuple[str, dict]:
+    from rdyn.derivations.model_a.tstar_law import UNCHECKED_STEPS
+
+    strength, basis = of_checks(deciding_ids)
+    basis = dict(basis or {"points": []})
+    parts = [p for p in TSTAR_LAW_PARTS if any(_matches(i, p["check"]) for i in deciding_ids)]
+    if parts:
+        basis["proved_part"] = {"activation": " and ".join(p["activation"] for p in parts),
+                                "logit_scales": ["D", "sqrtD"], "checks": [p["check"] for p in parts],
+                                "by": "; ".join(p["by"] for p in parts),
+                                "domain": "; ".join(p["domain"] for p in parts)}
+        basis["not_proved"] = [text for _, text in UNCHECKED_STEPS] + [
+            f"{p['activation']}: no part checked ({p['check']} not among the deciding checks)"
+            for p in TSTAR_LAW_PARTS if p not in parts]
+    return strength or "sampled", basis
 
 
 def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dict | None]:
     """(strength, basis) of a correction's verdict."""
     if paper == "A" and label == "Lemma D.17":
-        proofs = [p for p in (TSTAR_LAW_PROVED, TSTAR_RELU_LAW_PROVED)
-                  if any(_matches(i, p["check"]) for i in deciding_ids)]
-        if len(proofs) == 2:
-            return "proved", {"domain": "; ".join(p["domain"] for p in proofs),
-                              "by": "; ".join(p["by"] for p in proofs), "checks": list(deciding_ids),
-                              "proofs": [dict(p) for p in proofs]}
-        strength, basis = of_checks(deciding_ids)
-        if strength is not None and proofs:
-            missing = [p for p in (TSTAR_LAW_PROVED, TSTAR_RELU_LAW_PROVED) if p not in proofs][0]
-            basis = {**basis, "proved_part": dict(proofs[0]),
-                     "not_proved": f"{missing['activation']}: the proof check {missing['by'].split(':')[0]} "
-                                   f"({missing['check']}) was not among the deciding checks"}
-        return (strength or "sampled"), (basis or {"points": []})
+        return _tstar_law(deciding_ids)
     if paper == "A" and label in CORRECTIONS_BY_PROVE:
         return "certified", _basis("certified", ())
     if paper == "A" and label in LATE_RATES_BY_PROVE:
@@ -293,3 +330,67 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
         return "certified", _certified_b(label)
     strength, basis = of_checks(deciding_ids)
     return (strength or "sampled"), (basis or {"points": []})
+
+
+# ------------------------------------------------------------------------------------------------
+# scope: exactly what a strength covers, in words and as data
+# ------------------------------------------------------------------------------------------------
+
+OUTSIDE_MODEL = ("logits/sqrt(D): the conference version's softmax scale, outside the paper's model (seed 000, "
+                 "logits/D)")
+SCOPE_COVERS = ("every_parameter", "listed_instances", "listed_points", "fits")
+
+
+def _eta_text(eta) -> str:
+    return "the papers' eta" if eta is None else ("eta_limit/2" if eta == "half_limit" else f"eta={eta}")
+
+
+def instance_text(instance: dict) -> str:
+    """One instance of ``rdyn prove`` in words: activation, D, K, eta, logit scale (Model A); data, target, S0 and
+    eta range (Model B)."""
+    if instance.get("paper") == "B":
+        data = (f"Task 2 d={instance['d']} spectrum {instance['spectrum']}" if instance["data"] == "spectrum"
+                else f"Task 1 d={instance['d']} n={instance['n']}")
+        lo, hi = instance["s0"].split(",")
+        a, b = instance["eta_fraction"].split(",")
+        return f"{data} {instance['target']}, S0 in [{lo}, {hi}], eta = theta eta_max for theta in [{a}, {b}]"
+    activation = instance["activation"] + (f" kappa={instance['kappa']}" if "kappa" in instance else "")
+    scale = "logits/D" if instance["logit_scale"] == "D" else "logits/sqrt(D) [outside the paper's model]"
+    return f"{activation} D={instance['D']} K={instance['K']} {_eta_text(instance['eta'])} {scale}"
+
+
+def scope(strength: str | None, basis: dict | None) -> dict | None:
+    """What a verdict of ``strength`` with ``basis`` covers, and nothing wider: ``covers`` (one of
+    :data:`SCOPE_COVERS`), ``text`` (the sentence the ledger and the erratum print), and per kind ``domain``
+    (proved), ``count`` and ``instances`` (certified: each in words), ``points`` (sampled), ``fits`` (fitted);
+    ``outside_model`` lists the instances or checks at logits/sqrt(D) (:data:`OUTSIDE_MODEL`). None for
+    ``not_checkable``."""
+    if strength is None:
+        return None
+    basis = basis or {}
+    if strength == "proved":
+        return {"covers": "every_parameter", "domain": basis["domain"], "outside_model": [],
+                "text": f"proved for {basis['domain']}"}
+    if strength == "certified":
+        instances = basis.get("instances", [])
+        described = [instance_text(i) for i in instances]
+        outside = [d for i, d in zip(instances, described) if i.get("logit_scale") == "sqrtD"]
+        what = ("(data, target, S0 interval, eta range)" if instances and instances[0].get("paper") == "B"
+                else "(activation, D, K, eta, logit scale)")
+        text = f"certified at the {len(instances)} instances listed {what} only: " + "; ".join(described)
+        if basis.get("exact_comparison"):
+            text += " (an exact comparison resting on the late-phase law certified there)"
+        return {"covers": "listed_instances", "count": len(instances), "instances": described,
+                "outside_model": outside, "text": text}
+    if strength == "sampled":
+        points = list(basis.get("points", []))
+        outside = [p for p in points if p.endswith(".sqrtD") or ".sqrtD." in p]
+        text = f"sampled: true at the {len(points)} deciding checks' points only ({', '.join(points)})"
+        if basis.get("proved_part"):
+            text += (f"; exact obligations hold for the {basis['proved_part']['activation']} activations; "
+                     f"not machine-checked: {'; '.join(basis['not_proved'])}")
+        return {"covers": "listed_points", "count": len(points), "points": points, "outside_model": outside,
+                "text": text}
+    fits = list(basis.get("fits", []))
+    return {"covers": "fits", "count": len(fits), "fits": fits, "outside_model": [],
+            "text": f"fitted: finite-size fits only, evidence and not a proof ({', '.join(fits)})"}

@@ -6,6 +6,11 @@ certified iteration, every later step by the invariant region), ``refuted`` (a c
 counterexample: a step of the certified trajectory where the statement is certainly false),
 ``undecided`` (a budget ran out or an enclosure straddled the bound; never a pass). ``proved``
 (symbolic, for every parameter in a domain) is not produced by this engine.
+
+The lag lemma and the derived Lemmas D.18/D.19 (statements of window ``observed``; derivation in
+:mod:`rdyn.derivations.model_a.late_phase_bounds`) are decided by :class:`LagPass` from the states
+T* .. T0 of the same certified iteration and then on the invariant region; their certificate carries
+the constants (``c_lag``, ``q_lag``, ``psi``) they use.
 """
 from __future__ import annotations
 
@@ -68,7 +73,7 @@ class StatementResult:
 
     def to_dict(self) -> dict:
         s = self.statement
-        return {"label": s.label, "form": s.form, "side": s.side, "statement": s.text,
+        return {"key": s.key, "label": s.label, "form": s.form, "side": s.side, "statement": s.text,
                 "quantity": s.quantity, "verdict": self.verdict, "certificate": self.certificate,
                 "counterexample": self.counterexample, "reason": self.reason}
 
@@ -116,13 +121,21 @@ def constants(inst: Instance, k, c):
     e0 = arb(K) / (D - K)
     B0 = arb(0) if cz is None else b_point(cz * e0)
     q_min = k.dx_e2(e0, arb(0), B0, c) / eg2
+    v_star = 2 * eg2 * (arb(K) / (D - K)) ** 2 / scale     # Lemma D.18 derived: psi at v_* and at 2 eta g2/scale
+    v_one = 2 * eg2 / scale
     out = {"scale": scale, "eta": eta, "M": M, "eta_g2": eg2, "q_min": q_min, "atan": cz, "K": arb(K),
+           "psi_star": psi_ball(v_star), "psi_one": psi_ball(v_one),
            "N": arb(D - K), "d9_increment": eta * M * D * (D + 1) / (arb(K) ** 3 * (D - K)),
            "e_c": turning_point(k, c)}
     if inst.logit_scale == "D":
         out["printed_d19_lower"] = eta * M / (arb(200) * arb(K) ** 3 * arb(D) ** 3)
         out["printed_d19_upper"] = eta * 8 * arb.pi() * M / (arb(K) ** 3 * arb(D) ** 3)
     return out
+
+
+def psi_ball(v):
+    """psi(v) = (exp(v) - 1)/v for a ball v > 0 (exp(v) - 1 by arb's expm1: no cancellation)."""
+    return v.expm1() / v
 
 
 def turning_point(k, c, grid: int = 256, bits: int = 120):
@@ -169,7 +182,8 @@ def default_T0(T_star: int) -> int:
 
 def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxes: int = DEFAULT_MAX_BOXES,
           prec: int = PREC_BITS, progress=None, include_superseded: bool = True, checkpoint: str | None = None,
-          checkpoint_every: float = 60.0, resume: str | None = None, exact_budget: bool = False) -> ProofReport:
+          checkpoint_every: float = 60.0, resume: str | None = None, exact_budget: bool = False,
+          lag_constant: float | None = None) -> ProofReport:
     """Decide every statement (or those whose label is in ``labels``) for ``inst``.
 
     ``checkpoint``: save the iteration's state (and the region proof, once done) to this file
@@ -181,7 +195,11 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
     ``max_steps``: the step budget of the certified iteration. By default (the library's rule) it is
     never below T0 (``max_steps=1``: iterate to T0 only); with ``exact_budget`` (``rdyn prove
     --max-steps``) it is honoured exactly: the iteration stops at step ``max_steps`` at the latest,
-    T0 reached or not (the CLI refuses a budget below the estimated T0 before any work)."""
+    T0 reached or not (the CLI refuses a budget below the estimated T0 before any work).
+
+    ``lag_constant``: the lag lemma's c_lag to decide instead of the certified one (the derived
+    D.18/D.19 forms then use q_lag = q_min (1 - c_lag (K/(D-K))^2) of it); None: c_lag is the
+    certified bound of ``|w|`` for T >= T* (:class:`LagPass`, docs/proofs.md)."""
     import flint
 
     from rdyn.verification.proofs import iterate, region as rg
@@ -195,6 +213,8 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
     try:
         from flint import arb
 
+        import dataclasses
+
         k = kernels(inst.activation, inst.logit_scale)
         kappa = inst.kappa if inst.activation == "leaky" else 0.0
         eta_q = inst.exact_eta()
@@ -204,11 +224,16 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
         from rdyn.verification.proofs import symbolic as sy
         bm = rg.BoxMap(k, c, consts, consts["atan"], sy.reduced(inst.activation, inst.logit_scale).slack_power)
         region_info = {}
+        observed = [s for s in chosen + extra if s.window == "observed"]
+        lag_pass = LagPass(inst, consts) if observed else None
+        k_run = k if lag_pass is None else dataclasses.replace(k, advance=lag_pass.advance_of(k.advance),
+                                                               first_c1=lag_pass.first_c1_of(k.first_c1))
 
         def after_T0(state, outcomes):
             C1, x, e = state
             w0 = (C1 / k.star(e, c) - 1) / (e * e * e)
-            todo = [s for s in chosen + extra if s.region is not None and outcomes[s.key].counterexample is None
+            todo = [s for s in chosen + extra if s.region is not None and s.window != "observed"
+                    and outcomes[s.key].counterexample is None
                     and outcomes[s.key].undecided_step is None
                     and (s.region not in ("dx_printed_lower", "dx_printed_upper") or inst.logit_scale == "D")]
             conds = tuple(dict.fromkeys(s.region for s in todo))
@@ -224,6 +249,10 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                     break
             region_info.update(result=res, w_T0=w0, e_T0=e)
             done = {s.key for s in todo if res.invariant and res.decided.get(s.region)}
+            if lag_pass is not None and res.invariant and lag_pass.set_constants(bm, res.region, lag_constant):
+                # the derived statements' conditions on the same region, apart (their budget is what is left)
+                derived = tuple(dict.fromkeys(s.region for s in observed if s.region == "lag" or bm.q_lag is not None))
+                lag_pass.region = rg.prove_region(bm, res.region, derived, max_boxes=max(1, max_boxes - used))
             return [s.key for s in chosen + extra if s.key not in done]
 
         from rdyn.reduced_dynamics.runs import checkpoint as ck
@@ -231,7 +260,8 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
 
         identity = {"instance": inst.to_dict(), "labels": None if labels is None else sorted(labels),
                     "max_steps": max_steps, "max_boxes": max_boxes, "prec": prec,
-                    "superseded": include_superseded, "format": 2,
+                    "superseded": include_superseded, "format": 3,
+                    **({"lag_constant": lag_constant} if lag_constant is not None else {}),
                     **({"exact_budget": True} if exact_budget and max_steps is not None else {})}
         restored = None
         if resume is not None:
@@ -243,6 +273,10 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                     result=rg.RegionResult(rg.Region(**rr["region"]), rr["invariant"], rr["decided"], rr["margins"],
                                            rr["boxes"], rr["seconds"], rr["reason"], rr.get("sups")),
                     w_T0=ball_from_text(rr["w_T0"]), e_T0=ball_from_text(rr["e_T0"]))
+            if lag_pass is not None and meta.get("lag_pass") is not None:
+                lag_pass.restore(meta["lag_pass"], bm, restored["t"])
+            elif lag_pass is not None:
+                lag_pass.resumed, lag_pass.broken = True, "resumed from a checkpoint without the lag pass's state"
 
         def saver(snapshot):
             res = region_info.get("result")
@@ -251,13 +285,15 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                 "invariant": res.invariant, "decided": res.decided, "margins": res.margins, "boxes": res.boxes,
                 "seconds": res.seconds, "reason": res.reason, "sups": res.sups, "w_T0": ball_text(region_info["w_T0"]),
                 "e_T0": ball_text(region_info["e_T0"])}
-            ck.save(checkpoint, "prove", identity, {}, {"snapshot": snapshot, "region": region})
+            ck.save(checkpoint, "prove", identity, {}, {"snapshot": snapshot, "region": region,
+                                                        "lag_pass": None if lag_pass is None else lag_pass.to_text()})
             return checkpoint
 
         def budget_of(T_star):
             return max_steps if max_steps is not None else DEFAULT_MAX_STEPS_FACTOR * T_star
 
-        it = iterate.run(inst, [s for s in chosen + extra if s.window != "symbolic"], k=k, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
+        iterated = [s for s in chosen + extra if s.window not in ("symbolic", "observed")]
+        it = iterate.run(inst, iterated, k=k_run, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
                          after_T0=after_T0, progress=progress,
                          **({"hard_cap": min(max_steps, 10**9), "exact_budget": True}
                             if exact_budget and max_steps is not None else {}),
@@ -267,11 +303,16 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
         res = region_info.get("result")
         results, sup = [], []
         for s in chosen + extra:
-            o = it.outcomes.get(s.key) or iterate.Outcome(s.key)
-            r = _verdict(s, o, it, res, region_info)
+            if s.window == "observed":
+                r = lag_pass.verdict(s, it, lag_pass.region, bm, res)
+            else:
+                o = it.outcomes.get(s.key) or iterate.Outcome(s.key)
+                r = _verdict(s, o, it, res, region_info)
             (sup if s in extra else results).append(r)
         from rdyn.verification.proofs import corollaries   # refutations beyond the step budget (region)
-        results = corollaries.refine(inst, results, it=it, region=res, bm=bm, consts=consts)
+        # (they rest on certified statements, current or superseded: R+- of the superseded D.18 forms)
+        both = corollaries.refine(inst, results + sup, it=it, region=res, bm=bm, consts=consts)
+        results, sup = both[:len(results)], both[len(results):]
         region = None
         if res is not None:
             region = {**res.region.to_dict(), "invariant": res.invariant, "boxes": res.boxes,
@@ -334,3 +375,287 @@ def _symbolic(s, it) -> StatementResult:
     return StatementResult(s, "proved", reason="sympy: 40 D^2 (3(D-K)/D^2 - 1/40) - (120 (D-K) - D^2) = 0 "
                                                "identically and 40 D^2 > 0, so the two conditions agree for "
                                                "every D > K >= 1")
+
+
+class LagPass:
+    """The lag lemma and the derived Lemmas D.18/D.19 (statements of window ``observed``) on the
+    steps T* .. T0, read off the certified iteration as its states pass through the kernel's
+    ``advance`` (the by-products of each step: no second iteration), then carried past T0 by the
+    invariant region (docs/proofs.md, "Derived late-phase bounds").
+
+    At every step T* <= T <= T0 (``w = (C1/C1* - 1)/e^3``, ``X = Delta x/(e^2 eta g2)``,
+    ``tau = T - T*``, ``R0 = (N/K)^2``, ``A1 = (2 eta g2/scale) psi(2 eta g2/scale)``) the extremes of
+    ``|w|``, of ``X``, of ``(e^-2 - R0)/tau`` and of ``(e^-2 - R0 - A1)/tau`` (tau >= 1), and the signs
+    of ``e^-2 - R0`` and ``R0 + A1 - e^-2`` at T*, are kept as certified bounds (lower and upper ends
+    of the step's balls) with the state where each extreme is reached. Each statement at each of
+    these steps is then a comparison of such a bound with a constant:
+
+    * lag lemma ``|w| <= c_lag``; c_lag = the largest upper end of ``|w|`` over the steps and over
+      the band of the invariant region (the region's w range), times ``1 + 2^-24``, rounded up to
+      a float (or the caller's ``lag_constant``);
+    * D.19 derived lower ``X >= q_lag``, ``q_lag = q_min (1 - c_lag (K/N)^2)`` (certified > 0);
+    * D.18 derived lower ``e^-2 >= R_lo(T) = R0 + 2 q_lag eta g2 tau/scale`` (1/K - p is
+      ``N/(K (N + K sqrt(e^-2)))``, decreasing in e^-2);
+    * D.18 derived upper ``e^-2 <= R_hi(T) = R0 + A1 + (2 eta g2/scale) psi_* tau``.
+
+    Past T0 the region conditions ``lag``, ``dx_lower_qlag``, ``increment_lower_qlag``,
+    ``increment_upper_psi`` (:mod:`.region`) give each statement at every later step (for D.18 by
+    induction from T0: the per-step growth of e^-2 stays between the growths of R_lo and R_hi)."""
+
+    def __init__(self, inst, consts):
+        from flint import arb
+
+        D, K = inst.D, inst.K
+        self.inst, self.consts = inst, consts
+        self.level = consts["scale"] * (arb(D - K) / K).log()
+        self.R0 = (arb(D - K) / K) ** 2
+        self.A1 = 2 * consts["eta_g2"] / consts["scale"] * consts["psi_one"]
+        self.slope_hi = 2 * consts["eta_g2"] / consts["scale"] * consts["psi_star"]
+        self.started = self.resumed = False
+        self.t = 0
+        self.T_star = self.T0 = None
+        self.broken = None          # why the pass cannot decide (T* straddled, a resumed run)
+        self.seen_to = None
+        self.at_T_star = None       # (e^-2 - R0, R0 + A1 - e^-2) balls at T*
+        # quantity -> [certified bound, step, state] for: the largest upper / lower end of |w|, the smallest
+        # lower / upper end of X, of (e^-2 - R0)/tau, the largest upper / lower end of (e^-2 - R0 - A1)/tau
+        self.ext = {}
+        self.c_lag = self.q_lag = None
+        self.c_steps = self.band = None
+        self.region = None          # the region proof of the conditions of the derived statements
+        self.why_not = None
+
+    def first_c1_of(self, raw):
+        def first_c1(c):   # step 0 -> 1 (the exact first step): the pass sees the run from its start (a resumed
+            if not self.resumed:   # run evaluates it too, then continues from the checkpoint's step)
+                self.started, self.t = True, 0
+            return raw(c)
+        return first_c1
+
+    def advance_of(self, raw):
+        def advance(C1, x, c):
+            out = raw(C1, x, c)
+            if self.started and self.broken is None:
+                self._observe(C1, x, out[2], out[3], out[4], out[5])
+            return out
+        return advance
+
+    def _keep(self, name, value, largest, t, state):
+        old = self.ext.get(name)
+        if old is None or (value > old[0] if largest else value < old[0]):
+            self.ext[name] = [value, t, state]
+
+    def _observe(self, C1, x, dx, e, a1, b0):
+        from rdyn.verification.proofs.balls import lower, upper
+
+        self.t += 1
+        t = self.t
+        if self.T_star is None:
+            if x >= self.level:
+                self.T_star, self.T0 = t, default_T0(t)
+            elif not x < self.level:
+                self.broken = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
+                return
+            else:
+                return
+        if t > self.T0:
+            return
+        self.seen_to = t
+        star = b0 / (-a1)
+        e3 = e * e * e
+        w = abs(C1 / star - 1) / e3
+        X = dx / (e * e * self.consts["eta_g2"])
+        inv2 = 1 / (e * e)
+        state = (C1, x, e, star, dx)
+        self._keep("w_hi", upper(w), True, t, state)
+        self._keep("w_lo", lower(w), True, t, state)
+        self._keep("X_lo", lower(X), False, t, state)
+        self._keep("X_hi", upper(X), False, t, state)
+        tau = t - self.T_star
+        if tau == 0:
+            self.at_T_star = (inv2 - self.R0, self.R0 + self.A1 - inv2, state)
+            return
+        lo = (inv2 - self.R0) / tau
+        hi = (inv2 - self.R0 - self.A1) / tau
+        self._keep("lo_lo", lower(lo), False, t, state)
+        self._keep("lo_hi", upper(lo), False, t, state)
+        self._keep("hi_hi", upper(hi), True, t, state)
+        self._keep("hi_lo", lower(hi), True, t, state)
+
+    def to_text(self) -> dict:
+        """The pass's state for a checkpoint (balls as exact text)."""
+        from rdyn.verification.proofs.iterate import ball_text
+
+        r = self.region
+        return {"started": self.started, "t": self.t, "T_star": self.T_star, "T0": self.T0, "broken": self.broken,
+                "seen_to": self.seen_to,
+                "at_T_star": None if self.at_T_star is None else [ball_text(self.at_T_star[0]),
+                                                                   ball_text(self.at_T_star[1]),
+                                                                   [ball_text(b) for b in self.at_T_star[2]]],
+                "ext": {k: [v[0], v[1], [ball_text(b) for b in v[2]]] for k, v in self.ext.items()},
+                "c_lag": self.c_lag, "c_steps": self.c_steps, "band": self.band,
+                "region": None if r is None else {
+                    "region": {"e_top": r.region.e_top, "w_lo": r.region.w_lo, "w_hi": r.region.w_hi},
+                    "invariant": r.invariant, "decided": r.decided, "margins": r.margins, "boxes": r.boxes,
+                    "seconds": r.seconds, "reason": r.reason, "sups": r.sups}}
+
+    def restore(self, data: dict, bm, t_next: int) -> None:
+        """Continue from :meth:`to_text` of a checkpoint whose iteration resumes at step ``t_next`` (a
+        step observed twice, across an interrupt, leaves every extreme as it was)."""
+        from flint import arb
+
+        from rdyn.verification.proofs import region as rg
+        from rdyn.verification.proofs.iterate import ball_from_text
+
+        self.resumed = True
+        self.started, self.T_star, self.T0 = data["started"], data["T_star"], data["T0"]
+        self.broken, self.seen_to = data["broken"], data["seen_to"]
+        self.t = t_next - 1
+        if data["at_T_star"] is not None:
+            a, b, st_ = data["at_T_star"]
+            self.at_T_star = (ball_from_text(a), ball_from_text(b), tuple(ball_from_text(x) for x in st_))
+        self.ext = {k: [v[0], v[1], tuple(ball_from_text(x) for x in v[2])] for k, v in data["ext"].items()}
+        self.c_lag, self.c_steps, self.band = data["c_lag"], data["c_steps"], data["band"]
+        if self.c_lag is not None:
+            K, N = self.inst.K, self.inst.D - self.inst.K
+            self.q_lag = self.consts["q_min"] * (1 - arb(self.c_lag) * (arb(K) / N) ** 2)
+            bm.c_lag = self.c_lag
+            bm.q_lag = self.q_lag if self.q_lag > 0 else None
+        rr = data["region"]
+        if rr is not None:
+            self.region = rg.RegionResult(rg.Region(**rr["region"]), rr["invariant"], rr["decided"], rr["margins"],
+                                          rr["boxes"], rr["seconds"], rr["reason"], rr.get("sups"))
+
+    def complete(self, T0) -> bool:
+        return self.started and self.broken is None and self.T0 == T0 and self.seen_to == T0
+
+    def set_constants(self, bm, region, lag_constant) -> bool:
+        """c_lag (from the steps and the band of ``region``), q_lag; both on ``bm`` for the region
+        conditions. False (with :attr:`why_not`) when the pass is incomplete or q_lag > 0 is not certain."""
+        import math
+
+        from flint import arb
+
+        bm.c_lag = bm.q_lag = None
+        if not (self.started and self.broken is None and self.seen_to is not None and self.seen_to == self.T0):
+            self.why_not = self.broken or ("the states T* .. T0 were not all observed (a resumed run, or T0 not "
+                                           "reached): the lag pass needs the run from step 1")
+            return False
+        self.c_steps = self.ext["w_hi"][0]
+        band = max(abs(region.w_lo), abs(region.w_hi))
+        self.band = band
+        if lag_constant is None:
+            c = max(self.c_steps, band) * (1 + 2.0**-24)
+            c_lag = math.nextafter(c, math.inf)
+        else:
+            c_lag = float(lag_constant)
+        K, N = self.inst.K, self.inst.D - self.inst.K
+        q_lag = self.consts["q_min"] * (1 - arb(c_lag) * (arb(K) / N) ** 2)
+        self.c_lag, self.q_lag = c_lag, q_lag
+        bm.c_lag = c_lag
+        if not q_lag > 0:
+            self.why_not = (f"q_lag = q_min (1 - c_lag (K/(D-K))^2) > 0 is not certain: c_lag = {c_lag!r}, "
+                            f"(D-K)^2/K^2 = {N * N / (K * K)!r}")
+            return True   # the lag lemma is still decided; the D.18/D.19 forms are not
+        bm.q_lag = q_lag
+        return True
+
+    def _counterexample(self, name, lhs, rhs, quantity):
+        from rdyn.verification.proofs.iterate import digits
+
+        _, t, (C1, x, e, star, dx) = self.ext[name] if name != "T_star" else (None, self.T_star, self.at_T_star[2])
+        D, K = self.inst.D, self.inst.K
+        ratio = lhs / rhs
+        return {"step": t, "C1": digits(C1), "C2": digits(x * (D - K) / D), "C3": digits(x * K / D),
+                "p": digits(1 / (K + (D - K) * e)), "lhs": digits(lhs), "rhs": digits(rhs), "ratio": digits(ratio),
+                "ratio_radius": float(ratio.rad()), "quantity": quantity}
+
+    def _steps(self, key):
+        """(certified, refutation or None, margin) of statement ``key`` on the steps T* .. T0."""
+        from flint import arb
+
+        from rdyn.verification.proofs.balls import lower, upper
+
+        ext, c = self.ext, self.consts
+        if key == "D19.derived.lag":
+            c_lag = self.c_lag
+            if ext["w_lo"][0] > c_lag:
+                C1, x, e, star, _ = ext["w_lo"][2]
+                return False, self._counterexample("w_lo", abs(C1 / star - 1), c_lag * e * e * e, "C1"), None
+            return ext["w_hi"][0] < c_lag, None, (c_lag - ext["w_hi"][0]) / c_lag
+        q = self.q_lag
+        if key == "D19.derived.lower":
+            if ext["X_hi"][0] < lower(q):
+                C1, x, e, star, dx = ext["X_hi"][2]
+                return False, self._counterexample("X_hi", dx, q * c["eta_g2"] * e * e, "delta_C2_plus_C3"), None
+            return ext["X_lo"][0] > upper(q), None, float(lower((arb(ext["X_lo"][0]) - q) / q))
+        base_lo, base_hi, _ = self.at_T_star
+        N, K = arb(self.inst.D - self.inst.K), arb(self.inst.K)
+
+        def gap(e):       # 1/K - p
+            return N * e / (K * (K + N * e))
+
+        def bound(R):     # 1/K - p at e^-2 = R
+            return N / (K * (N + K * R.sqrt()))
+
+        if key == "D18.derived.lower":
+            slope = 2 * q * c["eta_g2"] / c["scale"]
+            if base_lo < 0 or ("lo_hi" in ext and ext["lo_hi"][0] < lower(slope)):
+                name = "T_star" if base_lo < 0 else "lo_hi"
+                e, t = (self.at_T_star[2][2], self.T_star) if name == "T_star" else (ext[name][2][2], ext[name][1])
+                return False, self._counterexample(name, gap(e), bound(self.R0 + slope * (t - self.T_star)),
+                                                   "one_over_K_minus_p"), None
+            ok = base_lo >= 0 and ("lo_lo" not in ext or ext["lo_lo"][0] > upper(slope))
+            return ok, None, (float(lower((arb(ext["lo_lo"][0]) - slope) / slope)) if "lo_lo" in ext else None)
+        if key == "D18.derived.upper":
+            slope = self.slope_hi
+            if base_hi < 0 or ("hi_lo" in ext and ext["hi_lo"][0] > upper(slope)):
+                name = "T_star" if base_hi < 0 else "hi_lo"
+                e, t = (self.at_T_star[2][2], self.T_star) if name == "T_star" else (ext[name][2][2], ext[name][1])
+                return False, self._counterexample(name, gap(e), bound(self.R0 + self.A1 + slope * (t - self.T_star)),
+                                                   "one_over_K_minus_p"), None
+            ok = base_hi > 0 and ("hi_hi" not in ext or ext["hi_hi"][0] < lower(slope))
+            return ok, None, (float(lower((slope - arb(ext["hi_hi"][0])) / slope)) if "hi_hi" in ext else None)
+        raise KeyError(key)
+
+    def constants_dict(self) -> dict:
+        """The constants the derived statements use, as certified numbers (floats: q_lag's lower end)."""
+        from rdyn.verification.proofs.balls import lower, upper
+
+        out = {"c_lag": self.c_lag, "c_lag_steps": self.c_steps,
+               "c_lag_band": self.band,
+               "q_min": [lower(self.consts["q_min"]), upper(self.consts["q_min"])]}
+        if self.q_lag is not None:
+            out["q_lag"] = [lower(self.q_lag), upper(self.q_lag)]
+        out["psi_star"] = [lower(self.consts["psi_star"]), upper(self.consts["psi_star"])]
+        out["psi_one"] = [lower(self.consts["psi_one"]), upper(self.consts["psi_one"])]
+        return out
+
+    def verdict(self, s, it, res, bm, main_region=None) -> StatementResult:
+        """The verdict of a derived statement ``s``: ``res`` is the branch and bound of its region
+        conditions, ``main_region`` the main region proof, which c_lag needs (its band)."""
+        if it.T_star is None or it.T0 is None or it.state_T0 is None:
+            return StatementResult(s, "undecided", reason=it.stopped or "T0 not reached")
+        if self.why_not is None and main_region is not None and not main_region.invariant:
+            return StatementResult(s, "undecided", reason=f"region: {main_region.reason or 'not invariant'}; c_lag "
+                                                          f"needs the invariant region's w-band")
+        if self.c_lag is None or not self.complete(it.T0) or self.T_star != it.T_star:
+            return StatementResult(s, "undecided", reason=self.why_not or "the lag pass did not run")
+        if s.key != "D19.derived.lag" and self.q_lag is None:
+            return StatementResult(s, "undecided", reason=self.why_not)
+        if s.key != "D19.derived.lag" and bm.q_lag is None:
+            return StatementResult(s, "undecided", reason=self.why_not)
+        ok, cx, margin = self._steps(s.key)
+        if cx is not None:
+            return StatementResult(s, "refuted", counterexample=cx)
+        if not ok:
+            return StatementResult(s, "undecided", reason=f"a certified enclosure straddles the bound at a step "
+                                                            f"between T* = {self.T_star} and T0 = {self.T0}")
+        if res is None or not res.invariant or not res.decided.get(s.region, False):
+            why = (res.reason if res is not None else None) or "region proof not run"
+            return StatementResult(s, "undecided", reason=f"region: {why}; holds at every step T* .. T0 = {self.T0}")
+        cert = {"T0": it.T0, "region": res.region.to_dict(), "boxes": res.boxes, "min_margin": margin,
+                "margin_on_region": res.margins.get(s.region), "region_condition": s.region,
+                "steps_checked": [self.T_star, self.T0], "constants": self.constants_dict(),
+                "seconds": round(it.seconds + res.seconds, 3)}
+        return StatementResult(s, "certified", certificate=cert)

@@ -17,6 +17,19 @@ subexpressions hoisted into ``prepare``)::
     g_prime(e, c)                                  d/de [A/(A+B) (1-Kp)/(Kp(Dp-1))] (Lemma D.12)
     f3(e, c)                                       F3 (Lemma D.13's C1 step)
     d8_printed(e, c) -> ((F4/p - F3)/K, F2_1 + p F1)   Lemma D.8's printed in-group coefficient
+
+and the direct form's step once more on outward-rounded float64 intervals
+(:func:`interval_direct_source`: the same sympy expressions printed by
+:func:`rdyn.derivations.codegen.emit_interval_ssa`, run compiled by
+:mod:`rdyn.reduced_dynamics.certified.interval_direct`)::
+
+    prepare(sK, sN, eta, M, kappa, s0) -> c        on arb balls (enclosed in floats by the caller)
+    direct_step(C1, x, c) -> (C1', x', Delta x, e, alpha - 1, beta)   every argument and result a
+                                                   (lo, hi) pair, C1 > 0 branch
+    direct_jacobian(C1, x, c) -> (dC1'/dC1, dC1'/dx, dDelta x/dC1, dDelta x/dx, d(alpha - 1)/dx, dbeta/dx)
+                                                   the step's Jacobian (dx'/dx = 1 + dDelta x/dx) and the
+                                                   by-products' x-derivatives (sympy derivatives in e,
+                                                   times de/dx = -e/scale)
 """
 from __future__ import annotations
 
@@ -87,6 +100,51 @@ def _source(activation: str, scale: str) -> str:
         function("def d8_printed(e, c):", list(r.d8_printed)),
     ]
     return pool.source("prepare", "sK, sN, eta, M, kappa, s0") + "\n" + "\n".join(functions)
+
+
+def _interval_direct_source(activation: str, scale: str) -> str:
+    from rdyn.derivations import codegen
+
+    r = sy.reduced(activation, scale)
+    pool = codegen.ConstantPool(sy.VARIABLES)
+    ep = pool.hoist(-1 / r.scale_expr)
+    a1 = sp.simplify(r.alpha - 1)
+    e_x = sy.e * (-1 / r.scale_expr)          # de/dx
+    jacobian = [sp.diff(sy.C1 * a1 + r.beta, sy.e) * e_x, sp.diff(r.dx, sy.C1), sp.diff(r.dx, sy.e) * e_x]
+
+    def function(header, exprs, tail):
+        hoisted = [pool.hoist(ex) for ex in exprs]
+        names = {sy.C1: "C1", sy.x: "x", sy.e: "e"}
+        used = set()
+        for ex in hoisted + [ep]:
+            used |= {s_ for s_ in ex.free_symbols if s_.name.startswith("c[")}
+        loads = []
+        for s_ in sorted(used, key=lambda s_: int(s_.name[2:-1])):
+            i = int(s_.name[2:-1])
+            names[s_] = f"_c{i}"
+            loads.append(f"    _c{i} = (c[{i}, 0], c[{i}, 1])")
+        body, outs = codegen.emit_interval_ssa(hoisted, names)
+        return "\n".join([header, *loads, f"    e = iexp(imul(x, {names[ep]}))", *body, tail(*outs)]) + "\n"
+
+    step = function("def direct_step(C1, x, c):", [a1, r.beta, r.dx],
+                    lambda a, b, d: f"    return (iadd(imul(C1, iadd((1.0, 1.0), {a})), {b}), iadd(x, {d}), {d}, e, {a}, {b})")
+    jacobian += [sp.diff(a1, sy.e) * e_x, sp.diff(r.beta, sy.e) * e_x]
+    jac = function("def direct_jacobian(C1, x, c):", [a1] + jacobian,
+                   lambda a, j12, j21, j22, ax, bx: f"    return (iadd((1.0, 1.0), {a}), {j12}, {j21}, {j22}, {ax}, {bx})")
+    return pool.source("prepare", "sK, sN, eta, M, kappa, s0") + "\n" + step + "\n" + jac
+
+
+@lru_cache(maxsize=None)
+def interval_direct_source(activation: str, scale: str) -> str:
+    """The direct form's step on float64 intervals (module docstring): ``prepare`` (arb),
+    ``direct_step`` and ``direct_jacobian``, one interval operation a line, from the expressions of
+    :func:`source`'s ``advance`` (``alpha - 1``, ``beta``, ``Delta x`` of
+    :func:`rdyn.verification.proofs.symbolic.reduced`, ``e = exp(-x/scale)``;
+    ``C1' = C1 (1 + (alpha - 1)) + beta``, ``x' = x + Delta x``) and their sympy derivatives."""
+    from rdyn.reduced_dynamics.runs import kernel_cache
+
+    return kernel_cache.cached_source("proofs_model_a_interval", (activation, scale, _generator_fingerprint()),
+                                      lambda: _interval_direct_source(activation, scale))
 
 
 def _c1_zero_branch(activation: str, scale: str) -> sp.Expr:

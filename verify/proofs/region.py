@@ -34,6 +34,13 @@ Region conditions (normalised by eta g2):
                     v = 2 u, psi(v) = (exp(v) - 1)/v = 1 + v chi(v), chi in [1/2, exp(v)/2]; the condition
                     (eta g2 - X)/e^m - X^2 (2 e^(2-m)/scale) chi >= 0
   increment_lower   e^-2 grows by at least 2 q_min g2 eta/scale per step: implied by dx_lower (psi >= 1)
+  lag               (c_lag - |w|)/c_lag >= 0               the lag lemma |C1/C1* - 1| <= c_lag e^3 (c_lag set by
+                                                          the engine before the proof: :attr:`BoxMap.c_lag`)
+  dx_lower_qlag     (X - q_lag eta g2)/(eta g2) >= 0       Lemma D.19 derived, q_lag = q_min (1 - c_lag (K/N)^2)
+  increment_lower_qlag  the same: e^-2 grows by at least 2 q_lag eta g2/scale per step (psi >= 1)
+  increment_upper_psi   e^-2 grows by at most (2 eta g2/scale) psi_* per step, psi_* = psi(2 eta g2 (K/N)^2/scale):
+                    (eta g2 psi_* - X psi(v))/(eta g2) >= 0, v = 2 e^2 X/scale, psi(v) = 1 + v chi(v), evaluated
+                    as (psi_* - 1) + e^m slack_upper/(eta g2) - X v chi/(eta g2) (no cancellation at e = 0)
   band_lower        1 + w e^3 - 0.95 >= 0                 C1 >= 0.95 C1* (Lemma D.17's band; not normalised)
   band_upper        4 pi - w e^3 >= 0                     C1 <= (4 pi + 1) C1*
   d5_upper          4/5 (A/F3)(K + N e)/(K (1 - e)) - w e^2 >= 0   Lemma D.5 (divided by e C1*; e_top < 1)
@@ -67,6 +74,7 @@ from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 
 CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_lower_lag", "dx_printed_lower", "dx_printed_upper",
               "increment_upper", "increment_lower", "band_lower", "band_upper", "d5_upper", "d15_lower",
+              "lag", "dx_lower_qlag", "increment_lower_qlag", "increment_upper_psi",
               "c1_positive", "d4_upper", "monotone", "dp_lower", "dp_upper", "dx_increment", "d10_vacuous",
               "d10_corrected", "d11", "d12", "d16", "d15_step")
 BLOCK_CONDITIONS = frozenset({"c1_positive", "d4_upper", "monotone", "dp_lower", "dp_upper", "dx_increment",
@@ -117,6 +125,9 @@ class BoxMap:
         self.arb = arb
         self.D = consts["K"] + consts["N"]
         self.d9_increment = consts.get("d9_increment")
+        self.psi_star = consts.get("psi_star")   # psi(2 eta g2 (K/N)^2/scale) (ball)
+        self.c_lag = None                     # the lag lemma's constant (float) and q_lag (ball): set by the
+        self.q_lag = None                     # engine once the band is chosen (conditions lag, *_qlag)
         self.e_c = consts.get("e_c")          # (lo, hi) floats: the enclosure of C1*'s turning point, or None
         if self.e_c is not None and not (k.star_prime(arb(self.e_c[0]), c) > 0 > k.star_prime(arb(self.e_c[1]), c)):
             self.e_c = None                   # not an enclosure of a sign change: Lemma D.10 corrected undecided
@@ -166,6 +177,15 @@ class BoxMap:
             return (X - self.qmin * eg2) / eg2
         if cond == "dx_lower_lag":      # factor 1 - |C1/C1* - 1|/e = 1 - |w| e^2
             return (X - self.qmin * eg2 * (1 - abs(W) * E * E)) / eg2
+        if cond == "lag":               # |C1/C1* - 1| <= c_lag e^3
+            return (self.arb(self.c_lag) - abs(W)) / self.c_lag
+        if cond in ("dx_lower_qlag", "increment_lower_qlag"):
+            return (X - self.q_lag * eg2) / eg2
+        if cond == "increment_upper_psi":   # (2 X/scale) psi(2 e^2 X/scale) <= (2 eta g2/scale) psi_*, as
+            v = 2 * E * E * X / self.scale  # (psi_* - 1) + e^m (eta g2 - X)/(e^m eta g2) - X v chi/(eta g2)
+            chi = hull(self.arb(1) / 2, v.exp() / 2)
+            em = E if self.m == 1 else E * E
+            return (self.psi_star - 1) + em * self.k.slack_upper(E, W, Bz, self.c) / eg2 - X * v * chi / eg2
         if cond == "dx_lower_factor":   # factor 1 - |C1/C1* - 1| = 1 - |w| e^3
             return (X - self.qmin * eg2 * (1 - abs(W) * E * E * E)) / eg2
         if cond == "dx_printed_lower":

@@ -6,7 +6,12 @@ Notation: ``x = C2 + C3``, ``e = exp(-x/scale)``, ``N = D - K``, ``Delta x(T) = 
 ``gap = 1/K - p = N e/(K (K + N e))`` (exact), ``g2`` the late-phase constant
 (``M/K^3`` identity, ``M (1+kappa^2)/(2K^3)`` Leaky ReLU, ReLU at kappa = 0; times ``sqrt(D)``
 with logits/sqrtD), ``q_min = q(K/(D-K))`` the increment ratio at ``p = 1/(2K)``,
-``R+(T) = (N/K)^2 + 2 g2 eta (T - T* + 1)/scale``, ``R-(T) = (N/K)^2 + 2 q_min g2 eta (T - T* - 1)/scale``.
+``R+(T) = (N/K)^2 + 2 g2 eta (T - T* + 1)/scale``, ``R-(T) = (N/K)^2 + 2 q_min g2 eta (T - T* - 1)/scale``
+(the superseded D.18 forms); ``w = (C1/C1* - 1)/e^3``, ``c_lag`` the certified bound of ``|w|`` for
+``T >= T*`` (the lag lemma), ``q_lag = q_min (1 - c_lag (K/N)^2)``, ``psi(v) = (exp(v) - 1)/v``,
+``R_lo(T) = (N/K)^2 + 2 q_lag eta g2 (T - T*)/scale``, ``R_hi(T) = (N/K)^2 + (2 eta g2/scale)(psi(2 eta g2/scale)
++ psi(2 eta g2 (K/N)^2/scale) (T - T*))`` (the derived D.18 forms,
+:mod:`rdyn.derivations.model_a.late_phase_bounds`).
 
 Each statement is ``lhs <= rhs`` (``relation = "le"``) or ``lhs >= rhs`` (``"ge"``) at every step
 of its window (``T >= T* + offset`` for ``after_T_star``). Statements about one step ``t -> t+1``
@@ -31,7 +36,9 @@ class Statement:
     offset: int       # holds for T >= T* + offset (window "after_T_star")
     region: str | None  # the region condition that carries it past T0 (None: no region argument)
     window: str = "after_T_star"   # "after_T_star", "after_t1" (t >= t1), "after_1" (t >= 1 with Dp > 1),
-    #                                "from_1" (t >= 1), "from_2" (t >= 2), "until_t1" (t <= t1), "before_t1" (t < t1)
+    #                                "from_1" (t >= 1), "from_2" (t >= 2), "until_t1" (t <= t1), "before_t1" (t < t1),
+    #                                "observed" (T >= T*: decided from the states T* .. T0 the engine observes, then
+    #                                the region; docs/proofs.md, "Derived late-phase bounds")
 
 
 STATEMENTS: tuple[Statement, ...] = (
@@ -54,23 +61,31 @@ STATEMENTS: tuple[Statement, ...] = (
               "p(T) <= 1/K - D (D-K)/(2 e eta K M (T - T*)) for T > T* (e = exp(1)), i.e. "
               "1/K - p(T) >= D (D-K)/(2 e eta K M (T - T*))",
               "one_over_K_minus_p", "ge", 1, None),
-    Statement("D18.corrected.lower", "Lemma D.18", "corrected", "lower",
-              "p(T) >= 1/K - (D-K)/(K (D-K + K sqrt(R-(T)))) for T >= T* + 1, i.e. "
-              "1/K - p(T) <= (D-K)/(K (D-K + K sqrt(R-(T))))",
-              "one_over_K_minus_p", "le", 1, "increment_lower"),
-    Statement("D18.corrected.upper", "Lemma D.18", "corrected", "upper",
-              "p(T) <= 1/K - (D-K)/(K (D-K + K sqrt(R+(T)))) for T >= T* + 1, i.e. "
-              "1/K - p(T) >= (D-K)/(K (D-K + K sqrt(R+(T))))",
-              "one_over_K_minus_p", "ge", 1, "increment_upper"),
+    Statement("D18.derived.lower", "Lemma D.18", "corrected", "lower",
+              "p(T) >= 1/K - (D-K)/(K (D-K + K sqrt(R_lo(T)))) for T >= T*, i.e. 1/K - p(T) <= "
+              "(D-K)/(K (D-K + K sqrt(R_lo(T)))), R_lo(T) = (N/K)^2 + 2 q_lag eta g2 (T - T*)/scale (the corrected "
+              "D.19 lower side summed from T*: exp(y) >= 1 + y)",
+              "one_over_K_minus_p", "le", 0, "increment_lower_qlag", "observed"),
+    Statement("D18.derived.upper", "Lemma D.18", "corrected", "upper",
+              "p(T) <= 1/K - (D-K)/(K (D-K + K sqrt(R_hi(T)))) for T >= T*, i.e. 1/K - p(T) >= "
+              "(D-K)/(K (D-K + K sqrt(R_hi(T)))), R_hi(T) = (N/K)^2 + (2 eta g2/scale) (psi(2 eta g2/scale) + "
+              "psi(v_*) (T - T*)), v_* = 2 eta g2 (K/N)^2/scale, psi(v) = (exp(v) - 1)/v (the corrected D.19 upper "
+              "side summed from T* - 1, e(T* - 1) > K/N)",
+              "one_over_K_minus_p", "ge", 0, "increment_upper_psi", "observed"),
     Statement("D19.printed.lower", "Lemma D.19", "printed", "lower",
               "Delta(C2+C3) >= eta M/(200 K^3 D^3) exp(-2(C2+C3)/D) for T >= T*",
               "delta_C2_plus_C3", "ge", 0, "dx_printed_lower"),
     Statement("D19.printed.upper", "Lemma D.19", "printed", "upper",
               "Delta(C2+C3) <= eta 8 pi M/(K^3 D^3) exp(-2(C2+C3)/D) for T >= T*",
               "delta_C2_plus_C3", "le", 0, "dx_printed_upper"),
-    Statement("D19.corrected.lower", "Lemma D.19", "corrected", "lower",
-              "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) (1 - exp((C2+C3)/scale) |C1(T)/C1*(T) - 1|) "
-              "for T >= T*", "delta_C2_plus_C3", "ge", 0, "dx_lower_lag"),
+    Statement("D19.derived.lag", "Lemma D.19", "corrected", None,
+              "|C1(T)/C1*(T) - 1| <= c_lag exp(-3(C2+C3)/scale) for T >= T* (the lag lemma; c_lag certified: the "
+              "largest |w| = |C1/C1* - 1| e^-3 over the steps T* .. T0 and over the invariant region)",
+              "C1", "le", 0, "lag", "observed"),
+    Statement("D19.derived.lower", "Lemma D.19", "corrected", "lower",
+              "Delta(C2+C3) >= q_lag eta g2 exp(-2(C2+C3)/scale) for T >= T*, q_lag = q_min (1 - c_lag (K/(D-K))^2) "
+              "(the lag factor 1 - exp((C2+C3)/scale) |C1/C1* - 1| >= 1 - c_lag e^2 >= 1 - c_lag (K/(D-K))^2)",
+              "delta_C2_plus_C3", "ge", 0, "dx_lower_qlag", "observed"),
     Statement("D19.corrected.upper", "Lemma D.19", "corrected", "upper",
               "Delta(C2+C3) <= eta g2 exp(-2(C2+C3)/scale) for T >= T*",
               "delta_C2_plus_C3", "le", 0, "dx_upper"),
@@ -131,12 +146,24 @@ STATEMENTS = STATEMENTS + (
 PAIR = frozenset({"D9.printed.lower", "D9.printed.upper", "D10.corrected", "D11.printed", "D12.printed",
                   "D13.printed.step", "D16.printed"})
 
-# The correction of Lemma D.19's lower side as first stated (no lag factor): false at T* for
-# some instances (the derivation assumed C1 = C1*); decided and reported apart ("superseded").
-# The second restatement (lag factor 1 - |C1/C1* - 1|) is false at T* when D >= 6K or so (the proof
-# sweep, docs/proofs.md): the relative sensitivity of Delta(C2+C3) to C1 near the slow manifold is
-# about -1/e = -exp((C2+C3)/scale), not -1; the statement above carries that factor.
+# Earlier corrections, replaced by the derived forms above; decided and reported apart ("superseded").
+# D18.corrected.*: R+-(T) with an ad-hoc step of delay (module docstring), certified per instance but not
+# derived from D.19. D19.corrected.lower: the lag factor 1 - exp((C2+C3)/scale) |C1/C1* - 1| (state-dependent;
+# the lag lemma bounds it). D19.corrected.lower.superseded: no lag factor (false at T* for some instances: the
+# derivation assumed C1 = C1*). D19.corrected.lower.lag1: the factor 1 - |C1/C1* - 1| (false at T* when D >= 6K
+# or so: the relative sensitivity of Delta(C2+C3) to C1 is about -exp((C2+C3)/scale), not -1).
 SUPERSEDED: tuple[Statement, ...] = (
+    Statement("D18.corrected.lower", "Lemma D.18", "corrected", "lower",
+              "p(T) >= 1/K - (D-K)/(K (D-K + K sqrt(R-(T)))) for T >= T* + 1, i.e. "
+              "1/K - p(T) <= (D-K)/(K (D-K + K sqrt(R-(T))))",
+              "one_over_K_minus_p", "le", 1, "increment_lower"),
+    Statement("D18.corrected.upper", "Lemma D.18", "corrected", "upper",
+              "p(T) <= 1/K - (D-K)/(K (D-K + K sqrt(R+(T)))) for T >= T* + 1, i.e. "
+              "1/K - p(T) >= (D-K)/(K (D-K + K sqrt(R+(T))))",
+              "one_over_K_minus_p", "ge", 1, "increment_upper"),
+    Statement("D19.corrected.lower", "Lemma D.19", "corrected", "lower",
+              "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) (1 - exp((C2+C3)/scale) |C1(T)/C1*(T) - 1|) "
+              "for T >= T*", "delta_C2_plus_C3", "ge", 0, "dx_lower_lag"),
     Statement("D19.corrected.lower.superseded", "Lemma D.19", "corrected", "lower",
               "Delta(C2+C3) >= q_min eta g2 exp(-2(C2+C3)/scale) for T >= T* (first correction, without "
               "the factor 1 - |C1/C1* - 1|)", "delta_C2_plus_C3", "ge", 0, "dx_lower"),

@@ -101,7 +101,8 @@ def reduced(activation: str, scale: str = "D") -> Reduced:
     dx = sp.simplify((c2n - ma.C2) * (sK**2 + sN**2) / sN**2)
     assert ma.C2 not in dx.free_symbols
     # C1* is the fixed point of the C1 update
-    assert sp.simplify(alpha * star + beta - star) == 0, "C1* is not the fixed point of C1'"
+    if not _is_zero(alpha * star + beta - star):
+        raise ArithmeticError("C1* is not the fixed point of C1'")
     atans = (dx.atoms(sp.atan) | star.atoms(sp.atan) | alpha.atoms(sp.atan) | beta.atoms(sp.atan))
     coefficient = None
     if atans:
@@ -167,7 +168,7 @@ def a_over_f3(activation: str) -> sp.Expr:
     ratio = sp.simplify(ratio.subs(p, 1 / (Ks + Ns * e)))
     ratio = ratio.subs({Ks: sK**2, Ns: sN**2, g.kappa: kappa})
     ratio = sp.powsimp(sp.powdenest(ratio, force=True), force=True)
-    ratio = ratio.replace(lambda z: isinstance(z, sp.acos), lambda z: sp.atan(sN * e / sK))
+    ratio = ratio.replace(lambda z: isinstance(z, sp.acos), _acos_as_atan)
     assert not ratio.atoms(sp.acos), ratio
     return sp.simplify(ratio)
 
@@ -184,20 +185,74 @@ def _in_e(expr: sp.Expr) -> sp.Expr:
     out = out.subs({ma.K: sK**2, ma.N: sN**2, g.kappa: kappa})
     out = out.replace(lambda z: isinstance(z, sp.Abs), _abs_nonneg)
     out = sp.powsimp(sp.powdenest(sp.simplify(out), force=True), force=True)
-    out = out.replace(lambda z: isinstance(z, sp.acos), lambda z: sp.atan(sN * e / sK))
+    out = out.replace(lambda z: isinstance(z, sp.acos), _acos_as_atan)
     assert not out.atoms(sp.acos) and not out.atoms(sp.Abs), out
     return sp.simplify(out)
 
 
+# the domain of the rewrites below: 0 <= e <= 1, sK = sqrt(K) >= 0, sN = sqrt(D - K) >= 0 (exact box tests)
+DOMAIN = {e: (0, 1), sK: (0, None), sN: (0, None)}
+
+
+def _nonnegative(expr: sp.Expr) -> bool:
+    """``expr >= 0`` wherever it is defined on :data:`DOMAIN`, for a rational function of (e, sK, sN): exact
+    (coefficient signs after the box substitution, :func:`rdyn.derivations.model_a.tstar_law.box_nonnegative`);
+    False when the test cannot show it."""
+    from rdyn.derivations.model_a.tstar_law import box_nonnegative
+
+    if expr.free_symbols - set(DOMAIN):
+        return False
+    try:
+        return box_nonnegative(expr, DOMAIN)
+    except (sp.PolynomialError, sp.GeneratorsNeeded):
+        return False
+
+
 def _abs_nonneg(z):
-    """|f(e)| for an f that is >= 0 or <= 0 for every e in [0, 1] (decided at e = 1/2)."""
+    """|f| for a rational function f of (e, sK, sN) of one sign on :data:`DOMAIN`, decided exactly: f >= 0 or
+    -f >= 0 there by :func:`_nonnegative` (never at a sample point); otherwise ArithmeticError."""
     inner = z.args[0]
-    probe = inner.subs({e: sp.Rational(1, 2), sK: 1, sN: 1})
-    if probe.is_nonnegative:
+    if _nonnegative(inner):
         return inner
-    if probe.is_nonpositive:
+    if _nonnegative(-inner):
         return -inner
-    raise ArithmeticError(f"sign of {inner} not decided")
+    raise ArithmeticError(f"sign of {inner} not decided on 0 <= e <= 1")
+
+
+def _positive_factors(y: sp.Expr) -> bool:
+    """Every factor of ``y`` is >= 0 on :data:`DOMAIN`: positive numbers and symbols, ``Abs``, and powers whose
+    base is shown >= 0 exactly (principal square roots and odd powers; even integer powers are >= 0 as they are)."""
+    for factor in sp.Mul.make_args(y):
+        if factor.is_Number:
+            if not factor > 0:
+                return False
+        elif factor.is_Symbol:
+            if not factor.is_positive:
+                return False
+        elif isinstance(factor, sp.Abs):
+            continue
+        elif factor.is_Pow and factor.exp.is_Rational:
+            if not (factor.exp.is_Integer and factor.exp % 2 == 0) and not _nonnegative(factor.base):
+                return False
+        elif not _nonnegative(factor):
+            return False
+    return True
+
+
+def _acos_as_atan(z):
+    """``acos(y) = atan(sN e/sK)`` when ``y = sK/sqrt(sK^2 + sN^2 e^2)`` on :data:`DOMAIN`, checked exactly: ``y^2``
+    minus that square cancels to 0 and every factor of y is >= 0 (so y is that positive root, in (0, 1]),
+    whence ``acos(y) = atan(sqrt(1 - y^2)/y) = atan(sN |e|/sK)`` and e >= 0. Otherwise ArithmeticError."""
+    y = z.args[0]
+    target = sK**2 / (sK**2 + sN**2 * e**2)
+    if sp.cancel(sp.together(sp.expand(y**2) - target)) != 0 or not _positive_factors(y):
+        raise ArithmeticError(f"acos({y}) is not atan(sN e/sK) on 0 <= e <= 1")
+    return sp.atan(sN * e / sK)
+
+
+def _is_zero(expr: sp.Expr) -> bool:
+    """``expr == 0`` identically, exactly (``cancel``, atoms as generators; no numeric probe)."""
+    return sp.cancel(sp.together(sp.expand(expr))) == 0
 
 
 @lru_cache(maxsize=None)

@@ -1,6 +1,7 @@
-"""Lemma D.17's law for the identity, proved (rdyn.derivations.model_a.tstar_law): every obligation holds, the
-positivity tests refuse false claims, the derived pieces have the values a hand computation gives, and the
-explicit bounds contain the gradient flow's tau_star computed independently (Radau, and mpmath at 30 digits)."""
+"""Lemma D.17's law for the identity (rdyn.derivations.model_a.tstar_law): every obligation holds, the positivity tests
+refuse false claims, the derived pieces have the values a hand computation gives, the explicit bounds contain
+the gradient flow's tau_star computed independently (Radau, and mpmath at 30 digits), and the law is not
+`proved` while a step is unchecked or an obligation is a sympy limit (a mutated obligation fails)."""
 import math
 
 import pytest
@@ -16,8 +17,11 @@ x, sigma = tl.x, tl.sigma
 @pytest.mark.parametrize("scale", tl.SCALES)
 def test_every_obligation_holds(scale):
     law = tl.prove(scale)
-    assert law.proved, [o.name for o in law.obligations if not o.holds]
+    assert law.checked, [o.name for o in law.obligations if not o.holds]
+    assert not law.proved
     assert len(law.obligations) == 21
+    assert [o.name for o in law.obligations if o.method == "sympy_limit"] == ["hypothesis_eventually",
+                                                                             "leading_order", "no_I1"]
     assert law.limits == {"tau_lo": K / v, "tau_lo_I1": 0, "tau_hi": K / v, "tau_hi_I1": 0}
 
 
@@ -98,18 +102,42 @@ def test_obligations_are_recomputed_not_looked_up():
     assert tl.nonnegative_on(tl.CONSTANTS["Xi"] - sp.cancel(tl.XI * tl.W_BAR), x, 0)
 
 
-def test_ledger_basis_and_erratum_name_the_proved_part():
-    """With the identity's proof check alone, the D.17 correction stays `sampled` with the identity's proof in
-    its basis, and the erratum line says so; with the ReLU/Leaky ReLU proof check too it is `proved` and
-    its basis names both proofs (tests/derivations/model_a/test_tstar_law_relu.py); without either, no proved part."""
-    from rdyn.verification.claims import errata_writer, strength
+def test_proved_needs_every_step_checked_exactly():
+    """``proved`` is False while a step is unchecked, an obligation is a sympy limit, or one fails; with every
+    step exact and none unchecked it would be True (the mutations below)."""
+    import dataclasses
 
-    ids = ["A.errata.Tstar", "A.errata.Tstar.identity_proof"]
-    s, basis = strength.of_correction("A", "Lemma D.17", ids)
-    assert s == "sampled" and basis["proved_part"]["activation"] == "identity"
-    assert basis["proved_part"]["logit_scales"] == ["D", "sqrtD"] and "relu_proof" in basis["not_proved"]
-    assert "proved_part" not in strength.of_correction("A", "Lemma D.17", ["A.errata.Tstar"])[1]
-    fix = {"statement": "law", "relation": "asymptotic", "limit": "D->oo", "verdict": "pass", "strength": s,
-           "strength_basis": basis}
-    line, _ = errata_writer._correction_lines({"correction": fix, "formulas": []})
-    assert line.endswith("strength: sampled (proved for the identity activation: rdyn.derivations.model_a.tstar_law)]")
+    exact = tl.Obligation("a", "a holds", True)
+    limit = tl.Obligation("b", "a limit", True, "sympy_limit")
+
+    @dataclasses.dataclass(frozen=True)
+    class Law(tl._Proof):
+        obligations: tuple
+        unchecked_steps: tuple = ()
+
+    assert Law((exact,)).proved and Law((exact,)).checked
+    assert not Law((exact, limit)).proved and Law((exact, limit)).checked
+    assert not Law((exact,), tl.UNCHECKED_STEPS).proved
+    assert not Law((dataclasses.replace(exact, holds=False),)).checked
+    assert [name for name, _ in tl.UNCHECKED_STEPS] == ["flow_limit", "band_invariance", "transient",
+                                                        "time_bounds", "limits", "threshold_D0"]
+    with pytest.raises(ValueError, match="method"):
+        tl._Obligations().claim("c", "text", True, "by inspection")
+
+
+@pytest.mark.parametrize("scale,D_value,K_value,j_error,lead_error", [
+    ("D", 8, 2, -1.4e-3, -0.384), ("D", 12, 3, -2.8e-4, -0.383), ("D", 50, 3, -4.6e-6, -0.258),
+    ("sqrtD", 8, 2, -1.1e-2, -0.390), ("sqrtD", 12, 3, -3.3e-3, -0.385), ("sqrtD", 50, 3, -2.3e-4, -0.258)])
+def test_exact_integral_J_against_the_flow(scale, D_value, K_value, j_error, lead_error):
+    """The accuracy the D.17 erratum states (verify/claims/errata.py): J/tau_star - 1 and the leading term's
+    D^a (D-K)^2 K/v over tau_star, minus 1, with tau_star from the float64 flow (Radau), v = 1."""
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
+    from rdyn.reduced_dynamics.model_a.limits.flow import phase_limits
+
+    law = tl.prove(scale)
+    values = {D: D_value, K: K_value, v: 1}
+    J = float(law.J.subs(values))
+    lead = float((law.leading * K / v).subs(values))
+    tau = float(phase_limits(TeacherConfig(D_value, K_value, "identity", logit_scale=scale), "flow").tau_star)
+    assert J / tau - 1 == pytest.approx(j_error, rel=0.05)
+    assert lead / tau - 1 == pytest.approx(lead_error, abs=0.001)

@@ -781,7 +781,7 @@ def test_issue_32_claims_says_how_long(capsys, monkeypatch):
     monkeypatch.setattr(ledger_module, "evaluate", stop)
     with pytest.raises(Stop):
         run_main(capsys, ["claims", "--paper", "B"])
-    assert capsys.readouterr().err.startswith("rdyn claims: about 40 s (the quick checks of paper B)")
+    assert capsys.readouterr().err.startswith("rdyn claims: about 55 s (the quick checks of paper B)")
     assert claims_estimate(None, True).line() == ("rdyn claims: about 13 min (the full-size checks "
                                                   "of both papers)")
 

@@ -224,3 +224,40 @@ def test_ln_loss_has_no_cancellation_at_large_gamma():
             lo = rule.mean(mb.ln_terms(rule, g)[0])
             ref = rule_mp.mean(mb.ln_terms(rule_mp, mpmath.mpf(g))[0])
             assert abs(lo - ref) <= 1e-14 * abs(ref)
+
+
+def test_theta_rule_nodes_are_those_of_a_fresh_gauss_legendre_object():
+    """The theta rule at dps reuses one mpmath Gauss-Legendre object (its node cache): the
+    rule built twice, and its weights, are what a fresh object's nodes give, bit for bit."""
+    from rdyn.reduced_dynamics.model_b import exact as ex
+
+    first = ex.exact_rule((3, 1, 1), 25)
+    again = ex.exact_rule((3, 1, 1), 25)
+    assert [v._mpf_ for v in first.weights] == [v._mpf_ for v in again.weights]
+    degree = {3 * 2 ** (m - 1): m for m in range(1, 12)}[first.nodes]
+    with mpmath.workdps(35):
+        fresh = mpmath.calculus.quadrature.GaussLegendre(mpmath.mp)
+        pts = fresh.get_nodes(mpmath.mpf(0), mpmath.pi / 2, degree, mpmath.mp.prec)
+        k, d = 1, 3   # the top level 3 once, d = 3
+        norm = mpmath.beta(mpmath.mpf(k) / 2, mpmath.mpf(d - k) / 2)
+        want = [w * 2 * mpmath.sin(th) ** (k - 1) * mpmath.cos(th) ** (d - k - 1) / norm for th, w in pts]
+        masses = [mpmath.sin(th) ** 2 for th, _ in pts]
+    assert [v._mpf_ for v in first.weights] == [v._mpf_ for v in want]
+    assert [v._mpf_ for v in first.masses[:, 0]] == [v._mpf_ for v in masses]
+
+
+@pytest.mark.parametrize("degree, prec", [(2, 60), (4, 87), (6, 136)])
+def test_gmpy_gauss_legendre_nodes_are_mpmaths_bit_for_bit(degree, prec):
+    from rdyn.reduced_dynamics.model_b.exact import _GmpyGaussLegendre
+
+    mpmath_rule = mpmath.calculus.quadrature.GaussLegendre(mpmath.mp)
+    gmpy_rule = _GmpyGaussLegendre(mpmath.mp)
+    with mpmath.workprec(prec + 20):   # as get_nodes calls it
+        want = mpmath_rule.calc_nodes(degree, prec)
+        got = gmpy_rule.calc_nodes(degree, prec)
+    assert len(got) == len(want) == 3 * 2 ** (degree - 1)
+    assert [(x._mpf_, w._mpf_) for x, w in got] == [(x._mpf_, w._mpf_) for x, w in want]
+    with mpmath.workprec(prec + 20):   # and on [0, pi/2], as the theta rule uses them
+        want = mpmath_rule.get_nodes(mpmath.mpf(0), mpmath.pi / 2, degree, prec)
+        got = gmpy_rule.get_nodes(mpmath.mpf(0), mpmath.pi / 2, degree, prec)
+    assert [(x._mpf_, w._mpf_) for x, w in got] == [(x._mpf_, w._mpf_) for x, w in want]

@@ -36,6 +36,10 @@ def _by(report, label, form, side, superseded=False):
     return next(r for r in rows if (r["label"], r["form"], r["side"]) == (label, form, side))
 
 
+def _key(report, key):
+    return next(r for r in report["statements"] + report["superseded"] if r["key"] == key)
+
+
 @pytest.mark.parametrize("activation,scale", [("identity", "D"), ("relu", "D"), ("relu", "sqrtD")])
 def test_reduction_matches_late_phase_constants(activation, scale):
     """eta g2 read off the reduced map at e = 0 equals the late-phase g2 of
@@ -111,6 +115,7 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
         ("Lemma D.18", "corrected", "lower"): "certified", ("Lemma D.18", "corrected", "upper"): "certified",
         ("Lemma D.19", "printed", "lower"): "certified", ("Lemma D.19", "printed", "upper"): "refuted",
         ("Lemma D.19", "corrected", "lower"): "certified", ("Lemma D.19", "corrected", "upper"): "certified",
+        ("Lemma D.19", "corrected", None): "certified",
         ("Lemma D.4", "printed", "lower"): "certified", ("Lemma D.4", "printed", "upper"): "certified",
         ("Lemma D.8", "printed", None): "refuted", ("Lemma D.8", "corrected", None): "certified",
         ("Lemma D.9", "printed", "lower"): "certified", ("Lemma D.9", "printed", "upper"): "certified",
@@ -148,158 +153,34 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
     assert cx["step"] == 280661 and cx["ratio"].startswith("1.00000352576617096548272802440295577")
     cx = _by(r, "Lemma D.18", "printed", "upper")["counterexample"]
     assert cx["step"] == 156932 and cx["ratio"].startswith("0.00111863168039541458692179203893906")
-    sup = _by(r, "Lemma D.19", "corrected", "lower", superseded=True)
+    sup = _key(r, "D19.corrected.lower.superseded")
     assert sup["verdict"] == "refuted" and sup["counterexample"]["step"] == 156931
     assert sup["counterexample"]["ratio"].startswith("0.99998982639171250410641529754143888")
-    for (label, side), margin, region_margin in (
-            (("Lemma D.18", "lower"), 2.51815240768156e-06, 0.0013296735123731194),   # R- from T - T* - 1
-            (("Lemma D.18", "upper"), 8.912853920234985e-06, 0.06781369261443614),
-            (("Lemma D.19", "lower"), 5.302835828852719e-05, 0.0012275588815100489),   # factor 1 - |w| e^2
-            (("Lemma D.19", "upper"), 0.6287012492000064, 0.06784238107502459)):
-        cert = _by(r, label, "corrected", side)["certificate"]
+    # the superseded corrections (R+- with a step of delay, the state-dependent lag factor): still certified
+    for key, margin, region_margin in (
+            ("D18.corrected.lower", 2.51815240768156e-06, 0.0013296735123731194),   # R- from T - T* - 1
+            ("D18.corrected.upper", 8.912853920234985e-06, 0.06781369261443614),
+            ("D19.corrected.lower", 5.302835828852719e-05, 0.0012275588815100489),   # factor 1 - |w| e^2
+            ("D19.corrected.upper", 0.6287012492000064, 0.06784238107502459)):
+        cert = _key(r, key)["certificate"]
         assert cert["T0"] == 158500 and cert["boxes"] == 2423   # every condition of the region proof, new ones included
         assert cert["min_margin"] == pytest.approx(margin, rel=1e-9)
         assert cert["margin_on_region"] == pytest.approx(region_margin, rel=1e-9)
         assert cert["region"]["e"][0] == 0.0 and 0 < cert["region"]["e"][1] < 0.5
-
-
-def test_d9_remaining_appendix_d_statements(d9):
-    """Lemmas D.4, D.8-D.12, D.13's C1 step, D.15's proof step and D.16 at D = 9, K = 3 (ReLU, the papers'
-    eta): margins (one step at a time up to t1, per block of 512 steps from t1 to T0, on the invariant
-    region after T0) and counterexamples pinned."""
-    r = d9
-    pins = {   # (label, form, side): (min_margin, margin_on_region, margin_on_blocks, steps_checked, fallback)
-        ("Lemma D.4", "printed", "lower"): (0.009694955114116539, 0.9995187055129919, 0.9500095854603081, [1, 158500], 0),
-        ("Lemma D.4", "printed", "upper"): (0.8474430164676516, 0.6257340761784271, 0.8471785541578848, [1, 158500], 0),
-        ("Lemma D.8", "corrected", None): (0.000859152192611486, 0.24572849692776796, 0.07839939673431216, [1, 158500], 0),
-        ("Lemma D.9", "printed", "lower"): (0.9999999862134963, 0.49999384758394594, 0.4999978774788915, [1, 158499], 0),
-        ("Lemma D.9", "printed", "upper"): (0.012345045839092234, 0.01249386666497796, 0.012497098252433801,
-                                            [1, 158499], 0),
-        ("Lemma D.9 (increment)", "printed", "upper"): (0.9969463283106286, 0.9923596838489174, 0.9966281121596693,
-                                                        [1, 158500], 0),
-        ("Lemma D.10", "printed", None): (17.84955592153876, 27.367430359125134, 17.858894079923626, [1, 158500], 0),
-        ("Lemma D.10", "corrected", None): (1.590279613819411e-08, 0.019785826210863885, 0.17645023763179776,
-                                            [1, 158499], 0),
-        ("Lemma D.11", "printed", None): (5.5187306684650916e-08, 0.3829496949911117, 1.388675559312105, [1, 158499], 0),
-        ("Lemma D.12", "printed", None): (1.5294077082614573e-05, 0.9323681352529476, 13.263111644012234,
-                                          [2, 158499], 1024),
-        ("Lemma D.16", "printed", "upper"): (0.7050657103128779, 0.41933548822998995, 0.9517751280218362,
-                                             [1, 158499], 0),
-    }
-    for key, (margin, region_margin, block_margin, steps, fallback) in pins.items():
-        cert = _by(r, *key)["certificate"]
-        assert cert["T0"] == 158500 and cert["boxes"] == 2423, key
+    # the derived forms (lag lemma, D.19 with q_lag, D.18 summed from T*): steps T* .. T0, then the region
+    for key, margin, region_margin in (
+            ("D18.derived.lower", 0.0026052924905581296, 0.0017194568063132463),
+            ("D18.derived.upper", 0.6310492276556317, 6.9873972135256764e-06),
+            ("D19.derived.lag", 0.9403664321098754, 5.676472250735326e-08),
+            ("D19.derived.lower", 0.0010507242566951572, 0.0017194568063132463)):
+        cert = _key(r, key)["certificate"]
+        assert cert["steps_checked"] == [156931, 158500] and cert["boxes"] == 2833, key
         assert cert["min_margin"] == pytest.approx(margin, rel=1e-9), key
         assert cert["margin_on_region"] == pytest.approx(region_margin, rel=1e-9), key
-        assert cert["margin_on_blocks"] == pytest.approx(block_margin, rel=1e-9), key
-        assert cert["steps_checked"] == steps and cert["steps_one_by_one"] == fallback, key
-        assert cert["blocks"] in (308, 310), key
-    # Lemma D.10 as printed is vacuous: p(t) >= 1/D, and (1/D - 1/(2 pi D K))/(1/(2 pi D K)) = 2 pi K - 1 at t = 1
-    import math
-
-    assert _by(r, "Lemma D.10", "printed", None)["certificate"]["min_margin"] == pytest.approx(
-        2 * math.pi * 3 - 1, rel=1e-12)
-    step = _by(r, "Lemma D.13 (C1 step)", "printed", "lower")["certificate"]
-    assert step["steps_checked"] == [0, 268] and step["region"] is None and step["T0"] == 268
-    assert step["min_margin"] == pytest.approx(1.0095618951088248, rel=1e-9)
-    cx = _by(r, "Lemma D.8", "printed", None)["counterexample"]
-    assert cx["step"] == 84 and cx["ratio"].startswith("0.99825565616430189934843575185392624883")
-    cx = _by(r, "Lemma D.15 (proof)", "printed", None)["counterexample"]   # 3(D-K)/D^2 / 0.025 = 80/9 at t1
-    assert cx["step"] == 269 and cx["ratio"].startswith("8.88888888888888888888888888888888888888")
-    proved = _by(r, "Lemma D.15 (proof)", "corrected", None)
-    assert proved["certificate"] is None and "120 (D-K)" in proved["reason"]
-
-
-def test_turning_point_matches_the_identity_closed_form():
-    """Lemma D.10 corrected: the certified enclosure of C1*'s turning point contains the identity's
-    closed form p_c = 1/sqrt(D K) (rdyn.verification.checks.errata_a's sympy root), i.e.
-    e_c = (sqrt(D K) - K)/(D - K); it is a few float spacings wide."""
-    import flint
-    import mpmath
-    from flint import arb
-
-    from rdyn.verification.proofs.engine import turning_point
-    from rdyn.verification.proofs.kernels import kernels
-
-    old = flint.ctx.prec
-    flint.ctx.prec = 200
-    try:
-        k = kernels("identity", "D")
-        for D, K in ((20, 4), (9, 3), (7, 2)):
-            c = k.prepare(arb(K).sqrt(), arb(D - K).sqrt(), arb(1) / 100, arb(1), arb(0), arb(1))
-            lo, hi = turning_point(k, c)
-            with mpmath.workdps(50):
-                e_c = (mpmath.sqrt(D * K) - K) / (D - K)
-            assert lo <= e_c <= hi and 0 < hi - lo <= 4 * 2.0**-53, (D, K, lo, hi, e_c)
-    finally:
-        flint.ctx.prec = old
-
-
-def test_d8_printed_coefficient_matches_lemma_d7_for_the_identity():
-    """The printed Lemma D.8 factors generated from the Appendix F expectations equal Lemma D.7's
-    printed identity values F1 = K p^2 + (1-Kp)^2/(D-K), F2_1 = p^2, F3 = K p^2, F4 = p^2: (F4/p - F3)/K =
-    p (1 - K p)/K and F2_1 + p F1 (40 digits, p = 1/(K + (D-K) e))."""
-    import flint
-    import mpmath
-    from flint import arb
-
-    from rdyn.verification.proofs.kernels import kernels
-
-    old = flint.ctx.prec
-    flint.ctx.prec = 200
-    try:
-        D, K = 12, 3
-        N = D - K
-        k = kernels("identity", "D")
-        c = k.prepare(arb(K).sqrt(), arb(N).sqrt(), arb(1) / 100, arb(1), arb(0), arb(1))
-        for e in ("0.001", "0.3", "0.9"):
-            left, right = k.d8_printed(arb(e), c)
-            with mpmath.workdps(50):
-                p = 1 / (K + N * mpmath.mpf(e))
-                F1 = K * p**2 + (1 - K * p) ** 2 / N
-                want = (p * (1 - K * p) / K, p**2 + p * F1)
-            for mine, ref in zip((left, right), want):
-                assert abs(float(mine.mid()) / float(ref) - 1) < 1e-14 and mine.rad() < 1e-40
-            f3 = k.f3(arb(e), c)
-            assert abs(float(f3.mid()) / float(K * p**2) - 1) < 1e-14
-    finally:
-        flint.ctx.prec = old
-
-
-def test_block_conditions_fail_when_they_should():
-    """A wrong turning point (Lemma D.10 corrected) is not shown on a region across the true one, and
-    Lemma D.9's increment bound with a constant 1000 times too small is refuted on a box."""
-    import flint
-    from flint import arb
-
-    from rdyn.verification.proofs import region as rg
-    from rdyn.verification.proofs.engine import Instance, constants
-    from rdyn.verification.proofs.kernels import kernels
-
-    old = flint.ctx.prec
-    flint.ctx.prec = 200
-    try:
-        inst = Instance(7, 2, "identity", 0.0, 1.0, 0.014577259475218658, "D")   # the papers' eta
-        k = kernels("identity", "D")
-        c = k.prepare(arb(2).sqrt(), arb(5).sqrt(), arb(7288629737609329) / 500000000000000000, arb(1), arb(0),
-                      arb(1))
-        consts = constants(inst, k, c)
-        lo, hi = consts["e_c"]   # 0.348 = (sqrt(14) - 2)/5
-        region = rg.Region(0.39166347215619995, -0.008144922458522602, 0.01978097137317099)   # rdyn prove's
-        good = rg.prove_region(rg.BoxMap(k, c, consts, consts["atan"], 2), region, ("d10_corrected",),
-                               max_boxes=20000)
-        assert good.invariant and good.decided["d10_corrected"]
-        wrong = dict(consts, e_c=(lo - 0.05, hi - 0.05))
-        bad = rg.prove_region(rg.BoxMap(k, c, wrong, wrong["atan"], 2), region, ("d10_corrected",), max_boxes=20000)
-        assert not bad.decided["d10_corrected"]
-        # Lemma D.9's increment bound with its constant 1000 times too small fails where Delta x is largest
-        small = dict(consts, d9_increment=consts["d9_increment"] / 1000)
-        res = rg.BoxMap(k, c, small, small["atan"], 2).evaluate(0.38, 0.39, -0.001, 0.001, ("dx_increment",), None)
-        assert res["dx_increment"][0] < 0
-        res = rg.BoxMap(k, c, consts, consts["atan"], 2).evaluate(0.38, 0.39, -0.001, 0.001, ("dx_increment",), None)
-        assert res["dx_increment"][0] > 0
-    finally:
-        flint.ctx.prec = old
+    k = _key(r, "D19.derived.lag")["certificate"]["constants"]
+    assert k["c_lag"] == pytest.approx(0.004239137295547063, rel=1e-12)
+    assert k["c_lag_steps"] == pytest.approx(0.0002527948817095655, rel=1e-9)
+    assert k["q_lag"][0] == pytest.approx(0.3674051318215091, rel=1e-12) and k["q_lag"][0] < k["q_min"][0]
 
 
 @pytest.mark.parametrize("D,K,activation,scale", [(7, 2, "identity", "D"), (7, 2, "relu", "sqrtD")])
@@ -333,11 +214,15 @@ def test_done_when_instance():
 
     r = rdyn.prove(D=12, K=3, activation="relu", vstar_norm2=1, eta=0.01).to_dict()
     assert r["T_star"] == 1165870
-    for label in ("Lemma D.18", "Lemma D.19"):
-        for side in ("lower", "upper"):
-            assert _by(r, label, "corrected", side)["verdict"] == "certified"
-    assert _by(r, "Lemma D.19", "corrected", "lower")["certificate"]["min_margin"] == pytest.approx(
-        1.557555135346952e-05, rel=1e-9)   # factor 1 - e^{x/D} |C1/C1* - 1|
+    for key in ("D18.derived.lower", "D18.derived.upper", "D19.derived.lag", "D19.derived.lower",
+                "D19.corrected.upper", "D18.corrected.lower", "D18.corrected.upper", "D19.corrected.lower"):
+        assert _key(r, key)["verdict"] == "certified", key
+    assert _key(r, "D19.corrected.lower")["certificate"]["min_margin"] == pytest.approx(
+        1.557555135346952e-05, rel=1e-9)   # superseded: factor 1 - e^{x/D} |C1/C1* - 1|
+    assert _key(r, "D19.derived.lower")["certificate"]["min_margin"] == pytest.approx(
+        0.00038584624827113707, rel=1e-9)   # q_lag = q_min (1 - c_lag (K/(D-K))^2)
+    assert _key(r, "D19.derived.lag")["certificate"]["constants"]["c_lag"] == pytest.approx(
+        0.0034805217912517775, rel=1e-12)
     assert _by(r, "Lemma D.19", "corrected", "upper")["certificate"]["min_margin"] == pytest.approx(
         0.5181670493897649, rel=1e-9)
     cx = _by(r, "Lemma D.18", "printed", "lower")["counterexample"]
@@ -360,7 +245,7 @@ def test_done_when_instance():
         assert cert["min_margin"] == pytest.approx(margin, rel=1e-9), key
     assert _by(r, "Lemma D.13 (C1 step)", "printed", "lower")["certificate"]["min_margin"] == pytest.approx(
         1.0000588273152367, rel=1e-9)
-    sup = _by(r, "Lemma D.19", "corrected", "lower", superseded=True)["counterexample"]
+    sup = _key(r, "D19.corrected.lower.superseded")["counterexample"]
     assert sup["step"] == 1165870 and sup["ratio"].startswith("0.99999897238854602982599448893804331")
 
 

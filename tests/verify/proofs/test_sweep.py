@@ -88,17 +88,20 @@ def test_small_grid_counts_schema_and_out_file(small):
         "D5.printed.upper": (5, 0, 0), "D13.printed.attention": (5, 0, 0), "D15.printed.lower": (5, 0, 0),
         "D17.printed.band_lower": (5, 0, 0), "D17.printed.band_upper": (5, 0, 0),
         "D18.printed.lower": (0, 5, 0), "D18.printed.upper": (0, 5, 0),
-        "D18.corrected.lower": (5, 0, 0), "D18.corrected.upper": (5, 0, 0),
+        "D18.derived.lower": (5, 0, 0), "D18.derived.upper": (5, 0, 0),
         "D19.printed.lower": (5, 0, 0), "D19.printed.upper": (0, 5, 0),
-        "D19.corrected.lower": (5, 0, 0), "D19.corrected.upper": (5, 0, 0),
+        "D19.derived.lag": (5, 0, 0), "D19.derived.lower": (5, 0, 0), "D19.corrected.upper": (5, 0, 0),
         "D4.printed.lower": (5, 0, 0), "D4.printed.upper": (5, 0, 0), "D8.printed.monotone": (0, 5, 0),
         "D8.corrected.monotone": (5, 0, 0), "D9.printed.lower": (5, 0, 0), "D9.printed.upper": (5, 0, 0),
         "D9.printed.increment": (5, 0, 0), "D10.printed": (5, 0, 0), "D10.corrected": (5, 0, 0),
         "D11.printed": (5, 0, 0), "D12.printed": (5, 0, 0), "D13.printed.step": (5, 0, 0),
         "D15proof.printed": (0, 5, 0), "D15proof.corrected": (0, 0, 0), "D16.printed": (5, 0, 0),
+        "D18.corrected.lower": (5, 0, 0), "D18.corrected.upper": (5, 0, 0), "D19.corrected.lower": (5, 0, 0),
         "D19.corrected.lower.superseded": (3, 2, 0), "D19.corrected.lower.lag1": (5, 0, 0)}
     assert next(t for t in data["table"] if t["key"] == "D15proof.corrected")["proved"] == 5   # an identity
-    assert [t["form"] for t in data["table"]][-2:] == ["superseded", "superseded"]
+    assert {t["key"] for t in data["table"] if t["form"] == "superseded"} == {
+        "D18.corrected.lower", "D18.corrected.upper", "D19.corrected.lower", "D19.corrected.lower.superseded",
+        "D19.corrected.lower.lag1"}
     assert [(r["instance"]["D"], r["instance"]["K"], r["T_star"]) for r in data["instances"]] == [
         (5, 1, 660), (5, 2, 250), (7, 1, 2780), (7, 2, 1932), (7, 3, 684)]
 
@@ -287,9 +290,17 @@ def test_strength_instances_are_certified(index):
     inst = strength.PROVE_INSTANCES[index]
     (point,), _ = sw.parse(strength.prove_grid_text(inst))
     row = sw.prove_point(point, max_steps=1)
+    pins = STRENGTH_PINS[strength.prove_grid_text(inst)]
     margins = {}
+    derived = set()
+    for x in row["superseded"]:   # D18.corrected.*, D19.corrected.lower: superseded by the derived forms, certified
+        if x["key"] in pins:
+            assert x["verdict"] == "certified", (inst, x)
+            margins[x["key"]] = x["min_margin"]
     for x in row["statements"]:
-        if x["key"].startswith(("D18.corrected", "D19.corrected")):
+        if x["key"].startswith(("D18.derived", "D19.derived")):
+            derived.add(x["key"])
+        if x["key"] in pins:
             assert x["verdict"] == "certified", (inst, x)
             margins[x["key"]] = x["min_margin"]
         elif x["form"] == "corrected":
@@ -298,5 +309,5 @@ def test_strength_instances_are_certified(index):
             assert x["verdict"] == "refuted", (inst, x)
         elif x["key"].startswith(ORIGINAL) and not (x["key"] == "D19.printed.lower" and inst["logit_scale"] == "sqrtD"):
             assert x["verdict"] != "undecided", (inst, x)
-    pins = STRENGTH_PINS[strength.prove_grid_text(inst)]
     assert margins == pytest.approx(pins, rel=1e-9)
+    assert derived == {"D18.derived.lower", "D18.derived.upper", "D19.derived.lag", "D19.derived.lower"}
