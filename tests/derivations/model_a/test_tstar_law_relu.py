@@ -14,8 +14,9 @@ x, sigma, q, theta, P1 = tr.x, tr.sigma, tr.q, tr.theta, tr.P1
 
 
 @pytest.mark.parametrize("scale,activation", [
-    pytest.param(scale, activation, marks=[pytest.mark.slow] if (scale, activation) == ("D", "relu") else [],
-                 id=f"{scale}-{activation}")        # D-relu: ~30 s, the same machinery as the other three
+    pytest.param(scale, activation, marks=[pytest.mark.slow] if scale == "D" else [],
+                 id=f"{scale}-{activation}")        # D: ~30 s each, the same machinery as the sqrtD two (and
+    # rdyn verify --quick's A.errata.Tstar.relu_proof, which the default suite requires to pass, runs all four)
     for scale in tr.SCALES for activation in tr.ACTIVATIONS])
 def test_every_obligation_holds(activation, scale):
     law = tr.prove(activation, scale)

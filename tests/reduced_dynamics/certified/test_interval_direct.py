@@ -8,6 +8,9 @@ from functools import lru_cache
 
 import pytest
 
+# the compiled kernels take about 2.5 minutes of numba compilation on a fresh checkout (cached after)
+pytestmark = pytest.mark.slow
+
 flint = pytest.importorskip("flint")
 from flint import arb  # noqa: E402
 
