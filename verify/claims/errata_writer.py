@@ -62,7 +62,11 @@ SYMBOLS = {
         (r"q_{\min} = \left(\frac{D-K}{D}\right)^2\left(1 - \frac{cb}{\pi}\right)"
          r"\left(1 - \frac{cb}{\pi} + \frac{cs}{\pi}\right)",
          "the smallest ratio of the increment of C2 + C3 to eta g2 xi^2 over phase 3 (identity: ((D-K)/D)^2)"),
-        (r"R_\pm(T)", "R+ = ((D-K)/K)^2 + 2 g2 eta (T - T* + 1)/D and R- = ((D-K)/K)^2 + 2 q_min g2 eta (T - T* - 1)/D"),
+        (r"c_{\mathrm{lag}},\ q_{\mathrm{lag}}",
+         "the lag lemma's constant: |C1/C1* - 1| <= c_lag xi^3 for every T >= T* (C1* the fixed point of the C1 "
+         "update at p(T)), certified by rdyn prove per instance (values in the correction's constants); "
+         "q_lag = q_min (1 - c_lag (K/(D-K))^2)"),
+        (r"\psi(v)", "(exp(v) - 1)/v"),
         (r"[\nabla_{W_{KQ}} L]_{\mathrm{in}};\ F_1, F_{2,1}, F_3, F_4",
          "the in-group coefficient of the gradient of the loss in W_KQ (Lemma D.8); the Appendix F expectations "
          "of the activation sigma at the current p that D.8 combines (F1 = E[y sigma(y) sigma'(y)], F2_1 = "
