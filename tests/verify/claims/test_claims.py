@@ -260,11 +260,12 @@ def test_cli_paper_b_json_and_report(tmp_path, capsys):
     _validate(obj)  # the real output against rdyn/schemas/claims.schema.json
     # issue 30: the figure entries decided by the SGD experiments as the paper ran them (quick sizes)
     verdicts = {c["label"]: c["verdict"] for c in obj["claims"]}
-    for label, cid in (("Appendix G.1 (Figure 3: loss convergence)", "B.cover.g1_loss_gap"),
-                       ("Appendix G.2 (Figures 6-7)", "B.cover.g2_fixed_points_sgd"),
-                       ("Section 5 (comparison figure)", "B.cover.sec5_comparison_sgd")):
+    # G.2 at the paper's 2000 steps: the summed loss leaves gamma* I for Task 1's normalized target (inconclusive)
+    for label, cid, verdict in (("Appendix G.1 (Figure 3: loss convergence)", "B.cover.g1_loss_gap", "pass"),
+                                ("Appendix G.2 (Figures 6-7)", "B.cover.g2_fixed_points_sgd", "inconclusive"),
+                                ("Section 5 (comparison figure)", "B.cover.sec5_comparison_sgd", "pass")):
         entry = next(c for c in obj["claims"] if c["label"] == label)
-        assert verdicts[label] == "pass" and entry["evidence"]["checks"][cid]["role"] == "decides", label
+        assert verdicts[label] == verdict and entry["evidence"]["checks"][cid]["role"] == "decides", label
     bad = [c["label"] for c in obj["claims"] if c["verdict"] == "discrepancy"
            and (c["correction"] is None or c["correction"]["verdict"] != "pass")]
     assert not bad, bad
