@@ -638,6 +638,27 @@ def tstar_relu_proof_check() -> Check:
                   "by": "rdyn.derivations.model_a.tstar_law_relu (docs/claims.md, Strength)"})
 
 
+@lru_cache(maxsize=None)
+def identity_p_c() -> sp.Expr:
+    """Lemma D.10's p_c for the identity: the zero of dC1*/dp (sympy solve of dC1*/de = 0, the positive
+    root), in the public symbols D, K of rdyn.derivations.model_a.collapsed."""
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a import gradient_flow as gf
+
+    roots = sp.solve(sp.numer(sp.together(sp.diff(ma.to_internal(gf.c1_fixed_point("identity")), gf.e))), gf.e)
+    positive = [r for r in roots if r.subs({ma.K: 2, ma.N: 6}) > 0]
+    return sp.simplify(ma.to_public(1 / (ma.K + ma.N * positive[0])))
+
+
+@lru_cache(maxsize=None)
+def c1_star_slope(activation: str):
+    """dC1*/de of ``activation`` lambdified for mpmath, arguments (e,) + gradient_flow.PARAMETER_SYMBOLS
+    (C1* decreasing in e is C1* increasing in p)."""
+    from rdyn.derivations.model_a import gradient_flow as gf
+
+    return sp.lambdify((gf.e,) + gf.PARAMETER_SYMBOLS, sp.diff(gf.c1_fixed_point(activation), gf.e), "mpmath")
+
+
 def d10_condition_check(quick: bool) -> Check:
     """Lemma D.10 corrected: C1*(p) (the fixed point of the map at fixed p) increases with p up to
     p_c and decreases after, where dC1*/dp = 0: p_c = 1/sqrt(D K) for the identity (sympy solve),
@@ -645,17 +666,12 @@ def d10_condition_check(quick: bool) -> Check:
     at every recorded step with p(t+1) <= p_c and decrease at every step with p(t) >= p_c."""
     import mpmath
 
-    from rdyn.derivations.model_a import gradient_flow as gf
     from rdyn.derivations.model_a import collapsed as ma
-    e = gf.e
+
     closed = {}
-    star_i = ma.to_internal(gf.c1_fixed_point("identity"))
-    roots = sp.solve(sp.numer(sp.together(sp.diff(star_i, e))), e)
-    positive = [r for r in roots if r.subs({ma.K: 2, ma.N: 6}) > 0]
-    p_c_identity = sp.simplify(ma.to_public(1 / (ma.K + ma.N * positive[0])))
+    p_c_identity = identity_p_c()
     closed["identity"] = sp.simplify(p_c_identity - 1 / sp.sqrt(ma.D * ma.K)) == 0
-    derivative = {act: sp.lambdify((e,) + gf.PARAMETER_SYMBOLS, sp.diff(gf.c1_fixed_point(act), e), "mpmath")
-                  for act in ACTIVATIONS}
+    derivative = {act: c1_star_slope(act) for act in ACTIVATIONS}
     rows, ok = [], closed["identity"]
     for D, K, act, pol in _specs(quick, "D"):
         tr = _trajectory(D, K, act, pol)

@@ -347,15 +347,11 @@ def d6_restored_a_checks(restored: str = D6_RESTORED, points: int = 40) -> list[
 # ------------------------------------------------------------------------------------------
 
 def _identity_p_c() -> sp.Expr:
-    """p_c = the zero of dC1*/dp for the identity, in D, K (sympy solve of dC1*/de = 0)."""
+    """p_c = the zero of dC1*/dp for the identity (errata_a.identity_p_c) in this module's symbols D, K."""
     from rdyn.derivations.model_a import collapsed as ma
-    from rdyn.derivations.model_a import gradient_flow as gf
+    from rdyn.verification.checks.errata_a import identity_p_c
 
-    star = ma.to_internal(gf.c1_fixed_point("identity"))
-    roots = sp.solve(sp.numer(sp.together(sp.diff(star, gf.e))), gf.e)
-    positive = [root for root in roots if root.subs({ma.K: 2, ma.N: 6}) > 0]
-    p_c = sp.simplify(ma.to_public(1 / (ma.K + ma.N * positive[0])))
-    return p_c.xreplace({ma.D: _D, ma.K: _K})
+    return identity_p_c().xreplace({ma.D: _D, ma.K: _K})
 
 
 def _e_of_p(p, D, K):
@@ -366,7 +362,7 @@ def d10_restored_check(restored: str = D10_RESTORED, sizes=D10_SIZES) -> Check:
     """``A.extraction.D10.restored`` (module docstring)."""
     import mpmath
 
-    from rdyn.derivations.model_a import gradient_flow as gf
+    from rdyn.verification.checks.errata_a import c1_star_slope
 
     r = form(restored)
     p_c_identity = _identity_p_c()
@@ -376,8 +372,7 @@ def d10_restored_check(restored: str = D10_RESTORED, sizes=D10_SIZES) -> Check:
     non_vacuous_form = sp.simplify((r * _D) ** 2 - _D / (4 * sp.pi**2 * _K))
     non_vacuous_iff = non_vacuous_form == 0
     f_r = sp.lambdify((_D, _K), r, "mpmath")
-    derivative = {act: sp.lambdify((gf.e,) + gf.PARAMETER_SYMBOLS, sp.diff(gf.c1_fixed_point(act), gf.e), "mpmath")
-                  for act in ACTIVATIONS}
+    derivative = {act: c1_star_slope(act) for act in ACTIVATIONS}
     rows, holds = [], below_identity
     with mpmath.workdps(30):
         for D, K, act in sizes:
