@@ -6,7 +6,9 @@ gradient-flow limit ``tau = eta T`` of the collapsed map of Lemma D.2). With
 ``e = exp(-x/scale)`` (``scale`` = D or sqrt(D), the softmax scale), as e -> 0 at fixed D:
 
 * ``dx/dtau = G0(e) ~ g2 e^2``, ``C1*(e) = 1 + c1 e + O(e^2)``, excess loss on the manifold
-  ``loss0(e) ~ l2 e^2`` (each coefficient a sympy limit; asserted finite and nonzero);
+  ``loss0(e) ~ l2 e^2`` (each coefficient a Taylor coefficient at e = 0: the functions are analytic there,
+  so ``lim f(e)/e^k = f^(k)(0)/k!`` once ``f(0) = ... = f^(k-1)(0) = 0`` is checked exactly; asserted finite and
+  nonzero; no sympy ``limit``);
 * so ``d(e^-2)/dtau = 2 g2/scale`` and ``e^2 ~ scale/(2 g2 tau)``: the late-phase equation
   ``x(T) = (scale/2) log(2 g2 eta T/scale) + o(1)``;
 * ``1 - K p = N e/(K + N e) ~ (N/K) e`` (``N = D - K``), hence, with ``tau = eta T``:
@@ -65,8 +67,24 @@ class LatePhase:
         return sp.simplify(forms[quantity])
 
 
-def _limit(expr: sp.Expr) -> sp.Expr:
-    value = sp.simplify(sp.limit(expr, e, 0))
+def _taylor_limit(numerator: sp.Expr, order: int) -> sp.Expr:
+    """``lim_{e -> 0} numerator/e^order`` for ``numerator`` analytic at 0 (rational in e with a denominator nonzero
+    at 0, and atan): the Taylor coefficient ``numerator^(order)(0)/order!``, after checking exactly that the lower
+    derivatives vanish at 0 and every value at 0 is finite."""
+    derivative = numerator
+    for k in range(order + 1):
+        value = sp.cancel(derivative.subs(e, 0))
+        if value.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+            raise ValueError(f"not analytic at e = 0: derivative {k} of {numerator} is {value}")
+        if k < order:
+            if value != 0:
+                raise ValueError(f"derivative {k} of {numerator} does not vanish at e = 0: {value}")
+            derivative = sp.diff(derivative, e)
+    return sp.simplify(value / sp.factorial(order))
+
+
+def _limit(numerator: sp.Expr, order: int) -> sp.Expr:
+    value = _taylor_limit(numerator, order)
     assert value.is_finite is not False and value != 0, f"degenerate late-phase coefficient: {value}"
     return value
 
@@ -74,15 +92,15 @@ def _limit(expr: sp.Expr) -> sp.Expr:
 @lru_cache(maxsize=None)
 @seeded
 def late_phase(activation: str, scale: str = "D") -> LatePhase:
-    """The coefficients of the module docstring (sympy limits on the slow manifold)."""
+    """The coefficients of the module docstring (Taylor coefficients at e = 0 on the slow manifold)."""
     h, _, star, _, _ = gf.slow_coefficients(activation, scale)
     h_i, star_i = ma.to_internal(h), ma.to_internal(star)
-    star0 = sp.simplify(sp.limit(star_i, e, 0))
+    star0 = _taylor_limit(star_i, 0)
     assert star0 == 1, f"C1* does not tend to 1 as p -> 1/K: {star0}"
-    g2 = _limit(h_i * star_i / e**2)
-    c1 = _limit((star_i - 1) / e)
+    g2 = _limit(h_i * star_i, 2)
+    c1 = _limit(star_i - 1, 1)
     loss = ma.to_internal(gf.slow_manifold(activation, scale).loss0)
-    l2 = _limit(loss / e**2)
+    l2 = _limit(loss, 2)
     scale_expr = ma.to_internal(gf.scale_of(scale))
     pub = lambda x: sp.factor(ma.to_public(sp.simplify(x)))  # noqa: E731
     return LatePhase(activation, scale, pub(g2), pub(c1), pub(l2), pub(scale_expr / (2 * g2)))
@@ -99,7 +117,7 @@ def increment_ratio(activation: str, scale: str = "D") -> sp.Expr:
     h, _, star, _, _ = gf.slow_coefficients(activation, scale)
     g2 = ma.to_internal(late_phase(activation, scale).g2)
     q = sp.simplify(ma.to_internal(star * h) / (g2 * e**2))
-    assert sp.simplify(sp.limit(q, e, 0) - 1) == 0, f"q(e) does not tend to 1: {q}"
+    assert sp.simplify(_taylor_limit(ma.to_internal(star * h), 2) / g2 - 1) == 0, f"q(e) does not tend to 1: {q}"
     return ma.to_public(q)
 
 

@@ -1,5 +1,5 @@
 """Lemma D.17's law for T* (seed 000, corrected) for the identity activation in the flow limit: an argument whose
-steps 1-3 are exact obligations and whose steps 0, 4-6, limits and threshold D0 are not machine-checked
+steps 1-3 and the limits are machine-checked obligations and whose steps 0, 4-6 and threshold D0 are not
 (:data:`UNCHECKED_STEPS`; so :attr:`TstarLaw.proved` is False and the ledger does not call the law proved).
 
 The corrected Lemma D.17 (docs/claims.md, root cause ``Tstar_logit_scale``) says that, as eta -> 0
@@ -14,8 +14,9 @@ argues the identity's law with explicit bounds, for every K >= 1 and v > 0:
 
 The argument. Steps 1-3 are exact sympy computations of :func:`prove` (an :class:`Obligation` of method
 "exact" each), on the flow that rdyn.derivations.model_a.gradient_flow derives from the map. Step 0 is cited;
-steps 4-6 are argued below in prose only; the limits of step 6 and of (H) are sympy ``limit`` calls (method
-"sympy_limit"); D0 is found by evaluating (H) at 50 digits with its monotonicity in D unproved.
+steps 4-6 are argued below in prose only; the limits of step 6 and the eventual sign of (H) are decided by
+:mod:`rdyn.derivations.limits` (method "limit_rules": exact algebra on log-rational sums plus three elementary limit
+facts, no sympy ``limit``); D0 is found by evaluating (H) at 50 digits with its monotonicity in D unproved.
 
 0. *Flow limit.* The map is the explicit Euler step ``x + eta F(x)`` of the flow ``x' = F(x)``
    (:func:`rdyn.derivations.model_a.gradient_flow.vector_field`; ``euler_step``: the increments are linear in
@@ -53,8 +54,9 @@ steps 4-6 are argued below in prose only; the limits of step 6 and of (H) are sy
 6. *Time.* ``tau_star = tau0 + int_{e*}^{e(tau0)} de/(e H)`` with ``tau0 <= T0``,
    ``1 - e(tau0) <= 1 - sqrt(1 - 64 mu sigma^2 T0) <= 64 mu sigma^2 T0`` and ``1/(e H0) <= 16/(mu sigma^2)``
    on ``[e(tau0), 1]``; with ``J = int_{e*}^1 de/(e H0)`` (exact): ``tau_lo = (J - 1024 T0)/g_hi``,
-   ``tau_hi = T0 + J/g_lo``. Their limits are sympy limits, and so is (H)'s: each condition tends to a
-   negative value as D -> oo (``hypothesis_eventually``), so the bounds hold for every large D.
+   ``tau_hi = T0 + J/g_lo``. Their limits (``leading_order``, ``no_I1``) and the eventual sign of each
+   condition of (H) (``hypothesis_eventually``: negative for every large D) are ``limit_rules`` obligations
+   (:mod:`rdyn.derivations.limits`), so the bounds hold for every large D.
 
 Lowest layer (sympy only; imports nothing above rdyn.derivations). ReLU and Leaky ReLU, whose H0 carries
 ``atan(x)`` and whose law has an ``I1 (D-K)^(-1/2)`` term: :mod:`rdyn.derivations.model_a.tstar_law_relu`, which
@@ -69,6 +71,7 @@ import sympy as sp
 
 from rdyn.derivations.model_a import gradient_flow as gf
 from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.limits import eventual_sign, limit_at_zero
 from rdyn.derivations.reproducible import seeded
 
 SCALES = ("D", "sqrtD")
@@ -82,7 +85,10 @@ XI = 3 / x + 3 / (1 + x) + 8 * x / (1 + x**2)                # majorant of |psi'
 CONSTANTS = {"Psi": sp.Rational(53, 100), "Z": sp.Rational(3, 4), "Xi": sp.Rational(9, 2)}
 
 
-METHODS = ("exact", "sympy_limit")
+METHODS = ("exact", "limit_rules", "sympy_limit")
+#: methods whose obligations are machine-checked for every parameter (``limit_rules``: exact algebra plus the three
+#: elementary limit facts of :mod:`rdyn.derivations.limits`)
+CHECKED_METHODS = ("exact", "limit_rules")
 # The steps of the law's argument that no obligation checks (docs/claims.md, Strength; the same for
 # rdyn.derivations.model_a.tstar_law_relu): while any is listed, :attr:`_Proof.proved` is False.
 UNCHECKED_STEPS = (
@@ -94,8 +100,6 @@ UNCHECKED_STEPS = (
                   "under (H3): argued in the docstring"),
     ("time_bounds", "step 6: tau_lo <= tau_star <= tau_hi assembled from steps 3-5 in the docstring (no obligation "
                     "checks the assembly)"),
-    ("limits", "I0, I1 and the sign of (H) as D -> oo come from sympy `limit` (obligations of method sympy_limit), "
-               "not from explicit bounds"),
     ("threshold_D0", "(H) at one D is evaluated at 50 digits (hypothesis_holds); that it then holds for every larger "
                      "D (monotonicity in D) is not proved, so the listed D0 are sampled"),
 )
@@ -104,8 +108,9 @@ UNCHECKED_STEPS = (
 @dataclass(frozen=True)
 class Obligation:
     """One step of the proof: ``claim`` in words, whether the computation establishes it, and how:
-    ``method`` "exact" (cancel, Sturm counting, coefficient signs) or "sympy_limit" (a computed limit:
-    evidence, not a proof)."""
+    ``method`` "exact" (cancel, Sturm counting, coefficient signs), "limit_rules" (a limit decided by
+    :mod:`rdyn.derivations.limits`: exact algebra and three elementary limit facts) or "sympy_limit" (a sympy
+    ``limit`` call: evidence, not a proof; no obligation uses it now)."""
 
     name: str
     claim: str
@@ -137,11 +142,11 @@ class _Proof:
     @property
     def exact_obligations(self) -> tuple:
         """Names of the obligations that hold by an exact computation."""
-        return tuple(o.name for o in self.obligations if o.holds and o.method == "exact")
+        return tuple(o.name for o in self.obligations if o.holds and o.method in CHECKED_METHODS)
 
     @property
     def proved(self) -> bool:
-        return self.checked and all(o.method == "exact" for o in self.obligations) and not self.unchecked_steps
+        return self.checked and all(o.method in CHECKED_METHODS for o in self.obligations) and not self.unchecked_steps
 
 
 @dataclass(frozen=True)
@@ -350,10 +355,11 @@ def prove(scale: str = "D") -> TstarLaw:
         ("H2", 4 + 64 * mu_public * T0 - 1 / s_pub**2),
         ("H3", cm * sp.Max(c["Psi"], c["Z"]) - 1),
     )                                               # each must be < 0
-    n = sp.Symbol("n", positive=True)          # N as a plain symbol for the limits N -> oo
-    eventually = [sp.limit(expr.subs(N, n), n, sp.oo) for _, expr in conditions]
-    claim("hypothesis_eventually", "each condition of (H) tends to a negative limit as D -> oo (so (H) holds for "
-          "every large D)", all(value.is_extended_negative for value in eventually), "sympy_limit")
+    s = sp.Symbol("s", positive=True)          # N = 1/s^2: the limits N -> oo as s -> 0+
+    signs = [eventual_sign(expr.subs(N, 1 / s**2), s) for _, expr in conditions]
+    claim("hypothesis_eventually", "each condition of (H) is negative for every large D (the sign of the finite "
+          "nonzero limit of N^(-j/2) times it, rdyn.derivations.limits)", all(sign == -1 for sign in signs),
+          "limit_rules")
     g_lo = (1 - cm * c["Psi"]) * (1 - cm * c["Z"])
     g_hi = (1 + cm * c["Psi"]) * (1 + cm * c["Z"])
     J = sp.expand(sp.expand_log(sp.integrate(sp.apart(sp.cancel(1 / (e * H0)), e), (e, K / N, 1)), force=True))
@@ -363,13 +369,15 @@ def prove(scale: str = "D") -> TstarLaw:
     leading = (K + N)**a * N**2
     limits = {}
     for name, bound in (("tau_lo", tau_lo), ("tau_hi", tau_hi)):
-        ratio = (bound / leading).subs(N, n)
-        limits[name] = sp.limit(ratio, n, sp.oo)
-        limits[name + "_I1"] = sp.limit(sp.sqrt(n) * (ratio - limits[name]), n, sp.oo)
+        ratio = (bound / leading).subs(N, 1 / s**2)
+        leading_limit = limit_at_zero(ratio, s)
+        limits[name] = leading_limit.value if leading_limit else sp.nan
+        next_limit = limit_at_zero((ratio - limits[name]) / s, s)
+        limits[name + "_I1"] = next_limit.value if next_limit else sp.nan
     claim("leading_order", "tau_lo/(D^a N^2) and tau_hi/(D^a N^2) -> K/v",
-          all(sp.simplify(limits[b] - K / v) == 0 for b in ("tau_lo", "tau_hi")), "sympy_limit")
+          all(sp.cancel(limits[b] - K / v) == 0 for b in ("tau_lo", "tau_hi")), "limit_rules")
     claim("no_I1", "N^(1/2) (tau/(D^a N^2) - K/v) -> 0 for both bounds (I1 = 0)",
-          all(limits[b + "_I1"] == 0 for b in ("tau_lo", "tau_hi")), "sympy_limit")
+          all(limits[b + "_I1"] == 0 for b in ("tau_lo", "tau_hi")), "limit_rules")
     return TstarLaw(scale, tuple(obligations), ma.to_public(mu_public), ma.to_public(J),
                     tuple((nm, ma.to_public(ex)) for nm, ex in conditions),
                     ma.to_public(tau_lo), ma.to_public(tau_hi), ma.to_public(leading), limits)

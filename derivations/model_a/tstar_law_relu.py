@@ -1,5 +1,5 @@
 """Lemma D.17's law for T* (seed 000, corrected) for ReLU and Leaky ReLU in the flow limit: the identity's argument
-(:mod:`rdyn.derivations.model_a.tstar_law`) with its exact obligations extended to atan; its steps 0, 4-6, the limits
+(:mod:`rdyn.derivations.model_a.tstar_law`) with its exact obligations extended to atan; its steps 0, 4-6
 and the threshold D0 are not machine-checked (``tstar_law.UNCHECKED_STEPS``), so the law is not ``proved``.
 
 The corrected Lemma D.17 (docs/claims.md, root cause ``Tstar_logit_scale``) says that, as eta -> 0 and
@@ -14,7 +14,7 @@ then D -> oo at fixed K, kappa and ``v = ||V*||^2``, ``eta T* = D^a (D-K)^2 (I0 
 
 The proof is the identity's (:mod:`rdyn.derivations.model_a.tstar_law`, whose module docstring has steps 0-6)
 with three changes; the bounds below are exact sympy computations of :func:`prove` (an ``Obligation`` of method
-"exact" each), the limits are sympy ``limit`` calls (method "sympy_limit"):
+"exact" each), the limits are decided by :mod:`rdyn.derivations.limits` (method "limit_rules"):
 
 * *One family.* In ``sigma = sqrt(K/N)``, ``x = e/sigma`` and ``A = atan(x)`` both activations are one
   family (:data:`FAMILY`) in ``q`` in ``(0, 1]`` and ``g`` in ``[1, 2)``: ``C1' = g lambda_1 (C1* - C1)``,
@@ -43,8 +43,9 @@ with three changes; the bounds below are exact sympy computations of :func:`prov
 
 Time (step 6): ``tau_lo = (J_lo - 1024 T0/sigma)/g_hi``, ``tau_hi = T0 + J_hi/g_lo`` (the transient's
 stretch of e is at most ``16 mu sigma T0`` long and ``1/(e H0) <= 64/(mu sigma^2)`` on it, from
-``W >= sigma/32``, ``lambda >= 1/2``). Their limits are sympy limits in ``sigma -> 0`` (``leading_order``,
-``I1``), and so are (H)'s (``hypothesis_eventually``). The scale- and activation-free obligations
+``W >= sigma/32``, ``lambda >= 1/2``). Their limits in ``sigma -> 0`` (``leading_order``, ``I1``) and the eventual
+sign of (H)'s conditions (``hypothesis_eventually``) are ``limit_rules`` obligations (q in (0, 1], g in [1, 2]
+as parameter ranges). The scale- and activation-free obligations
 (:func:`family_obligations`) and the time bounds at one scale (:func:`_time_bounds`) are computed once.
 
 Lowest layer (sympy only; imports nothing above rdyn.derivations).
@@ -59,6 +60,7 @@ import sympy as sp
 from rdyn.derivations.model_a import gradient_flow as gf
 from rdyn.derivations.model_a import collapsed as ma
 from rdyn.derivations.model_a import tstar_law as tl
+from rdyn.derivations.limits import eventual_sign, limit_at_zero
 from rdyn.derivations.reproducible import seeded
 from rdyn.derivations.model_a.tstar_law import (bounds, box_nonnegative, hypothesis_holds,  # noqa: F401
                                         nonnegative_on, sigma, u, x)
@@ -278,19 +280,22 @@ def _time_bounds(scale: str, nu: sp.Expr) -> tuple:
     I0 = K / (v * g)
     c1 = q / sp.pi**3 + 1 / (sp.pi * q * (1 - q / 2))
     I1 = 2 * sp.pi**2 * c1 * sp.sqrt(K) * I0
-    s = sp.Symbol("s", positive=True)
-    eventually = [sp.limit(expr.subs(sigma, s), s, 0, "+") for _, expr in conditions]
-    claim("hypothesis_eventually", "each condition of (H) tends to a negative limit as D -> oo",
-          all(value.is_extended_negative for value in eventually), "sympy_limit")
+    ranges = {q: (0, 1), g: (1, 2)}
+    signs = [eventual_sign(expr, sigma, ranges) for _, expr in conditions]
+    claim("hypothesis_eventually", "each condition of (H) is negative for every small sigma, i.e. every large D "
+          "(the sign of the finite nonzero limit of sigma^j times it, rdyn.derivations.limits)",
+          all(sign == -1 for sign in signs), "limit_rules")
     limits = {}
     for name, bound in (("tau_lo", tau_lo), ("tau_hi", tau_hi)):
-        ratio = (bound / leading).subs(sigma, s)
-        limits[name] = sp.simplify(sp.limit(ratio, s, 0, "+"))
-        limits[name + "_I1"] = sp.simplify(sp.limit(sp.sqrt(K) / s * (ratio - I0), s, 0, "+"))
+        ratio = bound / leading
+        leading_limit = limit_at_zero(ratio, sigma, ranges)
+        next_limit = limit_at_zero(sp.sqrt(K) / sigma * (ratio - I0), sigma, ranges)
+        limits[name] = leading_limit.value if leading_limit else sp.nan
+        limits[name + "_I1"] = next_limit.value if next_limit else sp.nan
     claim("leading_order", "tau_lo/(D^a N^2) and tau_hi/(D^a N^2) -> I0 = K/(v g)",
-          all(sp.simplify(limits[b] - I0) == 0 for b in ("tau_lo", "tau_hi")), "sympy_limit")
+          all(sp.cancel(limits[b] - I0) == 0 for b in ("tau_lo", "tau_hi")), "limit_rules")
     claim("I1", "N^(1/2) (tau/(D^a N^2) - I0) -> I1 = 2 pi^2 c1 sqrt(K) I0 for both bounds",
-          all(sp.simplify(limits[b + "_I1"] - I1) == 0 for b in ("tau_lo", "tau_hi")), "sympy_limit")
+          all(sp.cancel(limits[b + "_I1"] - I1) == 0 for b in ("tau_lo", "tau_hi")), "limit_rules")
     return tuple(obligations), conditions, tau_lo, tau_hi, leading, I0, I1, limits
 
 

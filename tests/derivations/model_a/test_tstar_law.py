@@ -20,8 +20,10 @@ def test_every_obligation_holds(scale):
     assert law.checked, [o.name for o in law.obligations if not o.holds]
     assert not law.proved
     assert len(law.obligations) == 21
-    assert [o.name for o in law.obligations if o.method == "sympy_limit"] == ["hypothesis_eventually",
+    assert [o.name for o in law.obligations if o.method == "limit_rules"] == ["hypothesis_eventually",
                                                                              "leading_order", "no_I1"]
+    assert not [o for o in law.obligations if o.method == "sympy_limit"]
+    assert len(law.exact_obligations) == 21          # limit_rules obligations count as machine-checked
     assert law.limits == {"tau_lo": K / v, "tau_lo_I1": 0, "tau_hi": K / v, "tau_hi_I1": 0}
 
 
@@ -109,6 +111,7 @@ def test_proved_needs_every_step_checked_exactly():
 
     exact = tl.Obligation("a", "a holds", True)
     limit = tl.Obligation("b", "a limit", True, "sympy_limit")
+    by_rules = tl.Obligation("c", "a limit by rdyn.derivations.limits", True, "limit_rules")
 
     @dataclasses.dataclass(frozen=True)
     class Law(tl._Proof):
@@ -117,10 +120,11 @@ def test_proved_needs_every_step_checked_exactly():
 
     assert Law((exact,)).proved and Law((exact,)).checked
     assert not Law((exact, limit)).proved and Law((exact, limit)).checked
+    assert Law((exact, by_rules)).proved
     assert not Law((exact,), tl.UNCHECKED_STEPS).proved
     assert not Law((dataclasses.replace(exact, holds=False),)).checked
     assert [name for name, _ in tl.UNCHECKED_STEPS] == ["flow_limit", "band_invariance", "transient",
-                                                        "time_bounds", "limits", "threshold_D0"]
+                                                        "time_bounds", "threshold_D0"]
     with pytest.raises(ValueError, match="method"):
         tl._Obligations().claim("c", "text", True, "by inspection")
 

@@ -23,9 +23,9 @@ def test_every_obligation_holds(activation, scale):
     assert law.checked, [o.name for o in law.obligations if not o.holds]
     assert not law.proved and law.unchecked_steps
     assert len(law.obligations) == 25
-    assert [o.name for o in law.obligations if o.method == "sympy_limit"] == ["hypothesis_eventually",
+    assert [o.name for o in law.obligations if o.method == "limit_rules"] == ["hypothesis_eventually",
                                                                              "leading_order", "I1"]
-    assert len(law.exact_obligations) == 22
+    assert len(law.exact_obligations) == 25          # limit_rules obligations count as machine-checked
     g = 1 if activation == "relu" else 1 + kappa**2
     assert sp.simplify(law.I0 - K / (v * g)) == 0
     for bound in ("tau_lo", "tau_hi"):
