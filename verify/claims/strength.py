@@ -195,7 +195,8 @@ def of_check(check_id: str) -> str:
     return "sampled"
 
 
-DERIVED_RATE_DOMAIN = ("the derived leading-order law as T -> oo (slow-manifold limit of the map, sympy limits) "
+DERIVED_RATE_DOMAIN = ("the derived leading-order law as T -> oo (slow-manifold limit of the map; its coefficients Taylor "
+                       "coefficients at e = 0) "
                        "compared exactly with the printed form, for every D > K >= 1, eta > 0, ||V*||^2 > 0")
 
 
