@@ -2,20 +2,23 @@
 
 An expression is *log-rational* in ``s`` when it is a finite sum of terms ``c(s) log(s)^m prod_i log(u_i(s))^k_i``
 with ``c`` and every ``u_i`` rational in ``s`` (coefficients free of ``s``) and ``u_i(0)`` finite and positive.
-Every ``log(arg)`` of the input is first split as ``log(arg) = v log(s) + log(u)`` with ``v`` the valuation of the
-rational ``arg`` at 0 and ``u = arg/s^v`` (valid for ``s > 0`` since ``arg > 0`` there); the terms are then grouped by
-their log monomial, each group's coefficient is one cancelled rational function, and the limit is read off three
-elementary facts:
+Every ``log(arg)`` of the input is first split as ``log(arg) = v log(s) + log(u)`` with ``v`` the order of the
+rational ``arg`` at 0 and ``u = arg/s^v`` (valid for ``s > 0`` where ``arg > 0``, which the caller establishes: for
+Lemma D.17 the ``U_exact`` obligation shows the log arguments positive); the terms are then grouped by their log
+monomial, and each group's Laurent coefficients at 0 are computed exactly on the expression tree (sums term by term,
+products by truncated convolution, integer powers by products and a series inverse; no common denominator of the
+whole expression is formed). The limit is read off three elementary facts:
 
-(i)   a rational function of valuation ``>= 0`` tends to its value at 0 (after cancelling);
+(i)   a rational function whose Laurent coefficients of negative order vanish tends to its order-0 coefficient;
 (ii)  ``s^j log(s)^m -> 0`` for ``j >= 1`` and every ``m >= 0``;
 (iii) ``log(u(s)) -> log(u(0))`` when ``u(0) > 0`` (continuity), so a bounded factor.
 
-A group with a power of ``log(s)`` must therefore have valuation ``>= 1``, every other group valuation ``>= 0``; anything
-else (a pole that only a cancellation between different log monomials could remove) is refused with ``None``
-rather than guessed. A valuation is read from the lowest nonzero coefficients of numerator and denominator, and
-each of those must be nonzero for *every* admissible parameter value (:func:`nonzero_everywhere`: a product of
-factors each of sympy-decided sign, or a polynomial in one parameter with no root in its range by Sturm counting).
+A group with a power of ``log(s)`` must therefore vanish to order ``>= 1`` and every other group to order ``>= 0``
+(each lower coefficient identically zero by ``cancel``); anything else (a pole only a Taylor expansion of a log
+would remove) is refused with ``None`` rather than guessed. Every leading coefficient that is divided by (a series
+inverse, a log argument's ``u(0)``) must be nonzero for *every* admissible parameter value
+(:func:`nonzero_everywhere`: a product of factors each of sympy-decided sign, or a polynomial in one parameter
+with no root in its range by Sturm counting).
 
 :func:`eventual_sign` decides the sign of an expression for all small ``s``: the sign of the finite, nonzero limit of
 ``s^j expr`` for the least ``j`` that gives one. Lowest layer (sympy only).
