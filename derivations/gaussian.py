@@ -118,11 +118,17 @@ def expectation(integrand: sp.Expr, activation: Activation, samples: dict | None
     ``integrand`` is a polynomial in ``z1, z2`` times factors ``sigma(L)``, ``dsigma(L)`` with
     each ``L`` a multiple of ``Y1`` or ``Y2``. ``samples`` gives sample values of the other
     symbols (used only to decide signs of arguments, e.g. ``{C1: -1}`` on a negative branch);
-    symbols not listed are taken positive.
+    symbols not listed are taken positive. The value is a function of these arguments alone, so
+    one process computes each distinct expectation once (the Appendix F lemmas share their cores).
     """
+    return _expectation(integrand, activation, tuple(sorted((samples or {}).items(), key=lambda kv: str(kv[0]))))
+
+
+@lru_cache(maxsize=None)
+def _expectation(integrand: sp.Expr, activation: Activation, samples: tuple) -> sp.Expr:
     for call in integrand.atoms(sigma) | integrand.atoms(dsigma):
         _check_ray_argument(call.args[0])
-    samples = dict(samples or {})
+    samples = dict(samples)
     for s in integrand.free_symbols - {z1, z2, theta} - set(samples):
         samples[s] = sp.Rational(7, 10)
     total = sp.Integer(0)

@@ -98,19 +98,19 @@ SMOOTH_ENTRY_S = 1.5e-3
 
 
 # rdyn claims: wall-clock seconds of the checks on 2 shared cores (docs/claims.md, "Timing"):
-# quick, both papers, 170 s (167 s of CPU measured with another process on the second core), --paper B about
-# 55 s, so A about 120 s; --full, both
+# quick, both papers, about 105 s (104 s of CPU measured 2026-12-07, one BLAS thread), --paper B about
+# 30 s (28 s of CPU), so A about 80 s; --full, both
 # papers, 12-14 min wall (8.5-9 min of CPU), its Model B groups about 4 min (B.exact_dirichlet
 # 147 s, B.exact_gaussian 80 s), so A about 9 min
-CLAIMS_SECONDS = {("all", True): 170.0, ("A", True): 120.0, ("B", True): 55.0,
+CLAIMS_SECONDS = {("all", True): 105.0, ("A", True): 80.0, ("B", True): 30.0,
                   ("all", False): 780.0, ("A", False): 540.0, ("B", False): 240.0}
 
 
 # rdyn verify (every group, both papers) and rdyn scaling (default activations, no --extend):
 # fixed sizes, measured wall clock on 2 cores (docs/performance.md, "Run times of the other
-# commands"; docs/verify.md): verify about 4 min, --quick about 2.5 min; scaling about 80 s on
-# idle cores, --quick about 20 s
-VERIFY_SECONDS = {False: 240.0, True: 150.0}
+# commands"; docs/verify.md): verify about 4 min, --quick about 115 s (112 s of CPU and of wall
+# clock measured 2026-12-07, one BLAS thread); scaling about 80 s on idle cores, --quick about 20 s
+VERIFY_SECONDS = {False: 240.0, True: 115.0}
 SCALING_SECONDS = {False: 80.0, True: 20.0}
 
 

@@ -18,6 +18,12 @@ _AT_TESTS = [p for p in sys.path if os.path.abspath(p or os.curdir) == _TESTS]  
 for _p in _AT_TESTS:
     sys.path.remove(_p)
 import rdyn  # noqa: E402
+import rdyn.cli  # noqa: E402
+
+# one BLAS thread, as in the command line (rdyn.cli.pin_blas_threads), before any test imports numpy: the
+# in-process CLI runs (golden outputs) then have the command line's digits whatever the test order
+assert rdyn.cli.pin_blas_threads() or os.environ.get("OPENBLAS_NUM_THREADS") == "1", \
+    "numpy was imported before tests/conftest.py: its BLAS thread count is no longer the command line's"
 
 assert getattr(rdyn, "__file__", None) and not os.path.abspath(rdyn.__file__).startswith(_TESTS + os.sep), \
     f"rdyn resolved to the test folder tests/rdyn/, not the package: {rdyn!r}"

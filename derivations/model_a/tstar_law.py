@@ -221,19 +221,63 @@ def box_nonnegative(expr: sp.Expr, box: dict) -> bool:
     may name variables listed after it) where ``expr`` is defined, for a rational function: each variable is
     written ``lo + t`` (unbounded) or ``lo + (hi - lo)/(1 + t)``, in box order, with ``t >= 0``, and numerator
     and denominator, as polynomials in the t's, each have coefficients of one sign, the same sign. Exact
-    (rational coefficients), and only sufficient: a false answer proves nothing."""
+    (rational coefficients), and only sufficient: a false answer proves nothing. The substitutions run in
+    sympy's sparse polynomial ring over QQ; an expression that is not polynomial there over rational
+    coefficients (a symbol outside the box, a transcendental constant) goes through sympy expressions."""
     num, den = sp.fraction(sp.cancel(sp.together(expr)))
     if num == 0:
         return True
-    parts, ts = [num, den], []
-    for i, (var, (lo, hi)) in enumerate(box.items()):
-        t_i = sp.Symbol(f"t_{i}", nonnegative=True)
-        ts.append(t_i)
+    variables = list(box)
+    ts = [sp.Symbol(f"t_{i}", nonnegative=True) for i in range(len(variables))]
+    bounds = [b for pair in box.values() for b in pair if b is not None]
+    symbols = set().union(num.free_symbols, den.free_symbols, *(sp.sympify(b).free_symbols for b in bounds))
+    if symbols - set(variables):
+        return _box_nonnegative_expr(num, den, box, ts)
+    ring, *gens = sp.ring(variables + ts, sp.QQ)
+    try:
+        parts = [ring(num), ring(den)]
+        ends = {var: (ring(sp.sympify(lo)), None if hi is None else ring(sp.sympify(hi)))
+                for var, (lo, hi) in box.items()}
+    except (sp.CoercionFailed, sp.polys.polyerrors.GeneratorsError, ValueError, TypeError):
+        return _box_nonnegative_expr(num, den, box, ts)
+    one = ring.one
+    for i, var in enumerate(variables):
+        v, t_i = gens[i], gens[len(variables) + i]
+        lo, hi = ends[var]
+        for j, part in enumerate(parts):
+            if hi is None:
+                parts[j] = part.compose(v, lo + t_i)
+                continue
+            # P(lo + (hi - lo)/(1 + t)) (1 + t)^deg: a polynomial of the same sign (each part on its own)
+            by_power: dict[int, object] = {}
+            for monom, coeff in part.terms():
+                rest = monom[:i] + (0,) + monom[i + 1:]
+                by_power[monom[i]] = by_power.get(monom[i], ring.zero) + ring({rest: coeff})
+            degree = max(by_power)
+            parts[j] = sum((c * (lo * (one + t_i) + hi - lo)**m * (one + t_i)**(degree - m)
+                            for m, c in by_power.items()), ring.zero)
+    return _ring_sign(parts[0]) * _ring_sign(parts[1]) == 1
+
+
+def _ring_sign(polynomial) -> int:
+    """+1 (-1) when every coefficient of a nonzero ring element is > 0 (< 0), else 0."""
+    coefficients = polynomial.coeffs()
+    if polynomial and all(c > 0 for c in coefficients):
+        return 1
+    if polynomial and all(c < 0 for c in coefficients):
+        return -1
+    return 0
+
+
+def _box_nonnegative_expr(num: sp.Expr, den: sp.Expr, box: dict, ts: list) -> bool:
+    """:func:`box_nonnegative` on sympy expressions (coefficients may hold symbols outside the box, whose sign
+    sympy's assumptions decide)."""
+    parts = [num, den]
+    for t_i, (var, (lo, hi)) in zip(ts, box.items()):
         for j, part in enumerate(parts):
             if hi is None:
                 parts[j] = sp.expand(part.subs(var, lo + t_i))
                 continue
-            # P(lo + (hi - lo)/(1 + t)) (1 + t)^deg: a polynomial of the same sign (each part on its own)
             poly = sp.Poly(part, var)
             degree = poly.degree()
             parts[j] = sp.expand(sum(c * (lo * (1 + t_i) + hi - lo)**m[0] * (1 + t_i)**(degree - m[0])

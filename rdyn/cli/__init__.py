@@ -153,10 +153,30 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: the BLAS libraries' thread-count variables that :func:`pin_blas_threads` sets to 1
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def pin_blas_threads() -> bool:
+    """One BLAS thread for this process, unless the user set the variable or numpy is already loaded
+    (then the library has read it): LAPACK's solves (the Radau flows) then give the same float64 digits
+    on every core count, and rdyn's small matrices run faster without thread start-up
+    (docs/input_rules.md, "Reproducible digits"). Returns whether it could still take effect."""
+    import os
+
+    if "numpy" in sys.modules:
+        return False
+    for name in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``rdyn ARGV``; returns the exit status (0 done, 1 a failed check, closed stdout or
     an output that cannot be written anywhere, 2 bad input, 3 a diverged run, 130 SIGINT, 143 SIGTERM: docs/input_rules.md)."""
     from rdyn import signals
+
+    pin_blas_threads()
 
     previous = signals.current_handlers()
     stop = signals.install()

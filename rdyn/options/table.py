@@ -465,6 +465,7 @@ def _check_prove_grid(text) -> None:
     """``rdyn prove --grid``: the grid's syntax and size (at most 10^4 points, counted before any
     value list is combined; an empty specification such as ';;' refused), and every value checked
     as the single-instance option would be (``D=1e18`` is refused as ``--D 1e18`` is)."""
+    from rdyn.reduced_dynamics.model_a.grid import grid_error
     from rdyn.verification.proofs.sweep import check_grid
 
     cmd = COMMANDS["prove"]
@@ -473,7 +474,7 @@ def _check_prove_grid(text) -> None:
         try:
             coerce(cmd.option(key), value)
         except UsageError as exc:
-            raise ValueError(f"--grid: {key}={value}: {exc}") from None
+            raise grid_error(f"{{grid}}: {key}={value}: {exc}") from None
     check_grid(text, check)
 
 

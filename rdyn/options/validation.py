@@ -27,6 +27,7 @@ import os
 
 from rdyn.derivations.atomic_files import output_target
 from rdyn.options.coercion import coerce
+from rdyn.options.engine_errors import error_text
 from rdyn.options.option import Command
 from rdyn.options.paths import check_distinct_outputs, check_input_file, check_output_path
 from rdyn.options.table import COMMANDS
@@ -70,8 +71,8 @@ def validate(command: str | Command, given: dict, *, api: bool = False) -> dict:
         if o.check_value is not None:
             try:
                 o.check_value(values[o.name])
-            except ValueError as exc:
-                raise UsageError(str(exc).splitlines()[0]) from None
+            except ValueError as exc:   # a library refusal names its field; the user sees the option
+                raise UsageError(error_text(exc)) from None
     for o in cmd.options:
         value = given.get(o.name)
         if value is None or value is False or o.applies is None:

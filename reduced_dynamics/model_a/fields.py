@@ -30,6 +30,7 @@ class FieldError(ValueError):
             text = text.replace("{" + f + "}", f if name is None else name(f))
         return text
 
-    def prefixed(self, prefix: str) -> "FieldError":
-        """The same refusal behind ``prefix`` (verbatim text, e.g. the grid point it came from)."""
-        return FieldError(self.field, prefix + self.template, *self.fields[1:])
+    def prefixed(self, prefix: str, *fields: str) -> "FieldError":
+        """The same refusal behind ``prefix`` (e.g. the grid point it came from), which may name
+        further ``fields`` by placeholder."""
+        return FieldError(self.field, prefix + self.template, *self.fields[1:], *fields)

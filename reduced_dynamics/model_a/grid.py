@@ -4,7 +4,8 @@ Grid syntax: ``'KEY=VALUES;KEY=VALUES;...'``. VALUES is a comma list (``'D=20,36
 real keys ``'LO:HI:N'`` (N equally spaced values, both ends included, computed in decimal so
 ``0.1:0.3:3`` gives 0.1, 0.2, 0.3 as written). Keys and defaults: :data:`KEYS`. The points
 are the Cartesian product in the order given (the last key varies fastest). Errors are
-:class:`ValueError` with a one-line message starting ``--grid``.
+:class:`~rdyn.reduced_dynamics.model_a.fields.FieldError` of the field ``grid`` (one line; the API
+words it as the option ``--grid``).
 """
 from __future__ import annotations
 
@@ -29,31 +30,36 @@ ALIASES = {"vstar-norm2": "vstar_norm2", "sigma-prime-zero": "sigma_prime_zero",
            "logit-scale": "logit_scale"}
 
 
-def _require(condition: bool, message: str) -> None:
+def grid_error(template: str) -> FieldError:
+    """A refusal of the grid text: ``template`` names the field as ``{grid}``."""
+    return FieldError("grid", template)
+
+
+def _require(condition: bool, template: str) -> None:
     if not condition:
-        raise ValueError(message)
+        raise grid_error(template)
 
 
 def _values(key: str, text: str) -> list:
     kind, _ = KEYS[key]
     text = text.strip()
-    _require(text != "", f"--grid: no values for {key}")
+    _require(text != "", f"{{grid}}: no values for {key}")
     if key == "eta" and text == "auto":
         return [None]
     if ":" in text and kind is not str:
         parts = text.split(":")
-        _require(len(parts) == 3, f"--grid: range for {key} must be LO:HI:N, got {text!r}")
+        _require(len(parts) == 3, f"{{grid}}: range for {key} must be LO:HI:N, got {text!r}")
         try:
             lo, hi, n = Decimal(parts[0]), Decimal(parts[1]), int(parts[2])
         except (ValueError, ArithmeticError):
-            raise ValueError(f"--grid: bad range {text!r} for {key}") from None
-        _require(lo.is_finite() and hi.is_finite(), f"--grid: {key} must be finite, got {text!r}")
-        _require(n >= 1, f"--grid: range for {key} needs N >= 1")
-        _require(n <= MAX_POINTS, f"--grid: range for {key} has {n} values; a sweep takes at "
+            raise grid_error(f"{{grid}}: bad range {text!r} for {key}") from None
+        _require(lo.is_finite() and hi.is_finite(), f"{{grid}}: {key} must be finite, got {text!r}")
+        _require(n >= 1, f"{{grid}}: range for {key} needs N >= 1")
+        _require(n <= MAX_POINTS, f"{{grid}}: range for {key} has {n} values; a sweep takes at "
                  f"most {MAX_POINTS} configurations")
         values = [float(lo + (hi - lo) * i / (n - 1)) for i in range(n)] if n > 1 else [float(lo)]
         if kind is int:
-            _require(all(v == int(v) for v in values), f"--grid: range for {key} is not integral")
+            _require(all(v == int(v) for v in values), f"{{grid}}: range for {key} is not integral")
             values = [int(v) for v in values]
         return values
     out = []
@@ -65,9 +71,9 @@ def _values(key: str, text: str) -> list:
         try:
             value = kind(item)
         except ValueError:
-            raise ValueError(f"--grid: bad value {item!r} for {key}") from None
+            raise grid_error(f"{{grid}}: bad value {item!r} for {key}") from None
         _require(kind is not float or math.isfinite(value),
-                 f"--grid: {key} must be finite, got {item!r}")
+                 f"{{grid}}: {key} must be finite, got {item!r}")
         out.append(value)
     return out
 
@@ -81,21 +87,21 @@ def parse_grid(text: str, refused: dict[str, str] | None = None) -> list[dict]:
     for part in text.split(";"):
         if not part.strip():
             continue
-        _require("=" in part, f"--grid: expected KEY=VALUES, got {summarised(part.strip())}")
+        _require("=" in part, f"{{grid}}: expected KEY=VALUES, got {summarised(part.strip())}")
         key, values = part.split("=", 1)
         key = ALIASES.get(key.strip(), key.strip())
-        _require(key in KEYS, f"--grid: unknown key {key!r} (keys: {', '.join(KEYS)})")
-        _require(key not in axes, f"--grid: key {key} given twice")
-        _require(key not in (refused or {}), f"--grid: key {key} {(refused or {}).get(key)}")
+        _require(key in KEYS, f"{{grid}}: unknown key {key!r} (keys: {', '.join(KEYS)})")
+        _require(key not in axes, f"{{grid}}: key {key} given twice")
+        _require(key not in (refused or {}), f"{{grid}}: key {key} {(refused or {}).get(key)}")
         axes[key] = _values(key, values)
-    _require(bool(axes), "--grid is empty")
+    _require(bool(axes), "{grid} is empty")
     size = math.prod(len(v) for v in axes.values())
-    _require(size <= MAX_POINTS, f"--grid has {size} points ("
+    _require(size <= MAX_POINTS, f"{{grid}} has {size} points ("
              + " x ".join(f"{k}: {len(v)}" for k, v in axes.items())
              + f"); a sweep takes at most {MAX_POINTS} configurations")
     _require("kappa" not in axes or "leaky" in axes.get("activation", ())
              or "kappa" in (refused or {}),
-             "--grid: kappa applies to leaky rows only (add activation=leaky)")
+             "{grid}: kappa applies to leaky rows only (add activation=leaky)")
     points = []
     seen = set()
     for combo in itertools.product(*axes.values()):
@@ -120,8 +126,8 @@ def config(point: dict):
         where = ", ".join(f"{k}={v}" for k, v in point.items()
                           if k in ("D", "K") or v != KEYS[k][1])
         if isinstance(exc, FieldError):   # the field keeps its name; the API shows its option
-            raise exc.prefixed(f"--grid point ({where or 'defaults'}): ") from None
-        raise ValueError(f"--grid point ({where or 'defaults'}): {exc}") from None
+            raise exc.prefixed(f"{{grid}} point ({where or 'defaults'}): ", "grid") from None
+        raise grid_error(f"{{grid}} point ({where or 'defaults'}): {exc}") from None
 
 
 SMOOTH_UNUSED = ("activation", "kappa", "sigma_prime_zero")  # keys a smooth sweep refuses
@@ -146,5 +152,5 @@ def smooth_config(point: dict, activation, M: int):
                                                        "logit_scale")
                           if k in ("D", "K") or point[k] != KEYS[k][1])
         if isinstance(exc, FieldError):   # the field keeps its name; the API shows its option
-            raise exc.prefixed(f"--grid point ({where}): ") from None
-        raise ValueError(f"--grid point ({where}): {exc}") from None
+            raise exc.prefixed(f"{{grid}} point ({where}): ", "grid") from None
+        raise grid_error(f"{{grid}} point ({where}): {exc}") from None

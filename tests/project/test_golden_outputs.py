@@ -88,5 +88,8 @@ def write():
 
 if __name__ == "__main__":
     import rdyn  # noqa: F401  first: tests/rdyn/ (no __init__.py) must not shadow it
+    import rdyn.cli
+
+    rdyn.cli.pin_blas_threads()   # the command line's one BLAS thread, as tests/conftest.py sets it
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # tests/: cli_runs
     write()

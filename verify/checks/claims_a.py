@@ -805,6 +805,45 @@ def ood_batch_terms(tr: Trajectory, idx, batch) -> np.ndarray:
     return np.array(out)
 
 
+#: Section 4.1's experiment as the paper ran it, at the quick sizes of ``rdyn figures --paper A``: CNN teacher,
+#: ReLU, D = 12, K = 3, M = 4, d = 8, ||V*||_F^2 = 256, online SGD (a fresh batch of N = 100 Gaussian inputs
+#: with label noise 1 per step), eta = half of eta_limit, seed 0; steps quick/full
+SGD_OOD = {"task": "cnn", "activation": "relu", "D": 12, "K": 3, "M": 4, "d": 8, "vstar_norm2": 256.0,
+           "batch": OOD_BATCH, "noise_std": OOD_NOISE, "seed": 0, "steps": {True: 3000, False: 20000}}
+
+
+@lru_cache(maxsize=None)
+def sgd_ood_experiment(quick: bool) -> dict:
+    """The excess OOD loss of an SGD-trained student, estimated as the paper's Figure 2(b) does (at each
+    recorded step a fresh batch of N = 100 Exp(1) inputs with label noise,
+    ``L_OOD - (1/(2N)) sum ||Y_n - f*(X_n)||^2``): :data:`SGD_OOD`, trained by
+    :func:`rdyn.verification.references.full_matrix.gradient_descent` (mode "sgd"). The window is
+    T - T* in [T*, end] (T* of the collapsed map at the same eta, past the plateau and its bend); its
+    slope is a measured window of the printed observation, next to the population estimator's."""
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run as run_collapsed
+    from rdyn.reduced_dynamics.model_a.presets import preset_groups
+    from rdyn.verification.figures.model_a import record_grid
+    from rdyn.verification.references import full_matrix as fm
+
+    e = SGD_OOD
+    steps = e["steps"][quick]
+    config = TeacherConfig(D=e["D"], K=e["K"], activation=e["activation"], vstar_norm2=e["vstar_norm2"])
+    T_star = run_collapsed(config, steps=steps).T_star
+    model = fm.make_model(preset_groups(e["task"], e["D"], e["K"]), M=e["M"], d=e["d"],
+                          vstar_norm2=e["vstar_norm2"], activation=e["activation"], positional="random",
+                          seed=e["seed"])
+    traj = fm.gradient_descent(model, config.step_size, steps, mode="sgd", record=record_grid(steps),
+                               batch_size=e["batch"], noise_std=e["noise_std"], seed=e["seed"])
+    t, ood = np.asarray(traj.steps, dtype=float), np.asarray(traj.ood_loss)
+    keep = (t - T_star >= T_star) & (ood > 0)
+    gap, est = t[keep] - T_star, ood[keep]
+    return {"setup": {k: v for k, v in e.items() if k != "steps"}, "steps": steps, "eta": config.step_size,
+            "T_star_collapsed": int(T_star), "diverged_at_step": traj.diverged_at_step,
+            "nonpositive_estimates": int(np.sum((t - T_star >= T_star) & (ood <= 0))),
+            "context_fit": fit_rule.context_fit(-0.5, gap, est, "the derived asymptote of the estimator"),
+            }
+
+
 def ood_batch_check(quick: bool) -> Check:
     """Section 4.1's OOD slope decided for the estimator the paper's figure plots (a fixed batch of
     N = 100 noisy Exp(1) inputs). By derivation, as T -> oo the linear term -(e/K) c, c =
@@ -816,7 +855,10 @@ def ood_batch_check(quick: bool) -> Check:
     passes when some measured window's 95% interval (:func:`fit_rule.decide`'s window, over
     [4, 64] T* and over [1, 2] T*) holds -0.5; when every window excludes it the check is marked
     ``undecided`` (the ledger counts it inconclusive: the derived asymptote is not what the windows
-    show). ``per_config`` holds the positive batches' curves (the entry's figure)."""
+    show). The paper's experiment itself (:func:`sgd_ood_experiment`: online SGD, a fresh batch per
+    recorded step) counts as an observation of -0.5 only when its interval holds -0.5 and excludes the
+    population excess's -1; else it is context. ``per_config`` holds the positive batches' curves and the
+    SGD curve (the entry's figure)."""
     tr = _trajectories(quick, "default")[0]  # D=8, K=2, relu
     idx = _phase3(tr)
     idx = idx[np.linspace(0, len(idx) - 1, 12).astype(int)]
@@ -826,7 +868,14 @@ def ood_batch_check(quick: bool) -> Check:
     after = np.flatnonzero((tr.t - tr.T_star >= tr.T_star) & (tr.t - tr.T_star <= 2 * tr.T_star))
     early = after[np.linspace(0, len(after) - 1, min(6, len(after))).astype(int)]
     early_gap = tr.t[early] - tr.T_star
-    rows, consistent, windows, series = [], True, [], {}
+    # the paper's own experiment: context, not a deciding window (its fresh batch per step leaves an
+    # interval that holds the population's -1 as well as -0.5, so it separates neither); drawn first
+    sgd = sgd_ood_experiment(quick)
+    sgd_ci = sgd["context_fit"]["window_ci95"]
+    sgd_holds = [s for s in (-0.5, -1.0) if sgd_ci[0] <= s <= sgd_ci[1]]
+    series = {f"online SGD (paper's experiment), D={SGD_OOD['D']}, K={SGD_OOD['K']}, relu": {
+        "x": sgd["context_fit"]["x"], "y": sgd["context_fit"]["y"], "claimed_exponent": -0.5}}
+    rows, consistent, windows = [], True, []
     for seed in range(OOD_BATCHES):
         batch = ood_batch(tr, 1000 + seed)
         c = float(np.mean(batch[1] * batch[2]))
@@ -842,7 +891,7 @@ def ood_batch_check(quick: bool) -> Check:
             row["local_slopes"] = fit_rule.local_slopes(list(gap), list(est))
             row["context_fit"] = fit_rule.context_fit(-0.5, gap, est, "the derived asymptote of the estimator")
             windows.append(row["context_fit"])
-            series[f"batch {1000 + seed} (mean(z_out S) = {c:.2f})"] = {
+            series[f"batch {1000 + seed} (population run), mean(z_out S)={c:.2f}"] = {
                 "x": [float(g) for g in gap], "y": [float(v) for v in est], "claimed_exponent": -0.5}
             e_terms = ood_batch_terms(tr, early, batch)
             e_est = e_terms.sum(axis=1)
@@ -860,6 +909,8 @@ def ood_batch_check(quick: bool) -> Check:
     # the printed -0.5 describes the measured curves: it is observed when some measured window's 95% interval
     # holds it; when every window excludes it, the derived asymptote alone cannot confirm the observation
     observed = [w for w in windows if w["window_ci95"][0] - 1e-9 <= -0.5 <= w["window_ci95"][1] + 1e-9]
+    if sgd_holds == [-0.5]:     # the paper's experiment shows -0.5 and excludes the population's -1
+        observed.append(sgd["context_fit"])
     ratio_8 = [abs(r["linear_over_quadratic"][int(np.argmin(np.abs(gap - 8 * tr.T_star)))]) for r in rows
                if r["c_linear"] < 0] or [math.nan]
     intervals = "; ".join(f"[{w['window_ci95'][0]:.3f}, {w['window_ci95'][1]:.3f}] over x in "
@@ -867,8 +918,12 @@ def ood_batch_check(quick: bool) -> Check:
     undecided = None
     if consistent and drawable and not observed:
         undecided = fit_rule.undecided(
-            f"every measured window excludes the printed -0.5 ({len(windows)} windows of the {len(series)} positive "
-            f"batches: {intervals}); the estimator's slope tends to -1/2 only where its T^(-1/2) term dominates, "
+            f"every measured window excludes the printed -0.5 ({len(windows)} windows of the {len(series) - 1} "
+            f"positive batches: {intervals}); the paper's experiment itself (online SGD, "
+            f"{fit_rule.context_text(sgd['context_fit'])}) holds "
+            f"{' and '.join(f'{v:g}' for v in sgd_holds) or 'neither -0.5 nor -1'} in its interval"
+            f"{', so it does not separate the printed slope from the population excess' if len(sgd_holds) == 2 else ''}; "
+            f"the estimator's slope tends to -1/2 only where its T^(-1/2) term dominates, "
             f"|linear/quadratic| >> 1 (it grows like T^(1/2) and is {min(ratio_8):.2g}-{max(ratio_8):.2g} at 8 T* in "
             f"the batches with mean(z_out S) < 0: it reaches 1 only near T = {(1 / max(ratio_8)) ** 2 * 8:.3g} to "
             f"{(1 / min(ratio_8)) ** 2 * 8:.3g} T*, beyond the measured 65 T*): decided by a run that reaches that "
@@ -886,7 +941,9 @@ def ood_batch_check(quick: bool) -> Check:
                  f"{OOD_BATCHES} batches with mean(z_out S) < 0 and turns negative in the others; along the "
                  f"trajectory the linear term has that sign and grows relative to the quadratic one: {consistent}. "
                  f"Observed slopes: {len(observed)} of {len(windows)} measured windows hold -0.5 in their 95% interval "
-                 f"(local slopes at 64 T* {last or 'none'}, the quadratic term still dominating{bend_txt})"
+                 f"(local slopes at 64 T* {last or 'none'}, the quadratic term still dominating{bend_txt}; the paper's "
+                 f"experiment itself, online SGD at D = {SGD_OOD['D']}, K = {SGD_OOD['K']} with a fresh N = "
+                 f"{OOD_BATCH} batch per recorded step: {fit_rule.context_text(sgd['context_fit'])})"
                  + ("" if observed else ": the printed slope is the estimator's asymptote, not what the measured "
                                         "windows show (inconclusive)")
                  + ". The population excess falls like 1/T (A.errata.ood)",
@@ -894,6 +951,7 @@ def ood_batch_check(quick: bool) -> Check:
                  {**({"undecided": undecided} if undecided else {}), "per_config": series,
                   "per_batch": rows, "batch": OOD_BATCH, "noise_std": OOD_NOISE, "config": tr.name,
                   "estimator": "fixed batch of N = 100 Exp(1) inputs with label noise (the paper's)",
+                  "sgd_experiment": sgd,
                   "derivation": "estimate = (D/(2N)) sum (d1 z_in + d2 z_out)^2 - (1/N) sum (d1 z_in + d2 z_out) S_n, "
                                 "d1 = C1 p - 1/K = O(e^2), d2 = C1 q ~ e/K, e^2 ~ 1/T",
                   "context": "population excess: A.claim.sec4.ood_slope, A.errata.ood",

@@ -47,6 +47,7 @@ PRINTED = {
 SYMBOLS = {name: sp.Symbol(name, positive=True) for name in ("D", "K", "M", "eta", "T", "kappa", "C2", "C3")}
 
 
+@lru_cache(maxsize=None)
 def _public(expr: sp.Expr) -> sp.Expr:
     """A late-phase expression in the symbols of docs/interface.md (M for ||V*||_F^2; C2 + C3 for x)."""
     from rdyn.derivations.model_a import collapsed as ma
@@ -546,12 +547,14 @@ TSTAR_RELU_LAW_INSTANCES = (("relu", 0.0, "D", 200, 3), ("relu", 0.0, "sqrtD", 1
 
 
 def _flow_inside(activation: str, kappa: float, scale: str, D: int, K: int, lo, hi) -> dict:
-    """The float64 gradient flow's tau_star (Radau) at one instance (||V*||^2 = 1) against proved bounds."""
-    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
-    from rdyn.reduced_dynamics.model_a.limits.flow import phase_limits
+    """The float64 gradient flow's tau_star (Radau; the flow alone, not its modified equation) at one instance
+    (||V*||^2 = 1) against proved bounds."""
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds
+    from rdyn.reduced_dynamics.model_a.limits.flow import homogeneous_flow, integrate_plane_flow
 
     config = TeacherConfig(D, K, activation, logit_scale=scale, kappa=kappa)
-    tau = float(phase_limits(config, "flow").tau_star)
+    thresholds = Thresholds()
+    tau = float(integrate_plane_flow(homogeneous_flow(config, thresholds), thresholds.t1_fraction, order=0)[1])
     lo, hi = float(lo), float(hi)
     return {"logit_scale": scale, "D": D, "K": K, "tau_lo": lo, "tau_star_flow": tau, "tau_hi": hi,
             "relative_width": (hi - lo) / tau, "inside": lo <= tau <= hi}

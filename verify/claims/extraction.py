@@ -362,7 +362,7 @@ def origin_counts_text(paper: str, row: dict) -> str:
     """One sentence of a ledger summary row (:meth:`rdyn.verification.claims.ledger.Ledger.summary`): the
     paper's errors and the suspected losses of the text extraction, counted separately."""
     by = row.get("discrepancies_by_origin") or {"paper": row["discrepancies"], "extraction": 0}
-    return (f"{paper}: {row['discrepancies']} discrepancies from {row['root_causes']} root causes: "
+    return (f"Model {paper}: {row['discrepancies']} discrepancies from {row['root_causes']} root causes: "
             f"{row.get('paper_errors', row['root_causes'])} errors of the paper ({by['paper']} entries) and "
             f"{row.get('extraction_losses', 0)} suspected losses of the text extraction ({by['extraction']} entries, "
             f"extraction_suspect: the statement with the lost symbol restored holds)")

@@ -72,9 +72,9 @@ _TOKEN = re.compile(r"""
       |S\.[AB](?:\.[A-Za-z0-9_*?]+)+
       |[AB]\.[A-Za-z0-9_]*[a-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_*?]+)*(?:\[\.?[A-Za-z0-9_]+\])?(?:\.\*)?
       |(?:[a-z_]+/)+[a-z_]+\.[a-z]+|[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}(?:\.py|\.md)?|[a-z_]+\.(?:py|md))
-   |(?P<abbr>e\.g\.|i\.e\.|w\.r\.t\.|[123]-D(?=\ [a-z])|log-log|et\ al\.|[A-Z]\.\d+(?:\.\d+)*(?:-[A-Z]?\.?\d+)?(?:'s)?|'s(?![A-Za-z]))
+   |(?P<abbr>(?:Model|Paper)\ [AB](?![A-Za-z0-9_.*])|e\.g\.|i\.e\.|w\.r\.t\.|[123]-D(?=\ [a-z])|log-log|et\ al\.|[A-Z]\.\d+(?:\.\d+)*(?:-[A-Z]?\.?\d+)?(?:'s)?|'s(?![A-Za-z]))
    |(?P<num>\d+(?:\.\d+)?(?:e[-+]?\d+)?)
-   |(?P<word>dC1\*/dp|[fT]\*(?=\()|R\+-|R[+-](?=\s*=)|L\*_OOD
+   |(?P<word>dC1\*/dp|[fT]\*(?=\()|C1\*(?=\([tTp])|R\+-|R[+-](?=\s*=)|L\*_OOD
       |[A-Za-z][A-Za-z0-9]*~?_\{[^{}]*\}|[A-Za-z][A-Za-z0-9]*~?_\([^()]*\)|[A-Za-z][A-Za-z0-9]*~_[A-Za-z0-9]+
       |[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*(?:'s(?![A-Za-z])|'(?![A-Za-z]))?(?:\*(?![A-Za-z0-9(*]))?(?:_[A-Za-z0-9]+)?)
    |(?P<open>[(\[{]|<(?=[^<>=\s][^<>]*>_[A-Za-z0-9]))|(?P<close>[)\]}]|>_[A-Za-z0-9]+)
@@ -169,7 +169,8 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 
 
 def _is_sympy(run: str) -> bool:
-    run = re.sub(r"\b([fT])\*\(", r"\1(", run)   # f*(X), T*(...): the symbol f* or T*, not a product
+    # f*(X), T*(...), C1*(t): the starred symbol applied to its argument, not a product
+    run = re.sub(r"\b([fT])\*\(|\b(C1)\*\((?=[tTp])", r"\1\2(", run)
     return "**" in run or bool(re.search(r"[\w)]\s*\*\s*[\w(]", run))
 
 
@@ -755,7 +756,7 @@ def config_label(config: str) -> str:
             continue
         if "=" in part:
             key, value = (x.strip() for x in part.split("=", 1))
-            sym = _word_tex(key) or r"\mathrm{" + key.replace("_", " ") + "}"
+            sym = _word_tex(key) or r"\mathrm{" + key.replace("_", " ").replace(" ", r"\ ") + "}"
             values.append(f"${sym} = {value}$")
         else:
             words.append(ACTIVATION_WORDS.get(part, part.replace("_", " ")))

@@ -64,7 +64,7 @@ PLOT_AXES = (("A.claim.step3.S_exponent.*", r"$T - T^*$", r"$\|S^{(T)} - S^*\|_F
              ("A.claim.step3.WV_exponent.*", r"$T - T^*$", r"$\|W_V^{(T)} - V^*\|_F$"),
              ("A.claim.step3.loss_exponent.*", r"$T - T^*$", r"$L(T) - L_{\mathrm{opt}}$"),
              ("A.claim.Tstar_D_exponent.*", r"$D$", r"$T^*$"),
-             ("A.claim.sec4.ood_slope*", r"$T$", r"$L_{OOD} - L^*_{OOD}$"),
+             ("A.claim.sec4.ood_slope*", r"$T - T^*$", r"$L_{OOD} - L^*_{OOD}$"),
              ("B.cover.thm43_Tstar_dn", r"$\epsilon$", r"$T^*(\epsilon)$"),
              ("A.claim.thm32.ood", r"$T$", r"$L_{OOD} - L^*_{OOD}$"))
 
@@ -106,6 +106,10 @@ def _series(detail: dict, check_id: str = "") -> list[tuple[str, list, list, flo
             and all(isinstance(v, (int, float)) and v > 0 for v in list(row[1]) + list(row[2]))]
 
 
+#: the most curves one entry's plot draws (in the order of the checks' details)
+MAX_SERIES = 9
+
+
 def rate_plot_png(result: ClaimResult) -> str | None:
     """Base64 PNG: log-log plot of the measured points of the entry's checks (None if none). The
     axes are the variable and the quantity when every series shares them; else each series is
@@ -126,7 +130,7 @@ def rate_plot_png(result: ClaimResult) -> str | None:
 
     from matplotlib.ticker import NullFormatter
 
-    series = series[:6]
+    series = series[:MAX_SERIES]
     same_x = len({s[4] for s in series}) == 1
     same_y = len({s[5] for s in series}) == 1
     fig = Figure(figsize=(7.6, 2.9), dpi=150, layout="constrained")

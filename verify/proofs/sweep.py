@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 
 from rdyn.derivations.messages import error_kind
+from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.reduced_dynamics.model_a.grid import grid_error
 from rdyn.verification.proofs import statements as st
 from rdyn.verification.proofs.engine import Instance
 
@@ -70,34 +72,42 @@ class GridPoint:
     eta_rule: str
 
 
+def _with_eta_words(exc: ValueError) -> ValueError:
+    """A refusal of an eta value, with the words eta also takes."""
+    words = " (eta: numbers, or the words paper and half_limit)"
+    if isinstance(exc, FieldError):
+        return FieldError(exc.field, exc.template + words, *exc.fields[1:])
+    return grid_error("{grid}: " + str(exc) + words)
+
+
 def check_grid(text: str, check_value=None) -> int:
     """Check a ``--grid`` text before anything is built and return its number of points: at least
     one ``KEY=VALUES`` entry (``';;'`` is refused, not read as the default grid), known keys, each
     given once, at most :data:`MAX_GRID_POINTS` points (the product of the value counts), and every
     value checked by ``check_value(key, value)`` (the option table: each value as the
     single-instance option ``--KEY`` would be; it raises ValueError with a one-line message).
-    ValueError (one line, starting ``--grid``) otherwise."""
+    A FieldError of the field ``grid`` (one line; the API words it ``--grid``) otherwise."""
     import math
 
     from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values
 
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("--grid is empty: give KEY=VALUES entries joined by ';' (keys: " + ", ".join(GRID_KEYS) + ")")
+        raise grid_error("{grid} is empty: give KEY=VALUES entries joined by ';' (keys: " + ", ".join(GRID_KEYS) + ")")
     entries = [part for part in text.split(";") if part.strip()]
     if not entries:
-        raise ValueError(f"--grid {text!r} has no KEY=VALUES entry (keys: {', '.join(GRID_KEYS)})")
+        raise grid_error(f"{{grid}} {text!r} has no KEY=VALUES entry (keys: {', '.join(GRID_KEYS)})")
     counts, seen = {}, set()
     for part in entries:
         if "=" not in part:
-            raise ValueError(f"--grid: expected KEY=VALUES, got {part.strip()!r}")
+            raise grid_error(f"{{grid}}: expected KEY=VALUES, got {part.strip()!r}")
         key, raw = part.split("=", 1)
         key = ALIASES.get(key.strip(), key.strip())
         if key == "sigma_prime_zero":
-            raise ValueError("--grid: key sigma_prime_zero does not apply to rdyn prove (sigma'(0) = 1)")
+            raise grid_error("{grid}: key sigma_prime_zero does not apply to rdyn prove (sigma'(0) = 1)")
         if key not in GRID_KEYS:
-            raise ValueError(f"--grid: unknown key {key!r} (keys: {', '.join(GRID_KEYS)})")
+            raise grid_error(f"{{grid}}: unknown key {key!r} (keys: {', '.join(GRID_KEYS)})")
         if key in seen:
-            raise ValueError(f"--grid: key {key} given twice")
+            raise grid_error(f"{{grid}}: key {key} given twice")
         seen.add(key)
         items = [x.strip() for x in raw.split(",")]
         if key == "eta":
@@ -106,7 +116,7 @@ def check_grid(text: str, check_value=None) -> int:
         else:
             words, rest = [], items
         if not words and not "".join(rest):
-            raise ValueError(f"--grid: no values for {key}")
+            raise grid_error(f"{{grid}}: no values for {key}")
         if ":" in raw and key not in ("activation", "logit_scale"):   # LO:HI:N: count before building
             bits = raw.strip().split(":")
             try:
@@ -114,21 +124,21 @@ def check_grid(text: str, check_value=None) -> int:
             except ValueError:
                 n = 1
             if n > MAX_GRID_POINTS:
-                raise ValueError(f"--grid: range for {key} has {n} values; a proof sweep takes at most "
+                raise grid_error(f"{{grid}}: range for {key} has {n} values; a proof sweep takes at most "
                                  f"{MAX_GRID_POINTS} points")
         try:
             values = _values(key, ",".join(rest)) if rest and "".join(rest) else []
         except ValueError as exc:
             if key != "eta":
                 raise
-            raise ValueError(f"{exc} (eta: numbers, or the words paper and half_limit)") from None
+            raise _with_eta_words(exc) from None
         if check_value is not None:
             for value in values:
                 check_value(key, value)
         counts[key] = len(values) + len(words)
     size = math.prod(counts.values())
     if size > MAX_GRID_POINTS:
-        raise ValueError(f"--grid has {size} points (" + " x ".join(f"{k}: {n}" for k, n in counts.items())
+        raise grid_error(f"{{grid}} has {size} points (" + " x ".join(f"{k}: {n}" for k, n in counts.items())
                          + f"); a proof sweep takes at most {MAX_GRID_POINTS} (each instance is at least "
                          f"about 2 s of certified work)")
     return size
@@ -136,7 +146,7 @@ def check_grid(text: str, check_value=None) -> int:
 
 def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
     """The grid's instances (in grid order) and the points skipped as outside the papers'
-    hypotheses (``{"point": ..., "reason": ...}``). ValueError with a one-line ``--grid`` message
+    hypotheses (``{"point": ..., "reason": ...}``). A one-line FieldError of the field ``grid``
     for bad syntax or values."""
     from fractions import Fraction
 
@@ -152,21 +162,21 @@ def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
         key = part.split("=", 1)[0].strip() if "=" in part else None
         if key is not None and ALIASES.get(key, key) == "eta":
             if words or numbers:
-                raise ValueError("--grid: key eta given twice")
+                raise grid_error("{grid}: key eta given twice")
             items = [s.strip() for s in part.split("=", 1)[1].split(",")]
             words = [s for s in items if s in ETA_WORDS]
             rest = [s for s in items if s not in ETA_WORDS]
             if len(set(words)) != len(words) or ("auto" in words and "half_limit" in words):
-                raise ValueError(f"--grid: eta word given twice in {part.strip()!r}")
+                raise grid_error(f"{{grid}}: eta word given twice in {part.strip()!r}")
             try:
                 numbers = _values("eta", ",".join(rest)) if rest else []
             except ValueError as exc:
-                raise ValueError(f"{exc} (eta: numbers, or the words paper and half_limit)") from None
+                raise _with_eta_words(exc) from None
             if not words and not numbers:
-                raise ValueError("--grid: no values for eta")
+                raise grid_error("{grid}: no values for eta")
             continue
         if key == "sigma_prime_zero":
-            raise ValueError("--grid: key sigma_prime_zero does not apply to rdyn prove (sigma'(0) = 1)")
+            raise grid_error("{grid}: key sigma_prime_zero does not apply to rdyn prove (sigma'(0) = 1)")
         parts.append(part)
     base = parse_grid(";".join(p for p in parts if p.strip()) or "D=12")
     rules = [("given", v) for v in numbers] + [("paper" if w == "paper" else "half_limit", None) for w in words]
@@ -180,12 +190,12 @@ def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
                      "vstar_norm2": point["vstar_norm2"], "eta": rule if rule != "given" else value,
                      "logit_scale": point["logit_scale"]}
             if act not in ACTIVATIONS:
-                raise ValueError(f"--grid: activation must be one of {', '.join(ACTIVATIONS)} for rdyn prove, "
+                raise grid_error(f"{{grid}}: activation must be one of {', '.join(ACTIVATIONS)} for rdyn prove, "
                                  f"got {act!r}")
             if point["logit_scale"] not in SCALES:
-                raise ValueError(f"--grid: logit_scale must be D or sqrtD, got {point['logit_scale']!r}")
+                raise grid_error(f"{{grid}}: logit_scale must be D or sqrtD, got {point['logit_scale']!r}")
             if not point["vstar_norm2"] > 0 or (act == "leaky" and not 0 <= kappa < 1):
-                raise ValueError(f"--grid: vstar_norm2 must be > 0 and kappa in [0, 1), got {shown}")
+                raise grid_error(f"{{grid}}: vstar_norm2 must be > 0 and kappa in [0, 1), got {shown}")
             if not 1 <= K < D:
                 skipped.append({"point": shown, "reason": "K >= D (Lemma D.2: 1 <= K < D)"})
                 continue
@@ -196,7 +206,7 @@ def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
             eta = instance_eta(rule, D, K, point["vstar_norm2"], value)
             if eta is not None:
                 if not eta > 0:
-                    raise ValueError(f"--grid: eta must be > 0, got {eta!r}")
+                    raise grid_error(f"{{grid}}: eta must be > 0, got {eta!r}")
                 limit = eta_limit_fraction(TeacherConfig(D=D, K=K, activation=act, kappa=kappa))
                 if Fraction(repr(float(eta))) >= limit:
                     skipped.append({"point": shown, "reason": f"eta >= eta_limit = {float(limit):.6g} (the C1 "

@@ -28,6 +28,7 @@ The hand-written gradient below is checked against the full back-propagation of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -88,6 +89,29 @@ class SGDRun:
 
 def make_data(setup: SGDSetup, size: int, rng: np.random.Generator) -> DataSet:
     """``size`` points of the task, stored as (S, a, y_target)."""
+    S, a = _draw_inputs(setup, size, rng)
+    return DataSet(S, a, _targets(setup.target, S, a))
+
+
+def _targets(target: str, S: np.ndarray, a: np.ndarray) -> np.ndarray:
+    sa = np.einsum("mij,mj->mi", S, a)
+    return sa / np.linalg.norm(sa, axis=1, keepdims=True) if target == "normalized" else sa
+
+
+@lru_cache(maxsize=4)
+def _seeded_sets(data: str, d: int, n: int, spectrum, train: int, test: int, seed: int):
+    """The training and test inputs of :func:`run` and the generator's state after drawing them: they
+    depend on the task, the sizes and the seed, not on the model or the target, so the runs of one
+    task share them (read-only arrays)."""
+    setup = SGDSetup(data=data, d=d, n=n, spectrum=spectrum, train=train, test=test, seed=seed)
+    rng = np.random.default_rng(seed)
+    sets = [_draw_inputs(setup, size, rng) for size in (train, test)]
+    for S, a in sets:
+        S.flags.writeable = a.flags.writeable = False
+    return sets, rng.bit_generator.state
+
+
+def _draw_inputs(setup: SGDSetup, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     d = setup.d
     if setup.data == "spectrum":
         m = np.asarray(setup.spectrum, dtype=float)
@@ -101,9 +125,7 @@ def make_data(setup: SGDSetup, size: int, rng: np.random.Generator) -> DataSet:
             S[lo:lo + len(X)] = X @ X.transpose(0, 2, 1)
     a = rng.standard_normal((size, d))
     a /= np.linalg.norm(a, axis=1, keepdims=True)
-    sa = np.einsum("mij,mj->mi", S, a)
-    target = sa / np.linalg.norm(sa, axis=1, keepdims=True) if setup.target == "normalized" else sa
-    return DataSet(S, a, target)
+    return S, a
 
 
 def kappas(data: DataSet) -> tuple[float, float, float]:
@@ -163,9 +185,10 @@ def run(setup: SGDSetup) -> SGDRun:
     """SGD from Theorem 4.1's initialisation (see the module docstring); one seed for the
     training set, the test set and the batch order."""
     d = setup.d
+    sets, state = _seeded_sets(setup.data, d, setup.n, setup.spectrum, setup.train, setup.test, setup.seed)
+    train, test = (DataSet(S, a, _targets(setup.target, S, a)) for S, a in sets)
     rng = np.random.default_rng(setup.seed)
-    train = make_data(setup, setup.train, rng)
-    test = make_data(setup, setup.test, rng)
+    rng.bit_generator.state = state
     normalize = setup.model == "ln"
     W = np.zeros((2 * d, 2 * d))
     V = np.zeros((2 * d, 2 * d))

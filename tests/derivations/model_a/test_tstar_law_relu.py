@@ -78,6 +78,25 @@ def test_box_test_is_exact_on_a_known_polynomial():
     assert not tr.box_nonnegative(x - sp.Rational(1, 2), {x: (0, 1)})
 
 
+@pytest.mark.parametrize("expr, box, expected", [
+    # P1 in [PI/2, PI] names the later box variable PI (the ring route substitutes in box order)
+    (lambda: tr.PI - P1, lambda: {P1: (tr.PI / 2, tr.PI), tr.PI: (3, 4)}, True),
+    (lambda: P1 - 3 * tr.PI / 4, lambda: {P1: (tr.PI / 2, tr.PI), tr.PI: (3, 4)}, False),
+    (lambda: (x + q) / (1 + x * q), lambda: {x: (0, None), q: (0, 1)}, True),
+    (lambda: (x - q) / (1 + x), lambda: {x: (0, None), q: (0, 1)}, False),
+    # a symbol outside the box: sympy's assumptions decide the coefficients' signs (expression route)
+    (lambda: sp.Symbol("v", positive=True) * x, lambda: {x: (0, None)}, True),
+    (lambda: sp.pi - x, lambda: {x: (0, 3)}, True),
+])
+def test_box_test_routes_agree(expr, box, expected):
+    """The polynomial-ring route and the sympy-expression route give the same answer."""
+    e, b = expr(), box()
+    num, den = sp.fraction(sp.cancel(sp.together(e)))
+    ts = [sp.Symbol(f"t_{i}", nonnegative=True) for i in range(len(b))]
+    assert tr.box_nonnegative(e, b) is expected
+    assert tr.tl._box_nonnegative_expr(num, den, b, ts) is expected
+
+
 @pytest.mark.parametrize("activation, scale, thresholds", [
     ("relu", "D", {1: 17, 2: 16, 3: 18}), ("relu", "sqrtD", {1: 77, 2: 46, 3: 39}),
     ("leaky", "D", {1: 17, 2: 16, 3: 18}), ("leaky", "sqrtD", {1: 77, 2: 46, 3: 39})])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from rdyn.reduced_dynamics.model_a.fields import FieldError
 from rdyn.reduced_dynamics.model_a.grid import parse_grid
 from rdyn.reduced_dynamics.model_a.batch import run_batch
 from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
@@ -53,8 +54,14 @@ def test_parse_grid_product_ranges_and_kappa():
         ("relu", 0.1), ("leaky", 0.0), ("leaky", 0.5)]
     assert points[0]["eta"] is None
     for bad in ("D=", "Q=3", "D=20;D=36", "eta=0.1:0.2", "K=x", ""):
-        with pytest.raises(ValueError):
+        with pytest.raises(FieldError, match="^grid") as info:   # the field, not the option (--grid)
             parse_grid(bad)
+        assert info.value.field == "grid" and info.value.message(lambda f: "--" + f).startswith("--grid")
+    # a configuration refused at one point keeps the field it names, behind the grid point
+    from rdyn.reduced_dynamics.model_a.grid import config
+    with pytest.raises(FieldError) as info:
+        config(parse_grid("D=4;K=4")[0])
+    assert info.value.fields[-1] == "grid" and str(info.value).startswith("grid point (D=4, K=4): ")
 
 
 def rdyn(*args):

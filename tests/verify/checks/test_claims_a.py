@@ -64,6 +64,23 @@ def test_ood_slope_is_inconclusive_when_every_window_excludes_the_printed_slope(
     assert series and all(s["claimed_exponent"] == -0.5 and min(s["y"]) > 0 for s in series.values())
     windows = [r["context_fit"] for r in c.detail["per_batch"] if "context_fit" in r]
     assert windows and all(not (w["window_ci95"][0] <= -0.5 <= w["window_ci95"][1]) for w in windows)
+    # ... and the paper's own experiment: online SGD, its window from T - T* = T* on, drawn in the same figure
+    sgd = c.detail["sgd_experiment"]
+    assert sgd["steps"] == 3000 and sgd["eta"] == 0.5 and sgd["diverged_at_step"] is None
+    assert sgd["T_star_collapsed"] == 96 and min(sgd["context_fit"]["x"]) >= sgd["T_star_collapsed"]
+    assert any(k.startswith("online SGD") and v["y"] == sgd["context_fit"]["y"] for k, v in series.items())
+    lo, hi = sgd["context_fit"]["window_ci95"]
+    assert lo <= -1 and -0.5 <= hi      # it holds both slopes: context, it separates neither
+    assert "does not separate" in c.detail["undecided"]["reason"]
+
+
+@pytest.mark.parametrize("interval, status", [((-0.6, -0.4), "pass"), ((-1.2, -0.4), "info"), ((-1.2, -0.9), "info")])
+def test_sgd_window_counts_only_when_it_excludes_the_population_slope(monkeypatch, interval, status):
+    """The SGD experiment's window is an observation of -0.5 only when it holds -0.5 and excludes -1."""
+    real = ca.sgd_ood_experiment(True)
+    fake = {**real, "context_fit": {**real["context_fit"], "window_ci95": list(interval)}}
+    monkeypatch.setattr(ca, "sgd_ood_experiment", lambda quick: fake)
+    assert ca.ood_batch_check(True).status == status
 
 
 def test_ood_slope_passes_when_a_measured_window_holds_the_printed_slope(monkeypatch):

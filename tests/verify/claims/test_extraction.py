@@ -172,7 +172,7 @@ def test_the_summary_text_counts_both():
 
     ledger, obj, _ = _ledger(_run("pass"))
     line = extraction.origin_counts_text("A", obj["summary"]["A"])
-    assert line.startswith("A: 4 discrepancies from 5 root causes: 3 errors of the paper (3 entries) and 2 suspected "
+    assert line.startswith("Model A: 4 discrepancies from 5 root causes: 3 errors of the paper (3 entries) and 2 suspected "
                            "losses of the text extraction (1 entries")
     assert line in report.root_cause_lines(ledger)[0]
     assert "2 suspected losses of the text extraction" in errata_writer.markdown(ledger)

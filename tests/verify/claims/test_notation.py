@@ -57,6 +57,11 @@ def test_brackets_hold_a_formula_together():
     # T*(...) is T* followed by a bracket, not T times a number
     assert notation.tex("T* ~ T*(1 + 64) at D") == r"$T^* \sim T^*(1 + 64)$ at $D$"
     assert notation.tex("x < y and a > b") == r"$x < y$ and $a > b$"
+    # C1*(t) is the fixed point at step t (Lemma D.10), not C1 times t
+    assert notation.tex("C1*(t+1) >= C1*(t) whenever p(t) <= 1/(2 pi D K)") == (
+        r"$C_1^*(t+1) \ge C_1^*(t)$ whenever $p(t) \le 1/(2 \pi D K)$")
+    # the model's letter is a name, while B alone is the bound of Theorem 3.2
+    assert notation.tex("Model B: 3 discrepancies, B^2 <= 1") == r"Model B: 3 discrepancies, $B^{2} \le 1$"
 
 
 def test_references_and_symbols_of_the_ledger():

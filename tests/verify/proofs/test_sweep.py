@@ -16,6 +16,9 @@ import math
 
 import pytest
 
+from rdyn.options.engine_errors import error_text
+from rdyn.reduced_dynamics.model_a.fields import FieldError
+
 SMALL = "D=5,7;K=1,2,3;activation=identity;eta=half_limit"
 
 
@@ -44,9 +47,10 @@ def test_grid_instances_and_skipped_points():
     for bad, needle in (("D=12;eta=fast", "paper and half_limit"), ("D=12;eta=paper,paper", "twice"),
                         ("D=12;activation=erf", "identity, relu, leaky"), ("D=12;sigma_prime_zero=2", "sigma'(0)"),
                         ("D=12;logit_scale=D2", "D or sqrtD"), ("Q=3", "unknown key")):
-        with pytest.raises(ValueError, match="^--grid") as exc:
+        with pytest.raises(FieldError, match="^grid") as exc:   # the library names its field ...
             sw.parse(bad)
-        assert needle in str(exc.value)
+        assert needle in str(exc.value) and exc.value.field == "grid"
+        assert error_text(exc.value).startswith("--grid")          # ... the API its option
 
 
 @pytest.mark.parametrize("argv,needle", [

@@ -86,3 +86,19 @@ def test_ledger_entries_are_decided_by_the_sgd_experiments():
         e = by[("B", label)]
         assert e.decide == (cid,) and "SGD" in e.note and "decided by the experiment" in e.note
         assert e.context   # the derivation is kept as context
+
+
+def test_runs_sharing_a_data_set_equal_runs_that_draw_it_afresh():
+    """The runs of one task share the drawn inputs (sgd_b._seeded_sets): a run after another model's run on
+    the same data equals the same run with the cache cleared, array for array."""
+    setup = sgd_b.SGDSetup(model="noln", target="unnormalized", d=4, n=8, train=300, test=100, batch=32,
+                           steps=40, seed=3)
+    sgd_b._seeded_sets.cache_clear()
+    fresh = sgd_b.run(setup)
+    sgd_b.run(sgd_b.SGDSetup(**{**setup.__dict__, "model": "ln", "target": "normalized"}))
+    shared = sgd_b.run(setup)
+    for field in ("alpha", "beta", "W", "V", "test_per_sample_final"):
+        assert np.array_equal(getattr(fresh, field), getattr(shared, field))
+    assert fresh.train_loss == shared.train_loss and fresh.kappas_train == shared.kappas_train
+    S, a = sgd_b._seeded_sets("sphere", 4, 8, None, 300, 100, 3)[0][0]
+    assert not S.flags.writeable and not a.flags.writeable
