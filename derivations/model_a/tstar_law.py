@@ -229,14 +229,14 @@ def box_nonnegative(expr: sp.Expr, box: dict) -> bool:
         return True
     variables = list(box)
     ts = [sp.Symbol(f"t_{i}", nonnegative=True) for i in range(len(variables))]
-    bounds = [b for pair in box.values() for b in pair if b is not None]
-    symbols = set().union(num.free_symbols, den.free_symbols, *(sp.sympify(b).free_symbols for b in bounds))
+    bounds = [_number_or_expr(b) for pair in box.values() for b in pair if b is not None]
+    symbols = set().union(num.free_symbols, den.free_symbols, *(b.free_symbols for b in bounds))
     if symbols - set(variables):
         return _box_nonnegative_expr(num, den, box, ts)
     ring, *gens = sp.ring(variables + ts, sp.QQ)
     try:
         parts = [ring(num), ring(den)]
-        ends = {var: (ring(sp.sympify(lo)), None if hi is None else ring(sp.sympify(hi)))
+        ends = {var: (ring(_number_or_expr(lo)), None if hi is None else ring(_number_or_expr(hi)))
                 for var, (lo, hi) in box.items()}
     except (sp.CoercionFailed, sp.polys.polyerrors.GeneratorsError, ValueError, TypeError):
         return _box_nonnegative_expr(num, den, box, ts)
@@ -257,6 +257,11 @@ def box_nonnegative(expr: sp.Expr, box: dict) -> bool:
             parts[j] = sum((c * (lo * (one + t_i) + hi - lo)**m * (one + t_i)**(degree - m)
                             for m, c in by_power.items()), ring.zero)
     return _ring_sign(parts[0]) * _ring_sign(parts[1]) == 1
+
+
+def _number_or_expr(bound) -> sp.Expr:
+    """A box bound (a sympy expression, or an int or Fraction written in the code) as a sympy expression."""
+    return bound if isinstance(bound, sp.Basic) else sp.Rational(bound)
 
 
 def _ring_sign(polynomial) -> int:

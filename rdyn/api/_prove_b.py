@@ -14,9 +14,12 @@ ETA_FRACTION_MIN = 1e-100      # --eta-fraction LO: the branch and bound's doubl
 # (measured at the default Task 1 instance: LO = 1e-13 certifies everything in 0.7 s, LO = 1e-14 and below
 # split S0 boxes and search trajectories for minutes); 1e-12 keeps a factor 10 of headroom
 S0_MIN = 1e-12
-# --steps: seconds of CPU per certified GD step (two_level_F's rigorous integral; measured 6-15 ms (ln) and
-# 11-25 ms (looped) per step on 2 shared cores, bench/bench_prove_b.py), plus the start (imports, kernels)
-TRAIN_STEP_S = {"ln": 0.015, "looped": 0.025}
+# --steps: seconds of CPU per certified GD step by the number of distinct eigenvalues (level_F's rigorous
+# integral: 1-D for two levels, measured 6-15 ms (ln) and 11-25 ms (looped) per step on 2 shared cores,
+# bench/bench_prove_b.py; nested 2-D for three, measured 1.0 s (ln) and 1.6 s (looped) per step at spectrum
+# 3,2,1, 2026-12-07), plus the start (imports, kernels)
+TRAIN_STEP_S = {2: {"ln": 0.015, "looped": 0.025}, 3: {"ln": 1.0, "looped": 1.6}}
+MAX_TRAIN_LEVELS = max(TRAIN_STEP_S)
 TRAIN_START_S = 1.0
 PROGRESS_EVERY = 1000          # --steps: a progress line every this many steps
 
@@ -92,8 +95,9 @@ def instance(v: ProveOptions):
         require(top_levels(spectrum)[2] is not None, "--spectrum has one distinct eigenvalue: the top eigenspace is "
                                                      "all of R^d and R = 1 (no l_(r+1) < l_1)")
     if model != "noln" and v.steps is not None:
-        require(spectrum is not None and len(set(spectrum)) == 2, "--steps needs a spectrum with exactly two distinct eigenvalues (the "
-                                         "expectation is then a 1-D integral, enclosed rigorously)")
+        require(spectrum is not None and 2 <= len(set(spectrum)) <= MAX_TRAIN_LEVELS,
+                "--steps needs a spectrum with two or three distinct eigenvalues (the expectation is then a 1-D or "
+                "nested 2-D integral, enclosed rigorously; four levels need a nested 3-D integral, minutes per step)")
     s0 = _range(v.s0, "--s0", (0.25, 16.0), positive=True)
     require(s0[0] >= S0_MIN, f"--s0: LO must be at least {S0_MIN:g} (below it the region's double-precision "
             f"enclosures no longer decide the S0 boxes, and the branch and bound does not finish), got {v.s0!r}")
@@ -109,13 +113,15 @@ def instance(v: ProveOptions):
                      eta=0.1 if v.eta is None else v.eta)
 
 
-def train_estimate(model: str, steps: int):
-    """The time of ``--paper B --model ln|looped --steps N`` (:data:`TRAIN_STEP_S` per certified step)."""
+def train_estimate(model: str, steps: int, levels: int = 2):
+    """The time of ``--paper B --model ln|looped --steps N`` on a spectrum with ``levels`` distinct
+    eigenvalues (:data:`TRAIN_STEP_S` per certified step)."""
     from rdyn.run_time import RunTimeEstimate
 
-    return RunTimeEstimate("prove --paper B", TRAIN_START_S + steps * TRAIN_STEP_S[model],
+    per_step = TRAIN_STEP_S[levels][model]
+    return RunTimeEstimate("prove --paper B", TRAIN_START_S + steps * per_step,
                            f"{steps} certified GD steps of the {model} model at about "
-                           f"{TRAIN_STEP_S[model] * 1e3:.0f} ms each", steps=steps)
+                           f"{per_step * 1e3:.0f} ms each", steps=steps)
 
 
 def run_b(v: ProveOptions, note=None):
@@ -129,7 +135,7 @@ def run_b(v: ProveOptions, note=None):
     inst = instance(v)
     progress = None
     if inst.model != "noln" and inst.steps is not None and note is not None:
-        est = train_estimate(inst.model, inst.steps)
+        est = train_estimate(inst.model, inst.steps, len(set(inst.spectrum)))
         if est.seconds > ANNOUNCE_ABOVE_S:
             note(est.line().split(": ", 1)[1])
         progress = _progress_every(PROGRESS_EVERY, inst.steps, note)

@@ -609,9 +609,10 @@ _PROVE_B = (
            api_types=(list, tuple),
            applies=lambda v: _paper_b(v) and _b_model(v) in ("ln", "looped") and v.get("steps") is None,
            refusal="--gamma applies only to --paper B --model ln or looped, without --steps"),
-    Option("steps", "int", None, "--paper B, ln and looped, a spectrum with two distinct eigenvalues: "
+    Option("steps", "int", None, "--paper B, ln and looped, a spectrum with two or three distinct eigenvalues: "
            "certify this many GD steps from alpha0 = 0, beta0 = 1 at --eta (arb balls, the expectation by "
-           "a rigorous 1-D integral; about 30 ms per step) and enclose R at the trained gamma_T",
+           "a rigorous integral over the eigenspace masses: 1-D for two levels, about 30 ms per step; nested "
+           "2-D for three, about 1-2 s per step) and enclose R at the trained gamma_T",
            lo=1, hi=20000, applies=lambda v: _paper_b(v) and _b_model(v) in ("ln", "looped"),
            refusal="--steps applies only to --paper B --model ln or looped"),
 )

@@ -32,7 +32,8 @@ Three results, each decided rigorously with python-flint ``arb`` balls:
   ``gamma*``) enclosed over a stated range and certified ``< 1``; in the eigenbasis the loop map
   acts on ``u_i = c_i/c_1`` as ``diag((1 + gamma l_i)/(1 + gamma l_1))``, so ``R`` is the norm of
   its derivative on every cone ``{tan psi <= tau}`` (each invariant). With ``steps``, ``gamma_T``
-  (``rho_T``) comes from a certified GD run (:func:`.training.certified_training`, two-level spectra).
+  (``rho_T``) comes from a certified GD run (:func:`.training.certified_training`, spectra with two or
+  three distinct eigenvalues).
 
 Constants: ``kappa1 = tr S/d``, ``kappa2 = E||S a||^2`` are exact rationals
 (:func:`rdyn.reduced_dynamics.model_b.constants.kappa_exact`); for the normalized target

@@ -8,6 +8,8 @@ from rdyn.verification.proofs.model_b.instance import FORMS, PREC_BITS, BInstanc
 from rdyn.verification.proofs.model_b.krawczyk import krawczyk_gamma_star
 from rdyn.verification.proofs.model_b.training import certified_training
 
+LEVEL_WORDS = {2: "two", 3: "three"}   # the spectra whose gamma_T a certified GD run encloses
+
 
 def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC_BITS, progress=None) -> dict:
     """Every Model B statement that applies to ``inst.model`` (noln: Theorem B.3 at both eta_max
@@ -54,7 +56,8 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
                                                           inst.L, progress=progress)
                 st = contraction_factor(inst.spectrum, gT, gT, label=label, L=inst.L, what=f"{what}_T")
                 st["statement"] += (f"; {what}_T after {inst.steps} GD steps at eta = {inst.eta!r} from "
-                                    f"alpha0 = 0, beta0 = 1, by certified iteration (two-level spectrum)")
+                                    f"alpha0 = 0, beta0 = 1, by certified iteration "
+                                    f"({LEVEL_WORDS[len(set(inst.spectrum))]}-level spectrum)")
                 if st["certificate"] is not None:
                     st["certificate"].update(steps=inst.steps, gamma_T=digits(gT), gamma_T_radius=float(gT.rad()),
                                              increasing=increasing, seconds=round(secs, 3))
