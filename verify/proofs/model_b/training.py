@@ -71,14 +71,14 @@ def level_F(model: str, spectrum, d: int, L: int | None = None):
                 analytic = analytic or outer_analytic
                 sn, cs = th.sin(), th.cos()
                 w = sn * sn if stick is None else stick * (sn * sn)
-                weight = sn ** (counts[j] - 1) * cs ** (tails[j] - 1)
                 if j == r - 2:
                     last = 1 - w
                     for m in masses:
                         last = last - m
-                    return value([*masses, w, last], analytic) * weight
-                rest = cs * cs if stick is None else stick * (cs * cs)
-                return integral(j + 1, [*masses, w], rest, analytic) * weight
+                    inner = value([*masses, w, last], analytic)
+                else:
+                    inner = integral(j + 1, [*masses, w], cs * cs if stick is None else stick * (cs * cs), analytic)
+                return inner * sn ** (counts[j] - 1) * cs ** (tails[j] - 1)
 
             # every enclosure is rigorous whatever the tolerance and the limits, which only say when to stop: an
             # inner integral over a wide ball of an outer angle (the outer integrator's error bounds on complex
