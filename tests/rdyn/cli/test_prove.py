@@ -170,7 +170,7 @@ def test_model_b_box_budget_counts_s0_boxes():
 def test_model_b_steps_estimate_and_progress(monkeypatch):
     import rdyn.api._prove_b as pb
 
-    monkeypatch.setattr(pb, "TRAIN_STEP_S", {"ln": 20.0, "looped": 20.0})
+    monkeypatch.setattr(pb, "TRAIN_STEP_S", {2: {"ln": 20.0, "looped": 20.0}, 3: {"ln": 40.0, "looped": 40.0}})
     monkeypatch.setattr(pb, "PROGRESS_EVERY", 1)
     code, out, err = _cli("--paper", "B", "--model", "ln", "--data", "spectrum", "--d", "3", "--spectrum", "4,1,1",
                           "--steps", "3")
@@ -185,6 +185,9 @@ def test_model_b_estimate_of_a_long_training_run():
 
     est = train_estimate("looped", 20000)
     assert est.seconds > 300 and est.line().startswith("rdyn prove --paper B: about 8 min")
+    # three distinct eigenvalues: the nested 2-D integral, about 1.6 s a step
+    assert train_estimate("looped", 100, 3).line() == ("rdyn prove --paper B: about 3 min (100 certified GD steps "
+                                                       "of the looped model at about 1600 ms each)")
 
 
 # --------------------------------------------------------------------------- 5. partial grid, resume
