@@ -206,55 +206,45 @@ def nonnegative_on(expr: sp.Expr, var: sp.Symbol, lo, hi=None) -> bool:
     return signs[0] * signs[1] >= 0 and signs[1] != 0
 
 
-def _coefficient_sign(polynomial: sp.Expr, gens) -> int:
-    """+1 (-1) when every coefficient of ``polynomial`` in ``gens`` is >= 0 (<= 0) and one is nonzero, else 0."""
-    coefficients = [c for c in sp.Poly(sp.expand(polynomial), *gens).coeffs() if c != 0]
-    if coefficients and all(c > 0 for c in coefficients):
-        return 1
-    if coefficients and all(c < 0 for c in coefficients):
-        return -1
-    return 0
-
-
 def box_nonnegative(expr: sp.Expr, box: dict) -> bool:
     """``expr >= 0`` at every point of ``box`` (``{variable: (lo, hi)}``, ``hi`` None for ``[lo, oo)``; a bound
     may name variables listed after it) where ``expr`` is defined, for a rational function: each variable is
     written ``lo + t`` (unbounded) or ``lo + (hi - lo)/(1 + t)``, in box order, with ``t >= 0``, and numerator
     and denominator, as polynomials in the t's, each have coefficients of one sign, the same sign. Exact
     (rational coefficients), and only sufficient: a false answer proves nothing. The substitutions run in
-    sympy's sparse polynomial ring over QQ; an expression that is not polynomial there over rational
-    coefficients (a symbol outside the box, a transcendental constant) goes through sympy expressions."""
+    sympy's sparse polynomial ring over QQ, or over sympy expressions (EX) when a coefficient holds a symbol
+    outside the box or a transcendental constant (then sympy's assumptions decide its sign)."""
     num, den = sp.fraction(sp.cancel(sp.together(expr)))
     if num == 0:
         return True
-    variables = list(box)
-    ts = [sp.Symbol(f"t_{i}", nonnegative=True) for i in range(len(variables))]
     bounds = [_number_or_expr(b) for pair in box.values() for b in pair if b is not None]
-    symbols = set().union(num.free_symbols, den.free_symbols, *(b.free_symbols for b in bounds))
-    if symbols - set(variables):
-        return _box_nonnegative_expr(num, den, box, ts)
-    ring, *gens = sp.ring(variables + ts, sp.QQ)
-    try:
-        parts = [ring(num), ring(den)]
-        ends = {var: (ring(_number_or_expr(lo)), None if hi is None else ring(_number_or_expr(hi)))
-                for var, (lo, hi) in box.items()}
-    except (sp.CoercionFailed, sp.polys.polyerrors.GeneratorsError, ValueError, TypeError):
-        return _box_nonnegative_expr(num, den, box, ts)
+    rational = all(part.is_polynomial(*box) and not (part.free_symbols - set(box)) for part in (num, den, *bounds)) \
+        and all(c.is_Rational for part in (num, den, *bounds) for c in sp.Poly(part, *box).coeffs())
+    return box_nonnegative_in(num, den, box, sp.QQ if rational else sp.EX)
+
+
+def box_nonnegative_in(num: sp.Expr, den: sp.Expr, box: dict, domain) -> bool:
+    """:func:`box_nonnegative` of ``num/den`` with coefficients in ``domain`` (QQ or EX)."""
+    variables = list(box)
+    ring, *gens = sp.ring(variables + [sp.Symbol(f"t_{i}", nonnegative=True) for i in range(len(variables))],
+                          domain)
+    parts = [ring(num), ring(den)]
     one = ring.one
-    for i, var in enumerate(variables):
+    for i, (var, (lo, hi)) in enumerate(box.items()):
         v, t_i = gens[i], gens[len(variables) + i]
-        lo, hi = ends[var]
+        lo = ring(_number_or_expr(lo))
         for j, part in enumerate(parts):
             if hi is None:
                 parts[j] = part.compose(v, lo + t_i)
                 continue
             # P(lo + (hi - lo)/(1 + t)) (1 + t)^deg: a polynomial of the same sign (each part on its own)
+            top = ring(_number_or_expr(hi))
             by_power: dict[int, object] = {}
             for monom, coeff in part.terms():
                 rest = monom[:i] + (0,) + monom[i + 1:]
                 by_power[monom[i]] = by_power.get(monom[i], ring.zero) + ring({rest: coeff})
             degree = max(by_power)
-            parts[j] = sum((c * (lo * (one + t_i) + hi - lo)**m * (one + t_i)**(degree - m)
+            parts[j] = sum((c * (lo * (one + t_i) + top - lo)**m * (one + t_i)**(degree - m)
                             for m, c in by_power.items()), ring.zero)
     return _ring_sign(parts[0]) * _ring_sign(parts[1]) == 1
 
@@ -265,29 +255,15 @@ def _number_or_expr(bound) -> sp.Expr:
 
 
 def _ring_sign(polynomial) -> int:
-    """+1 (-1) when every coefficient of a nonzero ring element is > 0 (< 0), else 0."""
-    coefficients = polynomial.coeffs()
+    """+1 (-1) when every coefficient of a nonzero ring element is > 0 (< 0), else 0 (EX coefficients: their
+    sign by sympy's assumptions, a TypeError when it cannot tell)."""
+    to_sympy = polynomial.ring.domain.to_sympy
+    coefficients = [to_sympy(c) for c in polynomial.coeffs()]
     if polynomial and all(c > 0 for c in coefficients):
         return 1
     if polynomial and all(c < 0 for c in coefficients):
         return -1
     return 0
-
-
-def _box_nonnegative_expr(num: sp.Expr, den: sp.Expr, box: dict, ts: list) -> bool:
-    """:func:`box_nonnegative` on sympy expressions (coefficients may hold symbols outside the box, whose sign
-    sympy's assumptions decide)."""
-    parts = [num, den]
-    for t_i, (var, (lo, hi)) in zip(ts, box.items()):
-        for j, part in enumerate(parts):
-            if hi is None:
-                parts[j] = sp.expand(part.subs(var, lo + t_i))
-                continue
-            poly = sp.Poly(part, var)
-            degree = poly.degree()
-            parts[j] = sp.expand(sum(c * (lo * (1 + t_i) + hi - lo)**m[0] * (1 + t_i)**(degree - m[0])
-                                     for m, c in poly.terms()))
-    return _coefficient_sign(parts[0], ts) * _coefficient_sign(parts[1], ts) == 1
 
 
 def coefficient_nonnegative(expr: sp.Expr) -> bool:

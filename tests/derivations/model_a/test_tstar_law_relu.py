@@ -89,12 +89,12 @@ def test_box_test_is_exact_on_a_known_polynomial():
     (lambda: sp.pi - x, lambda: {x: (0, 3)}, True),
 ])
 def test_box_test_routes_agree(expr, box, expected):
-    """The polynomial-ring route and the sympy-expression route give the same answer."""
+    """Rational coefficients (the ring over QQ) and sympy-expression coefficients (the ring over EX) give the
+    same answer."""
     e, b = expr(), box()
     num, den = sp.fraction(sp.cancel(sp.together(e)))
-    ts = [sp.Symbol(f"t_{i}", nonnegative=True) for i in range(len(b))]
     assert tr.box_nonnegative(e, b) is expected
-    assert tr.tl._box_nonnegative_expr(num, den, b, ts) is expected
+    assert tr.tl.box_nonnegative_in(num, den, b, sp.EX) is expected
 
 
 @pytest.mark.parametrize("activation, scale, thresholds", [
