@@ -821,17 +821,15 @@ def sgd_ood_experiment(quick: bool) -> dict:
     T - T* in [T*, end] (T* of the collapsed map at the same eta, past the plateau and its bend); its
     slope is a measured window of the printed observation, next to the population estimator's."""
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run as run_collapsed
-    from rdyn.reduced_dynamics.model_a.presets import preset_groups
-    from rdyn.verification.figures.model_a import record_grid
+    from rdyn.verification.figures.model_a import experiment_model, record_grid
     from rdyn.verification.references import full_matrix as fm
 
     e = SGD_OOD
     steps = e["steps"][quick]
     config = TeacherConfig(D=e["D"], K=e["K"], activation=e["activation"], vstar_norm2=e["vstar_norm2"])
     T_star = run_collapsed(config, steps=steps).T_star
-    model = fm.make_model(preset_groups(e["task"], e["D"], e["K"]), M=e["M"], d=e["d"],
-                          vstar_norm2=e["vstar_norm2"], activation=e["activation"], positional="random",
-                          seed=e["seed"])
+    _, model = experiment_model(e["task"], e["activation"], e["D"], e["K"], e["vstar_norm2"], e["M"], e["d"],
+                                e["seed"])
     traj = fm.gradient_descent(model, config.step_size, steps, mode="sgd", record=record_grid(steps),
                                batch_size=e["batch"], noise_std=e["noise_std"], seed=e["seed"])
     t, ood = np.asarray(traj.steps, dtype=float), np.asarray(traj.ood_loss)

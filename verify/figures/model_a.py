@@ -143,11 +143,10 @@ def collapsed_prediction(activation, D: int, K: int, vstar_norm2: float, M: int,
     return result.eta, result
 
 
-def run_experiment(task: str, activation, steps: int, D: int, K: int,
-                   vstar_norm2: float = 256.0, batch_size: int = 100, noise_std: float = 1.0,
-                   M: int = 4, d: int = 8, seed: int = 0, kappa: float = 0.1) -> Experiment:
-    """One SGD run of the full model next to the collapsed prediction (Section 4.1 setup);
-    ``activation``: "relu", "leaky" or a smooth :class:`~rdyn.derivations.activations.Activation`."""
+def experiment_model(task: str, activation, D: int, K: int, vstar_norm2: float = 256.0, M: int = 4, d: int = 8,
+                     seed: int = 0, kappa: float = 0.1):
+    """(groups, full model) of one Section 4.1 experiment: the task's preset groups at (D, K), random
+    positional encodings, V* of squared norm ``vstar_norm2``; ``activation`` as in :func:`run_experiment`."""
     from rdyn.reduced_dynamics.model_a.presets import preset_groups
     from rdyn.verification.references import full_matrix as fm
 
@@ -157,6 +156,17 @@ def run_experiment(task: str, activation, steps: int, D: int, K: int,
                           activation=activation.name if smooth else activation,
                           formula=activation.formula if smooth else None,
                           kappa=kappa, positional="random", seed=seed)
+    return groups, model
+
+
+def run_experiment(task: str, activation, steps: int, D: int, K: int,
+                   vstar_norm2: float = 256.0, batch_size: int = 100, noise_std: float = 1.0,
+                   M: int = 4, d: int = 8, seed: int = 0, kappa: float = 0.1) -> Experiment:
+    """One SGD run of the full model next to the collapsed prediction (Section 4.1 setup);
+    ``activation``: "relu", "leaky" or a smooth :class:`~rdyn.derivations.activations.Activation`."""
+    from rdyn.verification.references import full_matrix as fm
+
+    groups, model = experiment_model(task, activation, D, K, vstar_norm2, M, d, seed, kappa)
     grid = record_grid(steps)
     wanted = set(int(s) for s in grid)
     population = {}

@@ -83,7 +83,7 @@ def level_F(model: str, spectrum, d: int, L: int | None = None):
             # every enclosure is rigorous whatever the tolerance and the limits, which only say when to stop: an
             # inner integral over a wide ball of an outer angle (the outer integrator's error bounds on complex
             # ellipses) cannot be tighter than that ball, so it stops there, after at most WIDE_EVAL_LIMIT calls
-            spread = max((_radius(m) for m in [*masses, *([stick] if stick is not None else [])]), default=0.0)
+            spread = max((_radius(m) for m in (masses if stick is None else [*masses, stick])), default=0.0)
             if spread > WIDE_RADIUS:
                 return acb.integral(integrand, 0, acb.pi() / 2, rel_tol=arb(4 * spread), eval_limit=WIDE_EVAL_LIMIT)
             return acb.integral(integrand, 0, acb.pi() / 2, rel_tol=rel_tol)
