@@ -217,14 +217,19 @@ def box_nonnegative(expr: sp.Expr, box: dict) -> bool:
     num, den = sp.fraction(sp.cancel(sp.together(expr)))
     if num == 0:
         return True
-    bounds = [_number_or_expr(b) for pair in box.values() for b in pair if b is not None]
-    rational = all(part.is_polynomial(*box) and not (part.free_symbols - set(box)) for part in (num, den, *bounds)) \
-        and all(c.is_Rational for part in (num, den, *bounds) for c in sp.Poly(part, *box).coeffs())
+    parts = (num, den, *(_number_or_expr(b) for pair in box.values() for b in pair if b is not None))
+    rational = all(not (part.free_symbols - set(box)) and part.is_polynomial(*box) for part in parts) \
+        and all(c.is_Rational for part in parts for c in sp.Poly(part, *box).coeffs())
     return box_nonnegative_in(num, den, box, sp.QQ if rational else sp.EX)
 
 
 def box_nonnegative_in(num: sp.Expr, den: sp.Expr, box: dict, domain) -> bool:
-    """:func:`box_nonnegative` of ``num/den`` with coefficients in ``domain`` (QQ or EX)."""
+    """:func:`box_nonnegative` of ``num/den`` with coefficients in ``domain`` (QQ or EX). A part that is not a
+    polynomial in the box's variables (``Abs(2 e - 1)``, ``atan(e)``) raises sympy's PolynomialError: EX would
+    otherwise take it for a constant coefficient."""
+    for part in (num, den, *(_number_or_expr(b) for pair in box.values() for b in pair if b is not None)):
+        if not part.is_polynomial(*box):
+            raise sp.PolynomialError(f"{part} is not a polynomial in {', '.join(map(str, box))}")
     variables = list(box)
     ring, *gens = sp.ring(variables + [sp.Symbol(f"t_{i}", nonnegative=True) for i in range(len(variables))],
                           domain)

@@ -120,3 +120,14 @@ def test_ledger_does_not_call_the_correction_proved():
            "strength_basis": basis}
     line, _ = errata_writer._correction_lines({"correction": fix, "formulas": []})
     assert "strength: sampled (exact obligations only" in line and "proved" not in line
+
+
+def test_box_test_refuses_a_part_that_is_not_polynomial_in_the_box():
+    """A factor such as |2x - 1| or atan(x) is not a constant coefficient: refused (PolynomialError), not read
+    as one, over either coefficient domain."""
+    for e in (sp.Abs(2 * x - 1) * x, sp.atan(x) + 1):
+        with pytest.raises(sp.PolynomialError):
+            tr.box_nonnegative(e, {x: (0, 1)})
+        num, den = sp.fraction(sp.cancel(sp.together(e)))
+        with pytest.raises(sp.PolynomialError):
+            tr.tl.box_nonnegative_in(num, den, {x: (0, 1)}, sp.EX)
