@@ -210,7 +210,7 @@ class ProveOptions:
     activation: Literal['identity', 'relu', 'leaky']
     kappa: float | None
     vstar_norm2: float
-    eta: float | None
+    eta: float | tuple[float, float] | None
     logit_scale: Literal['D', 'sqrtD']
     statement: list[str] | list[Any] | tuple[Any, ...] | None
     max_steps: int | None

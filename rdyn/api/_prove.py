@@ -30,15 +30,8 @@ def hypotheses(v: ProveOptions) -> dict:
     hypothesis otherwise): 1 <= K < D (Lemma D.2), D > 2K (T* > 0), 0 < eta < eta_limit (the C1 update contracts at
     every attention level; the papers' step-size conditions of Lemmas D.5 and D.9 are stricter).
     The default eta is the papers' condition min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1)))."""
-    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
-
     D, K = v.D, v.K
-    if not 1 <= K < D:
-        raise UsageError(f"--K must satisfy 1 <= K < D (Lemma D.2: each query attends to K of the D "
-                         f"tokens), got D={D}, K={K}")
-    if D <= 2 * K:
-        raise UsageError(f"--D must exceed 2K (Lemmas D.13-D.16: p(0) = 1/D must lie below the threshold "
-                         f"1/(2K) of T*, so that T* > 0), got D={D}, K={K}")
+    _check_sizes(D, K)
     kappa = 0.1 if v.kappa is None else v.kappa
     M = v.vstar_norm2
     from rdyn.verification.proofs.sweep import instance_eta
@@ -46,8 +39,7 @@ def hypotheses(v: ProveOptions) -> dict:
     # the one resolution of rdyn prove's eta (also every grid point's): no --eta is the papers'
     # condition here, unlike rdyn teacher's eta_limit/2 (resolve_eta); the JSON shows which
     eta = instance_eta("paper" if v.eta is None else "given", D, K, M, v.eta)
-    limit = eta_limit_fraction(TeacherConfig(D=D, K=K, activation=v.activation,
-                                             kappa=kappa if v.activation == "leaky" else 0.0))
+    limit = _eta_limit(v, kappa)
     from fractions import Fraction
 
     if Fraction(repr(float(eta))) >= limit:
@@ -61,6 +53,65 @@ def hypotheses(v: ProveOptions) -> dict:
         "lemma_D5": eta <= K / D, "lemma_D9": eta * M * D * (D + 1) / (K**3 * (D - K)) <= 1 / D**2}}
 
 
+def _check_sizes(D: int, K: int) -> None:
+    if not 1 <= K < D:
+        raise UsageError(f"--K must satisfy 1 <= K < D (Lemma D.2: each query attends to K of the D "
+                         f"tokens), got D={D}, K={K}")
+    if D <= 2 * K:
+        raise UsageError(f"--D must exceed 2K (Lemmas D.13-D.16: p(0) = 1/D must lie below the threshold "
+                         f"1/(2K) of T*, so that T* > 0), got D={D}, K={K}")
+
+
+def _eta_limit(v: ProveOptions, kappa: float):
+    """eta_limit (an exact Fraction) of the instance's configuration."""
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
+
+    return eta_limit_fraction(TeacherConfig(D=v.D, K=v.K, activation=v.activation,
+                                            kappa=kappa if v.activation == "leaky" else 0.0))
+
+
+BOX_LABELS = ("Lemma D.18", "Lemma D.19")   # the statements an --eta range decides
+
+
+def box_hypotheses(v: ProveOptions):
+    """The :class:`~rdyn.verification.proofs.eta_box.EtaBox` of an ``--eta LO:HI`` run after the papers'
+    hypotheses are checked for every eta of the box (UsageError naming the one that fails): the sizes
+    as for one instance, ``HI < eta_limit``, and ``--statement`` one of :data:`BOX_LABELS`."""
+    from fractions import Fraction
+
+    from rdyn.verification.proofs.eta_box import EtaBox
+
+    _check_sizes(v.D, v.K)
+    kappa = 0.1 if v.kappa is None else v.kappa
+    if not isinstance(v.eta, tuple):
+        raise TypeError("box_hypotheses needs an --eta range")
+    lo, hi = v.eta
+    limit = _eta_limit(v, kappa)
+    if Fraction(repr(float(hi))) >= limit:
+        raise UsageError(f"--eta {lo!r}:{hi!r} reaches outside the papers' hypotheses: every eta of the range must "
+                         f"lie below eta_limit = {float(limit):.6g} (the C1 update contracts at every attention level)")
+    for label in v.statement or ():
+        if label not in BOX_LABELS:
+            raise UsageError(f"--statement {label!r} is not decided over an --eta range (only "
+                             f"{' and '.join(repr(x) for x in BOX_LABELS)}: the lag lemma and the corrected Lemmas "
+                             f"D.18 and D.19; the others need an instance's trajectory: give one --eta)")
+    return EtaBox(D=v.D, K=v.K, activation=v.activation, kappa=kappa if v.activation == "leaky" else 0.0,
+                  vstar_norm2=v.vstar_norm2, logit_scale=v.logit_scale, lo=float(lo), hi=float(hi))
+
+
+def run_box(v: ProveOptions, note=None):
+    """``rdyn prove --eta LO:HI``: the box proof of :mod:`rdyn.verification.proofs.eta_box`."""
+    from rdyn.result import Result
+    from rdyn.verification.proofs import eta_box
+
+    cfg = box_hypotheses(v)
+    if note is not None:
+        note(f"proving for every eta in ({cfg.lo!r}, {cfg.hi!r}] (a tube of the whole trajectory; about 10 s)")
+    progress = None if note is None else (lambda boxes: note(f"{boxes} boxes") if boxes % 50000 == 0 else None)
+    report = eta_box.prove(cfg, labels=v.statement, max_boxes=v.max_boxes, progress=progress)
+    return Result(report.to_dict(), None, detail={"report": report})
+
+
 def run(options_: ProveOptions, progress=None, grid_progress=None, note=None):
     if options_.paper == "B":
         from rdyn.api._prove_b import run_b
@@ -70,6 +121,8 @@ def run(options_: ProveOptions, progress=None, grid_progress=None, note=None):
 
     if options_.grid is not None:
         return run_grid(options_, grid_progress, note)
+    if isinstance(options_.eta, tuple):
+        return run_box(options_, note)
     from rdyn.verification.proofs.engine import Instance, prove as engine_prove
 
     v = hypotheses(options_)

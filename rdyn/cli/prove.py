@@ -22,6 +22,10 @@ is rewritten after every instance ("complete": false until the last), so an inte
 what it proved, and --resume FILE continues it. Before any proof the float64 T* of every instance
 gives the time estimate; instances over --max-tstar, with T0 over --max-steps or beyond the cap
 are skipped, with the reason.
+--eta LO:HI (LO >= 0) proves the lag lemma and the corrected Lemmas D.18 and D.19 for every eta in
+(LO, HI] at once, without iterating: an invariant tube in (e, w) that holds the whole trajectory from
+step 1, shown by branch and bound with eta a ball (docs/proofs.md, "Every step size at once"); the
+certificate names the box, the sub-boxes proved and any left open with why.
 Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
 
 --paper B (seed 003; docs/proofs.md, "Model B"): --model noln (default): Theorem B.3 at the
@@ -91,6 +95,8 @@ def run(values: ProveOptions, args) -> int:
               f"{data['seconds']:.1f} s", file=sys.stderr)
         print(res.to_json() if values.json else res.detail["markdown"])
         return 0 if res.detail["all_corrected_certified"] else 1
+    if data.get("box") is not None:
+        return _print_box(res, data, values.json)
     print(f"rdyn prove: {data['seconds']:.1f} s (T* = {data['T_star']})", file=sys.stderr)
     if values.json:
         print(res.to_json())
@@ -116,6 +122,27 @@ def run(values: ProveOptions, args) -> int:
                 print(f"{'':13s}{r['reason']}")
     report = res.detail["report"]
     return 0 if report.all_corrected_certified else 1
+
+
+def _print_box(res, data: dict, as_json: bool) -> int:
+    """The result of ``--eta LO:HI``: each statement for every eta of the box, with its constants."""
+    lo, hi = data["box"]["eta"]
+    print(f"rdyn prove: {data['seconds']:.1f} s (every eta in ({lo!r}, {hi!r}], D = {data['box']['D'][0]}, "
+          f"{data['region']['boxes']} boxes)", file=sys.stderr)
+    if as_json:
+        print(res.to_json())
+    else:
+        for r in data["statements"]:
+            print(f"[{r['verdict']:10s}] {r['label']} {r['form']} {r['side'] or ''}: {r['statement']}")
+            c = r["certificate"]
+            for b in c["proved_boxes"]:
+                k = b["constants"]
+                margin = "" if b["margin_on_region"] is None else f", margin on region = {b['margin_on_region']:.6g}"
+                print(f"{'':13s}every eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: {b['boxes']} boxes{margin}; "
+                      f"c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, {k['q_lag'][1]!r}]")
+            for b in c["undecided_boxes"]:
+                print(f"{'':13s}open: eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: {b['reason']}")
+    return 0 if res.detail["report"].all_corrected_certified else 1
 
 
 def grid_resume_command(argv, out: str) -> str:

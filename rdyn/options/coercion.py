@@ -3,7 +3,8 @@
 * ``int``: an integer by :func:`rdyn.options.integers.integral` (the API takes numbers, not
   text), compared exactly with the bounds; without an upper bound at most a 64-bit integer;
 * ``float``: a real number (not a bool), finite (nan and +-inf are refused), within the bounds
-  (open or closed);
+  (open or closed); with ``range_ok`` also a range ``LO:HI`` (a pair or that text) with
+  ``bound <= LO < HI``, HI within the bounds, returned as the pair ``(lo, hi)`` of floats;
 * ``choice``: one of the choices; ``flag``: True or False; ``path``/``out``: a non-empty path;
 * ``str``: text (repeatable options: a non-empty string or a list of them);
 * a value of one of the option's ``api_types`` (e.g. a tuple for ``--spectrum``) is passed on
@@ -46,6 +47,8 @@ def coerce(o: Option, value: Any) -> Any:
             raise UsageError(f"{o.flag} must be at most {INT_OPTION_MAX} (a 64-bit integer), got "
                              f"{shown_integer(value)}")
         return value
+    if o.kind == "float" and o.range_ok and isinstance(value, (tuple, list, str)):
+        return _float_range(o, value)
     if o.kind == "float":
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise UsageError(f"{o.flag} must be a real number, got {shown(value)}")
@@ -75,3 +78,26 @@ def coerce(o: Option, value: Any) -> Any:
     if not isinstance(value, str):
         raise UsageError(f"{o.flag} must be a string, got {shown(value)}")
     return value
+
+
+def _float_range(o: Option, value: Any) -> tuple[float, float]:
+    """``LO:HI`` (text, or a pair from the API) of a ``range_ok`` float option: every value in (LO, HI]."""
+    shape = f"{o.flag} as a range must be LO:HI (two numbers, every value in (LO, HI])"
+    if isinstance(value, str):
+        parts = value.split(":")
+        try:
+            value = tuple(float(x) for x in parts)
+        except ValueError:
+            raise UsageError(f"{shape}, got {shown(':'.join(parts))}") from None
+    if len(value) != 2 or any(isinstance(x, bool) or not isinstance(x, numbers.Real) for x in value):
+        raise UsageError(f"{shape}, got {shown(value)}")
+    lo, hi = float(value[0]), float(value[1])
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise UsageError(f"{shape} of finite numbers, got {lo!r}:{hi!r}")
+    if not lo < hi:
+        raise UsageError(f"{shape} with LO < HI, got {lo!r}:{hi!r}")
+    if o.lo is not None and lo < o.lo:
+        raise UsageError(f"{shape} with LO >= {o.lo!r}, got {lo!r}:{hi!r}")
+    if o.hi is not None and (hi > o.hi or (o.hi_open and hi == o.hi)):
+        raise UsageError(f"{o.flag} range: HI must be {o.range_text()}, got {hi!r}")
+    return (lo, hi)

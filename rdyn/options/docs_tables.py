@@ -4,7 +4,7 @@ refused (applicability, missing dependency, required).
 """
 from __future__ import annotations
 
-from rdyn.options.option import never
+from rdyn.options.option import _num, never
 from rdyn.options.table import COMMANDS
 
 
@@ -25,6 +25,8 @@ def markdown() -> str:
                 if o.kind == "float":
                     accepted = f"{accepted}, finite" if accepted else "finite"
                 accepted = accepted or "any integer"
+                if o.range_ok:
+                    accepted += f"; or a range LO:HI, {_num(o.lo)} <= LO < HI (every value in (LO, HI])"
             elif o.choices:
                 accepted = ", ".join(o.choices)
             elif o.kind == "out":

@@ -39,7 +39,7 @@ class Option:
     applies_text: str = ""
     refusal: str | None = None
     # the refusal when it depends on the other values (e.g. which of two conditions failed); None: ``refusal``
-    refusal_for: Callable[[dict], str] | None = None
+    refusal_for: Callable[[dict], str | None] | None = None   # None from it: ``refusal``
     needs: tuple[str, str] | None = None
     required: bool = False
     metavar: str | None = None
@@ -54,6 +54,9 @@ class Option:
     # default) with a value outside ``values`` (e.g. --activation-expr with an explicit
     # --activation relu: the default relu is no conflict, an explicit one is)
     exclusive_with: tuple | None = None
+    # "float" options: also a range ``LO:HI`` (the API: a ``(lo, hi)`` pair or that text), meaning every
+    # value in (LO, HI]; LO may be the option's open lower bound itself (``--eta 0:0.01``)
+    range_ok: bool = False
 
     @property
     def flag(self) -> str:

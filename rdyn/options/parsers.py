@@ -45,12 +45,24 @@ def add_arguments(parser, command: Command) -> None:
         if o.kind == "int":
             kwargs["type"] = integer_argument
         elif o.kind == "float":
-            kwargs["type"] = float
+            kwargs["type"] = float_or_range if o.range_ok else float
         elif o.kind == "choice":
             kwargs["choices"] = o.choices
         if o.repeatable:
             kwargs["action"] = "append"
         parser.add_argument(o.flag, default=None, required=o.required, **kwargs)
+
+
+def float_or_range(text: str):
+    """argparse type of a "float" option with ``range_ok``: a number, or ``LO:HI`` as the pair (lo, hi)
+    (checked by :func:`rdyn.options.coercion.coerce` like the API's pair)."""
+    if ":" in text:
+        lo, hi = text.split(":", 1)
+        return (float(lo), float(hi))
+    return float(text)
+
+
+float_or_range.__name__ = "number or LO:HI"   # argparse: "invalid number or LO:HI value: 'x'"
 
 
 def given_from_args(command: Command, args) -> dict:

@@ -448,6 +448,30 @@ def _NOT_WITH_GRID(name: str) -> dict:
             "refusal": f"{flag} applies only to a single instance, not with --grid (the grid's {name} key sets it)"}
 
 
+def eta_range(values: dict) -> bool:
+    """rdyn prove's ``--eta`` is a range LO:HI (a box of step sizes), not one step size."""
+    return isinstance(values.get("eta"), (tuple, list, str))
+
+
+def _NOT_WITH_ETA_RANGE(name: str, why: str) -> dict:
+    """``applies``/``refusal`` of an option of rdyn prove that has no meaning for an --eta range."""
+    flag = "--" + name.replace("_", "-")
+    return {"applies": lambda v: not eta_range(v),
+            "refusal": f"{flag} applies only to one eta, not to an --eta range LO:HI ({why})"}
+
+
+def _not_with_eta_range(o: Option, why: str) -> Option:
+    """``o`` also refused with an --eta range (its own condition and refusal kept otherwise)."""
+    inner, own = o.applies, o.refusal or (f"{o.flag} applies only {o.applies_text}" if o.applies_text else None)
+    extra = _NOT_WITH_ETA_RANGE(o.name, why)
+
+    def refusal_for(v):
+        return extra["refusal"] if eta_range(v) else own
+
+    return dataclasses.replace(o, applies=lambda v: not eta_range(v) and (inner is None or inner(v)),
+                               refusal=own or extra["refusal"], refusal_for=refusal_for)
+
+
 PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19",
                 "Lemma D.4", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11",
                 "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16")
@@ -500,7 +524,10 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            **_NOT_WITH_GRID("vstar_norm2")),
     Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
            "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
-           "eta_limit (the C1 update contracts)", lo=0, lo_open=True, **_NOT_WITH_GRID("eta")),
+           "eta_limit (the C1 update contracts). A range LO:HI (the API: a (lo, hi) pair) proves the lag "
+           "lemma and the corrected Lemmas D.18 and D.19 for every eta in (LO, HI] at once, LO >= 0 "
+           "(docs/proofs.md, \"Every step size at once\")", lo=0, lo_open=True, range_ok=True,
+           metavar="ETA|LO:HI", **_NOT_WITH_GRID("eta")),
     Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",
            choices=("D", "sqrtD"), **_NOT_WITH_GRID("logit_scale")),
     Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.4', 'Lemma D.5', "
@@ -512,14 +539,15 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "stops at step N at the latest (default: max(2 T*, T0)). A budget below T0 (estimated from "
            "the float64 T* before any work) is refused, since the region needs the state at T0; with "
            "--grid such instances are skipped. A statement neither refuted nor carried by the region "
-           "by then is undecided", lo=1, hi=10**9),
+           "by then is undecided", lo=1, hi=10**9, **_NOT_WITH_ETA_RANGE("max_steps", "no iteration runs")),
     Option("max_boxes", "int", 200000, "box budget of the branch and bound (Model A: the invariant "
            "region's boxes; --paper B: region and S0 boxes together; default 200000)", lo=1, hi=10**8),
-    *(o if o.applies is not None else
-      dataclasses.replace(o, help=_PROVE_RESUME_HELP) if o.name == "resume" else dataclasses.replace(
-        o, applies=lambda v: v["grid"] is None, refusal=f"{o.flag} does not apply with --grid (use --out: it is "
-                                                         "rewritten after every instance; --resume FILE continues it)")
-      for o in _checkpoint_options()),
+    *(_not_with_eta_range(o, "the box proof takes seconds") for o in (
+        o if o.applies is not None else
+        dataclasses.replace(o, help=_PROVE_RESUME_HELP) if o.name == "resume" else dataclasses.replace(
+            o, applies=lambda v: v["grid"] is None, refusal=f"{o.flag} does not apply with --grid (use --out: it is "
+                                                            "rewritten after every instance; --resume FILE continues it)")
+        for o in _checkpoint_options())),
     Option("grid", "str", None, "prove every instance of a grid instead of one (docs/proofs.md, \"Proof "
            "sweep\"): the syntax of rdyn sweep --grid over the keys D, K, activation, kappa, vstar_norm2, "
            "eta (numbers, or the words paper and half_limit) and logit_scale, e.g. "
@@ -560,8 +588,10 @@ def _a_only(o: Option) -> Option:
         rest = refusal[len(head):] if refusal.startswith(head) else refusal
         summary = f"{refusal_b} and, there, {rest}"
 
-    def refusal_for(v, refusal=refusal):   # name the condition that failed
-        return refusal_b if not _paper_a_prove(v) or refusal is None else refusal
+    def refusal_for(v, refusal=refusal, inner_for=o.refusal_for):   # name the condition that failed
+        if not _paper_a_prove(v) or refusal is None:
+            return refusal_b
+        return inner_for(v) if inner_for is not None else refusal
 
     return dataclasses.replace(o, applies=applies, applies_text="", refusal=summary, refusal_for=refusal_for)
 
@@ -633,9 +663,12 @@ def _with_paper_b(cmd: Command) -> Command:
         elif o.name == "eta":
             out.append(dataclasses.replace(
                 o, help=o.help + ". --paper B: with --steps only (default 0.1)",
-                applies=lambda v: (_paper_a_prove(v) and v.get("grid") is None) or v.get("steps") is not None,
+                applies=lambda v: (_paper_a_prove(v) and v.get("grid") is None) or (
+                    v.get("steps") is not None and not eta_range(v)),
                 refusal="--eta applies to --paper A without --grid (the grid's eta key sets it), or to --paper B "
-                        "with --steps (Theorem B.3 runs at eta_max)"))
+                        "with --steps (Theorem B.3 runs at eta_max)",
+                refusal_for=lambda v: ("an --eta range LO:HI applies only to --paper A (Model A's lag lemma and "
+                                       "Lemmas D.18, D.19)") if eta_range(v) and not _paper_a_prove(v) else None))
         else:
             out.append(_a_only(o))
         if o.name == "dps":

@@ -302,7 +302,9 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "(T - T* - 1 in R-, T - T* + 1 in R+), certified per instance but not derived from D.19",
                        "p", "lower_bound", None,
                        "T >= T* (p >= 1/(2K)); certified by rdyn prove at every step T >= T* for the instances "
-                       "it certified (its statements D18.derived.lower/upper, c_lag from its D19.derived.lag); "
+                       "it certified (its statements D18.derived.lower/upper, c_lag from its D19.derived.lag), and "
+                       "by rdyn prove --eta LO:HI for every eta of the ranges in the scope (c_lag the band of its "
+                       "invariant tube); "
                        "sampled along the validation trajectories of A.errata.bound.D18 (c_lag sampled there); "
                        "logits/D (sqrtD: D -> sqrt(D) in R_lo, R_hi, in the check's detail)",
                        ("A.errata.bound.D18", "A.errata.bound.D18.sqrtD",
@@ -328,7 +330,8 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "delta_C2_plus_C3", "lower_bound", None,
                        "T >= T* (p >= 1/(2K)); certified by rdyn prove at every step T >= T* for the instances it "
                        "certified (statements D19.derived.lag, D19.derived.lower, D19.corrected.upper; c_lag and "
-                       "q_lag > 0 in its certificate); sampled along the validation trajectories of "
+                       "q_lag > 0 in its certificate), and by rdyn prove --eta LO:HI for every eta of the ranges in "
+                       "the scope (c_lag the band of its invariant tube); sampled along the validation trajectories of "
                        "A.errata.bound.D19 (c_lag sampled there); logits/D (sqrtD: exponent -2(C2+C3)/sqrt(D), "
                        "g2 times sqrt(D))",
                        ("A.errata.bound.D19", "A.errata.bound.D19.sqrtD",

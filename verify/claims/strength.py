@@ -87,6 +87,38 @@ PROVE_INSTANCES = (
 )
 
 
+# Corrections also certified for every step size of a range at once (rdyn prove --eta LO:HI,
+# rdyn.verification.proofs.eta_box: an invariant tube of the whole trajectory, eta a ball): the label, the configuration
+# and the range (eta "paper": up to the papers' step-size condition). tests/verify/proofs/test_eta_box.py proves each.
+PROVE_ETA_BOXES = (
+    {"labels": ("Lemma D.18", "Lemma D.19"), "D": 12, "K": 3, "activation": "relu", "vstar_norm2": 1.0,
+     "logit_scale": "D", "eta": (0.0, "paper")},
+)
+
+
+def paper_eta(D: int, K: int, M: float):
+    """The papers' step-size condition min(K/D, K^3 (D-K)/(M D^3 (D+1))) (Lemmas D.5 and D.9), exact."""
+    from fractions import Fraction
+
+    return min(Fraction(K, D), Fraction(K**3 * (D - K)) / (Fraction(repr(M)) * D**3 * (D + 1)))
+
+
+def eta_box_range(box: dict) -> tuple[float, float]:
+    """(lo, hi) of one of :data:`PROVE_ETA_BOXES` as floats (``rdyn prove --eta lo:hi``)."""
+    lo, hi = box["eta"]
+    return float(lo), float(paper_eta(box["D"], box["K"], box["vstar_norm2"]) if hi == "paper" else hi)
+
+
+def eta_box_text(box: dict) -> str:
+    """One of :data:`PROVE_ETA_BOXES` in words."""
+    lo, hi = box["eta"]
+    upper = (f"{paper_eta(box['D'], box['K'], box['vstar_norm2'])} (the papers' step-size condition)"
+             if hi == "paper" else repr(hi))
+    scale = "logits/D" if box["logit_scale"] == "D" else "logits/sqrt(D) [outside the paper's model]"
+    return (f"every eta in ({lo!r}, {upper}] at {box['activation']} D={box['D']} K={box['K']} "
+            f"||V*||^2={box['vstar_norm2']} {scale}")
+
+
 def prove_grid_text(instance: dict) -> str:
     """The ``rdyn prove --grid`` text of one of :data:`PROVE_INSTANCES` (eta None: the word paper)."""
     eta = instance["eta"]
@@ -316,7 +348,11 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
     if paper == "A" and label == "Lemma D.17":
         return _tstar_law(deciding_ids)
     if paper == "A" and label in CORRECTIONS_BY_PROVE:
-        return "certified", _basis("certified", ())
+        basis = _basis("certified", ())
+        boxes = [dict(b) for b in PROVE_ETA_BOXES if label in b["labels"]]
+        if boxes:
+            basis["eta_boxes"] = boxes
+        return "certified", basis
     if paper == "A" and label in LATE_RATES_BY_PROVE:
         instances = [dict(i) for i in PROVE_INSTANCES
                      if label != "Section 4.1 (OOD slope)" or i["logit_scale"] == "D"]
@@ -381,8 +417,14 @@ def scope(strength: str | None, basis: dict | None) -> dict | None:
         text = f"certified at the {len(instances)} instances listed {what} only: " + "; ".join(described)
         if basis.get("exact_comparison"):
             text += " (an exact comparison resting on the late-phase law certified there)"
-        return {"covers": "listed_instances", "count": len(instances), "instances": described,
-                "outside_model": outside, "text": text}
+        out = {"covers": "listed_instances", "count": len(instances), "instances": described,
+               "outside_model": outside, "text": text}
+        if basis.get("eta_boxes"):
+            boxes = [eta_box_text(b) for b in basis["eta_boxes"]]
+            out["eta_boxes"] = boxes
+            out["text"] += ("; and for every step size of a range at once (rdyn prove --eta LO:HI, docs/proofs.md "
+                            "\"Every step size at once\"): " + "; ".join(boxes))
+        return out
     if strength == "sampled":
         points = list(basis.get("points", []))
         outside = [p for p in points if p.endswith(".sqrtD") or ".sqrtD." in p]

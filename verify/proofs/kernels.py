@@ -9,6 +9,7 @@ subexpressions hoisted into ``prepare``)::
                                                    :mod:`rdyn.reduced_dynamics.certified.arb_iteration`)
     star(e, c), star_prime(e, c), alpha(e, c)      C1*(e), dC1*/de, dC1'/dC1
     dx_e2(e, w, B, c) -> Delta x / e^2             at C1 = C1*(e)(1 + w e^3), atan -> z - z^3 B
+    dx_e2_rho(e, w, B, c) -> Delta x/(e^2 rho)     the same divided by rho = 1 + w e^3 = C1/C1* (exactly)
     slack_upper(e, w, B, c) -> (eta g2 - Delta x/e^2)/e^m   (m = Reduced.slack_power)
     first_c1(c) -> C1(1)                           the C1 = 0 branch from the exact initial state
                                                    (the direct form's step 0 -> 1)
@@ -51,6 +52,7 @@ class Kernels:
     star_prime: Callable
     alpha: Callable
     dx_e2: Callable
+    dx_e2_rho: Callable
     slack_upper: Callable
     first_c1: Callable
     eta_g2: Callable
@@ -90,6 +92,7 @@ def _source(activation: str, scale: str) -> str:
         function("def star_prime(e, c):", [r.star_prime]),
         function("def alpha(e, c):", [r.alpha]),
         function("def dx_e2(e, w, B, c):", [num / den]),
+        function("def dx_e2_rho(e, w, B, c):", [r.dx_over_e2_rho[0] / r.dx_over_e2_rho[1]]),
         function("def slack_upper(e, w, B, c):", [snum / sden]),
         function("def first_c1(c):", [_c1_zero_branch(activation, scale) + 0 * sy.e]),
         function("def eta_g2(c):", [r.eta_g2 + 0 * sy.e]),
@@ -187,7 +190,7 @@ def kernels(activation: str, scale: str) -> Kernels:
     namespace = codegen.arb_backend().namespace()
     run_generated(source(activation, scale), f"proofs [{activation}/{scale}/arb]", namespace)
     functions = {n: namespace[n] for n in ("prepare", "advance", "star", "star_prime", "alpha", "dx_e2",
-                                           "slack_upper", "first_c1", "eta_g2", "a_over_f3", "star_second",
+                                           "dx_e2_rho", "slack_upper", "first_c1", "eta_g2", "a_over_f3", "star_second",
                                            "g_prime", "f3", "d8_printed")}
     for name in ("a_over_f3", "g_prime"):   # a constant (identity: 1, 0) comes back as an int
         functions[name] = _balled(functions[name])

@@ -49,6 +49,9 @@ class Reduced:
     slack_upper_over_e: tuple  # (numerator, denominator): (eta g2 - Delta x/e^2)/e^slack_power
     eta_g2: sp.Expr            # Delta x/e^2 at e = 0
     slack_power: int = 1       # the power of e dividing eta g2 - Delta x/e^2 (1; 2 for identity)
+    dx_over_e2_rho: tuple = None   # (numerator, denominator) in e, w, B: Delta x/(e^2 rho), rho = 1 + w e^3 =
+    #                                C1/C1* (Delta x = C1 P(C1, e) is a multiple of C1; so Delta x >= 0 wherever
+    #                                this is > 0 and C1 >= 0, down to C1 = 0: :mod:`.eta_box`)
     a_over_f3: sp.Expr = None  # Lemma D.5's A(t)/(A(t)+B(t)) = A/F3 as a function of e (no 0/0); :func:`more`
     star_second: sp.Expr = None   # d^2 C1*/de^2 (Lemma D.10 corrected: uniqueness of the turning point)
     g_prime: sp.Expr = None       # d/de [A/F3 (1-Kp)/(Kp(Dp-1))] (Lemma D.12), (1-Kp)/(Kp(Dp-1)) = e(K+Ne)/(K(1-e))
@@ -130,9 +133,13 @@ def reduced(activation: str, scale: str = "D") -> Reduced:
         s_num, power = _exact_quotient(slack, 2), 2
     except ArithmeticError:
         pass
+    per_c1 = sp.cancel(dx / C1)
+    assert C1 not in sp.fraction(per_c1)[1].free_symbols, "Delta x is not a polynomial multiple of C1"
+    rho_num, rho_den = sp.fraction(sp.together(b_form(per_c1).subs(C1, star_b * (1 + w * e**3)) * star_b))
+    rho_q = _exact_quotient(rho_num, 2)
     return Reduced(activation, scale, scale_expr, alpha, beta, dx, star, sp.diff(star, e),
                    coefficient, (_horner(q_num), _horner(den_poly)), (_horner(s_num), _horner(den_poly)), eta_g2,
-                   power)
+                   power, (_horner(rho_q), _horner(sp.Poly(sp.expand(rho_den), e))))
 
 
 @lru_cache(maxsize=None)
@@ -288,3 +295,25 @@ def instance_parameters(D: int, K: int, eta_value, M_value, kappa_value) -> dict
     """sympy values of the symbolic parameters (eta, M, kappa exact rationals of their decimals)."""
     return {sK: sp.sqrt(K), sN: sp.sqrt(D - K), eta: sp.Rational(eta_value), M: sp.Rational(M_value),
             kappa: sp.Rational(kappa_value)}
+
+
+@lru_cache(maxsize=None)
+def eta_structure(activation: str, scale: str = "D") -> dict:
+    """The facts about eta that :mod:`.eta_box` rests on, each decided by sympy (an identity or a
+    syntactic check): ``Delta x``, ``1 - alpha`` and ``beta`` are eta times functions free of eta,
+    ``C1*`` is free of eta, the first step (the catalogue's ``C1 = 0`` branch) is ``C1(1) = eta
+    first_c1`` with ``x(1) = x(0)`` (C2 and C3 unchanged). {fact: bool}."""
+    from rdyn.derivations.model_a import collapsed as ma
+    from rdyn.derivations.model_a.catalog import model_a_expressions
+
+    r = reduced(activation, scale)
+    xs = model_a_expressions(activation, scale)
+    zero = _internal(xs["C1_next_zero"].subs({ma.out_group_ratio: e, ma.C1: C1}))
+
+    def eta_times_free(expr):
+        return _is_zero(sp.diff(sp.cancel(expr / eta), eta))
+
+    return {"dx": eta_times_free(r.dx), "one_minus_alpha": eta_times_free(1 - r.alpha),
+            "beta": eta_times_free(r.beta), "star": eta not in r.star.free_symbols,
+            "first_c1": eta_times_free(zero),
+            "x_unchanged_at_C1_zero": xs["C2_next_zero"] == ma.C2 and xs["C3_next_zero"] == ma.C3}

@@ -1,0 +1,154 @@
+"""rdyn prove --eta LO:HI: the lag lemma and the corrected Lemmas D.18/D.19 for every step size of a box
+(rdyn.verification.proofs.eta_box; docs/proofs.md, "Every step size at once")."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from rdyn.verification.proofs import eta_box as eb
+
+PAPER_ETA = 243 / 22464   # min(K/D, K^3 (D-K)/(M D^3 (D+1))) at D = 12, K = 3, M = 1
+CFG = eb.EtaBox(D=12, K=3, activation="relu", kappa=0.0, vstar_norm2=1.0, logit_scale="D", lo=0.0, hi=PAPER_ETA)
+
+
+@pytest.fixture(scope="module")
+def report():
+    return eb.prove(CFG)
+
+
+def test_every_step_size_up_to_the_papers_eta(report):
+    """ReLU D = 12, K = 3, every eta in (0, papers' eta], all five statements: the range the ledger's scope of
+    Lemmas D.18 and D.19 names (strength.PROVE_ETA_BOXES)."""
+    from rdyn.verification.claims import strength
+
+    box = strength.PROVE_ETA_BOXES[0]
+    assert len(strength.PROVE_ETA_BOXES) == 1 and set(box["labels"]) == {"Lemma D.18", "Lemma D.19"}
+    assert (box["D"], box["K"], box["activation"], box["vstar_norm2"], box["logit_scale"]) == (
+        CFG.D, CFG.K, CFG.activation, CFG.vstar_norm2, CFG.logit_scale)
+    assert strength.eta_box_range(box) == (CFG.lo, CFG.hi)
+    data = report.to_dict()
+    assert data["box"] == {"eta": [0.0, PAPER_ETA], "D": [12, 12]}
+    assert data["instance"]["eta"] is None and data["instance"]["eta_box"] == [0.0, PAPER_ETA]
+    verdicts = {s["key"]: s["verdict"] for s in data["statements"]}
+    assert verdicts == {k: "certified" for k in eb.STATEMENT_KEYS}
+    for s in data["statements"]:
+        c = s["certificate"]
+        assert c["box"] == data["box"] and c["undecided_boxes"] == []
+        assert [b["eta"] for b in c["proved_boxes"]] == [[0.0, PAPER_ETA]]
+        k = c["proved_boxes"][0]["constants"]
+        # c_lag is the tube's band, and q_lag = q_min (1 - c_lag (K/N)^2) exactly as the statement says
+        band = c["proved_boxes"][0]["tube"]
+        assert k["c_lag"] >= max(abs(band["w_lo"]), abs(band["w_hi"]))
+        q = k["q_min"][0] * (1 - k["c_lag"] / 9)
+        assert k["q_lag"][0] <= q <= k["q_lag"][1] * (1 + 1e-15)
+        assert c["margin_on_region"] is not None and c["margin_on_region"] >= 0
+    # q_min = X(K/N, w = 0)/(eta g2) is the instance engine's constant, free of eta (0.4767701... at eta = 0.01)
+    k = data["statements"][0]["certificate"]["proved_boxes"][0]["constants"]
+    assert k["q_min"][0] == pytest.approx(0.4767701399096550, rel=1e-14)
+    assert k["g2"][0] == pytest.approx(1 / 54, rel=1e-14)   # ReLU: g2 = M/(2 K^3)
+
+
+@pytest.mark.parametrize("mutation, refused", [
+    ({"g2": 1 - 1e-6}, {"D19.corrected.upper", "D18.derived.upper"}),
+    ({"q_lag": 1 + 3.8e-4}, {"D19.derived.lower", "D18.derived.lower"}),
+    ({"q_lag": 1 + 3.5e-4}, set()),
+])
+def test_a_constant_made_tighter_is_refused(mutation, refused):
+    """D.19's upper constant g2 is sharp as e -> 0: made 1e-6 smaller, the statements that use it are
+    not proved. The lower side's q_lag has a true slack of 3.69e-4 (relative) at e = K/N, w = w_hi
+    (X/(eta g2) - q_lag = 1.76e-4 there): q_lag raised by 3.8e-4 is refused, by 3.5e-4 still proved,
+    so the check is sharp to 1e-5 of the true minimum. One tube (a wider one would lower q_lag)."""
+    rep = eb.prove(CFG, mutate=mutation, pads=(0.5,), max_boxes=100000)
+    verdicts = {r.statement.key: r.verdict for r in rep.results}
+    assert {k for k, v in verdicts.items() if v != "certified"} == refused
+
+
+def test_the_step_formula_holds_the_exact_map():
+    """w' - w = eta G and e - e' = eta H (the module's one-step identity), against the kernel's own
+    step at eta = 0.01 and 0.3 at 200 bits: the balls overlap and eta G is narrow, so a wrong term
+    of relative size 1e-5 would show."""
+    import flint
+    from flint import arb
+
+    from rdyn.verification.proofs.balls import b_point
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        f = eb.BoxField(CFG, eb.choose_tube(CFG), 0.0, 0.01)
+        k = f.k
+        for eta_text in ("0.01", "0.3"):
+            eta = arb(eta_text)
+            c_eta = k.prepare(arb(3).sqrt(), arb(9).sqrt(), eta, arb(1), arb(0), arb(1))
+            for e_text, w_text in (("0.999", "-0.9"), ("0.5", "0.001"), ("0.01", "-0.001"), ("0.3333", "0.0035")):
+                e, w = arb(e_text), arb(w_text)
+                C1 = k.star(e, f.c) * (1 + w * e**3)
+                C1n, xn, *_ = k.advance(C1, -f.scale * e.log(), c_eta)
+                en = (-xn / f.scale).exp()
+                wn = (C1n / k.star(en, f.c) - 1) / en**3
+                G, H, _ = f.step(e, w, k.dx_e2(e, w, b_point(f.cz * e), f.c), eta)
+                assert (wn - w).overlaps(eta * G) and (e - en).overlaps(eta * H)
+                assert float((eta * G).rad()) < 1e-3 * abs(float((eta * G).mid()))
+                assert float((eta * H).rad()) < 1e-3 * abs(float((eta * H).mid()))
+    finally:
+        flint.ctx.prec = old
+
+
+@pytest.mark.parametrize("eta", [0.1, PAPER_ETA * 20])
+def test_the_tube_holds_a_float_trajectory(eta):
+    """Every state from step 1 to 2 T* of the float64 iteration lies in the tube that the proof shows
+    invariant (near the corner e = 1, C1 = 0 too): an independent look at the region's geometry."""
+    from flint import arb
+
+    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run
+
+    tube = eb.choose_tube(CFG)
+    f = eb.BoxField(CFG, tube, 0.0, eta)
+    config = TeacherConfig(D=12, K=3, activation="relu", eta=eta)
+    T_star = run(config).T_star
+    steps = sorted(set(range(1, 300)) | {int(T_star * i / 400) for i in range(1, 801)} - {0})
+    res = run(config, steps=steps[-1], record=steps)
+    pieces = tube.pieces()
+    for t in steps:
+        r = res.record[t]
+        e = math.exp(-(r.C2 + r.C3) / 12)
+        w = (r.C1 / float(f.k.star(arb(e), f.c).mid()) - 1) / e**3
+        a, b, wa, wb = next(p for p in pieces if p[0] <= e <= p[1])
+        low = wa + (wb - wa) * (e - a) / (b - a)
+        assert low - 1e-9 <= w <= tube.w_hi + 1e-9, (t, e, w, low)
+
+
+def test_eta_structure_is_decided_exactly():
+    """The facts eta_box rests on (Delta x, 1 - alpha, beta linear in eta; C1* free of it; the first step)."""
+    from rdyn.verification.proofs.symbolic import eta_structure
+
+    assert eta_structure("relu", "D") == {"dx": True, "one_minus_alpha": True, "beta": True, "star": True,
+                                          "first_c1": True, "x_unchanged_at_C1_zero": True}
+
+
+def test_cli_json_follows_the_schema(capsys):
+    from rdyn.cli import main
+    from rdyn.schemas import validate
+
+    assert main(["prove", "--eta", f"0:{PAPER_ETA!r}", "--statement", "Lemma D.19", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    validate("prove", data)
+    assert {s["key"] for s in data["statements"]} == {"D19.derived.lag", "D19.derived.lower", "D19.corrected.upper"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--eta", "0.02:0.01"], "with LO < HI"),
+    (["--eta", "-1:0.01"], "with LO >= 0"),
+    (["--eta", "0:1.5"], "below eta_limit"),
+    (["--eta", "0:0.01", "--max-steps", "10"], "--max-steps applies only to one eta, not to an --eta range"),
+    (["--eta", "0:0.01", "--statement", "Lemma D.4"], "not decided over an --eta range"),
+    (["--eta", "0:0.01", "--D", "6"], "--D must exceed 2K"),
+])
+def test_bad_ranges_are_refused_in_one_line(args, message, capsys):
+    from rdyn.cli import main
+
+    assert main(["prove", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err

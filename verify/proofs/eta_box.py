@@ -1,0 +1,527 @@
+"""Lemma D.19 corrected (both sides), the lag lemma and Lemma D.18 derived for every step size of a
+box ``LO < eta <= HI`` at once (seed 000, Appendix D; docs/proofs.md, "Every step size at once").
+
+The map's eta-structure (:mod:`.symbolic`): ``Delta x``, ``1 - alpha`` and ``beta`` are eta times
+eta-free functions and ``C1* = beta/(1 - alpha)`` is free of eta. The kernels are therefore prepared
+at eta = 1 (``X1 = Delta x/(eta e^2)``, ``lam = (1 - alpha)/eta``, ``g2``), and eta enters the
+conditions below only as a ball ``[LO, HI]`` multiplying them, never divided by.
+
+Region (coordinates ``e = exp(-x/scale)``, ``w = (C1/C1* - 1)/e^3``, as in :mod:`.region`): the tube
+
+    T = { 0 <= e <= 1,  lower(e) <= w <= w_hi },
+
+``lower = w_lo`` on ``[0, e_flat]`` and piecewise linear through ``knots`` from ``w_lo`` at
+``e_flat`` to ``-1`` at ``e = 1`` (C1 = 0), so that the state at t = 1 (``x(1) = 0``, ``C1(1) =
+eta first_c1``) lies in T for every eta: ``T`` holds the whole trajectory from step 1, not only its
+late phase, and no iteration is needed. Points of T are written ``w = lower(e) + nu (w_hi - lower(e))``,
+``0 <= nu <= 1``; branch and bound runs over boxes in ``(e, nu)``, each inside one piece of ``lower``.
+
+One step, exactly (``u = eta e^2 X1/scale``, ``r = exp(-u)``, ``1 - r = u phi(u)``,
+``phi in [1 - u/2, 1]``, ``xi`` between ``e' = e r`` and ``e``, ``S = C1*``)::
+
+    w' - w = eta G,  G = (w (-lam S(e) + e^2 X1 phi (S'(xi) e + S(e') (1 + r + r^2))/scale)
+                          + S'(xi) X1 phi/scale) / (S(e') r^3)
+    e - e' = eta H,  H = e^3 X1 phi/scale
+
+(from ``C1' - C1*(e) = alpha (C1 - C1*(e))``). Invariance of T is then, on every box (``s`` the
+hull of the slopes of ``lower`` on the pieces that meet ``[e', e]``, so that
+``lower(e) - lower(e') = s (e - e')``)::
+
+    w' - lower(e') = nu (w_hi - lower(e)) + eta (G + s H)  >= 0
+    w_hi - w'      = (1 - nu)(w_hi - lower(e)) - eta G      >= 0
+
+with ``X1 >= 0`` (``X1 = rho Y``, ``rho = 1 + w e^3 = C1/C1* >= 0`` on T since ``w >= -1``, ``e <= 1``,
+and ``Y`` = :func:`~.kernels.Kernels.dx_e2_rho` certainly positive), ``lam > 0``,
+``1 - HI lam >= 0`` and ``S > 0`` (then ``C1' = (1 - eta lam) C1 + eta lam S > 0``: the map's
+``C1 > 0`` branch holds at every step t >= 1). Every term is a ball that contains its exact value for
+every eta in the box, so a box passes for all of them at once.
+
+The statements (for every eta in the box and every ``T >= T*``; ``e(T*) <= K/N``, and the states
+from T* on have ``e <= K/N``) are the region conditions of :mod:`.region` at eta = 1 on
+``e <= K/N`` (``dx_upper`` also on ``e <= e_1``, which holds ``e(T* - 1)``, for ``R_hi``'s first
+step): ``lag`` (``|w| <= c_lag``), ``dx_lower_qlag``, ``dx_upper``, ``increment_upper_psi`` (with
+``psi_* - 1 = v_* chi(v_*)``, ``v_* = 2 eta g2 (K/N)^2/scale``, eta a ball). Their derivation from
+these conditions is :mod:`rdyn.derivations.model_a.late_phase_bounds` (docs/proofs.md, "Derived
+late-phase bounds"), unchanged.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
+
+PREC_BITS = 128
+DEFAULT_MAX_BOXES = 200_000
+KNOTS = 24                      # pieces of the lower edge between e_flat and 1
+STATEMENT_KEYS = ("D19.derived.lag", "D19.derived.lower", "D19.corrected.upper", "D18.derived.lower",
+                  "D18.derived.upper")
+CONDITION_OF = {"D19.derived.lag": "lag", "D19.derived.lower": "dx_lower_qlag", "D19.corrected.upper": "dx_upper",
+                "D18.derived.lower": "dx_lower_qlag", "D18.derived.upper": "increment_upper_psi"}
+MIN_WIDTH = 2.0 ** -36
+E_SCALE = 1 / 64                # e-widths are compared with nu-widths relative to this (or a narrower piece)
+
+
+@dataclass(frozen=True)
+class Tube:
+    """The region of the module docstring: ``lower(e) = w_lo`` for ``e <= knots_e[0]``, linear between
+    the knots ``(knots_e[i], knots_w[i])`` (``knots_e[-1] = 1``, ``knots_w[-1] = -1``); ``w <= w_hi``."""
+
+    knots_e: tuple
+    knots_w: tuple
+    w_hi: float
+
+    @property
+    def w_lo(self) -> float:
+        return self.knots_w[0]
+
+    @property
+    def e_flat(self) -> float:
+        return self.knots_e[0]
+
+    def pieces(self):
+        """(e_lo, e_hi, w at e_lo, w at e_hi) of every piece of the lower edge, the flat one first."""
+        out = [(0.0, self.knots_e[0], self.knots_w[0], self.knots_w[0])]
+        out += [(self.knots_e[i], self.knots_e[i + 1], self.knots_w[i], self.knots_w[i + 1])
+                for i in range(len(self.knots_e) - 1)]
+        return out
+
+    def to_dict(self) -> dict:
+        return {"coordinates": "e = exp(-(C2+C3)/scale), w = (C1/C1*(e) - 1)/e^3",
+                "e": [0.0, 1.0], "w_hi": self.w_hi, "w_lo": self.w_lo, "e_flat": self.e_flat,
+                "lower_edge": [[a, b] for a, b in zip(self.knots_e, self.knots_w)]}
+
+
+@dataclass(frozen=True)
+class EtaBox:
+    """One Model A configuration (D, K, activation, kappa, ||V*||^2, logit scale) and the step sizes
+    ``lo < eta <= hi`` (``lo`` may be 0)."""
+
+    D: int
+    K: int
+    activation: str
+    kappa: float
+    vstar_norm2: float
+    logit_scale: str
+    lo: float
+    hi: float
+
+    def to_dict(self) -> dict:
+        return {"D": self.D, "K": self.K, "activation": self.activation,
+                "kappa": self.kappa if self.activation == "leaky" else None, "vstar_norm2": self.vstar_norm2,
+                "eta": None, "eta_box": [self.lo, self.hi], "logit_scale": self.logit_scale}
+
+
+@dataclass
+class BoxProof:
+    """The branch and bound's outcome on one eta box."""
+
+    lo: float
+    hi: float
+    invariant: bool
+    decided: dict
+    margins: dict
+    boxes: int
+    seconds: float
+    reason: str | None
+    constants: dict = field(default_factory=dict)
+
+
+class BoxField:
+    """The conditions of the module docstring on one (e, nu) box, eta a ball (python-flint ``arb``)."""
+
+    def __init__(self, cfg: EtaBox, tube: Tube, eta_lo: float, eta_hi: float, *, c_lag: float | None = None,
+                 mutate: dict | None = None):
+        from flint import arb
+
+        from rdyn.verification.proofs import symbolic as sy
+        from rdyn.verification.proofs.kernels import kernels
+
+        self.arb, self.cfg, self.tube = arb, cfg, tube
+        self.k = k = kernels(cfg.activation, cfg.logit_scale)
+        kappa = cfg.kappa if cfg.activation == "leaky" else 0.0
+        self.c = k.prepare(arb(cfg.K).sqrt(), arb(cfg.D - cfg.K).sqrt(), arb(1), arb(repr(float(cfg.vstar_norm2))),
+                           arb(repr(float(kappa))), arb(1))
+        r = sy.reduced(cfg.activation, cfg.logit_scale)
+        self.m = r.slack_power
+        self.cz = None if r.atan_coefficient is None else arb(cfg.D - cfg.K).sqrt() / arb(cfg.K).sqrt()
+        self.scale = arb(cfg.D) if cfg.logit_scale == "D" else arb(cfg.D).sqrt()
+        self.K, self.N = arb(cfg.K), arb(cfg.D - cfg.K)
+        self.eta = ball(eta_lo, eta_hi)
+        self.eta_lo = eta_lo
+        self.g2 = k.eta_g2(self.c)                           # the eta-free g2
+        mutate = mutate or {}                                # a mutation test's factors on g2, q_lag
+        self.g2_claim = self.g2 * arb(repr(mutate["g2"])) if "g2" in mutate else self.g2
+        self.e_star = self.K / self.N                        # e(T*) <= K/N
+        e0 = self.e_star
+        self.q_min = k.dx_e2(e0, arb(0), self._bz(e0, e0), self.c) / self.g2
+        self.c_lag = c_lag if c_lag is not None else _round_up(max(abs(tube.w_lo), abs(tube.w_hi)) * (1 + 2.0**-24))
+        self.q_lag = self.q_min * (1 - arb(self.c_lag) * (self.K / self.N) ** 2)
+        if "q_lag" in mutate:
+            self.q_lag = self.q_lag * arb(repr(mutate["q_lag"]))
+        self.slopes = [(a, b, (arb(wb) - arb(wa)) / (arb(b) - arb(a)) if b > a else arb(0))
+                       for a, b, wa, wb in tube.pieces()]
+
+    def _bz(self, E_lo, E_hi):
+        if self.cz is None:
+            return self.arb(0)
+        return b_enclosure(max(0.0, lower(self.cz * self.arb(E_lo))), upper(self.cz * self.arb(E_hi)))
+
+    def _lower_edge(self, piece: int, E):
+        a, _, wa, _ = self.tube.pieces()[piece]
+        return self.arb(wa) + self.slopes[piece][2] * (E - self.arb(a))
+
+    def _slope_hull(self, e_lo: float, e_hi: float):
+        out = None
+        for a, b, s in self.slopes:
+            if b >= e_lo and a <= e_hi:
+                out = s if out is None else hull(out, s)
+        return out
+
+    def evaluate(self, piece, e_lo, e_hi, nu_lo, nu_hi, pending):
+        """{condition: (sign, lower bound)}: sign 1 certainly positive (>= 0 for ``increment_upper_psi``,
+        see :meth:`_condition`) on the box, -1 certainly negative, 0 undecided; the lower bound a float
+        (None for ``invariant``, which covers the invariance and validity tests together)."""
+        arb = self.arb
+        k, c = self.k, self.c
+        E, Nu = ball(e_lo, e_hi), ball(nu_lo, nu_hi)
+        L = self._lower_edge(piece, E)
+        width = arb(self.tube.w_hi) - L
+        W = L + Nu * width
+        Bz = self._bz(e_lo, e_hi)
+        rho = 1 + W * E * E * E
+        rho = ball(max(0.0, lower(rho)), upper(rho))          # rho >= 0 on T exactly (w >= -1, e <= 1)
+        Y = k.dx_e2_rho(E, W, Bz, c)
+        X1 = rho * Y
+        out = {}
+        if "invariant" in pending:
+            out["invariant"] = self._invariant(E, W, width, X1, Y, e_hi, nu_lo, nu_hi)
+        for cond in pending:
+            if cond == "invariant":
+                continue
+            v = self._condition(cond, E, W, Bz, X1)
+            out[cond] = v if isinstance(v, tuple) else (1 if v > 0 else (-1 if v < 0 else 0), lower(v))
+        return out
+
+    def step(self, E, W, X1, eta, S=None, lam=None):
+        """One step of the map on balls (module docstring): ``(G, H, e')`` with ``w' - w = eta G``,
+        ``e - e' = eta H``, ``e' = e exp(-eta e^2 X1/scale)``; None where C1*(e') is not certainly > 0.
+        ``S = C1*(e)`` and ``lam = (1 - alpha(e))/eta`` when the caller has them."""
+        arb, k, c = self.arb, self.k, self.c
+        S = k.star(E, c) if S is None else S
+        lam = 1 - k.alpha(E, c) if lam is None else lam
+        u = eta * E * E * X1 / self.scale
+        r = (-u).exp()
+        phi = hull(1 - u / 2, arb(1))        # (1 - r)/u for u >= 0
+        Ep = E * r
+        S_next = k.star(Ep, c)
+        if not S_next > 0:
+            return None
+        Sp = k.star_prime(hull(Ep, E), c)    # C1*(e) - C1*(e') = C1*'(xi) (e - e'), xi between them
+        G = (W * (-lam * S + E * E * X1 * phi * (Sp * E + S_next * (1 + r + r * r)) / self.scale)
+             + Sp * X1 * phi / self.scale) / (S_next * r * r * r)
+        H = E * E * E * X1 * phi / self.scale
+        return G, H, Ep
+
+    def _invariant(self, E, W, width, X1, Y, e_hi, nu_lo, nu_hi):
+        arb, k, c, eta = self.arb, self.k, self.c, self.eta
+        S = k.star(E, c)
+        lam = 1 - k.alpha(E, c)
+        contracting = 1 - arb(upper(eta)) * lam
+        if contracting < 0:      # C1' = (1 - eta lam) C1 + eta lam S may leave C1 > 0: this tube cannot hold
+            return (-1, None)
+        if not (Y > 0 and S > 0 and lam > 0 and contracting >= 0):
+            return (0, None)
+        stepped = self.step(E, W, X1, eta, S, lam)
+        if stepped is None:
+            return (0, None)
+        G, H, Ep = stepped
+        s = self._slope_hull(lower(Ep), e_hi)
+        # nu (w_hi - lower(e)) + eta (G + s H) >= nu_lo min(width) + HI min(0, G + s H), and
+        # (1 - nu)(w_hi - lower(e)) - eta G >= (1 - nu_hi) min(width) + HI min(0, -G): the bounds are formed from
+        # the exact ends nu_lo, nu_hi, HI (a ball of nu or eta with an end at 0 would reach below it)
+        hi = arb(upper(eta))
+        low = arb(nu_lo) * width + hi * _negative_part(G + s * H)
+        high = (1 - arb(nu_hi)) * width + hi * _negative_part(-G)
+        if width > 0 and low >= 0 and high >= 0:
+            return (1, None)
+        return (0, None)
+
+    def _condition(self, cond, E, W, Bz, X1):
+        k, c, g2 = self.k, self.c, self.g2
+        if cond == "lag":
+            return (self.arb(self.c_lag) - abs(W)) / self.c_lag
+        if cond == "dx_lower_qlag":
+            return (X1 - self.q_lag * g2) / g2
+        if cond == "dx_upper":          # (g2 - X1)/e^m >= 0; a mutated g2 (g2_claim) adds (g2_claim - g2)/e^m
+            return self._slack(E, W, Bz) / g2
+        if cond == "increment_upper_psi":
+            # (g2 psi_* - X1 psi(v))/g2 = e^m slack/g2 + eta P, v = 2 eta e^2 X1/scale, psi(v) - 1 = v chi(v):
+            # P = (2/scale)(g2_claim a chi(v_*) - e^2 X1^2 chi(v))/g2, a = g2_claim (K/N)^2. Both parts > 0
+            # give >= 0 for every e >= 0, eta >= 0 (the sum itself is 0 at e = 0, eta = 0)
+            arb = self.arb
+            v = 2 * self.eta * E * E * X1 / self.scale
+            chi = hull(arb(1) / 2, v.exp() / 2)
+            v_star = 2 * self.eta * self.g2_claim * (self.K / self.N) ** 2 / self.scale
+            chi_star = hull(arb(1) / 2, v_star.exp() / 2)
+            em = E if self.m == 1 else E * E
+            slack = self._slack(E, W, Bz) / g2
+            P = 2 * (self.g2_claim ** 2 * (self.K / self.N) ** 2 * chi_star - E * E * X1 * X1 * chi) / (self.scale * g2)
+            total = em * slack + self.eta * P
+            if slack > 0 and P > 0:   # a certified lower bound: min(e^m) min(slack) + LO min(P) >= 0
+                floor = arb(max(0.0, lower(em))) * arb(lower(slack)) + arb(self.eta_lo) * arb(lower(P))
+                return (1, max(0.0, lower(floor)))
+            return (1 if total > 0 else (-1 if total < 0 else 0), lower(total))
+        raise KeyError(cond)
+
+    def _slack(self, E, W, Bz):
+        """(g2_claim - X1)/e^m: the kernel's slack, plus a mutation's (g2_claim - g2)/e^m (unbounded, so
+        never positive, on a box that reaches e = 0)."""
+        base = self.k.slack_upper(E, W, Bz, self.c)
+        if self.g2_claim is self.g2:
+            return base
+        return base + (self.g2_claim - self.g2) / (E if self.m == 1 else E * E)
+
+    def alpha_negative(self, e_lo: float, e_hi: float) -> bool:
+        """1 - HI lam(e) < 0 somewhere on [e_lo, e_hi] (certainly, at the box's ends)."""
+        arb = self.arb
+        return any(bool(1 - arb(upper(self.eta)) * (1 - self.k.alpha(arb(e), self.c)) < 0) for e in (e_lo, e_hi))
+
+    def start_inside(self):
+        """The state at t = 1 (e = 1, C1(1) = eta first_c1) in T for every eta in the box:
+        nu(1) = C1(1)/(C1*(1) (w_hi + 1)) in [0, 1] and C1(1) > 0 for eta > 0."""
+        arb, k, c = self.arb, self.k, self.c
+        f1 = k.first_c1(c)           # C1(1)/eta
+        S1 = k.star(arb(1), c)
+        nu1 = self.eta * f1 / (S1 * (1 + arb(self.tube.w_hi)))
+        return bool(f1 > 0 and S1 > 0 and nu1 <= 1)
+
+
+def _negative_part(x):
+    """min(0, x) as a ball (0 when x is certainly >= 0)."""
+    from flint import arb
+
+    if x >= 0:
+        return arb(0)
+    return x if x.upper() <= 0 else hull(x, arb(0))
+
+
+def _round_up(v: float) -> float:
+    """A float with few digits at or above v (so c_lag prints short)."""
+    for digits in range(6, 17):
+        t = float(f"{v:.{digits}g}")
+        if t >= v:
+            return t
+    return math.nextafter(v, math.inf)
+
+
+def choose_tube(cfg: EtaBox, pad: float = 0.5, grid: int = 256) -> Tube:
+    """A tube around the slow-manifold lag ``w*(e)``, the zero in w of ``G`` at eta = 0 (``X1`` at
+    w = 0; ``C1*'(e) X1/(scale C1*(e) lam(e))`` for small e), on a grid of [0, 1]: ``[w_lo, w_hi]`` is the range of w* widened by ``pad`` times the larger of its width
+    and its largest |w*|; the lower edge rises from -1 at e = 1 to w_lo at ``e_flat = 1 - delta``
+    like ``w_lo - g0 (exp(kappa (e - e_flat)) - 1)`` (g0 the gap between w* and w_lo), a barrier that
+    the field crosses upward (any tube may be tried; invariance is what is proved)."""
+    from flint import arb
+
+    f = BoxField.__new__(BoxField)   # the kernels and constants only, no tube yet
+    BoxField.__init__(f, cfg, Tube((0.5, 1.0), (0.0, -1.0), 1.0), 0.0, 0.0)
+    k, c = f.k, f.c
+    values = []
+    for i in range(grid + 1):   # the zero in w of G at eta = 0 (X1 at w = 0): G = a w + b
+        e = arb(i / grid)
+        X1 = k.dx_e2(e, arb(0), f._bz(i / grid, i / grid), c)
+        S, Sp = k.star(e, c), k.star_prime(e, c)
+        a = -(1 - k.alpha(e, c)) + e * e * X1 * (Sp * e + 3 * S) / (f.scale * S)
+        values.append(float((-Sp * X1 / (f.scale * S * a)).mid()))
+    lo, hi = min(values), max(values)
+    width = max(hi - lo, abs(lo), abs(hi), 1e-30)
+    w_lo, w_hi = lo - pad * width, hi + pad * width
+    delta = min(0.02, (1 - cfg.K / (cfg.D - cfg.K)) / 2)
+    e_flat = 1.0 - delta
+    g0 = pad * width
+    kappa = math.log((1 + w_lo) / g0 + 1) / delta
+    knots_e = [e_flat + delta * i / KNOTS for i in range(KNOTS)] + [1.0]
+    knots_w = [max(-1.0, w_lo - g0 * math.expm1(kappa * (e - e_flat))) for e in knots_e[:-1]] + [-1.0]
+    return Tube(tuple(knots_e), tuple(knots_w), w_hi)
+
+
+PADS = (0.5, 2.0, 8.0, 32.0)    # tubes tried, narrowest first (choose_tube's pad)
+MAX_SPLITS = 3                  # an eta box that fails is bisected down to 1/8 of its width
+
+
+def prove_box(cfg: EtaBox, tube: Tube, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag: float | None = None,
+              mutate: dict | None = None, progress=None) -> BoxProof:
+    """Branch and bound over ``tube`` for every eta in ``(cfg.lo, cfg.hi]``: invariance on all of T and
+    the start inside it, the statements' conditions on ``e <= K/N`` (``dx_upper`` on all of T).
+    ``c_lag``: the lag lemma's constant to decide instead of the tube's ``max(|w_lo|, |w_hi|)``;
+    ``mutate``: factors on ``g2`` and ``q_lag`` (tests: a constant made 1e-6 tighter is refused)."""
+    import flint
+
+    old = flint.ctx.prec
+    flint.ctx.prec = PREC_BITS
+    try:
+        return _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress)
+    finally:
+        flint.ctx.prec = old
+
+
+def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress):
+    t0 = time.perf_counter()
+    f = BoxField(cfg, tube, cfg.lo, cfg.hi, c_lag=c_lag, mutate=mutate)
+    conditions = ("lag", "dx_lower_qlag", "dx_upper", "increment_upper_psi")
+    e_star = upper(f.e_star)
+    # Delta x <= eta g2 e^2 on all of T (every step t >= 1): also at T* - 1, which R_hi's first step needs
+    reach = {"lag": e_star, "dx_lower_qlag": e_star, "increment_upper_psi": e_star, "dx_upper": 1.0}
+    decided = {c: True for c in conditions}
+    margins = {c: math.inf for c in conditions}
+    invariant, reason = True, None
+    constants = {"c_lag": f.c_lag, "q_min": [lower(f.q_min), upper(f.q_min)],
+                 "q_lag": [lower(f.q_lag), upper(f.q_lag)], "g2": [lower(f.g2), upper(f.g2)]}
+
+    def failed(why):
+        return BoxProof(cfg.lo, cfg.hi, False, {c: False for c in conditions}, {c: None for c in conditions}, 0,
+                        time.perf_counter() - t0, why, constants)
+    if not f.start_inside():
+        return failed("the state at t = 1 is not inside the tube for every eta of the box")
+    if not f.q_lag > 0:
+        return failed(f"q_lag = q_min (1 - c_lag (K/(D-K))^2) > 0 is not certain (c_lag = {f.c_lag!r})")
+    stack = []
+    for i, (a, b, _, _) in enumerate(tube.pieces()):
+        edges = [a] + [x for x in (e_star,) if a < x < b] + [b]
+        stack += [(i, lo, hi, 0.0, 1.0) for lo, hi in zip(edges, edges[1:])]
+    boxes = 0
+    while stack:
+        piece, e_lo, e_hi, nu_lo, nu_hi = stack.pop()
+        pending = (("invariant",) if invariant else ()) + tuple(
+            c for c in conditions if decided[c] and e_lo < reach[c])
+        if not invariant or not pending:
+            continue
+        boxes += 1
+        if boxes > max_boxes:
+            boxes = max_boxes
+            reason = (f"the box budget ran out ({max_boxes} boxes left for this eta box) at e in [{e_lo:.6g}, "
+                      f"{e_hi:.6g}], nu in [{nu_lo:.4g}, {nu_hi:.4g}]")
+            invariant = False
+            break
+        if progress is not None and boxes % 5000 == 0:
+            progress(boxes)
+        res = f.evaluate(piece, e_lo, e_hi, nu_lo, nu_hi, pending)
+        left = []
+        for name, (sign, value) in res.items():
+            if sign > 0:
+                if value is not None:
+                    margins[name] = min(margins[name], value)
+                continue
+            left.append(name)
+        if not left:
+            continue
+        where = f"e in [{e_lo:.6g}, {e_hi:.6g}], nu in [{nu_lo:.4g}, {nu_hi:.4g}]"
+        negative = [n for n in left if res[n][0] < 0]
+        if negative or (e_hi - e_lo <= MIN_WIDTH and nu_hi - nu_lo <= 2.0**-30):
+            for n in left:
+                if n == "invariant":
+                    invariant = False
+                else:
+                    decided[n] = False
+                reason = reason or (f"{'invariance' if n == 'invariant' else n} "
+                                    f"{'fails' if n in negative else 'not shown'} on the box {where}")
+            if "invariant" in left and f.alpha_negative(e_lo, e_hi):
+                reason = (f"alpha = 1 - eta lam(e) < 0 for eta near {cfg.hi!r} at e in [{e_lo:.6g}, {e_hi:.6g}]: C1's "
+                          f"update no longer keeps C1 > 0 (the map's branch); the tube needs eta lam <= 1")
+            continue
+        e_rel = (e_hi - e_lo) / max(min(tube.pieces()[piece][1] - tube.pieces()[piece][0], E_SCALE), 1e-300)
+        if e_rel >= (nu_hi - nu_lo) * 0.25 and e_hi - e_lo > MIN_WIDTH:
+            m = (e_lo + e_hi) / 2
+            stack += [(piece, e_lo, m, nu_lo, nu_hi), (piece, m, e_hi, nu_lo, nu_hi)]
+        else:
+            m = (nu_lo + nu_hi) / 2
+            stack += [(piece, e_lo, e_hi, nu_lo, m), (piece, e_lo, e_hi, m, nu_hi)]
+    if not invariant:
+        decided = {c: False for c in conditions}
+    return BoxProof(cfg.lo, cfg.hi, invariant, decided,
+                    {c: (v if decided[c] and v != math.inf else None) for c, v in margins.items()}, boxes,
+                    time.perf_counter() - t0, reason, constants)
+
+
+@dataclass
+class BoxReport:
+    """``rdyn prove --eta LO:HI``: the statements of :data:`STATEMENT_KEYS` for every eta of the box."""
+
+    cfg: EtaBox
+    results: list
+    proofs: list              # [(BoxProof, Tube)] of the sub-boxes tried last
+    seconds: float
+
+    def to_dict(self) -> dict:
+        boxes = sum(p.boxes for p, _ in self.proofs)
+        return {"instance": self.cfg.to_dict(), "T_star": None, "statements": [r.to_dict() for r in self.results],
+                "superseded": [], "region": {"tubes": [{"eta": [p.lo, p.hi], **t.to_dict(), "invariant": p.invariant,
+                                                        "boxes": p.boxes, "seconds": round(p.seconds, 3),
+                                                        "reason": p.reason} for p, t in self.proofs],
+                                             "boxes": boxes},
+                "t1": None, "box": {"eta": [self.cfg.lo, self.cfg.hi], "D": [self.cfg.D, self.cfg.D]},
+                "seconds": round(self.seconds, 3)}
+
+    @property
+    def all_corrected_certified(self) -> bool:
+        return all(r.verdict == "certified" for r in self.results)
+
+
+def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag: float | None = None,
+          mutate: dict | None = None, pads=PADS, progress=None) -> BoxReport:
+    """Decide the statements of :data:`STATEMENT_KEYS` (those whose label is in ``labels``) for every eta
+    of ``(cfg.lo, cfg.hi]``. Each tube of ``pads`` (:func:`choose_tube`) is tried on the whole box; a box that no tube
+    decides is bisected (at most :data:`MAX_SPLITS` times) and the sub-boxes left open are listed with
+    why. ``--max-boxes`` is one budget for all of it."""
+    from rdyn.verification.proofs import statements as st
+    from rdyn.verification.proofs import symbolic as sy
+
+    t0 = time.perf_counter()
+    structure = sy.eta_structure(cfg.activation, cfg.logit_scale)
+    chosen = [s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels)]
+    tubes = [choose_tube(cfg, pad) for pad in pads]
+    proofs, used = [], 0
+    if not all(structure.values()):
+        why = "the map is not eta times an eta-free field: " + ", ".join(k for k, v in structure.items() if not v)
+        proofs = [(BoxProof(cfg.lo, cfg.hi, False, {}, {}, 0, 0.0, why), tubes[0])]
+    todo = [] if proofs else [(cfg.lo, cfg.hi, 0)]
+    while todo:
+        lo, hi, depth = todo.pop(0)
+        sub = EtaBox(**{**cfg.__dict__, "lo": lo, "hi": hi})
+        for i, tube in enumerate(tubes):   # each tube a fair share of what is left (the last one all of it)
+            share = max(1, (max_boxes - used) // (len(tubes) - i))
+            p = prove_box(sub, tube, max_boxes=share, c_lag=c_lag, mutate=mutate, progress=progress)
+            used += p.boxes
+            if all(p.decided.values()) or used >= max_boxes:
+                break
+        if not all(p.decided.get(CONDITION_OF[s.key], False) for s in chosen) and depth < MAX_SPLITS \
+                and used < max_boxes and p.invariant is False:
+            mid = (lo + hi) / 2
+            todo += [(lo, mid, depth + 1), (mid, hi, depth + 1)]
+            continue
+        proofs.append((p, tube))
+    results = [_verdict(s, cfg, proofs) for s in chosen]
+    return BoxReport(cfg, results, proofs, time.perf_counter() - t0)
+
+
+def _verdict(s, cfg: EtaBox, proofs):
+    from rdyn.verification.proofs.engine import StatementResult
+
+    cond = CONDITION_OF[s.key]
+    proved = [(p, t) for p, t in proofs if p.invariant and p.decided.get(cond)]
+    open_ = [{"eta": [p.lo, p.hi], "reason": p.reason or f"{cond} not shown"} for p, _ in proofs
+             if not (p.invariant and p.decided.get(cond))]
+    margins = [p.margins[cond] for p, _ in proved if p.margins.get(cond) is not None]
+    cert = {"box": {"eta": [cfg.lo, cfg.hi], "D": [cfg.D, cfg.D]},
+            "proved_boxes": [{"eta": [p.lo, p.hi], "boxes": p.boxes, "margin_on_region": p.margins.get(cond),
+                              "constants": p.constants, "tube": {"w_lo": t.w_lo, "w_hi": t.w_hi}} for p, t in proved],
+            "undecided_boxes": open_, "region_condition": cond,
+            "margin_on_region": min(margins) if margins else None,
+            "seconds": round(sum(p.seconds for p, _ in proofs), 3)}
+    if open_:
+        first = open_[0]
+        return StatementResult(s, "undecided", certificate=cert,
+                               reason=f"not shown for eta in ({first['eta'][0]!r}, {first['eta'][1]!r}]: "
+                                      f"{first['reason']}")
+    return StatementResult(s, "certified", certificate=cert)
