@@ -42,11 +42,13 @@ SCALE_RANGE = (1e-6, 1e6)   # max |sigma'| on [-4, 4], where the Gaussian mass i
 
 
 FORMULA_SECONDS = 10.0   # wall-clock budget of parsing and checking one formula
+FIELD = "{activation_expr}"   # the request field a refusal names (the API words it --activation-expr)
 
 
 @lru_cache(maxsize=64)
 def parse_expression(text: str) -> sp.Expr:
-    """Parse and validate ``--activation-expr`` (ValueError with a one-line reason).
+    """Parse and validate the request field ``activation_expr`` (the API's ``--activation-expr``):
+    a :class:`~rdyn.derivations.fields.FieldError` with a one-line reason otherwise.
 
     The text is data, never code: :func:`rdyn.derivations.formula.parse` builds the sympy tree
     from a whitelist (numbers, ``x``, ``+ - * / **``, the functions of
@@ -57,13 +59,19 @@ def parse_expression(text: str) -> sp.Expr:
     there (the Gaussian expectations the dynamics need exist), and max |sigma'| on [-4, 4] in
     [1e-6, 1e6] (a smaller or larger scale leaves the moments under- or overflowing float64).
     """
+    from rdyn.derivations.fields import FieldError
     from rdyn.derivations.formula import parse, time_budget
 
-    expr = parse(text, {"x": x}, what="--activation-expr")
-    if x not in expr.free_symbols:
-        raise ValueError("--activation-expr: the expression does not depend on x")
-    with time_budget(FORMULA_SECONDS, "--activation-expr"):
-        _check_on_grid(text, expr)
+    try:
+        expr = parse(text, {"x": x}, what=FIELD)
+        if x not in expr.free_symbols:
+            raise ValueError(f"{FIELD}: the expression does not depend on x")
+        with time_budget(FORMULA_SECONDS, FIELD):
+            _check_on_grid(text, expr)
+    except FieldError:
+        raise
+    except ValueError as exc:   # every refusal above begins with the field's placeholder
+        raise FieldError("activation_expr", str(exc)) from None
     return expr
 
 
@@ -73,7 +81,7 @@ def _check_on_grid(text: str, expr: sp.Expr) -> None:
     except Exception as exc:   # noqa: BLE001 -- a form sympy cannot print (a guard: the parser
         # admits none it knows of): one line naming the formula, never a printer's traceback
         why = type(exc).__name__
-        raise ValueError(f"--activation-expr: {text!r} or its derivatives cannot be printed "
+        raise ValueError(f"{FIELD}: {text!r} or its derivatives cannot be printed "
                          f"for evaluation ({why})") from None
     import numpy as np
 
@@ -84,19 +92,19 @@ def _check_on_grid(text: str, expr: sp.Expr) -> None:
             try:
                 values = np.asarray([complex(f(float(t))) for t in grid])
             except (ZeroDivisionError, OverflowError, ValueError, TypeError):
-                raise ValueError(f"--activation-expr: {_order_name(order)} of {text!r} cannot "
+                raise ValueError(f"{FIELD}: {_order_name(order)} of {text!r} cannot "
                                  "be evaluated on [-40, 40]") from None
             if not np.all(np.isfinite(values)) or np.any(np.abs(values.imag) > 1e-12 * (1 + np.abs(values.real))):
                 bad = grid[~(np.isfinite(values) & (np.abs(values.imag) <= 1e-12 * (1 + np.abs(values.real))))][0]
-                raise ValueError(f"--activation-expr: {_order_name(order)} of {text!r} is not "
+                raise ValueError(f"{FIELD}: {_order_name(order)} of {text!r} is not "
                                  f"finite and real at x = {bad:g}")
             if order == 0 and np.any(np.abs(values.real) > GROWTH_LIMIT * (1 + grid**2)):
-                raise ValueError(f"--activation-expr: {text!r} grows too fast (|sigma(x)| > "
+                raise ValueError(f"{FIELD}: {text!r} grows too fast (|sigma(x)| > "
                                  "1e6 (1 + x^2) on [-40, 40]); Gaussian moments would not be usable")
             if order == 1:
                 scale = float(np.max(np.abs(values.real[np.abs(grid) <= 4])))
                 if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
-                    raise ValueError(f"--activation-expr: max |sigma'| on [-4, 4] is {scale:.3g}, "
+                    raise ValueError(f"{FIELD}: max |sigma'| on [-4, 4] is {scale:.3g}, "
                                      f"outside [{SCALE_RANGE[0]:g}, {SCALE_RANGE[1]:g}]: the "
                                      "Gaussian moments (products of two sigma' values) would "
                                      "under- or overflow float64; rescale the formula")

@@ -70,7 +70,9 @@ def _eta_limit(v: ProveOptions, kappa: float):
                                             kappa=kappa if v.activation == "leaky" else 0.0))
 
 
-BOX_LABELS = ("Lemma D.18", "Lemma D.19")   # the statements an --eta range decides
+BOX_LABELS = ("Lemma D.4", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11",
+              "Lemma D.13 (attention)", "Lemma D.16", "Lemma D.17 (C1 band)", "Lemma D.18",
+              "Lemma D.19")   # the statements an --eta range decides
 
 
 def box_hypotheses(v: ProveOptions):
@@ -93,8 +95,8 @@ def box_hypotheses(v: ProveOptions):
     for label in v.statement or ():
         if label not in BOX_LABELS:
             raise UsageError(f"--statement {label!r} is not decided over an --eta range (only "
-                             f"{' and '.join(repr(x) for x in BOX_LABELS)}: the lag lemma and the corrected Lemmas "
-                             f"D.18 and D.19; the others need an instance's trajectory: give one --eta)")
+                             f"{', '.join(repr(x) for x in BOX_LABELS)}; the others need an instance's trajectory: "
+                             f"give one --eta)")
     return EtaBox(D=v.D, K=v.K, activation=v.activation, kappa=kappa if v.activation == "leaky" else 0.0,
                   vstar_norm2=v.vstar_norm2, logit_scale=v.logit_scale, lo=float(lo), hi=float(hi))
 

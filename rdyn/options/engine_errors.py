@@ -1,6 +1,6 @@
 """An engine's refusal shown to users: a library :class:`ValueError` becomes a one-line
 :class:`~rdyn.output.UsageError`, and an engine's
-:class:`~rdyn.reduced_dynamics.model_a.fields.FieldError` is worded with the option of its
+:class:`~rdyn.derivations.fields.FieldError` is worded with the option of its
 request field (``K`` -> ``--K``). The cross-option checks (:mod:`rdyn.options.model_a_checks`)
 and the API modules (through ``rdyn.api._common``) use it alike.
 """
@@ -23,7 +23,7 @@ def option_name(field: str) -> str:
 def error_text(exc: ValueError) -> str:
     """The one-line message of a library ValueError for users: an engine's FieldError worded
     with option names (``--K``), any other its own first line."""
-    from rdyn.reduced_dynamics.model_a.fields import FieldError
+    from rdyn.derivations.fields import FieldError
 
     text = exc.message(option_name) if isinstance(exc, FieldError) else str(exc)
     return text.splitlines()[0] if text else type(exc).__name__

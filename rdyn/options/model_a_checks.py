@@ -3,7 +3,7 @@
 crosscheck`` (:func:`check_crosscheck`), run by :func:`rdyn.options.validation.validate` after
 every check of one option, for the command line and the API alike. Each refusal is one
 :class:`~rdyn.output.UsageError` naming the options (an engine's
-:class:`~rdyn.reduced_dynamics.model_a.fields.FieldError` worded with option names); where
+:class:`~rdyn.derivations.fields.FieldError` worded with option names); where
 several problems exist, the first one in the order below is reported.
 
 ``rdyn teacher``:

@@ -48,7 +48,7 @@ class TeacherConfig:
     softmax divisor ("D" or "sqrtD"); ``kappa`` is used by the leaky activation only.
     ``eta = None`` means half of :func:`eta_limit` (:attr:`step_size`; the API resolves it once,
     by :func:`~rdyn.reduced_dynamics.model_a.request.resolve_eta`). Refusals are
-    :class:`~rdyn.reduced_dynamics.model_a.fields.FieldError` naming the field (their text is
+    :class:`~rdyn.derivations.fields.FieldError` naming the field (their text is
     the same for every caller).
     """
 
@@ -64,7 +64,7 @@ class TeacherConfig:
     logit_scale: str = "D"
 
     def __post_init__(self) -> None:
-        from rdyn.reduced_dynamics.model_a.fields import FieldError
+        from rdyn.derivations.fields import FieldError
 
         for name in ("kappa", "eta", "vstar_norm2", "sigma_prime_zero"):
             value = getattr(self, name)

@@ -4,7 +4,7 @@ Grid syntax: ``'KEY=VALUES;KEY=VALUES;...'``. VALUES is a comma list (``'D=20,36
 real keys ``'LO:HI:N'`` (N equally spaced values, both ends included, computed in decimal so
 ``0.1:0.3:3`` gives 0.1, 0.2, 0.3 as written). Keys and defaults: :data:`KEYS`. The points
 are the Cartesian product in the order given (the last key varies fastest). Errors are
-:class:`~rdyn.reduced_dynamics.model_a.fields.FieldError` of the field ``grid`` (one line; the API
+:class:`~rdyn.derivations.fields.FieldError` of the field ``grid`` (one line; the API
 words it as the option ``--grid``).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 from decimal import Decimal
 
 from rdyn.derivations.messages import summarised
-from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.derivations.fields import FieldError
 
 KEYS = {  # key: (parser, default)
     "D": (int, 36), "K": (int, 4), "eta": (float, None), "vstar_norm2": (float, 1.0),

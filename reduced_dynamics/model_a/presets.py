@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 
-from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.derivations.fields import FieldError
 
 PRESETS = {  # task: (default D, default K, K fixed?)
     "cnn": (36, 4, False),

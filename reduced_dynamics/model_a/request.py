@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from rdyn.reduced_dynamics.model_a.fields import FieldError  # (re-exported)
+from rdyn.derivations.fields import FieldError  # (re-exported)
 
 if TYPE_CHECKING:   # pragma: no cover
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, Thresholds

@@ -42,7 +42,7 @@ from rdyn.reduced_dynamics.runs.divergence import is_diverged
 from rdyn.derivations.generated import run_generated
 from rdyn.reduced_dynamics.model_a.gauss_hermite import GaussRule, float64_rule, precise_rule
 from rdyn.reduced_dynamics.model_a.engine import RunResult
-from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.derivations.fields import FieldError
 
 FLOAT64_LADDER = (12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 PRECISE_LADDER = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320, 384)

@@ -347,7 +347,7 @@ def _choose_widths(config, nodes, probes, exact):
         elif hc > MIN_WIDTH:
             hc /= 2
         else:
-            from rdyn.reduced_dynamics.model_a.fields import FieldError
+            from rdyn.derivations.fields import FieldError
 
             raise FieldError("activation", f"{{activation}} {config.activation.label}: no table "
                              f"of degree {DEGREE} with tiles down to {MIN_WIDTH} reaches "

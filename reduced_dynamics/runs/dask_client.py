@@ -34,15 +34,18 @@ class SchedulerError(OSError):
 
 
 def check_address(address: str) -> None:
-    """ValueError (one line) unless ``address`` is ``[PROTOCOL://]HOST:PORT`` with a known
-    protocol and a port in 1..65535 (what ``distributed.Client`` accepts for a remote
-    scheduler), or the ``inproc://...`` address of a scheduler in this process."""
+    """A :class:`~rdyn.derivations.fields.FieldError` of the field ``scheduler`` (one line) unless
+    ``address`` is ``[PROTOCOL://]HOST:PORT`` with a known protocol and a port in 1..65535 (what
+    ``distributed.Client`` accepts for a remote scheduler), or the ``inproc://...`` address of a
+    scheduler in this process."""
+    from rdyn.derivations.fields import FieldError
+
     if re.fullmatch(r"inproc://\S+", address.strip()):   # a LocalCluster(processes=False) in this process
         return
     m = _ADDRESS.match(address.strip())
     if m is None or (m["proto"] or "tcp") not in PROTOCOLS or not 1 <= int(m["port"]) <= 65535:
-        raise ValueError(f"--scheduler must be a Dask scheduler address [PROTOCOL://]HOST:PORT (PROTOCOL one of "
-                         f"{', '.join(PROTOCOLS)}; e.g. tcp://127.0.0.1:8786), got {address!r}")
+        raise FieldError("scheduler", "{scheduler} must be a Dask scheduler address [PROTOCOL://]HOST:PORT "
+                         f"(PROTOCOL one of {', '.join(PROTOCOLS)}; e.g. tcp://127.0.0.1:8786), got {address!r}")
 
 
 def _one_line(exc: BaseException) -> str:

@@ -349,12 +349,14 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "(identity) and p_c the root of dC1*/dp = 0 for ReLU (0.2364 at D=8, K=2; 0.1046 at "
                        "D=20, K=4) and Leaky ReLU (0.1597 at D=12, K=3, kappa=0.1), below 1/sqrt(DK); it "
                        "decreases after", "p", "condition", None,
-                       "along the trajectory of each listed instance. The proof sweep (docs/proofs.md: ReLU and "
-                       "identity, K < D <= 24, D > 2K, logits/D) certifies it at 262 of 264 instances at eta_limit/2 "
-                       "and 147 of 148 at the papers' eta, and leaves it undecided at identity D = 9, K = 1 (both "
-                       "step sizes) and identity D = 18, K = 2 (eta_limit/2): the certified enclosure straddles the "
-                       "bound at step 1. p_c = 1/sqrt(D K) for the identity is an exact root of dC1*/dp (sympy); "
-                       "the ReLU and Leaky ReLU p_c are numeric, per instance (values in the check)",
+                       "along the trajectory of each listed instance, and by rdyn prove --eta LO:HI for every eta "
+                       "of the ranges in the scope. The proof sweep (docs/proofs.md: ReLU and identity, K < D <= 24, "
+                       "D > 2K, logits/D) certified it at 262 of 264 instances at eta_limit/2 and 147 of 148 at the "
+                       "papers' eta; the other three (identity D = 9, K = 1, both step sizes, and D = 18, K = 2, "
+                       "eta_limit/2) were undecided while the search for p_c gave up on a grid point where "
+                       "dC1*/dp = 0 exactly (p_c = 1/(3K) at D = 9K), and are certified since it brackets past it. "
+                       "p_c = 1/sqrt(D K) for the identity is an exact root of dC1*/dp (sympy); the ReLU and Leaky "
+                       "ReLU p_c are numeric, per instance (values in the check)",
                        ("A.errata.D10",), expression_from="A.errata.D10")),
     ("A", "Lemma D.15 (proof)"): Classification(
         "false_step", "D15_numeric_step",

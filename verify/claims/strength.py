@@ -88,12 +88,13 @@ PROVE_INSTANCES = (
 
 
 # Corrections also certified for every step size of a range at once (rdyn prove --eta LO:HI,
-# rdyn.verification.proofs.eta_box: an invariant tube of the whole trajectory, eta a ball): the label, the configuration
-# and the range (eta "paper": up to the papers' step-size condition). tests/verify/proofs/test_eta_box.py proves each.
-PROVE_ETA_BOXES = (
-    {"labels": ("Lemma D.18", "Lemma D.19"), "D": 12, "K": 3, "activation": "relu", "vstar_norm2": 1.0,
-     "logit_scale": "D", "eta": (0.0, "paper")},
-)
+# rdyn.verification.proofs.eta_box: an invariant tube of the whole trajectory, eta a ball): the labels, the grid of
+# configurations (every D in D_range and K >= 1 with D > 2K, each activation) and the range of eta, from 0 up to
+# the papers' step-size condition of each configuration. tests/verify/proofs/test_eta_box_grid.py (slow) proves
+# every configuration and pins docs/proofs.md's table of c_lag; test_eta_box.py (default) the one of the issue.
+PROVE_ETA_GRID = {"labels": ("Lemma D.10", "Lemma D.18", "Lemma D.19"), "D_range": (3, 24),
+                  "activations": ("relu", "identity", "leaky"), "kappa": 0.1, "vstar_norm2": 1.0,
+                  "logit_scale": "D", "eta": (0.0, "paper")}
 
 
 def paper_eta(D: int, K: int, M: float):
@@ -103,20 +104,33 @@ def paper_eta(D: int, K: int, M: float):
     return min(Fraction(K, D), Fraction(K**3 * (D - K)) / (Fraction(repr(M)) * D**3 * (D + 1)))
 
 
-def eta_box_range(box: dict) -> tuple[float, float]:
-    """(lo, hi) of one of :data:`PROVE_ETA_BOXES` as floats (``rdyn prove --eta lo:hi``)."""
-    lo, hi = box["eta"]
-    return float(lo), float(paper_eta(box["D"], box["K"], box["vstar_norm2"]) if hi == "paper" else hi)
+def eta_box_configs(grid: dict = PROVE_ETA_GRID) -> list[dict]:
+    """Every configuration of ``grid`` with its range: ``{"activation", "D", "K", "kappa", "vstar_norm2",
+    "logit_scale", "eta": (lo, hi)}`` (floats; ``rdyn prove --eta lo:hi``)."""
+    lo_D, hi_D = grid["D_range"]
+    out = []
+    for activation in grid["activations"]:
+        for D in range(lo_D, hi_D + 1):
+            for K in range(1, (D - 1) // 2 + 1):
+                lo, hi = grid["eta"]
+                hi = float(paper_eta(D, K, grid["vstar_norm2"])) if hi == "paper" else float(hi)
+                out.append({"activation": activation, "D": D, "K": K,
+                            "kappa": grid["kappa"] if activation == "leaky" else 0.0,
+                            "vstar_norm2": grid["vstar_norm2"], "logit_scale": grid["logit_scale"],
+                            "eta": (float(lo), hi)})
+    return out
 
 
-def eta_box_text(box: dict) -> str:
-    """One of :data:`PROVE_ETA_BOXES` in words."""
-    lo, hi = box["eta"]
-    upper = (f"{paper_eta(box['D'], box['K'], box['vstar_norm2'])} (the papers' step-size condition)"
-             if hi == "paper" else repr(hi))
-    scale = "logits/D" if box["logit_scale"] == "D" else "logits/sqrt(D) [outside the paper's model]"
-    return (f"every eta in ({lo!r}, {upper}] at {box['activation']} D={box['D']} K={box['K']} "
-            f"||V*||^2={box['vstar_norm2']} {scale}")
+def eta_box_text(grid: dict = PROVE_ETA_GRID) -> str:
+    """``grid`` in words."""
+    lo, hi = grid["eta"]
+    upper = ("min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) (the papers' step-size condition)" if hi == "paper"
+             else repr(hi))
+    scale = "logits/D" if grid["logit_scale"] == "D" else "logits/sqrt(D) [outside the paper's model]"
+    names = [f"{a} (kappa = {grid['kappa']})" if a == "leaky" else a for a in grid["activations"]]
+    return (f"every eta in ({lo!r}, {upper}] at every D = {grid['D_range'][0]}..{grid['D_range'][1]} and K >= 1 with "
+            f"D > 2K, {', '.join(names)} ({len(eta_box_configs(grid))} configurations), "
+            f"||V*||^2 = {grid['vstar_norm2']}, {scale}")
 
 
 def prove_grid_text(instance: dict) -> str:
@@ -349,9 +363,8 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
         return _tstar_law(deciding_ids)
     if paper == "A" and label in CORRECTIONS_BY_PROVE:
         basis = _basis("certified", ())
-        boxes = [dict(b) for b in PROVE_ETA_BOXES if label in b["labels"]]
-        if boxes:
-            basis["eta_boxes"] = boxes
+        if label in PROVE_ETA_GRID["labels"]:
+            basis["eta_boxes"] = [dict(PROVE_ETA_GRID)]
         return "certified", basis
     if paper == "A" and label in LATE_RATES_BY_PROVE:
         instances = [dict(i) for i in PROVE_INSTANCES
@@ -420,7 +433,7 @@ def scope(strength: str | None, basis: dict | None) -> dict | None:
         out = {"covers": "listed_instances", "count": len(instances), "instances": described,
                "outside_model": outside, "text": text}
         if basis.get("eta_boxes"):
-            boxes = [eta_box_text(b) for b in basis["eta_boxes"]]
+            boxes = [eta_box_text(g) for g in basis["eta_boxes"]]
             out["eta_boxes"] = boxes
             out["text"] += ("; and for every step size of a range at once (rdyn prove --eta LO:HI, docs/proofs.md "
                             "\"Every step size at once\"): " + "; ".join(boxes))

@@ -142,21 +142,22 @@ def turning_point(k, c, grid: int = 256, bits: int = 120):
     """Lemma D.10 corrected: an enclosure (lo, hi) (floats, bisected down to adjacent floats) of the largest e in (0, 1) where
     dC1*/de changes sign (C1* decreases in e above it, i.e. increases with p below p_c): certified
     C1*'(lo) > 0 > C1*'(hi). None if C1*' is not certainly negative at e = 1 or no sign change is
-    found on the grid."""
+    found on the grid (a grid point where the sign is undecided lies inside the bracket; uniqueness of the
+    zero in it is the region condition's C1*'' < 0)."""
     from flint import arb
 
     if not k.star_prime(arb(1), c) < 0:
         return None
-    prev = 1.0
+    prev = 1.0   # the last grid point where C1*' is certainly negative
     for i in range(1, grid):
         e = 1.0 - i / grid
         v = k.star_prime(arb(e), c)
         if v > 0:
             lo, hi = e, prev
             break
-        if not v < 0:
-            return None
-        prev = e
+        if v < 0:
+            prev = e
+        # a ball that holds 0 (the zero on a grid point, e.g. identity with D = 9K): the bracket grows past it
     else:
         return None
     for _ in range(bits):

@@ -8,13 +8,14 @@ conditions below only as a ball ``[LO, HI]`` multiplying them, never divided by.
 
 Region (coordinates ``e = exp(-x/scale)``, ``w = (C1/C1* - 1)/e^3``, as in :mod:`.region`): the tube
 
-    T = { 0 <= e <= 1,  lower(e) <= w <= w_hi },
+    T = { 0 <= e <= 1,  lower(e) <= w <= upper(e) },
 
-``lower = w_lo`` on ``[0, e_flat]`` and piecewise linear through ``knots`` from ``w_lo`` at
-``e_flat`` to ``-1`` at ``e = 1`` (C1 = 0), so that the state at t = 1 (``x(1) = 0``, ``C1(1) =
-eta first_c1``) lies in T for every eta: ``T`` holds the whole trajectory from step 1, not only its
-late phase, and no iteration is needed. Points of T are written ``w = lower(e) + nu (w_hi - lower(e))``,
-``0 <= nu <= 1``; branch and bound runs over boxes in ``(e, nu)``, each inside one piece of ``lower``.
+``[lower, upper] = [w_lo, w_hi]`` on ``[0, e_flat]``; above ``e_flat`` both edges are piecewise linear
+through ``knots``, ``lower`` falling to ``-1`` at ``e = 1`` (C1 = 0) and ``upper`` rising as its mirror
+image, so that the state at t = 1 (``x(1) = 0``, ``C1(1) = eta first_c1``) lies in T for every eta: ``T``
+holds the whole trajectory from step 1, not only its late phase, and no iteration is needed. Points of
+T are written ``w = lower(e) + nu (upper(e) - lower(e))``, ``0 <= nu <= 1``; branch and bound runs over
+boxes in ``(e, nu)``, each inside one piece of the edges.
 
 One step, exactly (``u = eta e^2 X1/scale``, ``r = exp(-u)``, ``1 - r = u phi(u)``,
 ``phi in [1 - u/2, 1]``, ``xi`` between ``e' = e r`` and ``e``, ``S = C1*``)::
@@ -23,12 +24,12 @@ One step, exactly (``u = eta e^2 X1/scale``, ``r = exp(-u)``, ``1 - r = u phi(u)
                           + S'(xi) X1 phi/scale) / (S(e') r^3)
     e - e' = eta H,  H = e^3 X1 phi/scale
 
-(from ``C1' - C1*(e) = alpha (C1 - C1*(e))``). Invariance of T is then, on every box (``s`` the
-hull of the slopes of ``lower`` on the pieces that meet ``[e', e]``, so that
-``lower(e) - lower(e') = s (e - e')``)::
+(from ``C1' - C1*(e) = alpha (C1 - C1*(e))``). Invariance of T is then, on every box (``s_lo``,
+``s_hi`` the hulls of the edges' slopes on the pieces that meet ``[e', e]``, so that
+``lower(e) - lower(e') = s_lo (e - e')``, likewise ``upper``)::
 
-    w' - lower(e') = nu (w_hi - lower(e)) + eta (G + s H)  >= 0
-    w_hi - w'      = (1 - nu)(w_hi - lower(e)) - eta G      >= 0
+    w' - lower(e') = nu (upper(e) - lower(e)) + eta (G + s_lo H)         >= 0
+    upper(e') - w' = (1 - nu)(upper(e) - lower(e)) - eta (G + s_hi H)    >= 0
 
 with ``X1 >= 0`` (``X1 = rho Y``, ``rho = 1 + w e^3 = C1/C1* >= 0`` on T since ``w >= -1``, ``e <= 1``,
 and ``Y`` = :func:`~.kernels.Kernels.dx_e2_rho` certainly positive), ``lam > 0``,
@@ -37,10 +38,10 @@ and ``Y`` = :func:`~.kernels.Kernels.dx_e2_rho` certainly positive), ``lam > 0``
 every eta in the box, so a box passes for all of them at once.
 
 The statements (for every eta in the box and every ``T >= T*``; ``e(T*) <= K/N``, and the states
-from T* on have ``e <= K/N``) are the region conditions of :mod:`.region` at eta = 1 on
-``e <= K/N`` (``dx_upper`` also on ``e <= e_1``, which holds ``e(T* - 1)``, for ``R_hi``'s first
-step): ``lag`` (``|w| <= c_lag``), ``dx_lower_qlag``, ``dx_upper``, ``increment_upper_psi`` (with
-``psi_* - 1 = v_* chi(v_*)``, ``v_* = 2 eta g2 (K/N)^2/scale``, eta a ball). Their derivation from
+from T* on have ``e <= K/N < e_flat``) are the region conditions of :mod:`.region` at eta = 1 on
+``e <= K/N`` (``dx_upper`` on all of T: ``R_hi``'s first step needs it at ``T* - 1``, where
+``e > K/N``): ``lag`` (``|w| <= c_lag``, ``c_lag = max(|w_lo|, |w_hi|)`` rounded up),
+``dx_lower_qlag``, ``dx_upper``, ``increment_upper_psi`` (``e^m slack + eta P``, both parts > 0). Their derivation from
 these conditions is :mod:`rdyn.derivations.model_a.late_phase_bounds` (docs/proofs.md, "Derived
 late-phase bounds"), unchanged.
 """
@@ -59,38 +60,66 @@ STATEMENT_KEYS = ("D19.derived.lag", "D19.derived.lower", "D19.corrected.upper",
                   "D18.derived.upper")
 CONDITION_OF = {"D19.derived.lag": "lag", "D19.derived.lower": "dx_lower_qlag", "D19.corrected.upper": "dx_upper",
                 "D18.derived.lower": "dx_lower_qlag", "D18.derived.upper": "increment_upper_psi"}
+# Appendix D's statements for every step t >= 1 (window "from_1"): the tube holds every such state, so each is
+# its region condition of :mod:`.region` on all of T (eta a ball in the step's e', p', xi). C1 > 0 and
+# Delta(C2+C3) > 0 at every t >= 1 are part of the invariance proof itself ("structural": C1(1) > 0,
+# C1' = (1 - eta lam) C1 + eta lam C1* > 0, Delta x = eta e^2 rho Y with Y > 0 certified on every box).
+ALL_STEPS_CONDITION_OF = {"D4.printed.lower": "structural", "D4.printed.upper": "d4_upper",
+                          "D8.corrected.monotone": "structural", "D9.printed.lower": "dp_lower",
+                          "D9.printed.upper": "dp_upper", "D9.printed.increment": "dx_increment",
+                          "D10.printed": "d10_vacuous", "D10.corrected": "d10_corrected", "D11.printed": "d11",
+                          "D16.printed": "d16"}
+# Lemma D.17's band after t1 and D.13's attention bound up to t1 (t1 = the first t >= 1 with C1 >= 0.95 C1*):
+# "band_lower_kept": rho = C1/C1* >= 0.95 is kept by every step (rho' - 0.95 = r^3 (rho - 0.95) +
+# eta (0.05 e^2 X1 phi (1 + r + r^2)/scale + G e^3 r^3)), so it holds from t1 on; "band_upper": rho <= 4 pi + 1
+# on all of T; "attention_before_t1": wherever rho < 0.95 is possible (every step t < t1 and the next one, t1
+# itself), p and p' are below (1 + D^(-1/4))/D (at t <= 1, p = 1/D).
+T1_CONDITION_OF = {"D17.printed.band_lower": "band_lower_kept", "D17.printed.band_upper": "band_upper",
+                   "D13.printed.attention": "attention_before_t1"}
+CONDITION_OF = {**CONDITION_OF, **ALL_STEPS_CONDITION_OF, **T1_CONDITION_OF}
+STATEMENT_KEYS = STATEMENT_KEYS + tuple(ALL_STEPS_CONDITION_OF) + tuple(T1_CONDITION_OF)
+LATE = ("lag", "dx_lower_qlag", "increment_upper_psi")          # on T with e <= K/N (the states from T* on)
+ALL_STEPS = ("dx_upper", "d4_upper", "dp_lower", "dp_upper", "dx_increment", "d10_vacuous", "d10_corrected",
+             "d11", "d16", "band_lower_kept", "band_upper", "attention_before_t1")   # on all of T
 MIN_WIDTH = 2.0 ** -36
 E_SCALE = 1 / 64                # e-widths are compared with nu-widths relative to this (or a narrower piece)
 
 
 @dataclass(frozen=True)
 class Tube:
-    """The region of the module docstring: ``lower(e) = w_lo`` for ``e <= knots_e[0]``, linear between
-    the knots ``(knots_e[i], knots_w[i])`` (``knots_e[-1] = 1``, ``knots_w[-1] = -1``); ``w <= w_hi``."""
+    """The region of the module docstring: ``w_lo <= w <= w_hi`` for ``e <= knots_e[0]`` (``e_flat``);
+    above it both edges are linear between the knots: ``lower`` through ``(knots_e[i], lower_w[i])`` down
+    to ``lower_w[-1] = -1`` at ``e = 1`` (C1 = 0), ``upper`` through ``(knots_e[i], upper_w[i])``."""
 
     knots_e: tuple
-    knots_w: tuple
-    w_hi: float
+    lower_w: tuple
+    upper_w: tuple
 
     @property
     def w_lo(self) -> float:
-        return self.knots_w[0]
+        return self.lower_w[0]
+
+    @property
+    def w_hi(self) -> float:
+        return self.upper_w[0]
 
     @property
     def e_flat(self) -> float:
         return self.knots_e[0]
 
     def pieces(self):
-        """(e_lo, e_hi, w at e_lo, w at e_hi) of every piece of the lower edge, the flat one first."""
-        out = [(0.0, self.knots_e[0], self.knots_w[0], self.knots_w[0])]
-        out += [(self.knots_e[i], self.knots_e[i + 1], self.knots_w[i], self.knots_w[i + 1])
-                for i in range(len(self.knots_e) - 1)]
+        """(e_lo, e_hi, lower at e_lo, lower at e_hi, upper at e_lo, upper at e_hi) of every piece, the
+        flat one first."""
+        out = [(0.0, self.knots_e[0], self.w_lo, self.w_lo, self.w_hi, self.w_hi)]
+        out += [(self.knots_e[i], self.knots_e[i + 1], self.lower_w[i], self.lower_w[i + 1], self.upper_w[i],
+                 self.upper_w[i + 1]) for i in range(len(self.knots_e) - 1)]
         return out
 
     def to_dict(self) -> dict:
         return {"coordinates": "e = exp(-(C2+C3)/scale), w = (C1/C1*(e) - 1)/e^3",
-                "e": [0.0, 1.0], "w_hi": self.w_hi, "w_lo": self.w_lo, "e_flat": self.e_flat,
-                "lower_edge": [[a, b] for a, b in zip(self.knots_e, self.knots_w)]}
+                "e": [0.0, 1.0], "w_lo": self.w_lo, "w_hi": self.w_hi, "e_flat": self.e_flat,
+                "lower_edge": [[a, b] for a, b in zip(self.knots_e, self.lower_w)],
+                "upper_edge": [[a, b] for a, b in zip(self.knots_e, self.upper_w)]}
 
 
 @dataclass(frozen=True)
@@ -135,7 +164,9 @@ class BoxField:
                  mutate: dict | None = None):
         from flint import arb
 
+        from rdyn.verification.proofs import region as rg
         from rdyn.verification.proofs import symbolic as sy
+        from rdyn.verification.proofs.engine import turning_point
         from rdyn.verification.proofs.kernels import kernels
 
         self.arb, self.cfg, self.tube = arb, cfg, tube
@@ -160,34 +191,45 @@ class BoxField:
         self.q_lag = self.q_min * (1 - arb(self.c_lag) * (self.K / self.N) ** 2)
         if "q_lag" in mutate:
             self.q_lag = self.q_lag * arb(repr(mutate["q_lag"]))
-        self.slopes = [(a, b, (arb(wb) - arb(wa)) / (arb(b) - arb(a)) if b > a else arb(0))
-                       for a, b, wa, wb in tube.pieces()]
+        D, K = cfg.D, cfg.K
+        # the per-instance region's conditions at eta = 1 (X = X1, eta g2 = g2, Lemma D.9's increment over eta)
+        self.bm = rg.BoxMap(k, self.c, {"scale": self.scale, "eta_g2": self.g2, "q_min": self.q_min, "K": self.K,
+                                        "N": self.N, "e_c": turning_point(k, self.c),
+                                        "d9_increment": arb(repr(float(cfg.vstar_norm2))) * D * (D + 1)
+                                        / (arb(K) ** 3 * (D - K))}, self.cz, self.m)
+        self.pieces = tube.pieces()
+        self.slopes = [((arb(la2) - arb(la)) / (arb(b) - arb(a)), (arb(ha2) - arb(ha)) / (arb(b) - arb(a)))
+                       if b > a else (arb(0), arb(0)) for a, b, la, la2, ha, ha2 in self.pieces]
 
     def _bz(self, E_lo, E_hi):
         if self.cz is None:
             return self.arb(0)
         return b_enclosure(max(0.0, lower(self.cz * self.arb(E_lo))), upper(self.cz * self.arb(E_hi)))
 
-    def _lower_edge(self, piece: int, E):
-        a, _, wa, _ = self.tube.pieces()[piece]
-        return self.arb(wa) + self.slopes[piece][2] * (E - self.arb(a))
+    def _edges(self, piece: int, E):
+        """(lower(E), upper(E)) on one piece (linear there)."""
+        arb = self.arb
+        a, _, la, _, ha, _ = self.pieces[piece]
+        s_lo, s_hi = self.slopes[piece]
+        return arb(la) + s_lo * (E - arb(a)), arb(ha) + s_hi * (E - arb(a))
 
-    def _slope_hull(self, e_lo: float, e_hi: float):
-        out = None
-        for a, b, s in self.slopes:
+    def _slope_hulls(self, e_lo: float, e_hi: float):
+        """The hulls of the lower and upper edges' slopes over the pieces that meet [e_lo, e_hi]."""
+        lo = hi = None
+        for (a, b, *_), (s_lo, s_hi) in zip(self.pieces, self.slopes):
             if b >= e_lo and a <= e_hi:
-                out = s if out is None else hull(out, s)
-        return out
+                lo = s_lo if lo is None else hull(lo, s_lo)
+                hi = s_hi if hi is None else hull(hi, s_hi)
+        return lo, hi
 
     def evaluate(self, piece, e_lo, e_hi, nu_lo, nu_hi, pending):
         """{condition: (sign, lower bound)}: sign 1 certainly positive (>= 0 for ``increment_upper_psi``,
         see :meth:`_condition`) on the box, -1 certainly negative, 0 undecided; the lower bound a float
         (None for ``invariant``, which covers the invariance and validity tests together)."""
-        arb = self.arb
         k, c = self.k, self.c
         E, Nu = ball(e_lo, e_hi), ball(nu_lo, nu_hi)
-        L = self._lower_edge(piece, E)
-        width = arb(self.tube.w_hi) - L
+        L, U = self._edges(piece, E)
+        width = U - L
         W = L + Nu * width
         Bz = self._bz(e_lo, e_hi)
         rho = 1 + W * E * E * E
@@ -197,10 +239,13 @@ class BoxField:
         out = {}
         if "invariant" in pending:
             out["invariant"] = self._invariant(E, W, width, X1, Y, e_hi, nu_lo, nu_hi)
+        step = None
         for cond in pending:
             if cond == "invariant":
                 continue
-            v = self._condition(cond, E, W, Bz, X1)
+            if cond in rg_step_conditions() and step is None:
+                step = self._step_quantities(E, X1)
+            v = self._condition(cond, E, W, Bz, X1, step)
             out[cond] = v if isinstance(v, tuple) else (1 if v > 0 else (-1 if v < 0 else 0), lower(v))
         return out
 
@@ -237,19 +282,35 @@ class BoxField:
         if stepped is None:
             return (0, None)
         G, H, Ep = stepped
-        s = self._slope_hull(lower(Ep), e_hi)
-        # nu (w_hi - lower(e)) + eta (G + s H) >= nu_lo min(width) + HI min(0, G + s H), and
-        # (1 - nu)(w_hi - lower(e)) - eta G >= (1 - nu_hi) min(width) + HI min(0, -G): the bounds are formed from
-        # the exact ends nu_lo, nu_hi, HI (a ball of nu or eta with an end at 0 would reach below it)
+        s_lo, s_hi = self._slope_hulls(lower(Ep), e_hi)
+        # w' - lower(e') = nu width + eta (G + s_lo H) >= nu_lo min(width) + HI min(0, G + s_lo H), and
+        # upper(e') - w' = (1 - nu) width - eta (G + s_hi H) >= (1 - nu_hi) min(width) + HI min(0, -(G + s_hi H)):
+        # the bounds are formed from the exact ends nu_lo, nu_hi, HI (a ball of nu or eta with an end at 0 would
+        # reach below it)
         hi = arb(upper(eta))
-        low = arb(nu_lo) * width + hi * _negative_part(G + s * H)
-        high = (1 - arb(nu_hi)) * width + hi * _negative_part(-G)
+        low = arb(nu_lo) * width + hi * _negative_part(G + s_lo * H)
+        high = (1 - arb(nu_hi)) * width + hi * _negative_part(-(G + s_hi * H))
         if width > 0 and low >= 0 and high >= 0:
             return (1, None)
         return (0, None)
 
-    def _condition(self, cond, E, W, Bz, X1):
-        k, c, g2 = self.k, self.c, self.g2
+    def _step_quantities(self, E, X1):
+        """The next step's u, r, phi, p, p', xi on a box, eta a ball (:meth:`.region.BoxMap._step` at eta)."""
+        arb = self.arb
+        u = self.eta * E * E * X1 / self.scale
+        r = (-u).exp()
+        return {"u": u, "r": r, "phi": hull(1 - u / 2, arb(1)), "p": 1 / (self.K + self.N * E),
+                "pn": 1 / (self.K + self.N * E * r), "xi": hull(E * r, E)}
+
+    def _condition(self, cond, E, W, Bz, X1, step=None):
+        if cond in ("band_lower_kept", "attention_before_t1"):
+            return self._t1_condition(cond, E, W, X1)
+        if cond == "band_upper":
+            return self.bm._condition(cond, E, W, Bz, X1)
+        more = self.bm._condition_more(cond, E, W, X1, step)
+        if more is not None:
+            return more
+        g2 = self.g2
         if cond == "lag":
             return (self.arb(self.c_lag) - abs(W)) / self.c_lag
         if cond == "dx_lower_qlag":
@@ -275,6 +336,34 @@ class BoxField:
             return (1 if total > 0 else (-1 if total < 0 else 0), lower(total))
         raise KeyError(cond)
 
+    def _t1_condition(self, cond, E, W, X1):
+        """(sign, lower bound) of the conditions around t1 (:data:`T1_CONDITION_OF`) on one box."""
+        arb = self.arb
+        rho = 1 + W * E * E * E
+        if cond == "band_lower_kept":
+            if rho < arb("0.95"):          # no point of the box has rho >= 0.95: nothing to keep
+                return (1, None)
+            stepped = self.step(E, W, X1, self.eta)
+            if stepped is None:
+                return (0, None)
+            G = stepped[0]
+            u = self.eta * E * E * X1 / self.scale   # as in step(): e' = e r, 1 - r = u phi
+            r = (-u).exp()
+            phi = hull(1 - u / 2, arb(1))
+            bracket = arb("0.05") * E * E * X1 * phi * (1 + r + r * r) / self.scale + G * E * E * E * r * r * r
+            above = max(0.0, lower(rho - arb("0.95")))   # rho - 0.95 >= this at every point that must keep it
+            value = arb(above) * r * r * r + arb(upper(self.eta)) * _negative_part(bracket)
+            return (1 if value >= 0 else 0, None)
+        # attention_before_t1
+        if rho >= arb("0.95"):              # every point has rho >= 0.95: not a step before t1
+            return (1, None)
+        D = self.cfg.D
+        bound = (1 + arb(D) ** arb("-0.25")) / D
+        u = self.eta * E * E * X1 / self.scale
+        p_next = 1 / (self.K + self.N * E * (-u).exp())   # p' >= p (e' <= e)
+        v = (bound - p_next) / bound
+        return (1 if v > 0 else (-1 if v < 0 else 0), lower(v))
+
     def _slack(self, E, W, Bz):
         """(g2_claim - X1)/e^m: the kernel's slack, plus a mutation's (g2_claim - g2)/e^m (unbounded, so
         never positive, on a box that reaches e = 0)."""
@@ -290,12 +379,18 @@ class BoxField:
 
     def start_inside(self):
         """The state at t = 1 (e = 1, C1(1) = eta first_c1) in T for every eta in the box:
-        nu(1) = C1(1)/(C1*(1) (w_hi + 1)) in [0, 1] and C1(1) > 0 for eta > 0."""
+        nu(1) = C1(1)/(C1*(1) (upper(1) + 1)) in [0, 1] and C1(1) > 0 for eta > 0."""
         arb, k, c = self.arb, self.k, self.c
         f1 = k.first_c1(c)           # C1(1)/eta
         S1 = k.star(arb(1), c)
-        nu1 = self.eta * f1 / (S1 * (1 + arb(self.tube.w_hi)))
+        nu1 = self.eta * f1 / (S1 * (1 + arb(self.tube.upper_w[-1])))
         return bool(f1 > 0 and S1 > 0 and nu1 <= 1)
+
+
+def rg_step_conditions():
+    from rdyn.verification.proofs.region import STEP_CONDITIONS
+
+    return STEP_CONDITIONS
 
 
 def _negative_part(x):
@@ -321,29 +416,38 @@ def choose_tube(cfg: EtaBox, pad: float = 0.5, grid: int = 256) -> Tube:
     w = 0; ``C1*'(e) X1/(scale C1*(e) lam(e))`` for small e), on a grid of [0, 1]: ``[w_lo, w_hi]`` is the range of w* widened by ``pad`` times the larger of its width
     and its largest |w*|; the lower edge rises from -1 at e = 1 to w_lo at ``e_flat = 1 - delta``
     like ``w_lo - g0 (exp(kappa (e - e_flat)) - 1)`` (g0 the gap between w* and w_lo), a barrier that
-    the field crosses upward (any tube may be tried; invariance is what is proved)."""
+    the field crosses upward, the upper edge its mirror image above w_hi; delta (at least 0.02, at most
+    half the way down to K/N) keeps kappa below a quarter of lam/H, the steepest barrier the field
+    crosses (any tube may be tried; invariance is what is proved)."""
     from flint import arb
 
-    f = BoxField.__new__(BoxField)   # the kernels and constants only, no tube yet
-    BoxField.__init__(f, cfg, Tube((0.5, 1.0), (0.0, -1.0), 1.0), 0.0, 0.0)
+    f = BoxField(cfg, Tube((0.5, 1.0), (0.0, -1.0), (1.0, 1.0)), 0.0, 0.0)   # its kernels and constants only
     k, c = f.k, f.c
-    values = []
+    room = (1 - cfg.K / (cfg.D - cfg.K)) / 2     # the barrier stays above (1 + K/N)/2 > K/N
+    values, rates = [], []
     for i in range(grid + 1):   # the zero in w of G at eta = 0 (X1 at w = 0): G = a w + b
         e = arb(i / grid)
         X1 = k.dx_e2(e, arb(0), f._bz(i / grid, i / grid), c)
-        S, Sp = k.star(e, c), k.star_prime(e, c)
-        a = -(1 - k.alpha(e, c)) + e * e * X1 * (Sp * e + 3 * S) / (f.scale * S)
+        S, Sp, lam = k.star(e, c), k.star_prime(e, c), 1 - k.alpha(e, c)
+        a = -lam + e * e * X1 * (Sp * e + 3 * S) / (f.scale * S)
         values.append(float((-Sp * X1 / (f.scale * S * a)).mid()))
+        if i / grid >= 1 - room:   # how steep a barrier the field still crosses: lam/H, H = e^3 X1/scale
+            rates.append(float((lam * f.scale / (e * e * e * X1)).mid()) if X1 > 0 else math.inf)
     lo, hi = min(values), max(values)
     width = max(hi - lo, abs(lo), abs(hi), 1e-30)
     w_lo, w_hi = lo - pad * width, hi + pad * width
-    delta = min(0.02, (1 - cfg.K / (cfg.D - cfg.K)) / 2)
-    e_flat = 1.0 - delta
     g0 = pad * width
+    # the barrier's growth rate kappa at most a quarter of the smallest lam/H (the edges move C1 by up to
+    # a factor 2, and with it H), so that G + s H keeps its sign at both edges
+    steepest = min(rates, default=math.inf) / 4
+    delta = min(room, max(0.02, math.log((1 + w_lo) / g0 + 1) / steepest))
+    e_flat = 1.0 - delta
     kappa = math.log((1 + w_lo) / g0 + 1) / delta
     knots_e = [e_flat + delta * i / KNOTS for i in range(KNOTS)] + [1.0]
-    knots_w = [max(-1.0, w_lo - g0 * math.expm1(kappa * (e - e_flat))) for e in knots_e[:-1]] + [-1.0]
-    return Tube(tuple(knots_e), tuple(knots_w), w_hi)
+    rise = [g0 * math.expm1(kappa * (e - e_flat)) for e in knots_e[:-1]]
+    lower_w = [max(-1.0, w_lo - r) for r in rise] + [-1.0]
+    upper_w = [w_hi + r for r in rise] + [w_hi + 1 + w_lo]   # the mirror image: the field crosses it downward
+    return Tube(tuple(knots_e), tuple(lower_w), tuple(upper_w))
 
 
 PADS = (0.5, 2.0, 8.0, 32.0)    # tubes tried, narrowest first (choose_tube's pad)
@@ -351,28 +455,29 @@ MAX_SPLITS = 3                  # an eta box that fails is bisected down to 1/8 
 
 
 def prove_box(cfg: EtaBox, tube: Tube, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag: float | None = None,
-              mutate: dict | None = None, progress=None) -> BoxProof:
+              mutate: dict | None = None, progress=None, conditions=None) -> BoxProof:
     """Branch and bound over ``tube`` for every eta in ``(cfg.lo, cfg.hi]``: invariance on all of T and
     the start inside it, the statements' conditions on ``e <= K/N`` (``dx_upper`` on all of T).
     ``c_lag``: the lag lemma's constant to decide instead of the tube's ``max(|w_lo|, |w_hi|)``;
-    ``mutate``: factors on ``g2`` and ``q_lag`` (tests: a constant made 1e-6 tighter is refused)."""
+    ``mutate``: factors on ``g2`` and ``q_lag`` (tests: a constant made 1e-6 tighter is refused);
+    ``conditions``: those of :data:`LATE` and :data:`ALL_STEPS` to decide (default all)."""
     import flint
 
     old = flint.ctx.prec
     flint.ctx.prec = PREC_BITS
     try:
-        return _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress)
+        return _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, conditions)
     finally:
         flint.ctx.prec = old
 
 
-def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress):
+def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, wanted):
     t0 = time.perf_counter()
     f = BoxField(cfg, tube, cfg.lo, cfg.hi, c_lag=c_lag, mutate=mutate)
-    conditions = ("lag", "dx_lower_qlag", "dx_upper", "increment_upper_psi")
+    conditions = tuple(c for c in LATE + ALL_STEPS if c in (wanted or LATE + ALL_STEPS))
     e_star = upper(f.e_star)
     # Delta x <= eta g2 e^2 on all of T (every step t >= 1): also at T* - 1, which R_hi's first step needs
-    reach = {"lag": e_star, "dx_lower_qlag": e_star, "increment_upper_psi": e_star, "dx_upper": 1.0}
+    reach = {**{c: e_star for c in LATE}, **{c: 1.0 for c in ALL_STEPS}}
     decided = {c: True for c in conditions}
     margins = {c: math.inf for c in conditions}
     invariant, reason = True, None
@@ -387,7 +492,7 @@ def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress):
     if not f.q_lag > 0:
         return failed(f"q_lag = q_min (1 - c_lag (K/(D-K))^2) > 0 is not certain (c_lag = {f.c_lag!r})")
     stack = []
-    for i, (a, b, _, _) in enumerate(tube.pieces()):
+    for i, (a, b, *_) in enumerate(tube.pieces()):
         edges = [a] + [x for x in (e_star,) if a < x < b] + [b]
         stack += [(i, lo, hi, 0.0, 1.0) for lo, hi in zip(edges, edges[1:])]
     boxes = 0
@@ -430,7 +535,7 @@ def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress):
                 reason = (f"alpha = 1 - eta lam(e) < 0 for eta near {cfg.hi!r} at e in [{e_lo:.6g}, {e_hi:.6g}]: C1's "
                           f"update no longer keeps C1 > 0 (the map's branch); the tube needs eta lam <= 1")
             continue
-        e_rel = (e_hi - e_lo) / max(min(tube.pieces()[piece][1] - tube.pieces()[piece][0], E_SCALE), 1e-300)
+        e_rel = (e_hi - e_lo) / max(min(f.pieces[piece][1] - f.pieces[piece][0], E_SCALE), 1e-300)
         if e_rel >= (nu_hi - nu_lo) * 0.25 and e_hi - e_lo > MIN_WIDTH:
             m = (e_lo + e_hi) / 2
             stack += [(piece, e_lo, m, nu_lo, nu_hi), (piece, m, e_hi, nu_lo, nu_hi)]
@@ -439,6 +544,8 @@ def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress):
             stack += [(piece, e_lo, e_hi, nu_lo, m), (piece, e_lo, e_hi, m, nu_hi)]
     if not invariant:
         decided = {c: False for c in conditions}
+    decided["structural"] = invariant   # C1 > 0 and Delta(C2+C3) > 0 at every t >= 1: part of the invariance proof
+    margins["structural"] = math.inf
     return BoxProof(cfg.lo, cfg.hi, invariant, decided,
                     {c: (v if decided[c] and v != math.inf else None) for c, v in margins.items()}, boxes,
                     time.perf_counter() - t0, reason, constants)
@@ -481,6 +588,7 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     structure = sy.eta_structure(cfg.activation, cfg.logit_scale)
     chosen = [s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels)]
     tubes = [choose_tube(cfg, pad) for pad in pads]
+    needed = tuple(dict.fromkeys(CONDITION_OF[s.key] for s in chosen if CONDITION_OF[s.key] != "structural"))
     proofs, used = [], 0
     if not all(structure.values()):
         why = "the map is not eta times an eta-free field: " + ", ".join(k for k, v in structure.items() if not v)
@@ -489,11 +597,12 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     while todo:
         lo, hi, depth = todo.pop(0)
         sub = EtaBox(**{**cfg.__dict__, "lo": lo, "hi": hi})
-        for i, tube in enumerate(tubes):   # each tube a fair share of what is left (the last one all of it)
-            share = max(1, (max_boxes - used) // (len(tubes) - i))
-            p = prove_box(sub, tube, max_boxes=share, c_lag=c_lag, mutate=mutate, progress=progress)
+        for i, tube in enumerate(tubes):   # each tube a fair share of what is left (the last one all of it);
+            share = max(1, (max_boxes - used) // (len(tubes) - i))   # a wider one only when invariance failed
+            p = prove_box(sub, tube, max_boxes=share, c_lag=c_lag, mutate=mutate, progress=progress,
+                          conditions=needed)
             used += p.boxes
-            if all(p.decided.values()) or used >= max_boxes:
+            if p.invariant or used >= max_boxes:
                 break
         if not all(p.decided.get(CONDITION_OF[s.key], False) for s in chosen) and depth < MAX_SPLITS \
                 and used < max_boxes and p.invariant is False:
@@ -525,3 +634,33 @@ def _verdict(s, cfg: EtaBox, proofs):
                                reason=f"not shown for eta in ({first['eta'][0]!r}, {first['eta'][1]!r}]: "
                                       f"{first['reason']}")
     return StatementResult(s, "certified", certificate=cert)
+
+
+def sweep(configs, *, max_boxes: int = DEFAULT_MAX_BOXES, progress=None) -> dict:
+    """:func:`prove` with ``(0 or lo, hi]`` at every configuration of ``configs`` (dicts with activation, D,
+    K, kappa, vstar_norm2, logit_scale and ``eta = (lo, hi)``, e.g.
+    :func:`rdyn.verification.claims.strength.eta_box_configs`): ``{(activation, D, K): BoxReport}``."""
+    out = {}
+    for i, c in enumerate(configs):
+        cfg = EtaBox(D=c["D"], K=c["K"], activation=c["activation"], kappa=c.get("kappa", 0.0),
+                     vstar_norm2=c["vstar_norm2"], logit_scale=c["logit_scale"], lo=c["eta"][0], hi=c["eta"][1])
+        out[(c["activation"], c["D"], c["K"])] = prove(cfg, max_boxes=max_boxes)
+        if progress is not None:
+            progress(i + 1, len(configs))
+    return out
+
+
+def c_lag_table(reports: dict, activation: str) -> str:
+    """The markdown table of the certified c_lag (three significant digits) of one activation's reports of
+    :func:`sweep`: D down, K across (docs/proofs.md, "Every step size at once")."""
+    Ds = sorted({D for a, D, _ in reports if a == activation})
+    Ks = sorted({K for a, _, K in reports if a == activation})
+    lines = [f"| {activation}: D \\ K | " + " | ".join(str(K) for K in Ks) + " |", "| --- |" + " --- |" * len(Ks)]
+    for D in Ds:
+        cells = []
+        for K in Ks:
+            rep = reports.get((activation, D, K))
+            proved = [] if rep is None else rep.results[0].certificate["proved_boxes"]
+            cells.append(f"{proved[0]['constants']['c_lag']:.3g}" if proved else "")
+        lines.append(f"| {D} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 
 from rdyn.derivations.messages import error_kind
-from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.derivations.fields import FieldError
 from rdyn.reduced_dynamics.model_a.grid import grid_error
 from rdyn.verification.proofs import statements as st
 from rdyn.verification.proofs.engine import Instance

@@ -22,7 +22,7 @@ import sympy as sp
 
 from rdyn.derivations.model_a import asymptotics as da
 from rdyn.derivations.model_a import collapsed as ma
-from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.derivations.fields import FieldError
 
 
 def _subs(expr, K, vstar_norm2, kappa, D=None):

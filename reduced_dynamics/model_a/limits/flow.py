@@ -436,7 +436,7 @@ def plane_flow_limits(flow: PlaneFlow, t1_fraction: float) -> PhaseLimits:
 
 def check_thresholds(D: int, K: int, thresholds: Thresholds) -> None:
     """FieldError (one line, naming the threshold) when the flow's events cannot happen."""
-    from rdyn.reduced_dynamics.model_a.fields import FieldError
+    from rdyn.derivations.fields import FieldError
 
     if not thresholds.t1_fraction < 1:
         raise FieldError("t1_fraction", "the flow's C1 stays below C1*: t1 is never reached with "

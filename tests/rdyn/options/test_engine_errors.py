@@ -5,7 +5,7 @@ import pytest
 
 from rdyn.options.engine_errors import error_text, option_name, usage_errors
 from rdyn.output import UsageError
-from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.derivations.fields import FieldError
 
 
 def test_fields_map_to_their_options():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.derivations.fields import FieldError
 from rdyn.reduced_dynamics.model_a.grid import parse_grid
 from rdyn.reduced_dynamics.model_a.batch import run_batch
 from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, run

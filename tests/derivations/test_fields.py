@@ -1,8 +1,8 @@
-"""reduced_dynamics/model_a/fields.py: an engine's refusal names its request field; the API
+"""derivations/fields.py: an engine's refusal names its request field; the API
 shows the option instead."""
 from __future__ import annotations
 
-from rdyn.reduced_dynamics.model_a.fields import FieldError
+from rdyn.derivations.fields import FieldError
 
 
 def test_message_with_field_names_and_with_option_names():

@@ -1,7 +1,8 @@
-"""An engine's refusal of one input, naming the request field it came from: the
-engines of Model A raise :class:`FieldError` worded with field names (``K``); the API
-(``rdyn.options.engine_errors.usage_errors``) shows it with option names (``--K``). This module imports
-nothing, so every engine module can raise it (:mod:`.request` re-exports it)."""
+"""A library's refusal of one input, naming the request field it came from: the derivations and
+the engines raise :class:`FieldError` worded with field names (``K``, ``activation_expr``); the API
+(``rdyn.options.engine_errors.usage_errors``) shows it with option names (``--K``,
+``--activation-expr``). This module imports nothing and sits in the lowest layer, so every module
+can raise it (:mod:`rdyn.reduced_dynamics.model_a.request` re-exports it)."""
 from __future__ import annotations
 
 from typing import Callable

@@ -1,0 +1,45 @@
+"""rdyn prove --eta 0:paper at every configuration of the ledger's grid (strength.PROVE_ETA_GRID: every
+D = 3..24, K >= 1 with D > 2K, logits/D, ||V*||^2 = 1): all eighteen statements certified on the whole range
+at once, and docs/proofs.md's tables of c_lag are the ones computed here (``python
+tests/verify/proofs/test_eta_box_grid.py ACTIVATION`` prints one). Leaky ReLU is in
+test_eta_box_grid_leaky.py (a file of its own, so that the slow suite's two workers share the grid)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from rdyn.verification.claims import strength
+from rdyn.verification.proofs import eta_box as eb
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "proofs.md"
+
+
+def check_grid(activation: str) -> None:
+    configs = [c for c in strength.eta_box_configs() if c["activation"] == activation]
+    assert len(configs) == 132
+    reports = eb.sweep(configs)
+    for key, rep in reports.items():
+        verdicts = {r.statement.key: r.verdict for r in rep.results}
+        assert verdicts == {k: "certified" for k in eb.STATEMENT_KEYS}, (key, [r.reason for r in rep.results])
+        for r in rep.results:   # proved on the whole range at once, no sub-box
+            assert [b["eta"] for b in r.certificate["proved_boxes"]] == [r.certificate["box"]["eta"]]
+    assert eb.c_lag_table(reports, activation) in DOC.read_text(encoding="utf-8"), \
+        f"docs/proofs.md's c_lag table of {activation} is stale: python {__file__} {activation} prints it"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("activation", ["relu", "identity"])
+def test_every_configuration_of_the_grid_is_certified_for_every_eta(activation):
+    check_grid(activation)
+
+
+def test_the_grid_is_the_ledgers():
+    assert strength.PROVE_ETA_GRID["activations"] == ("relu", "identity", "leaky")
+    assert len(strength.eta_box_configs()) == 3 * 132
+
+
+if __name__ == "__main__":
+    name = sys.argv[1]
+    print(eb.c_lag_table(eb.sweep([c for c in strength.eta_box_configs() if c["activation"] == name]), name))
