@@ -388,6 +388,7 @@ class BoxField:
 
 
 def rg_step_conditions():
+    """The region conditions that need the next step's e', p', xi (:data:`.region.STEP_CONDITIONS`)."""
     from rdyn.verification.proofs.region import STEP_CONDITIONS
 
     return STEP_CONDITIONS
@@ -413,8 +414,9 @@ def _round_up(v: float) -> float:
 
 def choose_tube(cfg: EtaBox, pad: float = 0.5, grid: int = 256) -> Tube:
     """A tube around the slow-manifold lag ``w*(e)``, the zero in w of ``G`` at eta = 0 (``X1`` at
-    w = 0; ``C1*'(e) X1/(scale C1*(e) lam(e))`` for small e), on a grid of [0, 1]: ``[w_lo, w_hi]`` is the range of w* widened by ``pad`` times the larger of its width
-    and its largest |w*|; the lower edge rises from -1 at e = 1 to w_lo at ``e_flat = 1 - delta``
+    w = 0; ``C1*'(e) X1/(scale C1*(e) lam(e))`` for small e), on a grid of [0, 1]: ``[w_lo, w_hi]`` is
+    the range of w* widened by ``pad`` times the larger of its width and its largest |w*|; the lower edge
+    rises from -1 at e = 1 to w_lo at ``e_flat = 1 - delta``
     like ``w_lo - g0 (exp(kappa (e - e_flat)) - 1)`` (g0 the gap between w* and w_lo), a barrier that
     the field crosses upward, the upper edge its mirror image above w_hi; delta (at least 0.02, at most
     half the way down to K/N) keeps kappa below a quarter of lam/H, the steepest barrier the field
