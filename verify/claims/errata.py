@@ -303,7 +303,7 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "p", "lower_bound", None,
                        "T >= T* (p >= 1/(2K)); certified by rdyn prove at every step T >= T* for the instances "
                        "it certified (its statements D18.derived.lower/upper, c_lag from its D19.derived.lag), and "
-                       "by rdyn prove --eta LO:HI for every eta of the ranges in the scope (c_lag the band of its "
+                       "by a range of rdyn prove --eta, for every eta of the ranges in the scope (c_lag the band of its "
                        "invariant tube); "
                        "sampled along the validation trajectories of A.errata.bound.D18 (c_lag sampled there); "
                        "logits/D (sqrtD: D -> sqrt(D) in R_lo, R_hi, in the check's detail)",
@@ -330,7 +330,7 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "delta_C2_plus_C3", "lower_bound", None,
                        "T >= T* (p >= 1/(2K)); certified by rdyn prove at every step T >= T* for the instances it "
                        "certified (statements D19.derived.lag, D19.derived.lower, D19.corrected.upper; c_lag and "
-                       "q_lag > 0 in its certificate), and by rdyn prove --eta LO:HI for every eta of the ranges in "
+                       "q_lag > 0 in its certificate), and by a range of rdyn prove --eta, for every eta of the ranges in "
                        "the scope (c_lag the band of its invariant tube); sampled along the validation trajectories of "
                        "A.errata.bound.D19 (c_lag sampled there); logits/D (sqrtD: exponent -2(C2+C3)/sqrt(D), "
                        "g2 times sqrt(D))",
@@ -349,8 +349,8 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "(identity) and p_c the root of dC1*/dp = 0 for ReLU (0.2364 at D=8, K=2; 0.1046 at "
                        "D=20, K=4) and Leaky ReLU (0.1597 at D=12, K=3, kappa=0.1), below 1/sqrt(DK); it "
                        "decreases after", "p", "condition", None,
-                       "along the trajectory of each listed instance, and by rdyn prove --eta LO:HI for every eta "
-                       "of the ranges in the scope. The proof sweep (docs/proofs.md: ReLU and identity, K < D <= 24, "
+                       "along the trajectory of each listed instance, and by a range of rdyn prove --eta, for every "
+                       "eta of the ranges in the scope. The proof sweep (docs/proofs.md: ReLU and identity, K < D <= 24, "
                        "D > 2K, logits/D) certified it at 262 of 264 instances at eta_limit/2 and 147 of 148 at the "
                        "papers' eta; the other three (identity D = 9, K = 1, both step sizes, and D = 18, K = 2, "
                        "eta_limit/2) were undecided while the search for p_c gave up on a grid point where "

@@ -127,10 +127,11 @@ def eta_box_text(grid: dict = PROVE_ETA_GRID) -> str:
     upper = ("min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) (the papers' step-size condition)" if hi == "paper"
              else repr(hi))
     scale = "logits/D" if grid["logit_scale"] == "D" else "logits/sqrt(D) [outside the paper's model]"
-    names = [f"{a} (kappa = {grid['kappa']})" if a == "leaky" else a for a in grid["activations"]]
-    return (f"every eta in ({lo!r}, {upper}] at every D = {grid['D_range'][0]}..{grid['D_range'][1]} and K >= 1 with "
+    words = {"relu": "ReLU", "identity": "identity", "leaky": f"Leaky ReLU (kappa = {grid['kappa']:g})"}
+    names = [words[a] for a in grid["activations"]]
+    return (f"every eta in ({lo:g}, {upper}] at every D = {grid['D_range'][0]}..{grid['D_range'][1]} and K >= 1 with "
             f"D > 2K, {', '.join(names)} ({len(eta_box_configs(grid))} configurations), "
-            f"||V*||^2 = {grid['vstar_norm2']}, {scale}")
+            f"||V*||^2 = {grid['vstar_norm2']:g}, {scale}")
 
 
 def prove_grid_text(instance: dict) -> str:
@@ -435,8 +436,8 @@ def scope(strength: str | None, basis: dict | None) -> dict | None:
         if basis.get("eta_boxes"):
             boxes = [eta_box_text(g) for g in basis["eta_boxes"]]
             out["eta_boxes"] = boxes
-            out["text"] += ("; and for every step size of a range at once (rdyn prove --eta LO:HI, docs/proofs.md "
-                            "\"Every step size at once\"): " + "; ".join(boxes))
+            out["text"] += ("; and for every step size of a range at once (a range of rdyn prove --eta, "
+                            "docs/proofs.md \"Every step size at once\"): " + "; ".join(boxes))
         return out
     if strength == "sampled":
         points = list(basis.get("points", []))
