@@ -108,7 +108,8 @@ def run_box(v: ProveOptions, note=None):
 
     cfg = box_hypotheses(v)
     if note is not None:
-        note(f"proving for every eta in ({cfg.lo!r}, {cfg.hi!r}] (a tube of the whole trajectory; about 10 s)")
+        note(f"proving for every eta in ({cfg.lo!r}, {cfg.hi!r}] (a tube of the whole trajectory; seconds, a few "
+             f"minutes at most within --max-boxes)")
     progress = None if note is None else (lambda boxes: note(f"{boxes} boxes") if boxes % 50000 == 0 else None)
     report = eta_box.prove(cfg, labels=v.statement, max_boxes=v.max_boxes, progress=progress)
     return Result(report.to_dict(), None, detail={"report": report})
