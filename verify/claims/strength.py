@@ -97,23 +97,18 @@ PROVE_ETA_GRID = {"labels": ("Lemma D.10", "Lemma D.18", "Lemma D.19"), "D_range
                   "logit_scale": "D", "eta": (0.0, "paper")}
 
 
-def paper_eta(D: int, K: int, M: float):
-    """The papers' step-size condition min(K/D, K^3 (D-K)/(M D^3 (D+1))) (Lemmas D.5 and D.9), exact."""
-    from fractions import Fraction
-
-    return min(Fraction(K, D), Fraction(K**3 * (D - K)) / (Fraction(repr(M)) * D**3 * (D + 1)))
-
-
 def eta_box_configs(grid: dict = PROVE_ETA_GRID) -> list[dict]:
     """Every configuration of ``grid`` with its range: ``{"activation", "D", "K", "kappa", "vstar_norm2",
     "logit_scale", "eta": (lo, hi)}`` (floats; ``rdyn prove --eta lo:hi``)."""
+    from rdyn.verification.claims.trajectories import paper_eta   # rdyn prove's default eta (the same float)
+
     lo_D, hi_D = grid["D_range"]
     out = []
     for activation in grid["activations"]:
         for D in range(lo_D, hi_D + 1):
             for K in range(1, (D - 1) // 2 + 1):
                 lo, hi = grid["eta"]
-                hi = float(paper_eta(D, K, grid["vstar_norm2"])) if hi == "paper" else float(hi)
+                hi = paper_eta(D, K, grid["vstar_norm2"]) if hi == "paper" else float(hi)
                 out.append({"activation": activation, "D": D, "K": K,
                             "kappa": grid["kappa"] if activation == "leaky" else 0.0,
                             "vstar_norm2": grid["vstar_norm2"], "logit_scale": grid["logit_scale"],
