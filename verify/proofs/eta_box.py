@@ -76,6 +76,7 @@ ALL_STEPS_CONDITION_OF = {"D4.printed.lower": "structural", "D4.printed.upper": 
 # itself), p and p' are below (1 + D^(-1/4))/D (at t <= 1, p = 1/D).
 T1_CONDITION_OF = {"D17.printed.band_lower": "band_lower_kept", "D17.printed.band_upper": "band_upper",
                    "D13.printed.attention": "attention_before_t1"}
+T1_CONDITIONS = ("band_lower_kept", "attention_before_t1")   # decided by :meth:`BoxField._t1_condition`
 CONDITION_OF = {**CONDITION_OF, **ALL_STEPS_CONDITION_OF, **T1_CONDITION_OF}
 STATEMENT_KEYS = STATEMENT_KEYS + tuple(ALL_STEPS_CONDITION_OF) + tuple(T1_CONDITION_OF)
 LATE = ("lag", "dx_lower_qlag", "increment_upper_psi")          # on T with e <= K/N (the states from T* on)
@@ -236,53 +237,57 @@ class BoxField:
         rho = ball(max(0.0, lower(rho)), upper(rho))          # rho >= 0 on T exactly (w >= -1, e <= 1)
         Y = k.dx_e2_rho(E, W, Bz, c)
         X1 = rho * Y
+        # shared by every condition of the box: C1*(e), lam(e), the next step's quantities and the motion (G, H)
+        S, lam = k.star(E, c), 1 - k.alpha(E, c)
+        q = self.bm._step(E, self.eta * X1)
+        moved = []
+
+        def motion():
+            if not moved:
+                moved.append(self.step(E, W, X1, self.eta, S, lam, q))
+            return moved[0]
         out = {}
-        if "invariant" in pending:
-            out["invariant"] = self._invariant(E, W, width, X1, Y, e_hi, nu_lo, nu_hi)
-        step = None
         for cond in pending:
             if cond == "invariant":
-                continue
-            if cond in rg_step_conditions() and step is None:
-                step = self._step_quantities(E, X1)
-            v = self._condition(cond, E, W, Bz, X1, step)
-            out[cond] = v if isinstance(v, tuple) else (1 if v > 0 else (-1 if v < 0 else 0), lower(v))
+                out[cond] = self._invariant(E, width, X1, Y, S, lam, q, motion, e_hi, nu_lo, nu_hi)
+            elif cond in T1_CONDITIONS:
+                out[cond] = self._t1_condition(cond, E, W, X1, q, motion)
+            else:
+                v = self._condition(cond, E, W, Bz, X1, q)
+                out[cond] = v if isinstance(v, tuple) else (1 if v > 0 else (-1 if v < 0 else 0), lower(v))
         return out
 
-    def step(self, E, W, X1, eta, S=None, lam=None):
-        """One step of the map on balls (module docstring): ``(G, H, e')`` with ``w' - w = eta G``,
-        ``e - e' = eta H``, ``e' = e exp(-eta e^2 X1/scale)``; None where C1*(e') is not certainly > 0.
-        ``S = C1*(e)`` and ``lam = (1 - alpha(e))/eta`` when the caller has them."""
-        arb, k, c = self.arb, self.k, self.c
+    def step(self, E, W, X1, eta, S=None, lam=None, q=None):
+        """One step of the map on balls (module docstring): ``(G, H, q)`` with ``w' - w = eta G``,
+        ``e - e' = eta H`` and ``q`` the next step's quantities of :meth:`.region.BoxMap._step` at
+        ``Delta x/e^2 = eta X1`` (``u``, ``r``, ``phi``, ``p``, ``pn``, ``xi``; ``e' = e r``); None where C1*(e')
+        is not certainly > 0. ``S = C1*(e)``, ``lam = (1 - alpha(e))/eta`` and ``q`` when the caller has them."""
+        k, c = self.k, self.c
         S = k.star(E, c) if S is None else S
         lam = 1 - k.alpha(E, c) if lam is None else lam
-        u = eta * E * E * X1 / self.scale
-        r = (-u).exp()
-        phi = hull(1 - u / 2, arb(1))        # (1 - r)/u for u >= 0
-        Ep = E * r
-        S_next = k.star(Ep, c)
+        q = self.bm._step(E, eta * X1) if q is None else q
+        r, phi = q["r"], q["phi"]             # 1 - r = u phi
+        S_next = k.star(E * r, c)
         if not S_next > 0:
             return None
-        Sp = k.star_prime(hull(Ep, E), c)    # C1*(e) - C1*(e') = C1*'(xi) (e - e'), xi between them
+        Sp = k.star_prime(q["xi"], c)         # C1*(e) - C1*(e') = C1*'(xi) (e - e'), xi between them
         G = (W * (-lam * S + E * E * X1 * phi * (Sp * E + S_next * (1 + r + r * r)) / self.scale)
              + Sp * X1 * phi / self.scale) / (S_next * r * r * r)
         H = E * E * E * X1 * phi / self.scale
-        return G, H, Ep
+        return G, H, q
 
-    def _invariant(self, E, W, width, X1, Y, e_hi, nu_lo, nu_hi):
-        arb, k, c, eta = self.arb, self.k, self.c, self.eta
-        S = k.star(E, c)
-        lam = 1 - k.alpha(E, c)
+    def _invariant(self, E, width, X1, Y, S, lam, q, motion, e_hi, nu_lo, nu_hi):
+        arb, eta = self.arb, self.eta
         contracting = 1 - arb(upper(eta)) * lam
         if contracting < 0:      # C1' = (1 - eta lam) C1 + eta lam S may leave C1 > 0: this tube cannot hold
             return (-1, None)
         if not (Y > 0 and S > 0 and lam > 0 and contracting >= 0):
             return (0, None)
-        stepped = self.step(E, W, X1, eta, S, lam)
+        stepped = motion()
         if stepped is None:
             return (0, None)
-        G, H, Ep = stepped
-        s_lo, s_hi = self._slope_hulls(lower(Ep), e_hi)
+        G, H, _ = stepped
+        s_lo, s_hi = self._slope_hulls(lower(E * q["r"]), e_hi)
         # w' - lower(e') = nu width + eta (G + s_lo H) >= nu_lo min(width) + HI min(0, G + s_lo H), and
         # upper(e') - w' = (1 - nu) width - eta (G + s_hi H) >= (1 - nu_hi) min(width) + HI min(0, -(G + s_hi H)):
         # the bounds are formed from the exact ends nu_lo, nu_hi, HI (a ball of nu or eta with an end at 0 would
@@ -294,17 +299,7 @@ class BoxField:
             return (1, None)
         return (0, None)
 
-    def _step_quantities(self, E, X1):
-        """The next step's u, r, phi, p, p', xi on a box, eta a ball (:meth:`.region.BoxMap._step` at eta)."""
-        arb = self.arb
-        u = self.eta * E * E * X1 / self.scale
-        r = (-u).exp()
-        return {"u": u, "r": r, "phi": hull(1 - u / 2, arb(1)), "p": 1 / (self.K + self.N * E),
-                "pn": 1 / (self.K + self.N * E * r), "xi": hull(E * r, E)}
-
     def _condition(self, cond, E, W, Bz, X1, step=None):
-        if cond in ("band_lower_kept", "attention_before_t1"):
-            return self._t1_condition(cond, E, W, X1)
         if cond == "band_upper":
             return self.bm._condition(cond, E, W, Bz, X1)
         more = self.bm._condition_more(cond, E, W, X1, step)
@@ -336,20 +331,19 @@ class BoxField:
             return (1 if total > 0 else (-1 if total < 0 else 0), lower(total))
         raise KeyError(cond)
 
-    def _t1_condition(self, cond, E, W, X1):
-        """(sign, lower bound) of the conditions around t1 (:data:`T1_CONDITION_OF`) on one box."""
+    def _t1_condition(self, cond, E, W, X1, q, motion):
+        """(sign, lower bound) of the conditions around t1 (:data:`T1_CONDITION_OF`) on one box; ``q`` the next
+        step's quantities and ``motion()`` the step's ``(G, H, q)`` (:meth:`step`), shared with invariance."""
         arb = self.arb
         rho = 1 + W * E * E * E
         if cond == "band_lower_kept":
             if rho < arb("0.95"):          # no point of the box has rho >= 0.95: nothing to keep
                 return (1, None)
-            stepped = self.step(E, W, X1, self.eta)
+            stepped = motion()
             if stepped is None:
                 return (0, None)
             G = stepped[0]
-            u = self.eta * E * E * X1 / self.scale   # as in step(): e' = e r, 1 - r = u phi
-            r = (-u).exp()
-            phi = hull(1 - u / 2, arb(1))
+            r, phi = q["r"], q["phi"]   # e' = e r, 1 - r = u phi
             bracket = arb("0.05") * E * E * X1 * phi * (1 + r + r * r) / self.scale + G * E * E * E * r * r * r
             above = max(0.0, lower(rho - arb("0.95")))   # rho - 0.95 >= this at every point that must keep it
             value = arb(above) * r * r * r + arb(upper(self.eta)) * _negative_part(bracket)
@@ -359,9 +353,7 @@ class BoxField:
             return (1, None)
         D = self.cfg.D
         bound = (1 + arb(D) ** arb("-0.25")) / D
-        u = self.eta * E * E * X1 / self.scale
-        p_next = 1 / (self.K + self.N * E * (-u).exp())   # p' >= p (e' <= e)
-        v = (bound - p_next) / bound
+        v = (bound - q["pn"]) / bound   # p' >= p (e' <= e)
         return (1 if v > 0 else (-1 if v < 0 else 0), lower(v))
 
     def _slack(self, E, W, Bz):
@@ -385,13 +377,6 @@ class BoxField:
         S1 = k.star(arb(1), c)
         nu1 = self.eta * f1 / (S1 * (1 + arb(self.tube.upper_w[-1])))
         return bool(f1 > 0 and S1 > 0 and nu1 <= 1)
-
-
-def rg_step_conditions():
-    """The region conditions that need the next step's e', p', xi (:data:`.region.STEP_CONDITIONS`)."""
-    from rdyn.verification.proofs.region import STEP_CONDITIONS
-
-    return STEP_CONDITIONS
 
 
 def _negative_part(x):
