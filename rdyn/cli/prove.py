@@ -84,6 +84,10 @@ def run(values: ProveOptions, args) -> int:
             print(f"rdyn prove: interrupted after {i}{'' if n is None else f' of {n}'} instances{kept}",
                   file=sys.stderr)
             return 130
+        if isinstance(values.eta, tuple):   # --checkpoint does not apply to a range: do not suggest it
+            print(f"rdyn {NAME}: interrupted (a proof over an --eta range keeps no partial state; it takes "
+                  "seconds to minutes: run it again)", file=sys.stderr)
+            return 130
         from rdyn.cli.teacher import interrupted
 
         return interrupted(NAME, exc, values.checkpoint)
