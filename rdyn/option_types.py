@@ -214,6 +214,7 @@ class ProveOptions:
     logit_scale: Literal['D', 'sqrtD']
     statement: list[str] | list[Any] | tuple[Any, ...] | None
     max_steps: int | None
+    route: Literal['float', 'arb']
     max_boxes: int
     checkpoint: str | os.PathLike[str] | None
     checkpoint_every: float | None

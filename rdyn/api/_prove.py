@@ -142,7 +142,7 @@ def run(options_: ProveOptions, progress=None, grid_progress=None, note=None):
             announce(estimate, quiet=False)
     with checkpoint_errors():
         report = engine_prove(inst, labels=v["statement"], max_steps=v["max_steps"], max_boxes=v["max_boxes"],
-                              progress=progress, checkpoint=v["checkpoint"],
+                              float_route=v["route"] == "float", progress=progress, checkpoint=v["checkpoint"],
                               checkpoint_every=60.0 if v["checkpoint_every"] is None else v["checkpoint_every"],
                               resume=v["resume"], exact_budget=True)
     data = report.to_dict()
@@ -199,12 +199,12 @@ def _cluster(address, module: str):
         raise UsageError(f"--scheduler {address}: {exc}") from None
 
 
-GRID_OPTIONS = ("statement", "max_steps", "max_boxes", "max_tstar")   # what a sweep file's rows depend on
+GRID_OPTIONS = ("statement", "max_steps", "max_boxes", "max_tstar", "route")   # what a sweep file's rows depend on
 
 
 def grid_options(v: ProveOptions) -> dict:
     return {"statement": None if v.statement is None else sorted(v.statement), "max_steps": v.max_steps,
-            "max_boxes": v.max_boxes, "max_tstar": v.max_tstar}
+            "max_boxes": v.max_boxes, "max_tstar": v.max_tstar, "route": v.route}
 
 
 def load_sweep_file(path, v: ProveOptions) -> dict:
@@ -230,7 +230,7 @@ def load_sweep_file(path, v: ProveOptions) -> dict:
                          "the grid")
     now = grid_options(v)
     for name in GRID_OPTIONS:
-        if saved.get(name) != now[name]:
+        if saved.get(name, "arb" if name == "route" else None) != now[name]:   # older files: the arb route
             flag = "--" + name.replace("_", "-")
 
             def shown(x):
@@ -357,7 +357,8 @@ def run_grid(v: ProveOptions, progress=None, note=None):
 
         try:
             rows = sw.run(points, v.statement, max_steps=v.max_steps, max_boxes=v.max_boxes, scheduler=client,
-                          progress=progress, on_row=on_row, exact_budget=True, done_rows=done_rows)
+                          progress=progress, on_row=on_row, exact_budget=True, done_rows=done_rows,
+                          float_route=v.route == "float")
         except KeyboardInterrupt:   # keep every finished row, marked partial ("complete": false)
             if out is not None:
                 text = sw.dumps(result_of(state["rows"]))

@@ -511,8 +511,8 @@ def _check_prove_label(value) -> None:
 PROVE = Command("prove", "Model A: prove or refute the papers' induction statements (printed and "
                 "corrected) for one instance, by certified iteration and an invariant region", (
     _json(),
-    _dps(applies=never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits; "
-         "counterexamples are printed to 40 digits)"),
+    _dps(applies=never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits up to t1, "
+         "then float64 intervals; --route arb: arb throughout, counterexamples to 40 digits)"),
     Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4, **_NOT_WITH_GRID("D")),
     Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4, **_NOT_WITH_GRID("K")),
     Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky",
@@ -541,6 +541,11 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "the float64 T* before any work) is refused, since the region needs the state at T0; with "
            "--grid such instances are skipped. A statement neither refuted nor carried by the region "
            "by then is undecided", lo=1, hi=10**9, **_NOT_WITH_ETA_RANGE("max_steps", "no iteration runs")),
+    Option("route", "choice", "float", "the certified iteration after t1 + 1: float (default; compiled float64 "
+           "intervals, outward rounding, about 2.7e6 steps/s at D = 12; a counterexample shows only its certified "
+           "digits, about 9 to 15 past t1) or arb (200-bit balls from step 0, about 6e4 steps/s; counterexamples to "
+           "40 digits). Steps 0 .. t1 + 1 are arb's in both (docs/proofs.md, \"The float route\")",
+           choices=("float", "arb"), **_NOT_WITH_ETA_RANGE("route", "no iteration runs")),
     Option("max_boxes", "int", 200000, "box budget of the branch and bound (Model A: the invariant "
            "region's boxes; --paper B: region and S0 boxes together; default 200000)", lo=1, hi=10**8),
     *(_not_with_eta_range(o, "the box proof takes seconds") for o in (
@@ -557,7 +562,8 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "as the single-instance option would be (D in 2..10000, ...)", metavar="GRID",
            check_value=_check_prove_grid),
     Option("max_tstar", "int", None, "with --grid: skip instances whose float64 T* exceeds N (the cost "
-           "cap; each instance iterates about T* certified steps at 30,000-90,000 steps/s)", lo=1,
+           "cap; each instance iterates about T* certified steps: about 1.5e6 steps/s on the float route, "
+           "30,000-90,000 with --route arb)", lo=1,
            hi=10**9, metavar="N", applies=lambda v: v["grid"] is not None, applies_text="with --grid"),
     Option("out", "out", None, "with --grid: also write the JSON result to FILE, rewritten after every "
            "instance (an interrupted sweep keeps what it proved)", output="file", metavar="FILE",

@@ -66,7 +66,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from rdyn.reduced_dynamics.certified.interval import PRIMITIVES, _jit, arb_to_interval
+from rdyn.reduced_dynamics.certified.interval import PRIMITIVES, _jit, arb_to_interval, interval_ball
 
 # the state st[...]: C1 and x intervals, the stop code; the block box Y and the magnitude bounds
 # of the Jacobian over it (valid while the box stays inside Y), the last moves of C1 and x
@@ -200,17 +200,6 @@ def direct_kernels(source: str):
                                     "interval64 direct-form kernels")
 
 
-def interval_ball(lo: float, hi: float):
-    """The arb ball [lo, hi] (exact endpoints; radius rounded up): a float interval as a ball
-    that contains it."""
-    from flint import arb
-
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return arb("nan")
-    mid = (arb(lo) + arb(hi)) / 2
-    return arb(mid.mid(), ((arb(hi) - arb(lo)) / 2).mid())
-
-
 class IntervalDirect:
     """The direct form on float64 intervals for one configuration.
 
@@ -238,6 +227,16 @@ class IntervalDirect:
         self.st[[S_C1LO, S_C1HI]] = lo, hi
         self.st[S_BLOCK] = block
         self.t = 1
+
+    def set_state(self, C1, x, t: int) -> None:
+        """Continue from the box (C1, x) at step ``t`` (arb balls, enclosed outward in floats): the
+        box of another route (the arb iteration) handed over; the Jacobian box is bounded afresh."""
+        st = self.st
+        st[[S_C1LO, S_C1HI]] = arb_to_interval(C1)
+        st[[S_XLO, S_XHI]] = arb_to_interval(x)
+        st[S_STOPPED] = 0.0
+        st[S_JVALID] = 0.0
+        self.t = t
 
     @property
     def stopped(self) -> int:

@@ -46,8 +46,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from rdyn.reduced_dynamics.certified.interval import (EPS, INF, NAN, PRIMITIVES, TINY, _jit, arb_to_interval,
-                                                      down, iadd, imul, isub, up)
+from rdyn.reduced_dynamics.certified.interval import (EPS, INF, NAN, PRIMITIVES, TINY, _jit, arb_to_interval, down,
+                                                      iadd, imul, interval_ball, isub, up)
 from rdyn.reduced_dynamics.model_a.kernels import interval_source
 from rdyn.reduced_dynamics.runs.driver import drive
 
@@ -298,16 +298,6 @@ class _Certify:
         return int(state[0])
 
 
-def _interval_ball(lo: float, hi: float):
-    """The arb ball [lo, hi] (exact endpoints; radius rounded up)."""
-    from flint import arb
-
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return arb("nan")
-    mid = (arb(lo) + arb(hi)) / 2
-    return arb(mid.mid(), ((arb(hi) - arb(lo)) / 2).mid())
-
-
 def certify_identity(config, steps, thresholds, tstar_level, block) -> dict:
     """Everything that determines a certified interval run (the checkpoint identity)."""
     return {"D": config.D, "K": config.K, "activation": config.activation,
@@ -414,7 +404,7 @@ def certified_run_interval(config, steps: int | None = None, thresholds=None, ts
             if ev[base + E_AMB]:
                 cert._ambiguous = True
                 cert.overlap_step = int(ev[base + E_OVL])
-                cert.overlap = _interval_ball(evf[fbase], evf[fbase + 1])
+                cert.overlap = interval_ball(evf[fbase], evf[fbase + 1])
             return cert
 
         c1, r1, s, l, r2 = st[S_C1], st[S_R1], st[S_S], st[S_L], st[S_R2]

@@ -43,6 +43,7 @@ COMMANDS = {
     "sweep_erf": ["sweep", "--grid", "D=20", "--activation", "erf", "--steps", "100", "--json", "--quiet"],
     "crosscheck_population": ["crosscheck", "--D", "8", "--K", "2", "--steps", "50", "--json", "--quiet"],
     "prove_small": ["prove", "--D", "5", "--K", "1", "--json"],
+    "prove_small_arb": ["prove", "--D", "5", "--K", "1", "--route", "arb", "--json"],
     "prove_b": ["prove", "--paper", "B", "--json"],
     "asymptotics_relu": ["asymptotics", "--activation", "relu", "--json"],
     "refuse_K": ["teacher", "--D", "5", "--K", "5"],

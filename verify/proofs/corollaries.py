@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from rdyn.verification.proofs.iterate import digits
+from rdyn.verification.proofs.iterate import certified_digits
 
 SLICES = 64
 
@@ -114,8 +114,9 @@ def refine(inst, results, *, it, region, bm, consts):
     r = _undecided(out, "D18.printed.lower")
     if r is not None and _certified(out, "D18.corrected.upper"):
         step, L, rhs, ratio = d18_printed_lower(inst, consts, it.T_star)
-        cx = {"step": step, "C1": None, "C2": None, "C3": None, "p": None, "lhs": digits(L), "rhs": digits(rhs),
-              "ratio": digits(ratio), "ratio_radius": float(ratio.rad()), "quantity": r.statement.quantity,
+        cx = {"step": step, "C1": None, "C2": None, "C3": None, "p": None, "lhs": certified_digits(L),
+              "rhs": certified_digits(rhs),
+              "ratio": certified_digits(ratio), "ratio_radius": float(ratio.rad()), "quantity": r.statement.quantity,
               "holds_from": step,
               "argument": "1/K - p(T) >= N/(K (N + K sqrt(R+(T)))) for T >= T* + 1 (the certified corrected "
                           "D.18 upper side); the ratio of that bound to the printed right-hand side increases "
@@ -128,7 +129,7 @@ def refine(inst, results, *, it, region, bm, consts):
         if got is not None:
             step, ratio, e_c = got
             cx = {"step": step, "C1": None, "C2": None, "C3": None, "p": None, "lhs": None, "rhs": None,
-                  "ratio": digits(ratio), "ratio_radius": float(ratio.rad()), "quantity": r.statement.quantity,
+                  "ratio": certified_digits(ratio), "ratio_radius": float(ratio.rad()), "quantity": r.statement.quantity,
                   "holds_from": step,
                   "argument": f"on the invariant region with e <= {e_c:.6g}, Delta x/e^2 > 8 pi eta M/(K^3 D^3) "
                               f"(branch and bound); e(T)^-2 >= R-(T) (the certified corrected D.18 lower side) "

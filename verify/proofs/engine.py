@@ -184,7 +184,7 @@ def default_T0(T_star: int) -> int:
 def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxes: int = DEFAULT_MAX_BOXES,
           prec: int = PREC_BITS, progress=None, include_superseded: bool = True, checkpoint: str | None = None,
           checkpoint_every: float = 60.0, resume: str | None = None, exact_budget: bool = False,
-          lag_constant: float | None = None) -> ProofReport:
+          lag_constant: float | None = None, float_route: bool = True) -> ProofReport:
     """Decide every statement (or those whose label is in ``labels``) for ``inst``.
 
     ``checkpoint``: save the iteration's state (and the region proof, once done) to this file
@@ -214,21 +214,18 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
     try:
         from flint import arb
 
-        import dataclasses
-
         k = kernels(inst.activation, inst.logit_scale)
         kappa = inst.kappa if inst.activation == "leaky" else 0.0
         eta_q = inst.exact_eta()
-        c = k.prepare(arb(inst.K).sqrt(), arb(inst.D - inst.K).sqrt(), arb(int(eta_q.p)) / int(eta_q.q),
-                      arb(repr(float(inst.vstar_norm2))), arb(repr(float(kappa))), arb(1))
+        params = (arb(inst.K).sqrt(), arb(inst.D - inst.K).sqrt(), arb(int(eta_q.p)) / int(eta_q.q),
+                  arb(repr(float(inst.vstar_norm2))), arb(repr(float(kappa))), arb(1))
+        c = k.prepare(*params)
         consts = constants(inst, k, c)
         from rdyn.verification.proofs import symbolic as sy
         bm = rg.BoxMap(k, c, consts, consts["atan"], sy.reduced(inst.activation, inst.logit_scale).slack_power)
         region_info = {}
         observed = [s for s in chosen + extra if s.window == "observed"]
         lag_pass = LagPass(inst, consts) if observed else None
-        k_run = k if lag_pass is None else dataclasses.replace(k, advance=lag_pass.advance_of(k.advance),
-                                                               first_c1=lag_pass.first_c1_of(k.first_c1))
 
         def after_T0(state, outcomes):
             C1, x, e = state
@@ -261,7 +258,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
 
         identity = {"instance": inst.to_dict(), "labels": None if labels is None else sorted(labels),
                     "max_steps": max_steps, "max_boxes": max_boxes, "prec": prec,
-                    "superseded": include_superseded, "format": 3,
+                    "superseded": include_superseded, "format": 4, "route": "float" if float_route else "arb",
                     **({"lag_constant": lag_constant} if lag_constant is not None else {}),
                     **({"exact_budget": True} if exact_budget and max_steps is not None else {})}
         restored = None
@@ -293,14 +290,20 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
         def budget_of(T_star):
             return max_steps if max_steps is not None else DEFAULT_MAX_STEPS_FACTOR * T_star
 
+        route = None
+        if float_route:
+            from rdyn.verification.proofs.float_route import FloatRoute
+
+            route = FloatRoute(inst.activation, inst.logit_scale, params, k.first_c1(c))
         iterated = [s for s in chosen + extra if s.window not in ("symbolic", "observed")]
-        it = iterate.run(inst, iterated, k=k_run, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
+        it = iterate.run(inst, iterated, k=k, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
                          after_T0=after_T0, progress=progress,
                          **({"hard_cap": min(max_steps, 10**9), "exact_budget": True}
                             if exact_budget and max_steps is not None else {}),
                          saver=saver if checkpoint is not None else None, checkpoint=checkpoint,
                          checkpoint_every=checkpoint_every,
-                         restored=restored, bm=bm)
+                         restored=restored, bm=bm, route=route,
+                         observe=None if lag_pass is None else lag_pass.observe)
         res = region_info.get("result")
         results, sup = [], []
         for s in chosen + extra:
@@ -426,31 +429,24 @@ class LagPass:
         self.region = None          # the region proof of the conditions of the derived statements
         self.why_not = None
 
-    def first_c1_of(self, raw):
-        def first_c1(c):   # step 0 -> 1 (the exact first step): the pass sees the run from its start (a resumed
-            if not self.resumed:   # run evaluates it too, then continues from the checkpoint's step)
-                self.started, self.t = True, 0
-            return raw(c)
-        return first_c1
-
-    def advance_of(self, raw):
-        def advance(C1, x, c):
-            out = raw(C1, x, c)
-            if self.started and self.broken is None:
-                self._observe(C1, x, out[2], out[3], out[4], out[5])
-            return out
-        return advance
+    def observe(self, t, C1, x, dx, e, a1, b0):
+        """The state of step t and its by-products, as the iteration takes the step (every step
+        from T* on is taken one at a time; steps skipped before T* leave nothing to keep). A run
+        seen from step 1, or resumed with the pass's state, can decide."""
+        if t == 1 and not self.resumed:
+            self.started = True
+        if self.started and self.broken is None:
+            self._observe(t, C1, x, dx, e, a1, b0)
 
     def _keep(self, name, value, largest, t, state):
         old = self.ext.get(name)
         if old is None or (value > old[0] if largest else value < old[0]):
             self.ext[name] = [value, t, state]
 
-    def _observe(self, C1, x, dx, e, a1, b0):
+    def _observe(self, t, C1, x, dx, e, a1, b0):
         from rdyn.verification.proofs.balls import lower, upper
 
-        self.t += 1
-        t = self.t
+        self.t = t
         if self.T_star is None:
             if x >= self.level:
                 self.T_star, self.T0 = t, default_T0(t)
@@ -562,13 +558,14 @@ class LagPass:
         return True
 
     def _counterexample(self, name, lhs, rhs, quantity):
-        from rdyn.verification.proofs.iterate import digits
+        from rdyn.verification.proofs.iterate import certified_digits
 
         _, t, (C1, x, e, star, dx) = self.ext[name] if name != "T_star" else (None, self.T_star, self.at_T_star[2])
         D, K = self.inst.D, self.inst.K
         ratio = lhs / rhs
-        return {"step": t, "C1": digits(C1), "C2": digits(x * (D - K) / D), "C3": digits(x * K / D),
-                "p": digits(1 / (K + (D - K) * e)), "lhs": digits(lhs), "rhs": digits(rhs), "ratio": digits(ratio),
+        return {"step": t, "C1": certified_digits(C1), "C2": certified_digits(x * (D - K) / D),
+                "C3": certified_digits(x * K / D), "p": certified_digits(1 / (K + (D - K) * e)),
+                "lhs": certified_digits(lhs), "rhs": certified_digits(rhs), "ratio": certified_digits(ratio),
                 "ratio_radius": float(ratio.rad()), "quantity": quantity}
 
     def _steps(self, key):

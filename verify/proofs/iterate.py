@@ -63,8 +63,15 @@ def _hull_max(a, b):
 
 
 def digits(ball, n: int = 40) -> str:
-    """The ball's midpoint to n significant digits."""
+    """The ball's midpoint to n significant digits (printed beside the ball's radius)."""
     return ball.mid().str(n, radius=False)
+
+
+def certified_digits(ball, n: int = 40) -> str:
+    """The ball's value to at most n significant digits, each one certified (the ball lies within
+    a unit of the last digit): n digits from the 200-bit arb route, fewer (about 9 to 15) from the
+    float route's intervals (a counterexample's state and sides)."""
+    return ball.str(n, radius=False)
 
 
 class Evaluator:
@@ -228,6 +235,9 @@ BLOCK = 512   # steps per block (t1 .. T0)
 CHUNK = 10000   # steps per chunk of the driver (checkpoints fall between chunks)
 REPORT_EVERY = 100000   # progress(t) at every multiple of this (a multiple of CHUNK)
 RHO_RADIUS = 1e-30   # C1/C1* balls narrower than this take the cheap hull of a block
+WAITING_FOR_T_STAR = ("after_T_star", "observed")
+SAMPLE = 64   # a counterexample search on the float route checks every SAMPLE-th step first
+SUPER = 8     # the float route tries SUPER blocks as one before deciding them one block at a time   # windows of statements with nothing to check before T*
 
 
 def _state_text(b) -> list:
@@ -259,7 +269,8 @@ def ball_from_text(pair):
 
 def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, progress=None,
         hard_cap: int = 10**9, saver=None, checkpoint: str | None = None, checkpoint_every: float = 60.0,
-        restored: dict | None = None, bm=None, block: int = BLOCK, exact_budget: bool = False) -> Iteration:
+        restored: dict | None = None, bm=None, block: int = BLOCK, exact_budget: bool = False, route=None,
+        observe=None) -> Iteration:
     """Iterate from step 0. Statements are checked at every step ``T >= T* + offset`` up to T0
     (``T0_of(T_star)``); the state at T0 is handed to ``after_T0(state) -> keys still open`` (the
     region proof), and the iteration continues, checking only those keys, until each is refuted,
@@ -273,14 +284,27 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     writes the file ``checkpoint``) is called between chunks every ``checkpoint_every`` seconds,
     at the end and on KeyboardInterrupt with the loop state (:func:`snapshot`); ``restored`` (a
     snapshot read back) continues from it. ``exact_budget``: ``hard_cap`` is the step budget itself, never raised to T0
-    (``rdyn prove --max-steps N``: the iteration stops at step N at the latest, T0 reached or not)."""
+    (``rdyn prove --max-steps N``: the iteration stops at step N at the latest, T0 reached or not).
+    ``route`` (a :class:`.float_route.FloatRoute`, optional) takes every step after t1 + 1 (from
+    the arb route's box there): a stretch on which every open statement is decided a block at a
+    time, up to the first step whose x is not certainly below T*'s level, without arb arithmetic
+    (:mod:`.float_route`), the steps after it one at a time from their rows; the arb route takes
+    over for good where the float route cannot take a step. ``observe(t, C1, x, Delta x, e,
+    alpha - 1, beta)`` (optional) sees every step taken one at a time (the lag pass; the block
+    stretch is before T*)."""
     import time
 
     from flint import arb
 
+    import numpy as np
+
+    from rdyn.verification.proofs.balls import lower
+    from rdyn.verification.proofs.float_route import row_quantities
+
     t_start = time.perf_counter()
     D, K = inst.D, inst.K
     level = consts["scale"] * (arb(D - K) / K).log()   # p >= 1/(2K)  <=>  x >= scale log((D-K)/K)
+    level_lo = lower(level)
     out = {s.key: Outcome(s.key) for s in statements}
     open_keys = [s for s in statements]
     iteration = ArbIteration(inst.config(), forms=(DIRECT,), direct=DirectKernels(k.advance, k.first_c1, c))
@@ -320,10 +344,10 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             return True
         if rel < 0:
             ratio = lhs / rhs if rhs != 0 else None
-            o.counterexample = {"step": t, "C1": digits(C1), "C2": digits(x * (D - K) / D),
-                                "C3": digits(x * K / D), "p": digits(1 / (K + (D - K) * e)),
-                                "lhs": digits(lhs), "rhs": digits(rhs),
-                                "ratio": digits(ratio) if ratio is not None else "0",
+            o.counterexample = {"step": t, "C1": certified_digits(C1), "C2": certified_digits(x * (D - K) / D),
+                                "C3": certified_digits(x * K / D), "p": certified_digits(1 / (K + (D - K) * e)),
+                                "lhs": certified_digits(lhs), "rhs": certified_digits(rhs),
+                                "ratio": certified_digits(ratio) if ratio is not None else "0",
                                 "ratio_radius": float(ratio.rad()) if ratio is not None else 0.0,
                                 "quantity": s.quantity}
             if ratio is None:
@@ -332,17 +356,31 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             o.undecided_step = t
         return False
 
-    def check(s, t, C1, x, dx, e, star):
+    def sides_at(s, t, C1, x, dx, e, star):
         lhs_rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star)
         if s.key in ("D5.printed.upper", "D15.printed.lower"):   # the cheap bound first; the exact one decides
             lhs, rhs = lhs_rhs
             rel = ((rhs - lhs) if s.relation == "le" else (lhs - rhs)) / abs(rhs)
             if not rel > 0:
                 lhs_rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star, exact=True)
-        return decide(s, t, lhs_rhs, C1, x, e)
+        return lhs_rhs
+
+    def check(s, t, C1, x, dx, e, star):
+        return decide(s, t, sides_at(s, t, C1, x, dx, e, star), C1, x, e)
 
     def check_pair(s, P, Q):
         return decide(s, P.t, ev.pair_sides(s.key, P, Q), P.C1, P.x, P.e)
+
+    def passes(s, P, Q):
+        """Whether statement s certainly holds at the step of state P (Q: the next state), recording
+        nothing."""
+        sides = ev.pair_sides(s.key, P, Q) if s.key in PAIR else sides_at(s, P.t, P.C1, P.x, P.dx, P.e, P.star)
+        if sides is None:
+            return True
+        if isinstance(sides, str):
+            return False
+        lhs, rhs = sides[0], sides[1]
+        return bool((rhs - lhs if s.relation == "le" else lhs - rhs) > 0)
 
     def closed(s):
         o = out[s.key]
@@ -352,14 +390,9 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     from rdyn.verification.proofs.region import BLOCK_CONDITIONS
     blockable = frozenset(s_.key for s_ in statements if bm is not None and s_.region in BLOCK_CONDITIONS)
 
-    def flush(states, nxt):
-        """Decide the open block statements on the block ``states`` (nxt: the state after it)."""
+    def arb_bounds(states, nxt):
+        """(e_lo, e_hi, rho_lo, rho_hi) over the arb states of a block and the state after it."""
         from rdyn.verification.proofs.balls import lower as flo, upper as fup
-
-        keys = [s_ for s_ in open_keys if s_.key in blockable]
-        if not keys or not states:
-            return
-        from rdyn.verification.proofs.balls import ball as fball
 
         pts = states + [nxt]
         if all(b[5] > 0 for b in states):   # x increases along the block: e(first) >= e >= e(next)
@@ -371,15 +404,33 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             mids = [float(r.mid()) for r in rhos]
             lo, hi = min(mids), max(mids)
             pad = 4 * 2.0**-53 * max(abs(lo), abs(hi)) + 2 * RHO_RADIUS
-            r_lo, r_hi = lo - pad, hi + pad
-        else:
-            r_lo, r_hi = min(flo(r) for r in rhos), max(fup(r) for r in rhos)
+            return e_lo, e_hi, lo - pad, hi + pad
+        return e_lo, e_hi, min(flo(r) for r in rhos), max(fup(r) for r in rhos)
+
+    def flush(states, nxt):
+        """Decide the open block statements on the block ``states`` (nxt: the state after it)."""
+        if states:
+            decide_block(arb_bounds(states, nxt), states[0][0], states[-1][0], lambda: (states, states + [nxt]))
+
+    def decide_block(bounds, first, final, arb_states, whole=False):
+        """Decide the open block statements on a block of steps ``first .. final`` whose states (and
+        the state after it) have e and C1/C1* within ``bounds``; a statement not shown on the block
+        is decided step by step on ``arb_states() -> (states, states + [next state])``. ``whole``:
+        only if every statement is shown on the block (then True); else nothing is recorded (False)."""
+        from rdyn.verification.proofs.balls import ball as fball, lower as flo, upper as fup
+
+        keys = [s_ for s_ in open_keys if s_.key in blockable]
+        if not keys:
+            return True
+        e_lo, e_hi, r_lo, r_hi = bounds
         E = fball(e_lo, e_hi)
         W = (fball(r_lo, r_hi) - 1) / (E * E * E)
         res = bm.evaluate(e_lo, e_hi, flo(W), fup(W), ("valid",) + tuple(dict.fromkeys(s_.region for s_ in keys)),
                           None)
         valid = res["valid"][0] > 0
-        first, final = states[0][0], states[-1][0]
+        if whole and not (valid and all(res[s_.region][0] > 0 for s_ in keys)):
+            return False
+        listed = None
         for s_ in keys:
             o = out[s_.key]
             sign, value = res[s_.region]
@@ -390,6 +441,9 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 o.checked_from = first if o.checked_from is None else o.checked_from
                 o.checked_to = final
                 continue
+            if listed is None:
+                listed = arb_states()
+            states, pts = listed
             o.fallback_steps += len(states)
             for i, b in enumerate(states):   # step by step
                 if b[0] < (2 if s_.window == "from_2" else 1):
@@ -400,9 +454,132 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                     ok = check(s_, b[0], b[1], b[2], b[5], b[3], b[4])
                 if not ok:
                     break
+        return True
+
+    def on_route():
+        """The step t is the float route's: it took over after t1 + 1 (from the arb route's box)
+        and has a row for t. Once it cannot take a step, the arb route goes on for good."""
+        nonlocal route_on, route_done, C1, x, box
+        if route_done:
+            return False
+        if not route_on:
+            if t1 is None or t <= t1 + 1:
+                return False
+            route.start(C1, x, t)
+            route_on = True
+        if route.ended:
+            route_done = True
+            C1, x = route.box()
+            box = (C1, None, None, x)
+            unpend()
+            return False
+        return True
+
+    def searched(s_):
+        """Statement s_ can only be refuted from here on (nothing the iteration checks from now on
+        can certify it: no region argument carries it, or T0 is behind), so the float stretch only
+        looks for a counterexample of it."""
+        return (T0 is not None and t > T0) or (s_.region is None and s_.window not in ("until_t1", "before_t1"))
+
+    def stretch_ok():
+        """Every open statement is decided a block at a time (before T*), waits for T* (not
+        reached), or is only searched for a counterexample (:func:`searched`)."""
+        return all((T_star is None and (s_.key in blockable or s_.window in WAITING_FOR_T_STAR)) or searched(s_)
+                   for s_ in open_keys)
+
+    def float_stretch(n):
+        """The float route's steps, many at a time, until t is a multiple of n (True) or a step that
+        must be taken one at a time (False: before T*, the first whose x is not certainly below T*'s
+        level; the unfinished block's rows become its states). Block statements are decided a block
+        at a time; a statement only searched for a counterexample is checked, without recording, at
+        every :data:`SAMPLE`-th step, and at the first where it does not certainly hold it is
+        decided at every step since the previous check, in order (the step reported is the first
+        failure after the last check where it held)."""
+        nonlocal C1, x, t, box, buffer, pending, open_keys, last
+        from rdyn.verification.proofs.float_route import X_HI, block_bounds, row_state
+
+        m = min(n - t % n, max_steps - t)   # the budget's last step is taken one at a time (it ends the run)
+        rows = route.peek(m + 1) if m > 0 else route.peek(0)   # and the state after the last (pair statements)
+        stop = min(m, len(rows) - 1)
+        if T_star is None and stop > 0:
+            below = rows[:stop, X_HI] < level_lo
+            stop = stop if below.all() else int(np.argmin(below))
+        if stop <= 0:
+            unpend()
+            return False
+        memo = {}
+
+        def state(i):
+            if i not in memo:
+                memo[i] = State(*row_state(t + i, rows[i]), K, D - K)
+            return memo[i]
+        search = [s_ for s_ in open_keys if searched(s_) and not (T_star is None and s_.window in WAITING_FOR_T_STAR)]
+        previous = -1
+        for j in sorted({*range(SAMPLE - 1, stop, SAMPLE), stop - 1}) if search else ():
+            for s_ in search:
+                if closed(s_) or passes(s_, state(j), state(j + 1)):
+                    continue
+                for i in range(previous + 1, j + 1):
+                    P, Q = state(i), state(i + 1)
+                    ok = check_pair(s_, P, Q) if s_.key in PAIR else check(s_, P.t, P.C1, P.x, P.dx, P.e, P.star)
+                    if not ok:
+                        break
+            previous = j
+        base = t - len(pending)   # the step of pending's first row
+        if T_star is None:
+            pending = np.vstack((pending, rows[:stop])) if len(pending) else rows[:stop]
+        while len(buffer) + len(pending) > block:   # a whole block and the state after it
+            if not buffer and len(pending) > SUPER * block:   # SUPER blocks at once, if every statement holds there
+                bounds = block_bounds(pending[:SUPER * block], pending[SUPER * block])
+                if bounds is not None and decide_block(bounds, base, base + SUPER * block - 1, None, whole=True):
+                    pending = pending[SUPER * block:]
+                    base += SUPER * block
+                    continue
+            need = block - len(buffer)
+            part, nxt = pending[:need], pending[need]
+            bounds = block_bounds(part, nxt) if need else None
+
+            def listed(part=part, nxt=nxt, base=base, need=need, head=list(buffer)):
+                mine = [row_state(base + i, r) for i, r in enumerate(part)]
+                return head + mine, head + mine + [row_state(base + need, nxt)]
+            if bounds is None:
+                states, pts = listed()
+                bounds = arb_bounds(states, pts[-1])
+            elif buffer:
+                head = arb_bounds(buffer, row_state(base, part[0]))
+                bounds = (min(head[0], bounds[0]), max(head[1], bounds[1]), min(head[2], bounds[2]),
+                          max(head[3], bounds[3]))
+            decide_block(bounds, buffer[0][0] if buffer else base, base + need - 1, listed)
+            buffer = []
+            pending = pending[need:]
+            base += need
+        open_keys = [s_ for s_ in open_keys if not closed(s_)]
+        last = row_state(t + stop - 1, rows[stop - 1])
+        route.consume(stop)
+        t += stop
+        C1, x = route.box()
+        box = (C1, None, None, x)
+        if stop < m or t % n or not stretch_ok():   # the steps from here are taken one at a time
+            unpend()
+            return False
+        return True
+
+    def unpend():
+        """The float rows of the unfinished block join its arb states (the steps after them are
+        taken one at a time)."""
+        nonlocal buffer, pending
+        if len(pending):
+            from rdyn.verification.proofs.float_route import row_state
+
+            buffer = buffer + [row_state(t - len(pending) + i, r) for i, r in enumerate(pending)]
+            pending = pending[:0]
+
     last = None   # (t, C1, x, e, star, dx) of the previous step (one-step statements)
     active_of, active, waiting = None, [], []
     buffer = []   # the states of the current block
+    pending = np.empty((0, 12))   # the float route's rows of the current block (after buffer's states)
+    route_on, route_done = False, route is None
+    ahead = None   # the float route's quantities of the next step, read off its row once
     if restored is None:
         last = (0, arb(0), arb(0), arb(1), k.star(arb(1), c), arb(0))
         # step 0 (exact: C1 = x = 0, p = 1/D) for the statements that start there
@@ -421,6 +598,13 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         if restored.get("last") is not None:
             last = _state_from_text(restored["last"])
         buffer = [_state_from_text(b) for b in restored.get("buffer", [])]
+        if restored.get("pending"):
+            pending = np.array(restored["pending"], dtype=float)
+        if restored.get("route") is not None and route is not None:
+            route.restore(restored["route"])
+            route_on = True
+        else:   # no float route to finish the block with: its rows as arb states
+            unpend()
 
     def snapshot():
         import dataclasses
@@ -433,19 +617,34 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 "state_T0": None if state_T0 is None else [ball_text(b) for b in state_T0],
                 "radius_T0": radius_T0, "seconds": time.perf_counter() - t_start,
                 "last": None if last is None else _state_text(last),
-                "buffer": [_state_text(b) for b in buffer]}
+                "buffer": [_state_text(b) for b in buffer], "pending": pending.tolist(),
+                "route": route.save() if route_on and not route_done else None}
 
     def chunk(n):
         """Steps until t is a multiple of n (the driver's chunk; progress lines fall on its
         ends) or the iteration ends (True)."""
         nonlocal C1, x, t, box, T_star, T0, state_T0, stopped, radius_T0, max_steps, t1, open_keys, last, \
-            active_of, active, waiting, buffer
+            active_of, active, waiting, buffer, ahead
         while True:
+            floating = on_route()
+            if floating and stretch_ok() and (T_star is None or (T0 is not None and t > T0 and open_keys)):
+                if float_stretch(n):
+                    return not open_keys and T0 is not None and t >= T0
+                if T0 is not None and t > T0 and not open_keys:
+                    return True
             if not C1 > 0:
                 stopped = f"C1 > 0 not certified at step {t} (branch of the map undetermined): C1 = {C1}"
                 return True
-            nxt, (dx, e, a1, b0) = advance(box, DIRECT)   # the next box and this step's quantities
-            star = b0 / (-a1)
+            if floating:   # this step's quantities from its row; the next box from the next row
+                if ahead is None or ahead[0] != t:
+                    ahead = row_quantities(t, route.peek(1)[0])
+                _, C1, x, e, star, dx, a1, b0 = ahead
+                nxt = None
+            else:
+                nxt, (dx, e, a1, b0) = advance(box, DIRECT)   # the next box and this step's quantities
+                star = b0 / (-a1)
+            if observe is not None:
+                observe(t, C1, x, dx, e, a1, b0)
             if t1 is None:
                 test = C1 - fraction * star
                 if test >= 0:
@@ -537,6 +736,15 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                     f" before T0 = {T0}" if T0 is not None and t < T0 else
                     " before T* (not reached)" if T_star is None and exact_budget else "")
                 return True
+            if nxt is None:
+                route.consume(1)
+                following = route.peek(1)
+                if len(following):
+                    ahead = row_quantities(t + 1, following[0])
+                    nxt = (ahead[1], None, None, ahead[2])
+                else:   # the route stopped: its box, where the arb route takes over
+                    C1n, xn = route.box()
+                    nxt = (C1n, None, None, xn)
             box, C1, x, t = nxt, nxt[0], nxt[3], t + 1   # one assignment: a signal never splits it
             if t % n == 0:
                 return False

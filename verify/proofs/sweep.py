@@ -249,14 +249,17 @@ def summary(point: GridPoint, report) -> dict:
             "error": None}
 
 
-def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None, exact_budget: bool = False) -> dict:
+def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None, exact_budget: bool = False,
+                float_route: bool = True) -> dict:
     """:func:`summary` of the engine's proof of one grid point (the task a Dask worker runs).
     ``exact_budget``: ``max_steps`` is honoured exactly (``rdyn prove --grid --max-steps``), not
-    raised to T0 (:func:`rdyn.verification.proofs.engine.prove`)."""
+    raised to T0; ``float_route``: the float route after t1 + 1, else arb from step 0
+    (:func:`rdyn.verification.proofs.engine.prove`)."""
     from rdyn.verification.proofs.engine import DEFAULT_MAX_BOXES, prove
 
     report = prove(point.instance, labels, max_steps=max_steps,
-                   max_boxes=DEFAULT_MAX_BOXES if max_boxes is None else max_boxes, exact_budget=exact_budget)
+                   max_boxes=DEFAULT_MAX_BOXES if max_boxes is None else max_boxes, exact_budget=exact_budget,
+                   float_route=float_route)
     return summary(point, report)
 
 
@@ -277,7 +280,8 @@ def point_key(point: GridPoint) -> str:
 
 
 def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None, scheduler=None,
-        progress=None, on_row=None, exact_budget: bool = False, done_rows: dict | None = None) -> list[dict]:
+        progress=None, on_row=None, exact_budget: bool = False, done_rows: dict | None = None,
+        float_route: bool = True) -> list[dict]:
     """Prove every point; rows in grid order. ``scheduler``: a Dask distributed scheduler address
     (or a ``Client``): one task per instance on its workers, submitted only after
     :func:`rdyn.reduced_dynamics.runs.dask_client.connect` has checked the cluster (else its
@@ -308,7 +312,7 @@ def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None,
         for i in todo:
             p = points[i]
             try:
-                row = prove_point(p, labels, max_steps, max_boxes, exact_budget)
+                row = prove_point(p, labels, max_steps, max_boxes, exact_budget, float_route)
             except (ArithmeticError, AssertionError, ValueError) as exc:
                 row = _error_row(p, exc)
             finish(i, row)
@@ -318,7 +322,8 @@ def run(points: list[GridPoint], labels=None, *, max_steps=None, max_boxes=None,
     from rdyn.reduced_dynamics.runs.dask_client import connect
 
     with connect(scheduler, (__name__,)) as client:   # refused here, before any task, if unusable
-        futures = {client.submit(prove_point, points[i], labels, max_steps, max_boxes, exact_budget, pure=False): i
+        futures = {client.submit(prove_point, points[i], labels, max_steps, max_boxes, exact_budget, float_route,
+                                 pure=False): i
                    for i in todo}
         try:
             for future in as_completed(futures, loop=client.loop):
@@ -417,7 +422,7 @@ def markdown_table(res: dict) -> str:
 
 
 def prove_grid(grid: str, labels=None, *, max_steps=None, max_boxes=None, max_tstar=None, scheduler=None,
-               progress=None, on_row=None, on_tstars=None) -> dict:
+               progress=None, on_row=None, on_tstars=None, float_route: bool = True) -> dict:
     """Parse ``grid``, drop the points beyond the cost cap, prove the rest (:func:`run`); the
     :func:`result` object. ``on_tstars(list)``: called with the float64 T* of the instances kept
     (only with ``max_tstar``, where they are computed) before any proof starts."""
@@ -438,7 +443,7 @@ def prove_grid(grid: str, labels=None, *, max_steps=None, max_boxes=None, max_ts
         if on_tstars is not None:
             on_tstars([T for T in Ts if T is not None])
     rows = run(points, labels, max_steps=max_steps, max_boxes=max_boxes, scheduler=scheduler, progress=progress,
-               on_row=None if on_row is None else (lambda rs: on_row(result(grid, points, skipped, rs,
+               float_route=float_route, on_row=None if on_row is None else (lambda rs: on_row(result(grid, points, skipped, rs,
                                                                               time.perf_counter() - t0,
                                                                               max_tstar))))
     return result(grid, points, skipped, rows, time.perf_counter() - t0, max_tstar)

@@ -31,6 +31,14 @@ def d9():
     return rdyn.prove(D=9, K=3).to_dict()
 
 
+@pytest.fixture(scope="module")
+def d9_arb():
+    """The same proof by the 200-bit arb route from step 0 (counterexamples to 40 digits)."""
+    import rdyn
+
+    return rdyn.prove(D=9, K=3, route="arb").to_dict()
+
+
 def _by(report, label, form, side, superseded=False):
     rows = report["superseded"] if superseded else report["statements"]
     return next(r for r in rows if (r["label"], r["form"], r["side"]) == (label, form, side))
@@ -98,10 +106,10 @@ def test_b_enclosure_contains_the_function():
         flint.ctx.prec = old
 
 
-def test_d9_verdicts_margins_and_counterexamples(d9):
-    """D = 9, K = 3, ReLU, eta = the papers' condition (2/90): every corrected statement
+def test_d9_verdicts_margins_and_counterexamples(d9_arb):
+    """D = 9, K = 3, ReLU, eta = the papers' condition (2/90), the arb route: every corrected statement
     certified, the printed D.18 sides and the printed D.19 upper side refuted; digits pinned."""
-    r = d9
+    r = d9_arb
     assert r["T_star"] == 156931
     assert r["instance"]["paper_conditions"] == {"lemma_D5": True, "lemma_D9": True}
     verdicts = {(s["label"], s["form"], s["side"]): s["verdict"] for s in r["statements"]}
@@ -181,6 +189,38 @@ def test_d9_verdicts_margins_and_counterexamples(d9):
     assert k["c_lag"] == pytest.approx(0.004239137295547063, rel=1e-12)
     assert k["c_lag_steps"] == pytest.approx(0.0002527948817095655, rel=1e-9)
     assert k["q_lag"][0] == pytest.approx(0.3674051318215091, rel=1e-12) and k["q_lag"][0] < k["q_min"][0]
+
+
+def _digits_agree(short: str, long: str) -> bool:
+    """``short`` (certified digits) is ``long``'s value to within one unit of short's last digit."""
+    from decimal import Decimal
+
+    a, b = Decimal(short), Decimal(long)
+    unit = Decimal(1).scaleb(a.as_tuple().exponent)
+    return abs(a - b) <= unit
+
+
+def test_float_route_reaches_the_arb_routes_verdicts(d9, d9_arb):
+    """The float route (default) and the 200-bit arb route from step 0 decide every statement alike:
+    the same verdicts, T*, t1, steps checked and counterexample steps; the float route's counterexample
+    strings hold only certified digits (at least 8 significant), each within a unit of its last digit of
+    the arb route's 40. A certified margin is a lower bound found on wider boxes (the float route's are
+    about 1e-10 wide): never above the arb route's, and at most 1e-3 below it (the one-step statements'
+    p(t+1) - p(t) at T0, and the lag constant's |C1/C1* - 1|/e^3, magnify that width most)."""
+    assert (d9["T_star"], d9["t1"]) == (d9_arb["T_star"], d9_arb["t1"])
+    for a, b in zip(d9["statements"] + d9["superseded"], d9_arb["statements"] + d9_arb["superseded"]):
+        assert (a["key"], a["verdict"]) == (b["key"], b["verdict"])
+        if b["counterexample"] is not None:
+            ca, cb = a["counterexample"], b["counterexample"]
+            assert ca["step"] == cb["step"], a["key"]
+            for field in ("lhs", "rhs", "ratio"):
+                digits = ca[field].lstrip("-0.").split("e")[0].replace(".", "")
+                assert len(digits) >= 8 and _digits_agree(ca[field], cb[field]), (a["key"], field, ca[field])
+        ca, cb = a["certificate"] or {}, b["certificate"] or {}
+        assert ca.get("steps_checked") == cb.get("steps_checked"), a["key"]
+        if cb.get("min_margin") is not None:
+            assert cb["min_margin"] * (1 - 1e-3) <= ca["min_margin"] <= cb["min_margin"] * (1 + 1e-9), a["key"]
+    assert d9["statements"][0]["counterexample"] is None
 
 
 @pytest.mark.parametrize("D,K,activation,scale", [(7, 2, "identity", "D"), (7, 2, "relu", "sqrtD")])
