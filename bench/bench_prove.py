@@ -2,8 +2,10 @@
 
 Runs the proof engine in-process (kernels warm after the first call) for the Done-when instance
 (ReLU, D = 12, K = 3, ||V*||^2 = 1, eta = 0.01) and a small one (D = 9, K = 3, the papers' eta),
-and prints one JSON line per instance: T*, the last step iterated, the iteration's steps/s, the
-region's boxes and seconds, wall and CPU seconds, and the verdict counts.
+each by both routes (``route="float"``, the default, and ``route="arb"``), and prints one JSON line
+per run: T*, the last step iterated, the iteration's steps/s, the region's boxes and seconds, wall
+and CPU seconds, and the verdict counts; then one line with the CPU ratio arb/float per instance
+(the verdicts of both routes must agree, else the script exits 1).
 Usage: PYTHONPATH=. python bench/bench_prove.py [--quick]   (--quick: the small instance only)
 """
 from __future__ import annotations
@@ -36,8 +38,16 @@ def main() -> None:
     cases = [dict(D=9, K=3)]
     if "--quick" not in sys.argv:
         cases.append(dict(D=12, K=3, activation="relu", vstar_norm2=1, eta=0.01))
+    ratios = {}
     for options in cases:
-        print(json.dumps(measure(**options)), flush=True)
+        runs = {route: measure(**options, route=route) for route in ("float", "arb")}
+        for run in runs.values():
+            print(json.dumps(run), flush=True)
+        if runs["float"]["verdicts"] != runs["arb"]["verdicts"]:
+            print("the routes disagree", file=sys.stderr)
+            sys.exit(1)
+        ratios[f"D={options['D']}"] = round(runs["arb"]["cpu_seconds"] / runs["float"]["cpu_seconds"], 2)
+    print(json.dumps({"cpu_ratio_arb_over_float": ratios}))
 
 
 if __name__ == "__main__":

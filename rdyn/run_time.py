@@ -252,14 +252,19 @@ def fixed_size_estimate(command: str, quick: bool) -> "RunTimeEstimate":
                            f"{'checks' if command == 'verify' else 'fits'} of both papers")
 
 
-# rdyn prove (Model A, verify/proofs): the certified arb iteration at 200 bits runs to T0 = T* +
-# max(1000, T*/100) (further only while a statement stays open, up to 2 T*), then the region's branch and
-# bound (under a second). Measured on 2 idle cores (load 1.2), whole processes, warm kernel cache: ReLU
-# D = 9, K = 3 (T0 = 158500) 4.5 s; D = 12, K = 3, eta = 0.01 (T0 = 1177528) 18.5 s; identity D = 7, K = 2
-# (T0 = 38857) 1.6 s: 14 us per step plus 1.8 s (identity is faster per step; the model is an upper
-# estimate there).
+# rdyn prove (Model A, verify/proofs), to T0 = T* + max(1000, T*/100), then the region's branch and bound.
+# --route arb: every step in arb at 200 bits. Measured on 2 idle cores (load 1.2), whole processes, warm
+# kernel cache: ReLU D = 9, K = 3 (T0 = 158500) 4.5 s; D = 12, K = 3, eta = 0.01 (T0 = 1177528) 18.5 s;
+# identity D = 7, K = 2 (T0 = 38857) 1.6 s: 14 us per step plus 1.8 s (identity is faster per step; the
+# model is an upper estimate there).
+# --route float (the default): the steps to T* a block at a time from the compiled float rows
+# (PROVE_FLOAT_STEP_S each), the steps T* .. T0 one at a time on the rows' balls (PROVE_ROW_STEP_S each,
+# every statement of the late phase decided at each); see docs/proofs.md, "The float route", for the
+# measurements behind both.
 PROVE_STEP_S = 1.4e-5
 PROVE_FIXED_S = 1.8
+PROVE_FLOAT_STEP_S = 6e-7
+PROVE_ROW_STEP_S = 4e-5
 
 
 PROVE_HARD_CAP = 10**9   # the certified iteration stops there (verify/proofs/iterate.py, ``hard_cap``)
@@ -273,17 +278,24 @@ def prove_T0(T_star: int) -> int:
     return min(default_T0(T_star), PROVE_HARD_CAP)
 
 
-def prove_estimate(T_stars, lower_bound: bool = False) -> "RunTimeEstimate":
+def prove_estimate(T_stars, lower_bound: bool = False, route: str = "float") -> "RunTimeEstimate":
     """``rdyn prove`` over instances with float64 T* ``T_stars`` (one for a single instance): each
-    :data:`PROVE_FIXED_S` plus :data:`PROVE_STEP_S` per step up to T0 (:func:`prove_T0`)."""
-    steps = sum(prove_T0(int(T)) for T in T_stars)
+    :data:`PROVE_FIXED_S`, plus (``route`` "arb") :data:`PROVE_STEP_S` per step up to T0
+    (:func:`prove_T0`), or (``route`` "float") :data:`PROVE_FLOAT_STEP_S` per step up to T* and
+    :data:`PROVE_ROW_STEP_S` per step from T* to T0."""
+    ends = [(min(int(T), PROVE_HARD_CAP), prove_T0(int(T))) for T in T_stars]
+    steps = sum(T0 for _, T0 in ends)
+    if route == "arb":
+        seconds = steps * PROVE_STEP_S
+    else:
+        seconds = sum(T * PROVE_FLOAT_STEP_S + (T0 - T) * PROVE_ROW_STEP_S for T, T0 in ends)
     n = len(T_stars)
     count = str(steps) if steps < 10**6 else f"{steps:.3g}"
     what = (f"{count} certified steps to T0 = T* + max(1000, T*/100)" if n == 1
             else f"{n} instances, {count} certified steps in all")
-    if any(prove_T0(int(T)) == PROVE_HARD_CAP for T in T_stars):
+    if any(T0 == PROVE_HARD_CAP for _, T0 in ends):
         what += f"; the iteration stops at its cap of {PROVE_HARD_CAP:.0e} steps, short of T0"
-    return RunTimeEstimate("prove", n * PROVE_FIXED_S + steps * PROVE_STEP_S, what, lower_bound, steps)
+    return RunTimeEstimate("prove", n * PROVE_FIXED_S + seconds, what, lower_bound, steps)
 
 
 def prove_tstar(config) -> tuple[float | None, str]:

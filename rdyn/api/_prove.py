@@ -174,12 +174,13 @@ def budget_plan(v: dict, inst):
     if T0 > PROVE_HARD_CAP:
         raise UsageError(f"{which}: T* is about {T_star:.3g} steps ({how.replace('the ', '')}), beyond the certified "
                          f"iteration's cap of {PROVE_HARD_CAP:.0e} steps (about "
-                         f"{_duration(prove_estimate([PROVE_HARD_CAP]).seconds)}): it would stop short of T0; {fix}")
+                         f"{_duration(prove_estimate([PROVE_HARD_CAP], route=v['route']).seconds)}): it would stop "
+                         f"short of T0; {fix}")
     if v["max_steps"] is not None and v["max_steps"] < T0:
         raise UsageError(f"--max-steps {v['max_steps']} is below T0 = {approx}{T0} (T* = {approx}{int(T_star)} from "
                          f"{how}, plus max(1000, T*/100)), the steps needed to reach the invariant region; raise it or "
                          f"omit it")
-    return prove_estimate([T_star])
+    return prove_estimate([T_star], route=v["route"])
 
 
 @contextlib.contextmanager
@@ -331,7 +332,7 @@ def run_grid(v: ProveOptions, progress=None, note=None):
             head = (f"{len(points)} instance{'s' if len(points) != 1 else ''} to prove" + (f" ({len(done_rows)} already in {v.resume})" if done_rows
                                                             else "") + f", {len(skipped)} skipped")
             if todo_T:
-                est = prove_estimate(todo_T)
+                est = prove_estimate(todo_T, route=v.route)
                 note(f"{head}; " + (est.line().split(": ", 1)[1] if est.seconds > ANNOUNCE_ABOVE_S else
                                     f"about {est.seconds:.0f} s"))
             else:

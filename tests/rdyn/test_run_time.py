@@ -175,10 +175,13 @@ def test_asymptotics_says_how_long(capsys, monkeypatch):
 
 
 def test_prove_estimate_arithmetic():
-    """1.8 s + 14 us per certified step up to T0 = T* + max(1000, T*/100), the iteration capped at 1e9."""
+    """--route arb: 1.8 s + 14 us per certified step up to T0 = T* + max(1000, T*/100); the float route:
+    1.8 s + 0.6 us per step up to T*, 40 us per step from T* to T0; the iteration capped at 1e9."""
+    arb = rt.prove_estimate([1165870], route="arb")
+    assert arb.steps == 1165870 + 11658 and arb.seconds == pytest.approx(1.8 + 1177528 * 1.4e-5)
+    assert arb.line() == "rdyn prove: about 18 s (1.18e+06 certified steps to T0 = T* + max(1000, T*/100))"
     one = rt.prove_estimate([1165870])
-    assert one.steps == 1165870 + 11658 and one.seconds == pytest.approx(1.8 + 1177528 * 1.4e-5)
-    assert one.line() == "rdyn prove: about 18 s (1.18e+06 certified steps to T0 = T* + max(1000, T*/100))"
+    assert one.steps == 1177528 and one.seconds == pytest.approx(1.8 + 1165870 * 6e-7 + 11658 * 4e-5)
     assert rt.prove_estimate([50000, 37857]).steps == 51000 + 38857
     capped = rt.prove_estimate([10**12])
     assert capped.steps == 10**9 and "stops at its cap of 1e+09 steps" in capped.line()
@@ -189,11 +192,15 @@ def test_prove_prints_its_estimate_before_the_work(capsys, monkeypatch):
 
     monkeypatch.setattr(engine, "prove", _stop)
     # ReLU D = 12, K = 3, eta = 0.01: float64 T* = 1165870 (the certified one, docs/proofs.md)
-    err = _err_before_work(capsys, ["prove", "--D", "12", "--K", "3", "--eta", "0.01"])
+    err = _err_before_work(capsys, ["prove", "--D", "12", "--K", "3", "--eta", "0.01", "--route", "arb"])
     assert err.startswith("rdyn prove: about 18 s (1.18e+06 certified steps")
+    assert "about" not in _err_before_work(capsys, ["prove", "--D", "12", "--K", "3", "--eta", "0.01"])   # float
     assert "about" not in _err_before_work(capsys, ["prove", "--D", "5", "--K", "2"])   # T* ~ 1e3: short
     monkeypatch.setattr(sweep, "run", _stop)
-    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01", "--max-tstar", "2000000"])
+    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01", "--max-tstar", "2000000", "--route",
+                                    "arb"])
     assert "rdyn prove: about 18 s (1 instances" not in err and "about 18 s" in err
-    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01"])   # T* found first now (issue 40)
+    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01", "--route", "arb"])   # T* found first
     assert "no time estimate" not in err and "1 instance to prove, 0 skipped; about 18 s" in err
+    err = _err_before_work(capsys, ["prove", "--grid", "D=12;K=3;eta=0.01"])
+    assert "1 instance to prove, 0 skipped; about 3 s" in err

@@ -324,7 +324,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                       "w_T0": [float(region_info["w_T0"].lower()), float(region_info["w_T0"].upper())],
                       "e_T0": [float(region_info["e_T0"].lower()), float(region_info["e_T0"].upper())],
                       "T0": it.T0, "iteration_seconds": round(it.seconds, 3), "last_step": it.last_step,
-                      "radius_T0": it.radius_T0, "prec_bits": prec}
+                      "radius_T0": it.radius_T0, "prec_bits": prec, "route": "float" if float_route else "arb"}
         return ProofReport(inst, it.T_star, results, sup, time.perf_counter() - t_start, region, {"t1": it.t1})
     finally:
         flint.ctx.prec = old

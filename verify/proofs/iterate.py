@@ -514,7 +514,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 memo[i] = State(*row_state(t + i, rows[i]), K, D - K)
             return memo[i]
         search = [s_ for s_ in open_keys if searched(s_) and not (T_star is None and s_.window in WAITING_FOR_T_STAR)]
-        previous = -1
+        previous, last_closed = -1, 0
         for j in sorted({*range(SAMPLE - 1, stop, SAMPLE), stop - 1}) if search else ():
             for s_ in search:
                 if closed(s_) or passes(s_, state(j), state(j + 1)):
@@ -523,8 +523,12 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                     P, Q = state(i), state(i + 1)
                     ok = check_pair(s_, P, Q) if s_.key in PAIR else check(s_, P.t, P.C1, P.x, P.dx, P.e, P.star)
                     if not ok:
+                        last_closed = max(last_closed, i)
                         break
             previous = j
+            if T0 is not None and t > T0 and all(closed(s_) for s_ in open_keys):
+                stop = last_closed   # the run ends at the step that closed the last statement
+                break
         base = t - len(pending)   # the step of pending's first row
         if T_star is None:
             pending = np.vstack((pending, rows[:stop])) if len(pending) else rows[:stop]
@@ -554,11 +558,12 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             pending = pending[need:]
             base += need
         open_keys = [s_ for s_ in open_keys if not closed(s_)]
-        last = row_state(t + stop - 1, rows[stop - 1])
-        route.consume(stop)
-        t += stop
-        C1, x = route.box()
-        box = (C1, None, None, x)
+        if stop:
+            last = row_state(t + stop - 1, rows[stop - 1])
+            route.consume(stop)
+            t += stop
+            C1, x = route.box()
+            box = (C1, None, None, x)
         if stop < m or t % n or not stretch_ok():   # the steps from here are taken one at a time
             unpend()
             return False
