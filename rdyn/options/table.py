@@ -543,7 +543,7 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "by then is undecided", lo=1, hi=10**9, **_NOT_WITH_ETA_RANGE("max_steps", "no iteration runs")),
     Option("route", "choice", "float", "the certified iteration after t1 + 1: float (default; compiled float64 "
            "intervals, outward rounding, about 2.7e6 steps/s at D = 12; a counterexample shows only its certified "
-           "digits, about 9 to 15 past t1) or arb (200-bit balls from step 0, about 6e4 steps/s; counterexamples to "
+           "digits, about 12 to 16 past t1) or arb (200-bit balls from step 0, about 6e4 steps/s; counterexamples to "
            "40 digits). Steps 0 .. t1 + 1 are arb's in both (docs/proofs.md, \"The float route\")",
            choices=("float", "arb"), **_NOT_WITH_ETA_RANGE("route", "no iteration runs")),
     Option("max_boxes", "int", 200000, "box budget of the branch and bound (Model A: the invariant "

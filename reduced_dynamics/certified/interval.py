@@ -101,11 +101,14 @@ ATAN_REMAINDER_SCALE = 2.0 ** -73   # |u|^15/15 <= |u| 2^-73 for |u| <= 0.0313
 
 def interval_ball(lo: float, hi: float):
     """An arb ball containing [lo, hi]: the float midpoint m (exact) and the radius
-    max(m - lo, hi - m) rounded up (one float spacing above the rounded-to-nearest difference)."""
+    max(m - lo, hi - m) rounded up (one float spacing above the rounded-to-nearest difference); a
+    point interval is its exact value."""
     from flint import arb
 
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return arb("nan")
+    if lo == hi:   # a point: exact
+        return arb(lo)
     mid = 0.5 * lo + 0.5 * hi
     return arb(mid, math.nextafter(max(mid - lo, hi - mid), math.inf))
 

@@ -69,7 +69,7 @@ def digits(ball, n: int = 40) -> str:
 
 def certified_digits(ball, n: int = 40) -> str:
     """The ball's value to at most n significant digits, each one certified (the ball lies within
-    a unit of the last digit): n digits from the 200-bit arb route, fewer (about 9 to 15) from the
+    a unit of the last digit): n digits from the 200-bit arb route, fewer (about 12 to 16) from the
     float route's intervals (a counterexample's state and sides)."""
     return ball.str(n, radius=False)
 

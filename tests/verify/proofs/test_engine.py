@@ -205,7 +205,7 @@ def test_float_route_reaches_the_arb_routes_verdicts(d9, d9_arb):
     the same verdicts, T*, t1, steps checked and counterexample steps; the float route's counterexample
     strings hold only certified digits (at least 8 significant), each within a unit of its last digit of
     the arb route's 40. A certified margin is a lower bound found on wider boxes (the float route's are
-    about 1e-10 wide): never above the arb route's, and at most 1e-3 below it (the one-step statements'
+    about 1e-13 wide): never above the arb route's, and at most 1e-3 below it (the one-step statements'
     p(t+1) - p(t) at T0, and the lag constant's |C1/C1* - 1|/e^3, magnify that width most)."""
     assert (d9["T_star"], d9["t1"]) == (d9_arb["T_star"], d9_arb["t1"])
     for a, b in zip(d9["statements"] + d9["superseded"], d9_arb["statements"] + d9_arb["superseded"]):
@@ -249,10 +249,14 @@ def test_done_when_instance():
     """The issue's instance: ReLU, D = 12, K = 3, ||V*||^2 = 1, eta = 0.01 (T* = 1165870). The
     corrected D.19 lower side as first stated fails at T* (ratio 0.99999897); restated with the lag
     factor 1 - e^{(C2+C3)/D} |C1/C1* - 1| it is certified; the printed D.18 lower side fails at step
-    1689509."""
+    1689509. Pinned: the arb route's digits (docs/proofs.md's worked example); the float route (the
+    default) reaches the same verdicts at the same steps."""
     import rdyn
 
-    r = rdyn.prove(D=12, K=3, activation="relu", vstar_norm2=1, eta=0.01).to_dict()
+    r = rdyn.prove(D=12, K=3, activation="relu", vstar_norm2=1, eta=0.01, route="arb").to_dict()
+    fast = rdyn.prove(D=12, K=3, activation="relu", vstar_norm2=1, eta=0.01).to_dict()
+    assert [(x["key"], x["verdict"], (x["counterexample"] or {}).get("step")) for x in fast["statements"]] == [
+        (x["key"], x["verdict"], (x["counterexample"] or {}).get("step")) for x in r["statements"]]
     assert r["T_star"] == 1165870
     for key in ("D18.derived.lower", "D18.derived.upper", "D19.derived.lag", "D19.derived.lower",
                 "D19.corrected.upper", "D18.corrected.lower", "D18.corrected.upper", "D19.corrected.lower"):

@@ -285,7 +285,8 @@ STRENGTH_PINS = {
 @pytest.mark.parametrize("index", range(4, 14))
 def test_strength_instances_are_certified(index):
     """The ``certified`` strength of the D.5-D.19 entries and corrections cites these instances: every
-    corrected statement is certified there (margins pinned), the printed D.18 sides are refuted, and
+    corrected statement is certified there by the float route (margins against the arb route's pins),
+    the printed D.18 sides are refuted, and
     no printed statement is undecided except D.19's lower side with logits/sqrt(D) (no region
     argument: docs/proofs.md)."""
     from rdyn.verification.claims import strength
@@ -313,5 +314,8 @@ def test_strength_instances_are_certified(index):
             assert x["verdict"] == "refuted", (inst, x)
         elif x["key"].startswith(ORIGINAL) and not (x["key"] == "D19.printed.lower" and inst["logit_scale"] == "sqrtD"):
             assert x["verdict"] != "undecided", (inst, x)
-    assert margins == pytest.approx(pins, rel=1e-9)
+    # the pins are the arb route's margins (docs/proofs.md); the float route's are lower bounds found on
+    # boxes about 1e-13 wide: at most 1e-3 below them, never above
+    for key, pin in pins.items():
+        assert pin * (1 - 1e-3) <= margins[key] <= pin * (1 + 1e-9), (key, margins[key], pin)
     assert derived == {"D18.derived.lower", "D18.derived.upper", "D19.derived.lag", "D19.derived.lower"}
