@@ -94,8 +94,9 @@ class FloatRoute:
 
     def start(self, C1, x, t: int) -> None:
         """Continue from the box (C1, x) (arb balls) at step t."""
-        self._iteration().set_state(C1, x, t)
-        self.rows, self.t, self._anchors = np.empty((0, 12)), t, []
+        route = self._iteration()
+        route.set_state(C1, x, t)
+        self.rows, self.t, self._anchors = np.empty((0, 12)), t, [(route.st.copy(), t)]
 
     def peek(self, n: int) -> np.ndarray:
         """The rows of steps t .. t + n - 1 (fewer when the route stopped: C1 > 0 not certain at a
@@ -110,29 +111,30 @@ class FloatRoute:
     def consume(self, k: int) -> None:
         """Move past the first k rows."""
         self.rows, self.t = self.rows[k:], self.t + k
-        while len(self._anchors) > 1 and self._anchors[1][1] <= self.t:
+        while len(self._anchors) > 1 and self._anchors[1][1] < self.t:   # one step kept behind (save)
             self._anchors.pop(0)
 
-    def save(self) -> dict:
-        """The loop's state at the current step (floats, exact in JSON): :meth:`restore` continues
-        with the very rows this route would have computed (the loop is a function of that state)."""
+    def save(self, step: int) -> dict:
+        """The loop's state at ``step`` (the current step or the one before it; floats, exact in
+        JSON): :meth:`restore` continues with the very rows this route computes from there (the loop
+        is a function of that state)."""
         route = self._route
-        if not self._anchors:
-            return {"st": route.st.tolist(), "t": self.t}
+        st, t = next(((a, u) for a, u in reversed(self._anchors) if u <= step), (None, None))
+        if st is None:
+            raise ValueError(f"the float route holds no state at or before step {step}")
         held = route.st.copy()
-        st, t = self._anchors[0]
         route.st[:] = st
-        route.advance(self.t - t, record=False)
+        route.advance(step - t, record=False)
         state = route.st.tolist()
         route.st[:] = held
-        return {"st": state, "t": self.t}
+        return {"st": state, "t": step}
 
     def restore(self, saved: dict) -> None:
         """Continue from :meth:`save`'s state."""
         route = self._iteration()
         route.st[:] = np.array(saved["st"], dtype=float)
         route.t = saved["t"]
-        self.rows, self.t, self._anchors = np.empty((0, 12)), saved["t"], []
+        self.rows, self.t, self._anchors = np.empty((0, 12)), saved["t"], [(route.st.copy(), saved["t"])]
 
     @property
     def ended(self) -> bool:
@@ -146,5 +148,11 @@ class FloatRoute:
         rows = self.peek(1)
         if len(rows):
             return tuple(interval_ball(float(rows[0, 2 * i]), float(rows[0, 2 * i + 1])) for i in range(2))
+        return self.box_after()
+
+    def box_after(self) -> tuple:
+        """(C1, x) where the route stopped (the step after its last row), as arb balls."""
+        from rdyn.reduced_dynamics.certified.interval import interval_ball
+
         (a, b), (u, v) = self._route.state()
         return interval_ball(a, b), interval_ball(u, v)

@@ -495,6 +495,12 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         every :data:`SAMPLE`-th step, and at the first where it does not certainly hold it is
         decided at every step since the previous check, in order (the step reported is the first
         failure after the last check where it held)."""
+        from rdyn.reduced_dynamics.runs.checkpoint import signals_blocked
+
+        with signals_blocked():   # the stretch changes the loop's state in many places: a signal waits for its end
+            return _float_stretch(n)
+
+    def _float_stretch(n):
         nonlocal C1, x, t, box, buffer, pending, open_keys, last
         from rdyn.verification.proofs.float_route import X_HI, block_bounds, row_state
 
@@ -623,7 +629,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 "radius_T0": radius_T0, "seconds": time.perf_counter() - t_start,
                 "last": None if last is None else _state_text(last),
                 "buffer": [_state_text(b) for b in buffer], "pending": pending.tolist(),
-                "route": route.save() if route_on and not route_done else None}
+                "route": route.save(t) if route_on and not route_done else None}
 
     def chunk(n):
         """Steps until t is a multiple of n (the driver's chunk; progress lines fall on its
@@ -741,16 +747,17 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                     f" before T0 = {T0}" if T0 is not None and t < T0 else
                     " before T* (not reached)" if T_star is None and exact_budget else "")
                 return True
-            if nxt is None:
-                route.consume(1)
-                following = route.peek(1)
-                if len(following):
-                    ahead = row_quantities(t + 1, following[0])
+            if nxt is None:   # the next row (consumed after the assignment; a checkpoint saves the route at t)
+                following = route.peek(2)
+                if len(following) == 2:
+                    ahead = row_quantities(t + 1, following[1])
                     nxt = (ahead[1], None, None, ahead[2])
                 else:   # the route stopped: its box, where the arb route takes over
-                    C1n, xn = route.box()
+                    C1n, xn = route.box_after()
                     nxt = (C1n, None, None, xn)
             box, C1, x, t = nxt, nxt[0], nxt[3], t + 1   # one assignment: a signal never splits it
+            if floating:
+                route.consume(1)
             if t % n == 0:
                 return False
 

@@ -234,8 +234,9 @@ def test_sigterm_mid_grid_keeps_the_rows(tmp_path):
     import sys
 
     path = tmp_path / "grid.json"
+    # --route arb: the second instance takes seconds (the float route proves it in 0.3 s, before the signal)
     proc = subprocess.Popen([sys.executable, "-m", "rdyn", "prove", "--grid", "D=5,14;K=1;eta=half_limit",
-                             "--out", str(path)], stderr=subprocess.PIPE, text=True,
+                             "--route", "arb", "--out", str(path)], stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         for line in proc.stderr:   # wait for the first instance's row

@@ -73,9 +73,14 @@ def test_a_saved_route_continues_bit_for_bit(route):
     the restored route's next rows equal the original's."""
     route.peek(25000)
     route.consume(12345)
-    saved = route.save()
+    route.peek(13000)   # past the rows held: a second computation (the state is saved from the first)
+    route.consume(12655)   # at the second computation's first step: the step before it is still saved
+    behind = route.save(route.t - 1)
+    saved = route.save(route.t)
     ahead = route.peek(30000)[:20000].copy()
     twin = FloatRoute("relu", "D", route.params, route.first_c1)
     twin.restore(saved)
     assert twin.t == route.t
     assert np.array_equal(twin.peek(20000), ahead)
+    twin.restore(behind)
+    assert np.array_equal(twin.peek(20001)[1:], ahead)
