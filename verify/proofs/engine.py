@@ -311,7 +311,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                 r = lag_pass.verdict(s, it, lag_pass.region, bm, res)
             else:
                 o = it.outcomes.get(s.key) or iterate.Outcome(s.key)
-                r = _verdict(s, o, it, res, region_info)
+                r = _verdict(s, o, it, res, region_info, float_route)
             (sup if s in extra else results).append(r)
         from rdyn.verification.proofs import corollaries   # refutations beyond the step budget (region)
         # (they rest on certified statements, current or superseded: R+- of the superseded D.18 forms)
@@ -330,12 +330,14 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
         flint.ctx.prec = old
 
 
-def _verdict(s, o, it, res, info) -> StatementResult:
+def _verdict(s, o, it, res, info, float_route: bool = False) -> StatementResult:
     if o.counterexample is not None:
         return StatementResult(s, "refuted", counterexample=o.counterexample)
     if o.undecided_step is not None:
+        hint = ("; that step is the float route's (boxes about 1e-13 wide): --route arb (200 bits) may decide it"
+                if float_route and it.t1 is not None and o.undecided_step > it.t1 + 1 else "")
         return StatementResult(s, "undecided", reason=f"the certified enclosure straddles the bound at step "
-                                                        f"{o.undecided_step}")
+                                                        f"{o.undecided_step}{hint}")
     if s.window == "symbolic":
         return _symbolic(s, it)
     if s.window in ("until_t1", "before_t1"):

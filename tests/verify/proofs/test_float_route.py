@@ -84,3 +84,19 @@ def test_a_saved_route_continues_bit_for_bit(route):
     assert np.array_equal(twin.peek(20000), ahead)
     twin.restore(behind)
     assert np.array_equal(twin.peek(20001)[1:], ahead)
+
+
+def test_an_undecided_step_of_the_float_route_points_to_the_arb_route():
+    """A straddle past t1 + 1 on the float route says that --route arb may decide it; before, or with
+    the arb route, the reason is the plain one."""
+    from rdyn.verification.proofs import statements as st
+    from rdyn.verification.proofs.engine import _verdict
+    from rdyn.verification.proofs.iterate import Iteration, Outcome
+
+    s = next(x for x in st.STATEMENTS if x.key == "D10.corrected")
+    it = Iteration(T_star=None, T0=None, state_T0=None, last_step=5000, stopped=None, t1=100)
+    late = _verdict(s, Outcome(s.key, undecided_step=5000), it, None, {}, float_route=True)
+    assert late.verdict == "undecided" and "--route arb" in late.reason
+    early = _verdict(s, Outcome(s.key, undecided_step=50), it, None, {}, float_route=True)
+    arb_route = _verdict(s, Outcome(s.key, undecided_step=5000), it, None, {}, float_route=False)
+    assert "--route arb" not in early.reason and "--route arb" not in arb_route.reason
