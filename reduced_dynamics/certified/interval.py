@@ -395,9 +395,31 @@ def isqrt1(a):
     return (lo, succ(math.sqrt(a[1])))
 
 
+@_jit
+def centre_radius(a):
+    """(m, r): the float midpoint m of the interval a (inside it) and r >= max(m - lo, hi - m)."""
+    m = 0.5 * a[0] + 0.5 * a[1]
+    return m, max(up(m - a[0]), up(a[1] - m))
+
+
+@_jit
+def dd_add(hi, lo, d):
+    """(hi + lo) + d as a double-double (hi', lo') and a bound of its one rounding: two_sum(hi, d) is
+    exact, the low parts' sum is rounded once (error <= its size times 2^-52, at least the least
+    subnormal), and the renormalising two_sum is exact."""
+    s1 = hi + d
+    bb = s1 - hi
+    err = (hi - (s1 - bb)) + (d - bb)
+    l1 = lo + err
+    rounding = up(up(abs(l1) * EPS) + TINY)
+    s2 = s1 + l1
+    bb = s2 - s1
+    return s2, (s1 - (s2 - bb)) + (l1 - bb), rounding
+
+
 # the names the generated code of the certified pass imports (the sharp operations are not among them)
 PRIMITIVES = ("up", "down", "ipoint", "ipi", "iadd", "isub", "ineg", "imul", "idiv", "isqr",
-              "ipow", "isqrt", "exp_bounds", "iexp", "atan_unit", "atan_bounds", "iatan")
+              "ipow", "isqrt", "exp_bounds", "iexp", "atan_unit", "atan_bounds", "iatan", "centre_radius", "dd_add")
 
 
 def primitives() -> dict:

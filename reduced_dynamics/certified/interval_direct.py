@@ -50,8 +50,8 @@ beta at the exact state of step t).
 
 Width. x is kept as a double-double centre ``xc = xc_hi + xc_lo`` and a radius ``xr``: the map is
 evaluated at the float point ``m = xc_hi``; the centre moves by the centre ``gd`` of Delta x there,
-added exactly (two_sum; the sum of the low parts is rounded, its error bounded by ``|low| 2^-53``
-and added to the radius), and
+added exactly (:func:`~rdyn.reduced_dynamics.certified.interval.dd_add`: the sum of the low parts is
+rounded once, its error bounded and added to the radius), and
 
     x' - xc' = (1 + dDx/dx)(x - xc) + dDx/dx xc_lo + dDx/dC1 (C1 - m1) + (Delta x(m1, m) - gd),
 
@@ -86,7 +86,6 @@ S_DC1, S_DX, S_BLOCK, S_JACOBIANS, S_JE = 17, 18, 19, 20, 21
 # hold the float enclosure of that interval
 S_XCHI, S_XCLO, S_XR = 22, 23, 24
 N_STATE = 25
-HALF_ULP = 2.0**-53   # a rounded-to-nearest sum s is within |s| 2^-53 of the exact one
 STOP_BRANCH, STOP_NONFINITE = 1, 2
 # one row of the record per step t: the state at t and the by-products of the step t -> t + 1
 COLUMNS = ("C1", "x", "dx", "e", "alpha_minus_1", "beta")   # each a (lo, hi) pair: 12 floats
@@ -113,8 +112,7 @@ def _direct_template(st, n, c, rec):
         if not (C1[0] > 0):
             st[S_STOPPED] = STOP_BRANCH
             return i
-        m1 = 0.5 * C1[0] + 0.5 * C1[1]
-        r1 = max(up(m1 - C1[0]), up(C1[1] - m1))
+        m1, r1 = centre_radius(C1)
         xc_hi, xc_lo, xr = st[S_XCHI], st[S_XCLO], st[S_XR]
         m2 = xc_hi   # the point of evaluation: x - m2 = (x - xc) + xc_lo
         r2 = up(xr + abs(xc_lo))
@@ -159,16 +157,8 @@ def _direct_template(st, n, c, rec):
         # x' = x + Delta x(C1, x): the centre moves by gd, the centre of Delta x at the point (m1, m2),
         # added in double-double (two_sum exact; the low parts' sum rounded, its error in the radius);
         # x' - xc' = (1 + dDx/dx)(x - xc) + dDx/dx xc_lo + dDx/dC1 (C1 - m1) + (Delta x(m1, m2) - gd)
-        gd = 0.5 * Gd[0] + 0.5 * Gd[1]
-        rgd = max(up(gd - Gd[0]), up(Gd[1] - gd))
-        hi_sum = xc_hi + gd
-        back = hi_sum - xc_hi
-        hi_err = (xc_hi - (hi_sum - back)) + (gd - back)
-        low = xc_lo + hi_err
-        low_err = up(abs(low) * HALF_ULP)
-        new_hi = hi_sum + low
-        back = new_hi - hi_sum
-        new_lo = (hi_sum - (new_hi - back)) + (low - back)   # two_sum: new_hi + new_lo = hi_sum + low
+        gd, rgd = centre_radius(Gd)
+        new_hi, new_lo, low_err = dd_add(xc_hi, xc_lo, gd)
         new_r = up(up(up(up(st[S_J22] * xr) + up(st[S_JD22] * abs(xc_lo))) + up(st[S_J21] * r1))
                    + up(rgd + low_err))
         xn = (down(new_hi - up(new_r + abs(new_lo))), up(new_hi + up(new_r + abs(new_lo))))
@@ -207,7 +197,7 @@ def generated_module_source(source: str) -> str:
     from rdyn.reduced_dynamics.runs import kernel_cache
 
     arithmetic = sorted(set(PRIMITIVES) | {"INF"})   # up, iadd, imul, ...
-    loop_names = sorted({"_magnitude", "HALF_ULP"} | {n for n in globals() if n[:2] == "S_" or n.startswith("STOP_")})
+    loop_names = sorted({"_magnitude"} | {n for n in globals() if n[:2] == "S_" or n.startswith("STOP_")})
     imports = [
         "from flint import arb as R",
         "from rdyn.derivations.codegen import arb_namespace",

@@ -46,7 +46,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from rdyn.reduced_dynamics.certified.interval import (EPS, INF, NAN, PRIMITIVES, TINY, _jit, arb_to_interval, down,
+from rdyn.reduced_dynamics.certified.interval import (INF, NAN, PRIMITIVES, _jit, arb_to_interval, down,
                                                       iadd, imul, interval_ball, isub, up)
 from rdyn.reduced_dynamics.model_a.kernels import interval_source
 from rdyn.reduced_dynamics.runs.driver import drive
@@ -201,20 +201,10 @@ def _advance_template(st, t, n, c, cfg, ev, evf, growth):
             g, d = incr_positive((c1, c1), m2, m3, c)
         else:
             g, d = incr_negative((c1, c1), m2, m3, c)
-        c1n = 0.5 * g[0] + 0.5 * g[1]
-        rg = max(up(c1n - g[0]), up(g[1] - c1n))
+        c1n, rg = centre_radius(g)
         r1n = up(up(rg + up(st[S_AMAX] * r1)) + up(st[S_BMAX] * r2))
-        dm = 0.5 * d[0] + 0.5 * d[1]
-        rd = max(up(dm - d[0]), up(d[1] - dm))
-        # s + l + dm as a double-double: TwoSum(s, dm) is exact; l + err rounds once
-        s1 = s + dm
-        bb = s1 - s
-        err = (s - (s1 - bb)) + (dm - bb)
-        l1 = l + err
-        errl = up(up(abs(l1) * EPS) + TINY)
-        s2 = s1 + l1                    # TwoSum(s1, l1): exact renormalisation
-        bb = s2 - s1
-        l2 = (s1 - (s2 - bb)) + (l1 - bb)
+        dm, rd = centre_radius(d)
+        s2, l2, errl = dd_add(s, l, dm)   # s + l + dm as a double-double
         r2n = up(up(up(st[S_MMAX] * r2) + up(st[S_GMAX] * r1)) + up(rd + errl))
         if not (r1n < INF and r2n < INF and abs(c1n) < INF and abs(s2) < INF
                 and abs(l2) < INF):
@@ -448,7 +438,7 @@ def generated_module_source(activation: str, scale: str) -> str:
     ``advance`` (the source of :func:`_advance_template`)."""
     from rdyn.reduced_dynamics.runs import kernel_cache
 
-    arithmetic = sorted(set(PRIMITIVES) | {"INF", "EPS", "TINY"})
+    arithmetic = sorted(set(PRIMITIVES) | {"INF"})
     loop_names = sorted({"observe", "relative_radius"} |
                         {n for n in globals() if n[:2] in ("S_", "G_", "E_", "F_") and n[2:].isupper()
                          or n.startswith("STOP_")})
