@@ -180,8 +180,11 @@ class Evaluator:
     def pair_sides(self, key: str, P, Q):
         """(lhs, rhs) of the one-step statement ``key`` at step t from the states P (step t) and Q
         (step t + 1) (:class:`State`); None: the statement makes no claim at this step (Lemma
-        D.10 corrected, a step across p_c); "ambiguous": whether it makes one is undecided."""
-        dp = Q.p - P.p
+        D.10 corrected, a step across p_c); "ambiguous": whether it makes one is undecided.
+        ``p(t+1) - p(t) = N (e - e') p p' = -N e expm1(-Delta x/scale) p p'`` from the step's own
+        Delta x: no cancellation between the two p balls (whose width, on the float route, is
+        1e-4 of the difference late in the run)."""
+        dp = -self.N * P.e * (-P.dx / self.scale).expm1() * P.p * Q.p
         if key == "D9.printed.lower":
             return dp, P.p * (1 - self.K * P.p) * self.d9_lo * P.dx
         if key == "D9.printed.upper":
