@@ -547,7 +547,8 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "40 digits). Steps 0 .. t1 + 1 are arb's in both (docs/proofs.md, \"The float route\")",
            choices=("float", "arb"), **_NOT_WITH_ETA_RANGE("route", "no iteration runs")),
     Option("max_boxes", "int", 200000, "box budget of the branch and bound (Model A: the invariant "
-           "region's boxes; --paper B: region and S0 boxes together; default 200000)", lo=1, hi=10**8),
+           "region's boxes, every band tried, and as much again for the derived late-phase statements on "
+           "that region; --paper B: region and S0 boxes together; default 200000)", lo=1, hi=10**8),
     *(_not_with_eta_range(o, "the box proof takes seconds") for o in (
         o if o.applies is not None else
         dataclasses.replace(o, help=_PROVE_RESUME_HELP) if o.name == "resume" else dataclasses.replace(

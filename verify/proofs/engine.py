@@ -248,9 +248,9 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
             region_info.update(result=res, w_T0=w0, e_T0=e)
             done = {s.key for s in todo if res.invariant and res.decided.get(s.region)}
             if lag_pass is not None and res.invariant and lag_pass.set_constants(bm, res.region, lag_constant):
-                # the derived statements' conditions on the same region, apart (their budget is what is left)
+                # the derived statements' conditions on the same region, apart, with a budget of their own
                 derived = tuple(dict.fromkeys(s.region for s in observed if s.region == "lag" or bm.q_lag is not None))
-                lag_pass.region = rg.prove_region(bm, res.region, derived, max_boxes=max(1, max_boxes - used))
+                lag_pass.region = rg.prove_region(bm, res.region, derived, max_boxes=max_boxes)
             return [s.key for s in chosen + extra if s.key not in done]
 
         from rdyn.reduced_dynamics.runs import checkpoint as ck
