@@ -351,9 +351,9 @@ CLASSIFICATION: dict[tuple[str, str], Classification] = {
                        "decreases after", "p", "condition", None,
                        "along the trajectory of each listed instance, and by a range of rdyn prove --eta, for every "
                        "eta of the ranges in the scope. The proof sweep (docs/proofs.md: ReLU and identity, K < D <= 24, "
-                       "D > 2K, logits/D) certified it at 262 of 264 instances at eta_limit/2 and 147 of 148 at the "
-                       "papers' eta; the other three (identity D = 9, K = 1, both step sizes, and D = 18, K = 2, "
-                       "eta_limit/2) were undecided while the search for p_c gave up on a grid point where "
+                       "D > 2K, logits/D) certified it at 262 of 264 instances at eta_limit/2 and at all 264 at the "
+                       "papers' eta; the two others (identity D = 9, K = 1 and D = 18, K = 2, eta_limit/2) were "
+                       "undecided while the search for p_c gave up on a grid point where "
                        "dC1*/dp = 0 exactly (p_c = 1/(3K) at D = 9K), and are certified since it brackets past it. "
                        "p_c = 1/sqrt(D K) for the identity is an exact root of dC1*/dp (sympy); the ReLU and Leaky "
                        "ReLU p_c are numeric, per instance (values in the check)",
