@@ -1,14 +1,13 @@
-"""The float route of ``rdyn prove``'s iteration: the steps from t1 to just before T*, on which every
-open statement is decided a block at a time (:data:`rdyn.verification.proofs.region.BLOCK_CONDITIONS`),
-taken by the compiled float64 interval iteration of the same map,
+"""The float route of ``rdyn prove``'s iteration (docs/proofs.md, "The float route"): every step after
+t1 + 1 read off the rows of the compiled float64 interval iteration of the same map,
 :class:`rdyn.reduced_dynamics.certified.interval_direct.IntervalDirect` (outward rounding; every
 recorded interval contains the exact real-number quantity of its step).
 
 A block of steps needs only the range of ``e`` and of ``rho = C1/C1*`` over its states and the
 state after it (:func:`block_bounds`); those come from the recorded intervals without any arb
-arithmetic. A block on which a condition is not shown is decided step by step on the recorded
-intervals themselves, as arb balls (:func:`row_state`), as are the steps the arb route takes after
-the stretch: the float box at the end of the stretch becomes the arb box (exact endpoints).
+arithmetic. Where a step is decided on its own (a block on which a condition is not shown, the
+steps from T* to T0, a counterexample search), its row is read as arb balls that contain the
+recorded intervals (:func:`row_state`, :func:`row_quantities`).
 """
 from __future__ import annotations
 
