@@ -110,17 +110,18 @@ def test_certified_scope_lists_instances_and_marks_the_other_scale():
 
 def test_d10_validity_matches_the_proof_sweep():
     """D.10's validity names what the proof sweep's table (docs/proofs.md) recorded: its certified counts and
-    the identity instances it left undecided, which are certified since the turning point's search brackets a
-    grid point where dC1*/de = 0 (tests/verify/proofs/test_sweep.py: KNOWN_UNDECIDED is empty)."""
+    the instances it left undecided at eta_limit/2, which are certified since the turning point's search
+    brackets a grid point where dC1*/de = 0 (tests/verify/proofs/test_sweep.py: KNOWN_UNDECIDED is empty)."""
     row = next(line for line in (REPO / "docs" / "proofs.md").read_text().splitlines()
                if "`D10.corrected`" in line)
     half, paper = (re.fullmatch(r"\s*(\d+) / (\d+) / (\d+) / (\d+)\s*", cell).groups()
                    for cell in row.strip().strip("|").split("|")[-2:])
     valid = errata.CLASSIFICATION[("A", "Lemma D.10")].correction.valid
     assert f"{half[1]} of {sum(map(int, half))} instances at eta_limit/2" in valid
-    assert f"{paper[1]} of {sum(map(int, paper))} at the papers' eta" in valid
-    assert int(half[3]) == 2 and int(paper[3]) == 1
-    assert ("the other three (identity D = 9, K = 1, both step sizes, and D = 18, K = 2, eta_limit/2) were "
+    # the papers' eta column: the whole grid by the float route, every instance certified
+    assert int(paper[1]) == sum(map(int, paper)) == 264 and f"all {paper[1]} at the papers' eta" in valid
+    assert int(half[3]) == 2 and int(paper[3]) == 0
+    assert ("the two others (identity D = 9, K = 1 and D = 18, K = 2, eta_limit/2) were "
             "undecided" in valid and "are certified since" in valid)
 
 
