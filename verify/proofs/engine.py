@@ -198,6 +198,11 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
     --max-steps``) it is honoured exactly: the iteration stops at step ``max_steps`` at the latest,
     T0 reached or not (the CLI refuses a budget below the estimated T0 before any work).
 
+    ``float_route``: steps after t1 + 1 from the compiled float64 interval rows
+    (:mod:`.float_route`; ``rdyn prove --route float``, the default), else every step in arb at
+    ``prec`` bits (``--route arb``). ``max_boxes`` bounds the main region's branch and bound (every
+    band tried) and, apart, the derived late-phase statements' on that region.
+
     ``lag_constant``: the lag lemma's c_lag to decide instead of the certified one (the derived
     D.18/D.19 forms then use q_lag = q_min (1 - c_lag (K/(D-K))^2) of it); None: c_lag is the
     certified bound of ``|w|`` for T >= T* (:class:`LagPass`, docs/proofs.md)."""
