@@ -2,17 +2,12 @@
 (test_eta_box_grid.py has the others and the check, loaded from its file: test modules are not a package)."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from siblings import load
 
 
 def _grid_module():
-    spec = importlib.util.spec_from_file_location("eta_box_grid_check", Path(__file__).with_name("test_eta_box_grid.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(__file__, "test_eta_box_grid.py", "eta_box_grid_check")
 
 
 @pytest.mark.slow

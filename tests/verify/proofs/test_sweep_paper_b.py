@@ -2,17 +2,12 @@
 loaded from its file: test modules are not a package)."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from siblings import load
 
 
 def _sweep_module():
-    spec = importlib.util.spec_from_file_location("sweep_paper_check", Path(__file__).with_name("test_sweep_paper.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(__file__, "test_sweep_paper.py", "sweep_paper_check")
 
 
 @pytest.mark.slow
