@@ -302,7 +302,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     import numpy as np
 
     from rdyn.verification.proofs.balls import lower
-    from rdyn.verification.proofs.float_route import row_quantities
+    from rdyn.verification.proofs.float_route import X_HI, block_bounds, row_quantities, row_state
 
     t_start = time.perf_counter()
     D, K = inst.D, inst.K
@@ -505,8 +505,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
 
     def _float_stretch(n):
         nonlocal C1, x, t, box, buffer, pending, open_keys, last
-        from rdyn.verification.proofs.float_route import X_HI, block_bounds, row_state
-
         m = min(n - t % n, max_steps - t)   # the budget's last step is taken one at a time (it ends the run)
         rows = route.peek(m + 1) if m > 0 else route.peek(0)   # and the state after the last (pair statements)
         stop = min(m, len(rows) - 1)
@@ -583,8 +581,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         taken one at a time)."""
         nonlocal buffer, pending
         if len(pending):
-            from rdyn.verification.proofs.float_route import row_state
-
             buffer = buffer + [row_state(t - len(pending) + i, r) for i, r in enumerate(pending)]
             pending = pending[:0]
 
