@@ -205,7 +205,7 @@ class ProveOptions:
     json: bool
     dps: int | None
     paper: Literal['A', 'B']
-    D: int
+    D: int | tuple[int, int | None]
     K: int
     activation: Literal['identity', 'relu', 'leaky']
     kappa: float | None

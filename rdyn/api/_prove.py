@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 
 from rdyn.api._common import options
 from rdyn.option_types import ProveOptions
@@ -31,6 +32,8 @@ def hypotheses(v: ProveOptions) -> dict:
     every attention level; the papers' step-size conditions of Lemmas D.5 and D.9 are stricter).
     The default eta is the papers' condition min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1)))."""
     D, K = v.D, v.K
+    if isinstance(D, tuple):
+        raise TypeError("hypotheses takes one D (a --D range is box_hypotheses')")
     _check_sizes(D, K)
     kappa = 0.1 if v.kappa is None else v.kappa
     M = v.vstar_norm2
@@ -62,43 +65,83 @@ def _check_sizes(D: int, K: int) -> None:
                          f"1/(2K) of T*, so that T* > 0), got D={D}, K={K}")
 
 
-def _eta_limit(v: ProveOptions, kappa: float):
-    """eta_limit (an exact Fraction) of the instance's configuration."""
+def _eta_limit(v: ProveOptions, kappa: float, D: int | None = None):
+    """eta_limit (an exact Fraction) of the instance's configuration (at ``D``, default ``v.D``)."""
     from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
 
-    return eta_limit_fraction(TeacherConfig(D=v.D, K=v.K, activation=v.activation,
+    return eta_limit_fraction(TeacherConfig(D=v.D if D is None else D, K=v.K, activation=v.activation,
                                             kappa=kappa if v.activation == "leaky" else 0.0))
 
 
-BOX_LABELS = ("Lemma D.4", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11",
-              "Lemma D.13 (attention)", "Lemma D.16", "Lemma D.17 (C1 band)", "Lemma D.18",
-              "Lemma D.19")   # the statements an --eta range decides
+BOX_LABELS = ("Lemma D.4", "Lemma D.5", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10",
+              "Lemma D.11", "Lemma D.12", "Lemma D.13 (attention)", "Lemma D.16", "Lemma D.17 (C1 band)",
+              "Lemma D.18", "Lemma D.19")   # the statements an --eta range decides
 
 
 def box_hypotheses(v: ProveOptions):
-    """The :class:`~rdyn.verification.proofs.eta_box.EtaBox` of an ``--eta LO:HI`` run after the papers'
-    hypotheses are checked for every eta of the box (UsageError naming the one that fails): the sizes
-    as for one instance, ``HI < eta_limit``, and ``--statement`` one of :data:`BOX_LABELS`."""
-    from fractions import Fraction
-
+    """The :class:`~rdyn.verification.proofs.eta_box.EtaBox` of an ``--eta LO:HI`` run (at ``--D LO:HI``: the
+    configuration at D = LO) and the range's last D, after the papers' hypotheses are checked for every eta and
+    every D of the box (UsageError naming the one that fails): the sizes as for one instance (D > 2K at the
+    range's LO), at most :data:`~rdyn.options.table.D_RANGE_MAX` values of D, a finite D range (``HI <
+    eta_limit(D)`` fails for large D: ``D eta_limit(D)`` is a constant), ``HI < eta_limit(D)`` at every D, and
+    ``--statement`` one of :data:`BOX_LABELS`."""
+    from rdyn.options.table import D_RANGE_MAX
     from rdyn.verification.proofs.eta_box import EtaBox
 
-    _check_sizes(v.D, v.K)
+    d_lo, d_hi = v.D if isinstance(v.D, tuple) else (v.D, v.D)
+    _check_sizes(d_lo, v.K)
     kappa = 0.1 if v.kappa is None else v.kappa
     if not isinstance(v.eta, tuple):
         raise TypeError("box_hypotheses needs an --eta range")
     lo, hi = v.eta
-    limit = _eta_limit(v, kappa)
-    if Fraction(repr(float(hi))) >= limit:
-        raise UsageError(f"--eta {lo!r}:{hi!r} reaches outside the papers' hypotheses: every eta of the range must "
-                         f"lie below eta_limit = {float(limit):.6g} (the C1 update contracts at every attention level)")
+    if d_hi is None:
+        raise UsageError(_unbounded_d(v, kappa, d_lo, lo, hi))
+    if d_hi - d_lo + 1 > D_RANGE_MAX:
+        raise UsageError(f"--D {d_lo}:{d_hi} has {d_hi - d_lo + 1} values of D, more than {D_RANGE_MAX} (each D is "
+                         f"its own box proof of seconds to minutes): split the range")
+    for D in range(d_lo, d_hi + 1):
+        _check_eta_below_limit(v, kappa, D, lo, hi)
     for label in v.statement or ():
         if label not in BOX_LABELS:
             raise UsageError(f"--statement {label!r} is not decided over an --eta range (only "
                              f"{', '.join(repr(x) for x in BOX_LABELS)}; the others need an instance's trajectory: "
                              f"give one --eta)")
-    return EtaBox(D=v.D, K=v.K, activation=v.activation, kappa=kappa if v.activation == "leaky" else 0.0,
-                  vstar_norm2=v.vstar_norm2, logit_scale=v.logit_scale, lo=float(lo), hi=float(hi))
+    return EtaBox(D=d_lo, K=v.K, activation=v.activation, kappa=kappa if v.activation == "leaky" else 0.0,
+                  vstar_norm2=v.vstar_norm2, logit_scale=v.logit_scale, lo=float(lo), hi=float(hi)), d_hi
+
+
+def _check_eta_below_limit(v: ProveOptions, kappa: float, D: int, lo: float, hi: float) -> None:
+    from fractions import Fraction
+
+    limit = _eta_limit(v, kappa, D)
+    if Fraction(repr(float(hi))) >= limit:
+        at = f" at D = {D}" if isinstance(v.D, tuple) else ""
+        raise UsageError(f"--eta {lo!r}:{hi!r} reaches outside the papers' hypotheses{at}: every eta of the range must "
+                         f"lie below eta_limit = {float(limit):.6g} (the C1 update contracts at every attention level)")
+
+
+def _unbounded_d(v: ProveOptions, kappa: float, d_lo: int, lo: float, hi: float) -> str:
+    """Why ``--D LO:`` is refused: ``D eta_limit(D)`` is a constant c, so ``HI < eta_limit(D)`` fails at
+    ``D = ceil(c/HI)``, checked exactly there (the witness is a D of the range)."""
+    import math
+    from fractions import Fraction
+
+    c = _eta_limit(v, kappa, d_lo) * d_lo
+    witness = max(d_lo, math.ceil(c / Fraction(repr(float(hi)))))
+    limit = _eta_limit(v, kappa, witness)
+    where = (f" at D = {witness} eta_limit = {float(limit):.6g} <= HI, and eta_limit(D) falls like 1/D; "
+             if Fraction(repr(float(hi))) >= limit else " ")
+    return (f"--D {d_lo}: (every D >= {d_lo}) with --eta {lo!r}:{hi!r} reaches outside the papers' "
+            f"hypotheses:{where}no fixed step-size range lies below eta_limit(D) for every D (an all-D statement "
+            f"needs eta scaled with D, which rdyn prove does not decide); give a finite range --D {d_lo}:HI")
+
+
+class RangeInterrupted(KeyboardInterrupt):
+    """``rdyn prove --D LO:HI`` stopped by SIGINT/SIGTERM: ``result`` holds every D decided before it."""
+
+    def __init__(self, result):
+        super().__init__("interrupted")
+        self.result = result
 
 
 def run_box(v: ProveOptions, note=None):
@@ -106,12 +149,35 @@ def run_box(v: ProveOptions, note=None):
     from rdyn.result import Result
     from rdyn.verification.proofs import eta_box
 
-    cfg = box_hypotheses(v)
-    if note is not None:
-        note(f"proving for every eta in ({cfg.lo!r}, {cfg.hi!r}] (a tube of the whole trajectory; seconds, a few "
-             f"minutes at most within --max-boxes)")
+    cfg, d_hi = box_hypotheses(v)
     progress = None if note is None else (lambda boxes: note(f"{boxes} boxes") if boxes % 50000 == 0 else None)
-    report = eta_box.prove(cfg, labels=v.statement, max_boxes=v.max_boxes, progress=progress)
+    if not isinstance(v.D, tuple):
+        if note is not None:
+            note(f"proving for every eta in ({cfg.lo!r}, {cfg.hi!r}] (a tube of the whole trajectory; seconds, a few "
+                 f"minutes at most within --max-boxes)")
+        report = eta_box.prove(cfg, labels=v.statement, max_boxes=v.max_boxes, progress=progress)
+        return Result(report.to_dict(), None, detail={"report": report})
+    n = d_hi - cfg.D + 1
+    if note is not None:
+        note(f"proving for every D in [{cfg.D}, {d_hi}] and every eta in ({cfg.lo!r}, {cfg.hi!r}]: {n} tubes, one per "
+             f"D (each seconds, a few minutes at most within --max-boxes)")
+
+    decided = []
+
+    def done(D, rep):
+        decided.append(rep)
+        if note is not None:
+            verdicts = [r.verdict for r in rep.results]
+            summary = ("certified" if all(x == "certified" for x in verdicts)
+                       else f"{verdicts.count('undecided')} undecided")
+            note(f"D = {D} ({D - cfg.D + 1} of {n}): {summary}, {rep.seconds:.1f} s")
+    t0 = time.perf_counter()
+    try:
+        report = eta_box.prove_d_range(cfg, d_hi, labels=v.statement, max_boxes=v.max_boxes, progress=progress,
+                                       done=done)
+    except KeyboardInterrupt as exc:   # keep every D decided; the rest one open box ("complete": false)
+        report = eta_box.range_report(cfg, d_hi, decided, v.statement, time.perf_counter() - t0, interrupted=True)
+        raise RangeInterrupted(Result(report.to_dict(), None, detail={"report": report})) from exc
     return Result(report.to_dict(), None, detail={"report": report})
 
 

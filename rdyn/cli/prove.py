@@ -25,7 +25,10 @@ are skipped, with the reason.
 --eta LO:HI (LO >= 0) proves the lag lemma and the corrected Lemmas D.18 and D.19 for every eta in
 (LO, HI] at once, without iterating: an invariant tube in (e, w) that holds the whole trajectory from
 step 1, shown by branch and bound with eta a ball (docs/proofs.md, "Every step size at once"); the
-certificate names the box, the sub-boxes proved and any left open with why.
+certificate names the box, the sub-boxes proved and any left open with why. With it, --D LO:HI proves
+the same for every D of the range (each D its own tube; at most 256 values; Ctrl-C prints the D decided
+so far); --D LO: (every D >= LO) is refused: eta_limit(D) falls like 1/D, so no fixed eta range lies
+inside the hypotheses for every D.
 Exit status 0 when every corrected statement is certified, 1 otherwise, 2 for bad input.
 
 --paper B (seed 003; docs/proofs.md, "Model B"): --model noln (default): Theorem B.3 at the
@@ -49,7 +52,7 @@ NAME = "prove"
 
 
 def run(values: ProveOptions, args) -> int:
-    from rdyn.api._prove import run as api_run
+    from rdyn.api._prove import RangeInterrupted, run as api_run
 
     def progress(t):
         if t % 1000000 == 0:
@@ -83,6 +86,14 @@ def run(values: ProveOptions, args) -> int:
                 kept = "; --out FILE keeps the rows of an interrupted sweep"
             print(f"rdyn prove: interrupted after {i}{'' if n is None else f' of {n}'} instances{kept}",
                   file=sys.stderr)
+            return 130
+        if isinstance(exc, RangeInterrupted):   # --D LO:HI: every D decided before the signal
+            _print_box(exc.result, exc.result.to_dict(), values.json)
+            report = exc.result.detail["report"]
+            d_lo, done = report.cfg.D, len(report.reports)
+            kept = f"D = {d_lo}..{d_lo + done - 1} are decided above" if done else "no D was decided"
+            print(f"rdyn {NAME}: interrupted ({kept}; the rest of the range is listed open: run it again for "
+                  f"--D {d_lo + done}:{report.d_hi})", file=sys.stderr)
             return 130
         if isinstance(values.eta, tuple):   # --checkpoint does not apply to a range: do not suggest it
             print(f"rdyn {NAME}: interrupted (a proof over an --eta range keeps no partial state; it takes "
@@ -129,10 +140,14 @@ def run(values: ProveOptions, args) -> int:
 
 
 def _print_box(res, data: dict, as_json: bool) -> int:
-    """The result of ``--eta LO:HI``: each statement for every eta of the box, with its constants."""
+    """The result of ``--eta LO:HI`` (and ``--D LO:HI``): each statement for every eta (and D) of the box, with
+    its constants."""
     lo, hi = data["box"]["eta"]
-    print(f"rdyn prove: {data['seconds']:.1f} s (every eta in ({lo!r}, {hi!r}], D = {data['box']['D'][0]}, "
+    d_lo, d_hi = data["box"]["D"]
+    sizes = f"D = {d_lo}" if d_lo == d_hi else f"every D in [{d_lo}, {d_hi}]"
+    print(f"rdyn prove: {data['seconds']:.1f} s (every eta in ({lo!r}, {hi!r}], {sizes}, "
           f"{data['region']['boxes']} boxes)", file=sys.stderr)
+    at = "" if d_lo == d_hi else "D = {D}, "
     if as_json:
         print(res.to_json())
     else:
@@ -142,10 +157,13 @@ def _print_box(res, data: dict, as_json: bool) -> int:
             for b in c["proved_boxes"]:
                 k = b["constants"]
                 margin = "" if b["margin_on_region"] is None else f", margin on region = {b['margin_on_region']:.6g}"
-                print(f"{'':13s}every eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: {b['boxes']} boxes{margin}; "
-                      f"c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, {k['q_lag'][1]!r}]")
+                print(f"{'':13s}{at.format(D=b['D'][0])}every eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: "
+                      f"{b['boxes']} boxes{margin}; c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, "
+                      f"{k['q_lag'][1]!r}]")
             for b in c["undecided_boxes"]:
-                print(f"{'':13s}open: eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: {b['reason']}")
+                where = "" if d_lo == d_hi else (f"D = {b['D'][0]}, " if b["D"][0] == b["D"][1]
+                                                 else f"D in [{b['D'][0]}, {b['D'][1]}], ")
+                print(f"{'':13s}open: {where}eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: {b['reason']}")
     return 0 if res.detail["report"].all_corrected_certified else 1
 
 

@@ -1,7 +1,9 @@
 """The type and range of one given value (:func:`coerce`), the first check of the validation:
 
 * ``int``: an integer by :func:`rdyn.options.integers.integral` (the API takes numbers, not
-  text), compared exactly with the bounds; without an upper bound at most a 64-bit integer;
+  text), compared exactly with the bounds; without an upper bound at most a 64-bit integer; with
+  ``range_ok`` also a range ``LO:HI`` or ``LO:`` (a pair, ``(lo, None)`` open above, or that text) with
+  ``LO <= HI``, both within the bounds, returned as the pair ``(lo, hi)`` (``hi`` None: every integer from LO);
 * ``float``: a real number (not a bool), finite (nan and +-inf are refused), within the bounds
   (open or closed); with ``range_ok`` also a range ``LO:HI`` (a pair or that text) with
   ``bound <= LO < HI``, HI within the bounds, returned as the pair ``(lo, hi)`` of floats;
@@ -33,6 +35,8 @@ def coerce(o: Option, value: Any) -> Any:
         if not isinstance(value, bool):
             raise UsageError(f"{o.flag} must be True or False, got {shown(value)}")
         return value
+    if o.kind == "int" and o.range_ok and isinstance(value, (tuple, list, str)):
+        return _int_range(o, value)
     if o.kind == "int":
         if isinstance(value, str) or integral(value) is None:  # the API takes numbers only
             raise UsageError(f"{o.flag} must be an integer, got {shown(value)}")
@@ -78,6 +82,30 @@ def coerce(o: Option, value: Any) -> Any:
     if not isinstance(value, str):
         raise UsageError(f"{o.flag} must be a string, got {shown(value)}")
     return value
+
+
+def _int_range(o: Option, value: Any) -> tuple[int, int | None]:
+    """``LO:HI`` or ``LO:`` (text, or a pair from the API, ``(lo, None)`` for ``LO:``) of a ``range_ok`` int
+    option: every integer in [LO, HI], or every integer from LO."""
+    shape = f"{o.flag} as a range must be LO:HI or LO: (integers; every value in [LO, HI], or every value from LO)"
+    if isinstance(value, str):
+        parts = value.split(":")
+        value = tuple(None if i == 1 and x.strip() == "" else x for i, x in enumerate(parts))
+        if any(isinstance(x, str) and integral(x) is None for x in value):
+            raise UsageError(f"{shape}, got {shown(':'.join(parts))}")
+        value = tuple(x if x is None else integral(x) for x in value)
+    if len(value) != 2 or value[0] is None or any(
+            x is not None and (isinstance(x, bool) or integral(x) is None) for x in value):
+        raise UsageError(f"{shape}, got {shown(value)}")
+    lo, hi = integral(value[0]), None if value[1] is None else integral(value[1])
+    if lo is None:   # checked above; for the type checker
+        raise UsageError(f"{shape}, got {shown(value)}")
+    for end in (lo, hi):
+        if end is not None and (o.lo is not None and end < o.lo or o.hi is not None and end > o.hi):
+            raise UsageError(f"{o.flag} range: each end must be {o.range_text()}, got {shown_integer(end)}")
+    if hi is not None and hi < lo:
+        raise UsageError(f"{shape} with LO <= HI, got {lo}:{hi}")
+    return (lo, hi)
 
 
 def _float_range(o: Option, value: Any) -> tuple[float, float]:

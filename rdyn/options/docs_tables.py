@@ -25,7 +25,9 @@ def markdown() -> str:
                 if o.kind == "float":
                     accepted = f"{accepted}, finite" if accepted else "finite"
                 accepted = accepted or "any integer"
-                if o.range_ok:
+                if o.range_ok and o.kind == "int":
+                    accepted += "; or a range LO:HI, LO <= HI (every value in [LO, HI]), or LO: (every value from LO)"
+                elif o.range_ok:
                     accepted += f"; or a range LO:HI, {_num(o.lo)} <= LO < HI (every value in (LO, HI])"
             elif o.choices:
                 accepted = ", ".join(o.choices)

@@ -55,7 +55,8 @@ class Option:
     # --activation relu: the default relu is no conflict, an explicit one is)
     exclusive_with: tuple | None = None
     # "float" options: also a range ``LO:HI`` (the API: a ``(lo, hi)`` pair or that text), meaning every
-    # value in (LO, HI]; LO may be the option's open lower bound itself (``--eta 0:0.01``)
+    # value in (LO, HI]; LO may be the option's open lower bound itself (``--eta 0:0.01``). "int" options:
+    # ``LO:HI`` (every integer in [LO, HI]) or ``LO:`` (every integer from LO; the API: ``(lo, None)``)
     range_ok: bool = False
 
     @property

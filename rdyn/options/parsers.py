@@ -43,7 +43,7 @@ def add_arguments(parser, command: Command) -> None:
             parser.add_argument(o.flag, action="store_true", **kwargs)
             continue
         if o.kind == "int":
-            kwargs["type"] = integer_argument
+            kwargs["type"] = integer_or_range if o.range_ok else integer_argument
         elif o.kind == "float":
             kwargs["type"] = float_or_range if o.range_ok else float
         elif o.kind == "choice":
@@ -63,6 +63,18 @@ def float_or_range(text: str):
 
 
 float_or_range.__name__ = "number or LO:HI"   # argparse: "invalid number or LO:HI value: 'x'"
+
+
+def integer_or_range(text: str):
+    """argparse type of an "int" option with ``range_ok``: an integer, or ``LO:HI`` / ``LO:`` as the pair
+    (lo, hi) / (lo, None) (checked by :func:`rdyn.options.coercion.coerce` like the API's pair)."""
+    if ":" in text:
+        lo, hi = text.split(":", 1)
+        return (integer_argument(lo), None if hi.strip() == "" else integer_argument(hi))
+    return integer_argument(text)
+
+
+integer_or_range.__name__ = "integer or LO:HI or LO:"
 
 
 def given_from_args(command: Command, args) -> dict:

@@ -448,6 +448,14 @@ def _NOT_WITH_GRID(name: str) -> dict:
             "refusal": f"{flag} applies only to a single instance, not with --grid (the grid's {name} key sets it)"}
 
 
+D_RANGE_MAX = 256   # values of D in one --D LO:HI (each D is a box proof of seconds to minutes)
+
+
+def d_range(values: dict) -> bool:
+    """rdyn prove's ``--D`` is a range LO:HI or LO: (a box of sizes), not one D."""
+    return isinstance(values.get("D"), (tuple, list, str))
+
+
 def eta_range(values: dict) -> bool:
     """rdyn prove's ``--eta`` is a range LO:HI (a box of step sizes), not one step size."""
     return isinstance(values.get("eta"), (tuple, list, str))
@@ -513,7 +521,17 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     _json(),
     _dps(applies=never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits up to t1, "
          "then float64 intervals; --route arb: arb throughout, counterexamples to 40 digits)"),
-    Option("D", "int", 12, "number of tokens D (default 12)", lo=2, hi=10**4, **_NOT_WITH_GRID("D")),
+    Option("D", "int", 12, "number of tokens D (default 12). With an --eta range, also a range LO:HI: the "
+           f"statements for every D in [LO, HI] (at most {D_RANGE_MAX} values), each D by its own tube. LO: (every "
+           "D >= LO) is refused: eta_limit(D) falls like 1/D, below any fixed HI (docs/proofs.md, \"Every D of a "
+           "range\")",
+           lo=2, hi=10**4, range_ok=True, metavar="D|LO:HI|LO:", applies=lambda v: v["grid"] is None and (
+               not d_range(v) or eta_range(v)),
+           refusal="--D applies only to a single instance, not with --grid (the grid's D key sets it); a range "
+                   "LO:HI only with an --eta range LO:HI",
+           refusal_for=lambda v: _NOT_WITH_GRID("D")["refusal"] if v["grid"] is not None else (
+               "a --D range LO:HI applies only with an --eta range LO:HI (one eta at many D is a sweep: "
+               "--grid 'D=LO:HI:N;eta=...')")),
     Option("K", "int", 3, "group size K (1 <= K < D; default 3)", lo=1, hi=10**4, **_NOT_WITH_GRID("K")),
     Option("activation", "choice", "relu", "sigma: identity, relu (default) or leaky",
            choices=("identity", "relu", "leaky"), **_NOT_WITH_GRID("activation")),
@@ -525,8 +543,8 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
            "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
            "eta_limit (the C1 update contracts). A range LO:HI (the API: a (lo, hi) pair) proves the statements "
-           "for every step t >= 1 (Lemmas D.4, D.8 corrected, D.9, D.10, D.11, D.16), up to and after t1 (D.13's "
-           "attention bound, D.17's band) and from T* on (the lag lemma, the corrected D.18 and D.19) for every "
+           "for every step t >= 1 (Lemmas D.4, D.5, D.8 corrected, D.9, D.10, D.11, D.12 from t = 2, D.16), up "
+           "to and after t1 (D.13's attention bound, D.17's band) and from T* on (the lag lemma, the corrected D.18 and D.19) for every "
            "eta in (LO, HI] at once, LO >= 0 (docs/proofs.md, \"Every step size at once\")", lo=0, lo_open=True, range_ok=True,
            metavar="ETA|LO:HI", **_NOT_WITH_GRID("eta")),
     Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",

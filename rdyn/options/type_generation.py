@@ -32,7 +32,7 @@ def _field_type(o: Option) -> str:
     else:
         types = [{"int": "int", "float": "float", "str": "str"}[o.kind]]
     if o.range_ok:
-        types.append("tuple[float, float]")
+        types.append("tuple[int, int | None]" if o.kind == "int" else "tuple[float, float]")
     extra = {list: "list[Any]", tuple: "tuple[Any, ...]", range: "range"}
     types += [extra[t] for t in o.api_types if extra[t] not in types]
     if o.default is None and not o.required:   # a required option is never None once validated

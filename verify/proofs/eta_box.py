@@ -68,7 +68,7 @@ ALL_STEPS_CONDITION_OF = {"D4.printed.lower": "structural", "D4.printed.upper": 
                           "D8.corrected.monotone": "structural", "D9.printed.lower": "dp_lower",
                           "D9.printed.upper": "dp_upper", "D9.printed.increment": "dx_increment",
                           "D10.printed": "d10_vacuous", "D10.corrected": "d10_corrected", "D11.printed": "d11",
-                          "D16.printed": "d16"}
+                          "D16.printed": "d16", "D5.printed.upper": "d5_upper_regular", "D12.printed": "d12_regular"}
 # Lemma D.17's band after t1 and D.13's attention bound up to t1 (t1 = the first t >= 1 with C1 >= 0.95 C1*):
 # "band_lower_kept": rho = C1/C1* >= 0.95 is kept by every step (rho' - 0.95 = r^3 (rho - 0.95) +
 # eta (0.05 e^2 X1 phi (1 + r + r^2)/scale + G e^3 r^3)), so it holds from t1 on; "band_upper": rho <= 4 pi + 1
@@ -81,7 +81,8 @@ CONDITION_OF = {**CONDITION_OF, **ALL_STEPS_CONDITION_OF, **T1_CONDITION_OF}
 STATEMENT_KEYS = STATEMENT_KEYS + tuple(ALL_STEPS_CONDITION_OF) + tuple(T1_CONDITION_OF)
 LATE = ("lag", "dx_lower_qlag", "increment_upper_psi")          # on T with e <= K/N (the states from T* on)
 ALL_STEPS = ("dx_upper", "d4_upper", "dp_lower", "dp_upper", "dx_increment", "d10_vacuous", "d10_corrected",
-             "d11", "d16", "band_lower_kept", "band_upper", "attention_before_t1")   # on all of T
+             "d11", "d16", "d5_upper_regular", "d12_regular", "band_lower_kept", "band_upper",
+             "attention_before_t1")   # on all of T
 MIN_WIDTH = 2.0 ** -36
 E_SCALE = 1 / 64                # e-widths are compared with nu-widths relative to this (or a narrower piece)
 
@@ -302,6 +303,8 @@ class BoxField:
     def _condition(self, cond, E, W, Bz, X1, step=None):
         if cond == "band_upper":
             return self.bm._condition(cond, E, W, Bz, X1)
+        if cond in ("d5_upper_regular", "d12_regular"):
+            return self._regular(cond, E, W, step)
         more = self.bm._condition_more(cond, E, W, X1, step)
         if more is not None:
             return more
@@ -330,6 +333,24 @@ class BoxField:
                 return (1, max(0.0, lower(floor)))
             return (1 if total > 0 else (-1 if total < 0 else 0), lower(total))
         raise KeyError(cond)
+
+    def _regular(self, cond, E, W, q):
+        """Lemmas D.5 and D.12 multiplied by ``(1 - e)`` and ``(1 - e)^2``: the per-instance conditions
+        (:mod:`.region`'s ``d5_upper``, ``d12``) have ``Dp - 1 = N (1 - e) p`` in a denominator, which vanishes at
+        the tube's start ``e = 1`` (t = 1, where D.5's bound is infinite and D.12 does not apply). For ``e < 1``
+        the signs agree. D.12's ``(1 - e)^2 g'(xi) = rho^2 h(xi)`` with ``h = (1 - xi)^2 g'(xi)`` (the kernel's
+        ``g_prime_regular``) and ``rho = (1 - e)/(1 - xi)`` in ``[(1 - e)/(1 - e r), 1]`` (``e' = e r <= xi <= e``;
+        decreasing in e, increasing in r: its least value at the box's largest e and least r)."""
+        arb, k, c, K, N = self.arb, self.k, self.c, self.K, self.N
+        ratio = k.a_over_f3(E, c)
+        if cond == "d5_upper_regular":   # (1 - e)(4/5 (A/F3)(K + N e)/(K (1 - e)) - w e^2)
+            return 4 * ratio * (K + N * E) / (5 * K) - W * E * E * (1 - E)
+        e_top, r_low = arb(upper(E)), arb(lower(q["r"]))
+        rho_low = (1 - e_top) / (1 - e_top * r_low)
+        rho_low = max(0.0, lower(rho_low)) if rho_low.is_finite() else 0.0
+        rho2 = hull(arb(rho_low) ** 2, arb(1))
+        D = self.cfg.D
+        return 2 * D * q["pn"] * ratio / (K * N * q["p"] * q["p"]) - k.g_prime_regular(q["xi"], c) * rho2
 
     def _t1_condition(self, cond, E, W, X1, q, motion):
         """(sign, lower bound) of the conditions around t1 (:data:`T1_CONDITION_OF`) on one box; ``q`` the next
@@ -607,12 +628,13 @@ def _verdict(s, cfg: EtaBox, proofs):
 
     cond = CONDITION_OF[s.key]
     proved = [(p, t) for p, t in proofs if p.invariant and p.decided.get(cond)]
-    open_ = [{"eta": [p.lo, p.hi], "reason": p.reason or f"{cond} not shown"} for p, _ in proofs
+    open_ = [{"D": [cfg.D, cfg.D], "eta": [p.lo, p.hi], "reason": p.reason or f"{cond} not shown"} for p, _ in proofs
              if not (p.invariant and p.decided.get(cond))]
     margins = [p.margins[cond] for p, _ in proved if p.margins.get(cond) is not None]
     cert = {"box": {"eta": [cfg.lo, cfg.hi], "D": [cfg.D, cfg.D]},
-            "proved_boxes": [{"eta": [p.lo, p.hi], "boxes": p.boxes, "margin_on_region": p.margins.get(cond),
-                              "constants": p.constants, "tube": {"w_lo": t.w_lo, "w_hi": t.w_hi}} for p, t in proved],
+            "proved_boxes": [{"D": [cfg.D, cfg.D], "eta": [p.lo, p.hi], "boxes": p.boxes,
+                              "margin_on_region": p.margins.get(cond), "constants": p.constants,
+                              "tube": {"w_lo": t.w_lo, "w_hi": t.w_hi}} for p, t in proved],
             "undecided_boxes": open_, "region_condition": cond,
             "margin_on_region": min(margins) if margins else None,
             "seconds": round(sum(p.seconds for p, _ in proofs), 3)}
@@ -622,6 +644,83 @@ def _verdict(s, cfg: EtaBox, proofs):
                                reason=f"not shown for eta in ({first['eta'][0]!r}, {first['eta'][1]!r}]: "
                                       f"{first['reason']}")
     return StatementResult(s, "certified", certificate=cert)
+
+
+@dataclass
+class RangeReport:
+    """``rdyn prove --D LO:HI --eta LO:HI``: the statements of :data:`STATEMENT_KEYS` for every D in
+    ``[cfg.D, d_hi]``, each D by its own :func:`prove`. A statement is certified when it is certified at
+    every D; the D not reached by an interrupted run are one open box."""
+
+    cfg: EtaBox               # the configuration at D = LO
+    d_hi: int
+    reports: list             # [BoxReport], one per D decided, in order of D
+    chosen: tuple             # the statements decided
+    seconds: float
+    interrupted: bool = False
+
+    @property
+    def results(self) -> list:
+        return [self._merged(i, s) for i, s in enumerate(self.chosen)]
+
+    def _merged(self, i: int, statement):
+        from rdyn.verification.proofs.engine import StatementResult
+
+        certs = [rep.results[i].certificate for rep in self.reports]
+        proved = [b for c in certs for b in c["proved_boxes"]]
+        open_ = [b for c in certs for b in c["undecided_boxes"]]
+        if self.interrupted:
+            first = self.cfg.D + len(self.reports)
+            open_.append({"D": [first, self.d_hi], "eta": [self.cfg.lo, self.cfg.hi],
+                          "reason": f"interrupted before D = {first} was decided"})
+        margins = [c["margin_on_region"] for c in certs if c["margin_on_region"] is not None]
+        cert = {"box": {"eta": [self.cfg.lo, self.cfg.hi], "D": [self.cfg.D, self.d_hi]},
+                "proved_boxes": proved, "undecided_boxes": open_, "region_condition": CONDITION_OF[statement.key],
+                "margin_on_region": min(margins) if margins else None,
+                "seconds": round(sum(c["seconds"] for c in certs), 3)}
+        if not open_:
+            return StatementResult(statement, "certified", certificate=cert)
+        b = open_[0]
+        where = f"D = {b['D'][0]}" if b["D"][0] == b["D"][1] else f"D in [{b['D'][0]}, {b['D'][1]}]"
+        return StatementResult(statement, "undecided", certificate=cert,
+                               reason=f"not shown for {where}, eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: "
+                                      f"{b['reason']}")
+
+    def to_dict(self) -> dict:
+        tubes = [{"D": rep.cfg.D, **t} for rep in self.reports for t in rep.to_dict()["region"]["tubes"]]
+        return {"instance": {**self.cfg.to_dict(), "D": None, "D_box": [self.cfg.D, self.d_hi]}, "T_star": None,
+                "statements": [r.to_dict() for r in self.results], "superseded": [],
+                "region": {"tubes": tubes, "boxes": sum(t["boxes"] for t in tubes)}, "t1": None,
+                "box": {"eta": [self.cfg.lo, self.cfg.hi], "D": [self.cfg.D, self.d_hi]},
+                "complete": not self.interrupted, "seconds": round(self.seconds, 3)}
+
+    @property
+    def all_corrected_certified(self) -> bool:
+        """Every corrected statement certified at every D of the range (the exit status)."""
+        return all(r.verdict == "certified" for r in self.results if r.statement.form == "corrected")
+
+
+def prove_d_range(cfg: EtaBox, d_hi: int, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, progress=None,
+                  done=None) -> RangeReport:
+    """:func:`prove` at every ``D`` in ``[cfg.D, d_hi]`` (each with the full ``max_boxes``), merged into one
+    :class:`RangeReport`; ``done(D, report)`` after each D (a caller interrupted in between keeps those:
+    :func:`range_report` with ``interrupted=True``)."""
+    t0 = time.perf_counter()
+    reports = []
+    for D in range(cfg.D, d_hi + 1):
+        reports.append(prove(EtaBox(**{**cfg.__dict__, "D": D}), labels, max_boxes=max_boxes, progress=progress))
+        if done is not None:
+            done(D, reports[-1])
+    return range_report(cfg, d_hi, reports, labels, time.perf_counter() - t0)
+
+
+def range_report(cfg: EtaBox, d_hi: int, reports: list, labels=None, seconds: float = 0.0, *,
+                 interrupted: bool = False) -> RangeReport:
+    """The :class:`RangeReport` of the D in ``reports`` (those of ``[cfg.D, d_hi]`` decided, in order)."""
+    from rdyn.verification.proofs import statements as st
+
+    chosen = tuple(s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels))
+    return RangeReport(cfg, d_hi, list(reports), chosen, seconds, interrupted)
 
 
 def sweep(configs, *, max_boxes: int = DEFAULT_MAX_BOXES, progress=None) -> dict:

@@ -16,6 +16,7 @@ subexpressions hoisted into ``prepare``)::
     a_over_f3(e, c) -> A/(A+B)                     Lemma D.5's ratio, regular at e = 0
     star_second(e, c)                              d^2 C1*/de^2 (Lemma D.10 corrected)
     g_prime(e, c)                                  d/de [A/(A+B) (1-Kp)/(Kp(Dp-1))] (Lemma D.12)
+    g_prime_regular(e, c)                          (1 - e)^2 g_prime(e), regular at e = 1 (Lemma D.12 near t = 1)
     f3(e, c)                                       F3 (Lemma D.13's C1 step)
     d8_printed(e, c) -> ((F4/p - F3)/K, F2_1 + p F1)   Lemma D.8's printed in-group coefficient
 
@@ -59,6 +60,7 @@ class Kernels:
     a_over_f3: Callable
     star_second: Callable
     g_prime: Callable
+    g_prime_regular: Callable
     f3: Callable
     d8_printed: Callable
 
@@ -99,6 +101,7 @@ def _source(activation: str, scale: str) -> str:
         function("def a_over_f3(e, c):", [r.a_over_f3]),
         function("def star_second(e, c):", [r.star_second]),
         function("def g_prime(e, c):", [r.g_prime + 0 * sy.w]),
+        function("def g_prime_regular(e, c):", [r.g_prime_regular + 0 * sy.w]),
         function("def f3(e, c):", [r.f3]),
         function("def d8_printed(e, c):", list(r.d8_printed)),
     ]
@@ -191,8 +194,8 @@ def kernels(activation: str, scale: str) -> Kernels:
     run_generated(source(activation, scale), f"proofs [{activation}/{scale}/arb]", namespace)
     functions = {n: namespace[n] for n in ("prepare", "advance", "star", "star_prime", "alpha", "dx_e2",
                                            "dx_e2_rho", "slack_upper", "first_c1", "eta_g2", "a_over_f3", "star_second",
-                                           "g_prime", "f3", "d8_printed")}
-    for name in ("a_over_f3", "g_prime"):   # a constant (identity: 1, 0) comes back as an int
+                                           "g_prime", "g_prime_regular", "f3", "d8_printed")}
+    for name in ("a_over_f3", "g_prime", "g_prime_regular"):   # a constant (identity: 1, 0) comes back as an int
         functions[name] = _balled(functions[name])
     return Kernels(**functions)
 

@@ -55,6 +55,8 @@ class Reduced:
     a_over_f3: sp.Expr = None  # Lemma D.5's A(t)/(A(t)+B(t)) = A/F3 as a function of e (no 0/0); :func:`more`
     star_second: sp.Expr = None   # d^2 C1*/de^2 (Lemma D.10 corrected: uniqueness of the turning point)
     g_prime: sp.Expr = None       # d/de [A/F3 (1-Kp)/(Kp(Dp-1))] (Lemma D.12), (1-Kp)/(Kp(Dp-1)) = e(K+Ne)/(K(1-e))
+    g_prime_regular: sp.Expr = None   # (1-e)^2 g_prime = (1-e) Q' + Q, Q = A/F3 e(K+Ne)/K: regular at e = 1 (the eta
+    #                                   box's Lemma D.12 near the start, where Dp - 1 = N(1-e)p vanishes)
     f3: sp.Expr = None            # F3 (Lemma D.2; Lemma D.13's C1 step), a function of e
     d8_printed: tuple = None      # Lemma D.8 as printed: ((F4/p - F3)/K, F2_1 + p F1), functions of e
 
@@ -152,7 +154,18 @@ def more(activation: str, scale: str = "D") -> Reduced:
     r = reduced(activation, scale)
     ratio = a_over_f3(activation)
     h = e * (sK**2 + sN**2 * e) / (sK**2 * (1 - e))
-    return dataclasses.replace(r, a_over_f3=ratio, star_second=sp.diff(r.star, e, 2), g_prime=sp.diff(ratio * h, e),
+    g_prime = sp.diff(ratio * h, e)
+    # (1-e)^2 g' = (1-e) Q' + Q for g = Q/(1-e): h (1-e) is the polynomial factor of Q, and the quotient rule
+    # holds for an undefined Q (both checked exactly; comparing the expanded forms takes minutes of sympy)
+    factor = e * (sK**2 + sN**2 * e) / sK**2
+    Q = sp.Function("Q")(e)
+    if not _is_zero(h * (1 - e) - factor) or \
+            sp.simplify((1 - e) ** 2 * sp.diff(Q / (1 - e), e) - ((1 - e) * sp.diff(Q, e) + Q)) != 0:
+        raise ArithmeticError("(1-e)^2 g' is not (1-e) Q' + Q")
+    q = ratio * factor
+    g_prime_regular = (1 - e) * sp.diff(q, e) + q
+    return dataclasses.replace(r, a_over_f3=ratio, star_second=sp.diff(r.star, e, 2), g_prime=g_prime,
+                               g_prime_regular=g_prime_regular,
                                f3=f_functions(activation)["F3"], d8_printed=d8_printed(activation))
 
 

@@ -10,6 +10,7 @@ from rdyn.output import UsageError
 
 STEPS = Option("steps", "int", lo=0, hi=10 ** 9)
 ETA = Option("eta", "float", lo=0, lo_open=True)
+SIZES = Option("D", "int", lo=2, hi=10 ** 4, range_ok=True)
 
 
 def test_accepted_values_in_their_validated_form():
@@ -17,6 +18,10 @@ def test_accepted_values_in_their_validated_form():
     assert coerce(ETA, 1) == 1.0 and type(coerce(ETA, 1)) is float
     assert coerce(Option("only", "str", repeatable=True), "A.x") == ["A.x"]
     assert coerce(Option("spectrum", "str", api_types=(tuple,)), (4, 1)) == (4, 1)
+    # an int range: [LO, HI] or every value from LO (text from the command line, a pair from the API)
+    assert coerce(SIZES, "12:24") == (12, 24) and coerce(SIZES, (12, 24.0)) == (12, 24)
+    assert coerce(SIZES, "12:") == (12, None) and coerce(SIZES, (12, None)) == (12, None)
+    assert coerce(SIZES, "12:12") == (12, 12) and coerce(SIZES, 12) == 12
 
 
 @pytest.mark.parametrize("option,value,message", [
@@ -29,6 +34,14 @@ def test_accepted_values_in_their_validated_form():
     (ETA, 0.0, "--eta must be > 0, got 0.0"),
     (ETA, float("nan"), "--eta must be a finite number, got nan"),
     (ETA, True, "--eta must be a real number, got True"),
+    (SIZES, "13:12", "--D as a range must be LO:HI or LO: (integers; every value in [LO, HI], or every value "
+                     "from LO) with LO <= HI, got 13:12"),
+    (SIZES, "1:12", "--D range: each end must be in 2..10000, got 1"),
+    (SIZES, (12, 10 ** 5), "--D range: each end must be in 2..10000, got 100000"),
+    (SIZES, "12:x", "--D as a range must be LO:HI or LO:"),
+    (SIZES, (None, 12), "--D as a range must be LO:HI or LO:"),
+    (SIZES, (12, 13, 14), "--D as a range must be LO:HI or LO:"),
+    (SIZES, (12, 13.5), "--D as a range must be LO:HI or LO:"),
     (Option("json", "flag"), 1, "--json must be True or False, got 1"),
     (Option("model", "choice", choices=("ln", "noln")), "x", "--model must be one of ln, noln, got 'x'"),
     (Option("out", "out", output="file"), "", "--out must be a file path, got ''"),

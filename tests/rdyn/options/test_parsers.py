@@ -18,3 +18,12 @@ def test_parsed_values_are_the_given_ones_only():
     given = parsers.given_from_args(TEACHER, parser.parse_args(["--D", "1e3", "--eta", "0.5"]))
     assert {k: v for k, v in given.items() if v not in (None, False)} == {"D": 1000, "eta": 0.5}
     assert set(given) == {o.name for o in TEACHER.options if not o.cli_only} | set(given)
+
+
+def test_an_int_range_is_parsed_as_a_pair():
+    from rdyn.options.table import COMMANDS
+
+    parser = argparse.ArgumentParser()
+    parsers.add_arguments(parser, COMMANDS["prove"])
+    for text, value in (("12", 12), ("1e3", 1000), ("12:24", (12, 24)), ("12:", (12, None))):
+        assert parser.parse_args(["--D", text]).D == value

@@ -127,6 +127,29 @@ def test_the_tube_holds_a_float_trajectory(eta):
         assert low - 1e-9 <= w <= high + 1e-9, (t, e, w, low, high)
 
 
+def test_lemma_d12_near_the_start_is_regular():
+    """The box's Lemma D.12 uses (1 - e)^2 g'(e), which the kernel gives in a form regular at e = 1 (where
+    Dp - 1 = 0 and g' itself is infinite): equal to (1 - e)^2 g' below 1, finite at 1, for ReLU and identity."""
+    import flint
+    from flint import arb
+
+    from rdyn.verification.proofs.kernels import kernels
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 200
+    try:
+        for activation in ("relu", "identity"):
+            k = kernels(activation, "D")
+            c = k.prepare(arb(3).sqrt(), arb(9).sqrt(), arb(1), arb(1), arb(0), arb(1))
+            for e in ("0.3", "0.9", "0.999999"):
+                E = arb(e)
+                diff = k.g_prime_regular(E, c) - (1 - E) ** 2 * k.g_prime(E, c)
+                assert abs(diff) < arb(10) ** -50
+            assert k.g_prime_regular(arb(1), c).is_finite() and not k.g_prime(arb(1), c).is_finite()
+    finally:
+        flint.ctx.prec = old
+
+
 def test_eta_structure_is_decided_exactly():
     """The facts eta_box rests on (Delta x, 1 - alpha, beta linear in eta; C1* free of it; the first step)."""
     from rdyn.verification.proofs.symbolic import eta_structure
@@ -145,13 +168,35 @@ def test_cli_json_follows_the_schema(capsys):
     assert {s["key"] for s in data["statements"]} == {"D19.derived.lag", "D19.derived.lower", "D19.corrected.upper"}
 
 
+def test_an_undecided_range_follows_the_schema(capsys):
+    """A box budget too small: every statement undecided, its certificate listing the open sub-box (the
+    schema allows a certificate for an undecided statement of a range)."""
+    from rdyn.cli import main
+    from rdyn.schemas import validate
+
+    assert main(["prove", "--eta", "0:0.01", "--max-boxes", "200", "--statement", "Lemma D.19", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    validate("prove", data)
+    for s in data["statements"]:
+        assert s["verdict"] == "undecided" and s["certificate"]["proved_boxes"] == []
+        assert [b["D"] for b in s["certificate"]["undecided_boxes"]] == [[12, 12]]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--eta", "0.02:0.01"], "with LO < HI"),
     (["--eta", "-1:0.01"], "with LO >= 0"),
     (["--eta", "0:1.5"], "below eta_limit"),
     (["--eta", "0:0.01", "--max-steps", "10"], "--max-steps applies only to one eta, not to an --eta range"),
-    (["--eta", "0:0.01", "--statement", "Lemma D.5"], "not decided over an --eta range"),
+    (["--eta", "0:0.01", "--statement", "Lemma D.15"], "not decided over an --eta range"),
     (["--eta", "0:0.01", "--D", "6"], "--D must exceed 2K"),
+    (["--eta", "0:0.01", "--D", "6:13"], "--D must exceed 2K"),
+    (["--eta", "0:0.01", "--D", "12:300"], "has 289 values of D, more than 256"),
+    (["--D", "12:20"], "a --D range LO:HI applies only with an --eta range"),
+    (["--D", "12:20", "--eta", "0.01"], "a --D range LO:HI applies only with an --eta range"),
+    (["--eta", "0:0.6", "--D", "12:24"], "reaches outside the papers' hypotheses at D = 20"),
+    # every D from 12: eta_limit = 4K/D (ReLU) reaches HI = 0.01 at D = 1200, a D of the range
+    (["--eta", "0:0.01", "--D", "12:"], "at D = 1200 eta_limit = 0.01 <= HI"),
+    (["--eta", "0:0.01", "--D", "12:", "--activation", "identity"], "at D = 600 eta_limit = 0.01 <= HI"),
 ])
 def test_bad_ranges_are_refused_in_one_line(args, message, capsys):
     from rdyn.cli import main
@@ -204,3 +249,81 @@ def test_sigterm_during_a_range_proof_is_one_line_without_a_checkpoint_hint():
     assert proc.returncode == 143
     last = err.strip().splitlines()[-1]
     assert "keeps no partial state" in last and "--checkpoint" not in last and "Traceback" not in err
+
+
+D_RANGE = dict(K=3, eta=(0.0, 0.004), statement=["Lemma D.19"])
+
+
+def test_every_d_of_a_range_is_its_own_tube():
+    """--D 12:13: each D proved by its own tube, the certificate the union of the two single-D certificates
+    (same constants, sub-boxes tagged with their D), the box [12, 13]; JSON by the schema."""
+    import rdyn
+    from rdyn.schemas import validate
+
+    data = rdyn.prove(D=(12, 13), **D_RANGE).to_dict()
+    validate("prove", data)
+    assert data["box"] == {"eta": [0.0, 0.004], "D": [12, 13]} and data["complete"] is True
+    assert data["instance"]["D"] is None and data["instance"]["D_box"] == [12, 13]
+    assert [t["D"] for t in data["region"]["tubes"]] == [12, 13]
+    singles = {D: rdyn.prove(D=D, **D_RANGE).to_dict() for D in (12, 13)}
+    for i, s in enumerate(data["statements"]):
+        assert s["verdict"] == "certified" and s["certificate"]["undecided_boxes"] == []
+        boxes = s["certificate"]["proved_boxes"]
+        assert [b["D"] for b in boxes] == [[12, 12], [13, 13]]
+        for b in boxes:
+            one = singles[b["D"][0]]["statements"][i]["certificate"]["proved_boxes"]
+            assert [b] == one   # the same sub-box, constants and margin as the single-D proof
+        assert s["certificate"]["margin_on_region"] == min(b["margin_on_region"] for b in boxes)
+
+
+def test_a_range_is_certified_only_when_every_d_is():
+    """One D left open (its box budget too small) makes every statement of the range undecided, naming that D;
+    an interrupted range lists the D not reached as one open box."""
+    from rdyn.schemas import validate
+
+    cfg = eb.EtaBox(**{**CFG.__dict__, "hi": 0.004})
+    full = eb.prove(cfg, ["Lemma D.19"])
+    starved = eb.prove(eb.EtaBox(**{**cfg.__dict__, "D": 13}), ["Lemma D.19"], max_boxes=500)
+    assert all(r.verdict == "certified" for r in full.results)
+    assert all(r.verdict == "undecided" for r in starved.results)
+    data = eb.range_report(cfg, 13, [full, starved], ["Lemma D.19"], 1.0).to_dict()
+    validate("prove", data)
+    for s in data["statements"]:
+        assert s["verdict"] == "undecided" and s["reason"].startswith("not shown for D = 13, eta in (0.0, 0.004]")
+        assert [b["D"] for b in s["certificate"]["proved_boxes"]] == [[12, 12]]
+    stopped = eb.range_report(cfg, 20, [full], ["Lemma D.19"], 1.0, interrupted=True)
+    data = stopped.to_dict()
+    validate("prove", data)
+    assert data["complete"] is False and not stopped.all_corrected_certified
+    for s in data["statements"]:
+        assert s["certificate"]["undecided_boxes"] == [
+            {"D": [13, 20], "eta": [0.0, 0.004], "reason": "interrupted before D = 13 was decided"}]
+
+
+def test_sigterm_during_a_d_range_prints_the_d_decided():
+    """SIGTERM after the first D of --D 12:24: exit 143, the JSON of the D decided (complete false, the rest
+    one open box) on stdout, one line saying which D to run again."""
+    import signal
+    import subprocess
+    import sys
+
+    from rdyn.schemas import validate
+
+    proc = subprocess.Popen([sys.executable, "-m", "rdyn", "prove", "--D", "12:24", "--K", "3", "--eta", "0:0.004",
+                             "--statement", "Lemma D.19", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("rdyn prove: D = 12 (1 of 13)"):
+            proc.send_signal(signal.SIGTERM)
+            break
+    out, err = proc.communicate(timeout=120)
+    err = "".join(lines) + err
+    assert proc.returncode == 143, err
+    data = json.loads(out)
+    validate("prove", data)
+    assert data["complete"] is False and "Traceback" not in err
+    first_open = data["statements"][0]["certificate"]["undecided_boxes"][0]["D"][0]
+    assert 13 <= first_open <= 24
+    assert err.strip().splitlines()[-1].endswith(f"run it again for --D {first_open}:24)")
