@@ -104,7 +104,6 @@ def constants(inst: Instance, k, c):
     printed D.19 coefficients, the atan coefficient sqrt((D-K)/K) (None for identity)."""
     from flint import arb
 
-    from rdyn.verification.proofs import symbolic as sy
     from rdyn.verification.proofs.balls import b_point
 
     D, K = inst.D, inst.K
@@ -112,11 +111,7 @@ def constants(inst: Instance, k, c):
     eta = arb(int(eta_q.p)) / int(eta_q.q)
     M = arb(repr(float(inst.vstar_norm2)))
     scale = arb(D) if inst.logit_scale == "D" else arb(D).sqrt()
-    r = sy.reduced(inst.activation, inst.logit_scale)
-    cz = None
-    if r.atan_coefficient is not None:
-        assert r.atan_coefficient == sy.sN / sy.sK, r.atan_coefficient
-        cz = arb(D - K).sqrt() / arb(K).sqrt()
+    cz = arb(D - K).sqrt() / arb(K).sqrt() if k.facts["atan"] else None   # atan(sqrt((D-K)/K) e)
     eg2 = k.eta_g2(c)
     e0 = arb(K) / (D - K)
     B0 = arb(0) if cz is None else b_point(cz * e0)
@@ -226,8 +221,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                   arb(repr(float(inst.vstar_norm2))), arb(repr(float(kappa))), arb(1))
         c = k.prepare(*params)
         consts = constants(inst, k, c)
-        from rdyn.verification.proofs import symbolic as sy
-        bm = rg.BoxMap(k, c, consts, consts["atan"], sy.reduced(inst.activation, inst.logit_scale).slack_power)
+        bm = rg.BoxMap(k, c, consts, consts["atan"], k.facts["slack_power"])
         region_info = {}
         observed = [s for s in chosen + extra if s.window == "observed"]
         lag_pass = LagPass(inst, consts) if observed else None

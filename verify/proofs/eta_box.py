@@ -167,7 +167,6 @@ class BoxField:
         from flint import arb
 
         from rdyn.verification.proofs import region as rg
-        from rdyn.verification.proofs import symbolic as sy
         from rdyn.verification.proofs.engine import turning_point
         from rdyn.verification.proofs.kernels import kernels
 
@@ -176,9 +175,8 @@ class BoxField:
         kappa = cfg.kappa if cfg.activation == "leaky" else 0.0
         self.c = k.prepare(arb(cfg.K).sqrt(), arb(cfg.D - cfg.K).sqrt(), arb(1), arb(repr(float(cfg.vstar_norm2))),
                            arb(repr(float(kappa))), arb(1))
-        r = sy.reduced(cfg.activation, cfg.logit_scale)
-        self.m = r.slack_power
-        self.cz = None if r.atan_coefficient is None else arb(cfg.D - cfg.K).sqrt() / arb(cfg.K).sqrt()
+        self.m = k.facts["slack_power"]
+        self.cz = arb(cfg.D - cfg.K).sqrt() / arb(cfg.K).sqrt() if k.facts["atan"] else None
         self.scale = arb(cfg.D) if cfg.logit_scale == "D" else arb(cfg.D).sqrt()
         self.K, self.N = arb(cfg.K), arb(cfg.D - cfg.K)
         self.eta = ball(eta_lo, eta_hi)
@@ -591,10 +589,10 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     decides is bisected (at most :data:`MAX_SPLITS` times) and the sub-boxes left open are listed with
     why. ``--max-boxes`` is one budget for all of it."""
     from rdyn.verification.proofs import statements as st
-    from rdyn.verification.proofs import symbolic as sy
+    from rdyn.verification.proofs.kernels import kernels
 
     t0 = time.perf_counter()
-    structure = sy.eta_structure(cfg.activation, cfg.logit_scale)
+    structure = kernels(cfg.activation, cfg.logit_scale).facts["eta_structure"]   # decided by sympy, cached
     chosen = [s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels)]
     tubes = [choose_tube(cfg, pad) for pad in pads]
     needed = tuple(dict.fromkeys(CONDITION_OF[s.key] for s in chosen if CONDITION_OF[s.key] != "structural"))

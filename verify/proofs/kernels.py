@@ -19,6 +19,11 @@ subexpressions hoisted into ``prepare``)::
     g_prime_regular(e, c)                          (1 - e)^2 g_prime(e), regular at e = 1 (Lemma D.12 near t = 1)
     f3(e, c)                                       F3 (Lemma D.13's C1 step)
     d8_printed(e, c) -> ((F4/p - F3)/K, F2_1 + p F1)   Lemma D.8's printed in-group coefficient
+    facts() -> dict                                what the proofs rest on about the reduction, decided by sympy
+                                                   when the source is generated (so that no proof runs sympy):
+                                                   ``atan`` (the map has ``atan(sqrt((D-K)/K) e)``; else none),
+                                                   ``slack_power`` (:attr:`Reduced.slack_power`) and
+                                                   ``eta_structure`` (:func:`.symbolic.eta_structure`)
 
 and the direct form's step once more on outward-rounded float64 intervals
 (:func:`interval_direct_source`: the same sympy expressions printed by
@@ -63,6 +68,7 @@ class Kernels:
     g_prime_regular: Callable
     f3: Callable
     d8_printed: Callable
+    facts: dict
 
 
 def _source(activation: str, scale: str) -> str:
@@ -104,8 +110,19 @@ def _source(activation: str, scale: str) -> str:
         function("def g_prime_regular(e, c):", [r.g_prime_regular + 0 * sy.w]),
         function("def f3(e, c):", [r.f3]),
         function("def d8_printed(e, c):", list(r.d8_printed)),
+        f"def facts():\n    return {_facts(activation, scale)!r}\n",
     ]
     return pool.source("prepare", "sK, sN, eta, M, kappa, s0") + "\n" + "\n".join(functions)
+
+
+def _facts(activation: str, scale: str) -> dict:
+    """The facts of :func:`facts` (module docstring), decided by sympy: an atan's coefficient must be
+    ``sN/sK`` (the proofs enclose ``atan(z)`` with ``z = sqrt((D-K)/K) e``)."""
+    r = sy.reduced(activation, scale)
+    if r.atan_coefficient is not None and not sy._is_zero(r.atan_coefficient - sy.sN / sy.sK):
+        raise ArithmeticError(f"atan coefficient {r.atan_coefficient} is not sN/sK")
+    return {"atan": r.atan_coefficient is not None, "slack_power": int(r.slack_power),
+            "eta_structure": {k: bool(v) for k, v in sy.eta_structure(activation, scale).items()}}
 
 
 def _interval_direct_source(activation: str, scale: str) -> str:
@@ -197,7 +214,7 @@ def kernels(activation: str, scale: str) -> Kernels:
                                            "g_prime", "g_prime_regular", "f3", "d8_printed")}
     for name in ("a_over_f3", "g_prime", "g_prime_regular"):   # a constant (identity: 1, 0) comes back as an int
         functions[name] = _balled(functions[name])
-    return Kernels(**functions)
+    return Kernels(**functions, facts=namespace["facts"]())
 
 
 def _balled(raw):
