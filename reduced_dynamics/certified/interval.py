@@ -1,6 +1,7 @@
 """Outward-rounded float64 interval arithmetic (numba): the primitives of the interval64
-certified pass, and of the float interval ``Iv`` of the Model B prover
-(:mod:`rdyn.verification.proofs.model_b.slacks`, through the sharp operations below).
+certified pass and of the direct form's loop, and :class:`Interval`, the same sharp operations behind
+Python operators (the Model B prover's branch and bound, :mod:`rdyn.verification.proofs.model_b`): one
+interval arithmetic, one rounding argument.
 
 The certified iteration itself (state layout, events, the loop, checkpoints, the generated
 kernel module) is :mod:`rdyn.reduced_dynamics.certified.interval_pass`, a fast sibling of
@@ -44,12 +45,12 @@ bounds of the argument above: pred(x) <= z <= succ(x) also when x = RN(z) overfl
 wider (they need no library call: the hot loop of the certified pass uses them). The operations
 with suffix 1 (``iadd1``, ``isub1``, ``imul1``, ``idiv1``, ``isqrt1``) are ``iadd``, ``isub``,
 ``imul``, ``idiv``, ``isqrt``, with the same round-to-nearest endpoints, NaN and zero-divisor rules,
-rounded outward by exactly one spacing with ``pred``/``succ``; the Model B prover's ``Iv`` is
+rounded outward by exactly one spacing with ``pred``/``succ``; the Model B prover's ``Interval`` is
 these operations behind Python operators (its recorded margins are to the last digit of this
 rounding). ``pred`` and ``succ`` are plain functions compiled inline into the numba code
 (``register_jitable``), so the sharp operations also run uncompiled (``.py_func``) on Python
 floats: CPython evaluates each operator as one IEEE binary64 operation, correctly rounded as in
-(A1), so both give the same endpoints; ``Iv`` calls them that way (a few thousand calls do not
+(A1), so both give the same endpoints; ``Interval`` calls them that way (a few thousand calls do not
 pay numba's start-up of about 0.5 s).
 
 exp. For a float x: n = round(32 x / ln2) (any integer works: the remainder bound below
@@ -415,6 +416,71 @@ def dd_add(hi, lo, d):
     s2 = s1 + l1
     bb = s2 - s1
     return s2, (s1 - (s2 - bb)) + (l1 - bb), rounding
+
+
+# the sharp operations' Python source (``.py_func``): the same IEEE operations as the compiled code ("Sharp
+# outward rounding" above), without numba's start-up
+_add, _sub, _mul, _div, _sqrt = iadd1.py_func, isub1.py_func, imul1.py_func, idiv1.py_func, isqrt1.py_func
+
+
+def _pair(o) -> tuple:
+    return (o.lo, o.hi) if isinstance(o, Interval) else (float(o), float(o))
+
+
+class Interval:
+    """A closed interval [lo, hi] of floats: Python operators over the outward-rounded primitives of
+    this module (``iadd1``, ``isub1``, ``imul1``, ``idiv1``, ``isqrt1``, run as their Python source: each endpoint correctly rounded in IEEE double, then
+    widened by one ulp, the rounding argument of that module), so it contains every real result. A
+    float operand is the point interval [x, x]."""
+
+    __slots__ = ("lo", "hi")
+
+    def __init__(self, lo: float, hi: float | None = None):
+        self.lo = float(lo)
+        self.hi = self.lo if hi is None else float(hi)
+
+    @staticmethod
+    def _of(pair: tuple) -> "Interval":
+        out = Interval.__new__(Interval)
+        out.lo, out.hi = pair
+        return out
+
+    def pair(self) -> tuple:
+        return (self.lo, self.hi)
+
+    def __add__(self, o):
+        return Interval._of(_add((self.lo, self.hi), _pair(o)))
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Interval._of((-self.hi, -self.lo))
+
+    def __sub__(self, o):
+        return Interval._of(_sub((self.lo, self.hi), _pair(o)))
+
+    def __rsub__(self, o):
+        return Interval._of(_sub(_pair(o), (self.lo, self.hi)))
+
+    def __mul__(self, o):
+        return Interval._of(_mul((self.lo, self.hi), _pair(o)))
+
+    __rmul__ = __mul__
+
+    def __pow__(self, n: int):
+        assert n == 2 and self.lo >= 0
+        return self * self
+
+    def __truediv__(self, o):
+        return Interval._of(_div((self.lo, self.hi), _pair(o)))   # (-inf, inf) if the divisor contains 0
+
+    def sqrt(self) -> "Interval":
+        """The square roots of the non-negative part (a lower end <= 0 gives 0)."""
+        return Interval._of(_sqrt((self.lo, self.hi)))
+
+    def mag(self) -> float:
+        """max |x| over the interval (exact)."""
+        return max(abs(self.lo), abs(self.hi))
 
 
 # the names the generated code of the certified pass imports (the sharp operations are not among them)

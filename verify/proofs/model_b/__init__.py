@@ -44,8 +44,8 @@ Modules (one concept each; import them by full path, e.g.
 ``from rdyn.verification.proofs.model_b.prove import prove_model_b``):
 
 * ``instance``: :class:`.instance.BInstance`, the constants (kappa1, kappa2, gamma*, kappa3) and eta_max's terms,
-* ``slacks``: the float interval :class:`.slacks.Iv` (a thin wrapper over the primitives of
-  :mod:`rdyn.reduced_dynamics.certified.interval`) and the slacks of B.3's statements on a box,
+* ``slacks``: the slacks of B.3's statements on a box, in the float interval
+  :class:`rdyn.reduced_dynamics.certified.interval.Interval` (operators over that module's sharp primitives),
 * ``boxes``: one S0 (or (S0, theta)) box decided: step 0 exactly, the region by interval branch and bound,
 * ``counterexample``: the certified (gamma, S) iteration that refutes a statement, and where to try it,
 * ``b3``: Theorem B.3 over the S0 interval (:func:`.b3.prove_b3`) and over theta (:func:`.b3.prove_b3_theta`),

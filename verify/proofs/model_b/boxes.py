@@ -8,7 +8,8 @@ import math
 from dataclasses import dataclass
 
 from rdyn.verification.proofs.model_b.instance import NolnConstants, bmin, k_terms, qball
-from rdyn.verification.proofs.model_b.slacks import Iv, interval_slacks
+from rdyn.reduced_dynamics.certified.interval import Interval
+from rdyn.verification.proofs.model_b.slacks import interval_slacks
 
 REGION_DEPTH = 10               # bisections of a (g, delta) region box
 
@@ -23,7 +24,7 @@ def region_ok(k, sig0_hi: float, g_lo: float, g_hi: float, conds, tally: Tally, 
               loss_per_k_sigma: bool = False, x0=None, sigma0=None):
     """Branch and bound over (g, delta) in [g_lo, g_hi] x [0, sig0_hi] for the fixed parameter
     ball ``k`` (over the S0 box it came from), in outward-rounded interval arithmetic
-    (:class:`Iv`). ``conds``: names whose slack must be certainly positive ('loss'), non-negative
+    (:class:`Interval`). ``conds``: names whose slack must be certainly positive ('loss'), non-negative
     ('descent_lemma', 'gamma') or the invariance conditions ('inv_loss': |f| <= 1, 'inv_mono':
     0 <= f <= 1; both with 1 - k^2 (g-1)^2 >= 0). Returns ({cond: True/False(undecided)},
     {cond: smallest lower bound of the slack}).
@@ -34,9 +35,9 @@ def region_ok(k, sig0_hi: float, g_lo: float, g_hi: float, conds, tally: Tally, 
     vary by the relative width of the S0 box)."""
     from rdyn.verification.proofs.balls import lower, upper
 
-    kk = Iv(lower(k), upper(k))
+    kk = Interval(lower(k), upper(k))
     if x0 is not None:
-        X, S0s = Iv(lower(x0), upper(x0)), Iv(lower(sigma0), upper(sigma0))
+        X, S0s = Interval(lower(x0), upper(x0)), Interval(lower(sigma0), upper(sigma0))
     if not (kk.lo > 0 and math.isfinite(kk.hi)):     # a wide S0 box: k not enclosed away from 0
         return {c: False for c in conds}, {c: None for c in conds}
     ok = {c: True for c in conds}
@@ -46,15 +47,15 @@ def region_ok(k, sig0_hi: float, g_lo: float, g_hi: float, conds, tally: Tally, 
         a, b, p, q, depth = stack.pop()
         tally.boxes += 1
         # sigma = sqrt(delta^2 + 4 g^2) increases in delta and in g >= 0: its range from the corners
-        s_lo = (Iv(p) * Iv(p) + 4 * Iv(a) * Iv(a)).lo
-        s_hi = (Iv(q) * Iv(q) + 4 * Iv(b) * Iv(b)).hi
+        s_lo = (Interval(p) * Interval(p) + 4 * Interval(a) * Interval(a)).lo
+        s_hi = (Interval(q) * Interval(q) + 4 * Interval(b) * Interval(b)).hi
         if x0 is None:
-            sigma = Iv(s_lo, s_hi).sqrt()
+            sigma = Interval(s_lo, s_hi).sqrt()
             f, s, dshrink = interval_slacks(kk, sigma, a, b, loss_per_k_sigma)
         else:   # sigma/sigma0 = sqrt(dhat^2 + 4 g^2/sigma0^2), increasing in dhat, g >= 0 and 1/sigma0
-            s_lo = (Iv(p) * Iv(p) + 4 * (Iv(a) / Iv(S0s.hi)) * (Iv(a) / Iv(S0s.hi))).lo
-            s_hi = (Iv(q) * Iv(q) + 4 * (Iv(b) / Iv(S0s.lo)) * (Iv(b) / Iv(S0s.lo))).hi
-            shat = Iv(s_lo, s_hi).sqrt()
+            s_lo = (Interval(p) * Interval(p) + 4 * (Interval(a) / Interval(S0s.hi)) * (Interval(a) / Interval(S0s.hi))).lo
+            s_hi = (Interval(q) * Interval(q) + 4 * (Interval(b) / Interval(S0s.lo)) * (Interval(b) / Interval(S0s.lo))).hi
+            shat = Interval(s_lo, s_hi).sqrt()
             ks, sigma = X * shat, S0s * shat
             if not sigma.lo > 0:     # underflow (theta ~ 1e-160): nothing is decided on this box
                 for c in conds:
@@ -137,14 +138,14 @@ def s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: Tally, 
         return result, margins, {"first_step": "lands on gamma* exactly (eta = d/(2 kappa2 S0) binds)"}
     # |g_1 - 1| = |1 - x0| <= rho0, rounded outward (1 - a in floating point may round down), and the
     # region's ends 1 -+ rho0 rounded outward too
-    rho0 = (1 - Iv(lower(x0), upper(x0))).mag()
+    rho0 = (1 - Interval(lower(x0), upper(x0))).mag()
     if rho0 >= 1:
         return {n: None for n in result}, margins, None
     # delta_1 = (1 - k^2) sigma0 exactly (g_0 = 0), and delta never increases after
     sig_hi = upper(sigma0 * (1 - k * k))
     region = None
     if result["gamma"]:
-        g_lo = (1 - Iv(rho0)).lo
+        g_lo = (1 - Interval(rho0)).lo
         ok, mg = region_ok(k, sig_hi, g_lo, 1.0, ("inv_mono", "loss", "descent_lemma", "gamma"), tally,
                            max_boxes)
         if ok["inv_mono"]:
@@ -152,7 +153,7 @@ def s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: Tally, 
             _merge_region(result, margins, ok, mg, ("loss", "descent_lemma", "gamma"))
             return result, margins, region
     result["gamma"] = None
-    g_lo, g_hi = (1 - Iv(rho0)).lo, (1 + Iv(rho0)).hi
+    g_lo, g_hi = (1 - Interval(rho0)).lo, (1 + Interval(rho0)).hi
     ok, mg = region_ok(k, sig_hi, g_lo, g_hi, ("inv_loss", "loss", "descent_lemma"), tally, max_boxes)
     if not ok["inv_loss"]:
         return {n: None for n in result}, margins, None
@@ -214,10 +215,10 @@ def theta_box_decide(form, lo: float, hi: float, t_lo: float, t_hi: float, cst: 
             return result, margins, sens
     result["gamma"] = None
     rho0 = upper(abs(1 - x0))                          # |g_1 - 1|; |f| <= 1 keeps |g - 1| <= rho0
-    g_lo = (Iv(1.0) - Iv(rho0)).lo
+    g_lo = (Interval(1.0) - Interval(rho0)).lo
     if not g_lo > 0:
         return {n: None for n in result}, margins, sens
-    ok, mg = region_ok(k, dhat_hi, g_lo, (Iv(1.0) + Iv(rho0)).hi, ("inv_loss", "loss", "descent_lemma"), tally,
+    ok, mg = region_ok(k, dhat_hi, g_lo, (Interval(1.0) + Interval(rho0)).hi, ("inv_loss", "loss", "descent_lemma"), tally,
                        max_boxes, loss_per_k_sigma=True, x0=x0, sigma0=sigma0)
     if not ok["inv_loss"]:
         return {n: None for n in result}, margins, sens
