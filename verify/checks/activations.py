@@ -26,7 +26,7 @@ import numpy as np
 
 from rdyn.verification.checks.record import Check, digits_of, exact_check, numeric_check
 
-SOURCE = "issue 22 (beyond the paper: smooth activations; docs/models_and_conventions.md)"
+SOURCE = "beyond the paper: smooth activations (docs/models_and_conventions.md)"
 NAMES = ("erf", "tanh", "gelu", "softplus", "sigmoid")
 STATES = ((0.0, 1.0), (0.6, 0.8), (1.1, 0.05))   # (C1, e) with e = exp(-(C2+C3)/D)
 

@@ -110,7 +110,7 @@ def derived_exponent_checks() -> tuple[Check, ...]:
     return tuple(out)
 
 
-SMOOTH_SOURCE = "issue 22 item 3: flow limit of the smooth collapsed map; rdyn derivation"
+SMOOTH_SOURCE = "beyond the paper: flow limit of the smooth collapsed map; rdyn derivation"
 
 
 def smooth_checks(names: tuple[str, ...] = ("tanh",)) -> tuple[Check, ...]:

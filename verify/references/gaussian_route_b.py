@@ -106,7 +106,7 @@ def checks(quick: bool = True) -> list[Check]:
     from rdyn.derivations.model_b import gaussian_route_identities
 
     ids = gaussian_route_identities()
-    out = [Check("B.gaussian.identities", f"{SRC}, C.2.1 (route of issue 23)",
+    out = [Check("B.gaussian.identities", f"{SRC}, C.2.1 (rdyn's exact Gaussian route)",
                  "the Gaussian route's identities hold symbolically: Lagrange's gap identities "
                  "Q1 Q2 - (z^T L M z)^2 = Q0 Q1 - P^2 = G, the Gaussian moments, the Gamma-function "
                  "representation (p = 1/2, 1, 3/2, 2), the polar weights (2/pi) v and (4/pi) v^2 sin^2 phi",
@@ -204,7 +204,7 @@ def full_checks() -> list[Check]:
         q = mb.run(replace(cfg, expectation="qmc", samples=2 ** 18))
         z = {k: abs(float(getattr(f64, k)[-1]) - float(getattr(q, k)[-1])) / q.std_error[k]
              for k in ("alpha", "beta", "gamma", "loss")}
-        out.append(Check(f"B.gaussian.trajectory.{name}", f"{SRC}, issue 23",
+        out.append(Check(f"B.gaussian.trajectory.{name}", f"{SRC}, rdyn's exact Gaussian route",
                          f"{name}, {cfg.steps} steps: exact float64 equals exact dps 25 to 1e-13 (alpha, beta, "
                          "gamma relative; loss absolute) and QMC (2^18 points, 16 replicas) within 4 SE",
                          "pass" if err < 1e-13 and max(z.values()) < 4 else "fail", err, digits_of(err),
