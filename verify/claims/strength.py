@@ -97,6 +97,12 @@ PROVE_ETA_GRID = {"labels": ("Lemma D.10", "Lemma D.18", "Lemma D.19"), "D_range
                   "logit_scale": "D", "eta": (0.0, "paper")}
 
 
+# ledger entries (printed statements, not corrections) that rdyn prove --eta 0:paper also certifies at every
+# configuration of PROVE_ETA_GRID: every statement of these labels is decided over a range and certified there
+# (tests/verify/proofs/test_eta_box_grid.py, slow; the D = 12, K = 3 configuration in test_eta_box.py)
+ETA_GRID_ENTRIES = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.17 (C1 band)")
+
+
 def eta_box_configs(grid: dict = PROVE_ETA_GRID) -> list[dict]:
     """Every configuration of ``grid`` with its range: ``{"activation", "D", "K", "kappa", "vstar_norm2",
     "logit_scale", "eta": (lo, hi)}`` (floats; ``rdyn prove --eta lo:hi``)."""
@@ -307,7 +313,10 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
     if verdict == "not_checkable":
         return None, None
     if paper == "A" and label in PROVED_BY_PROVE:
-        return "certified", _basis("certified", ())
+        basis = _basis("certified", ())
+        if label in ETA_GRID_ENTRIES:
+            basis["eta_boxes"] = [dict(PROVE_ETA_GRID)]
+        return "certified", basis
     if paper == "B" and label in B_ENTRIES_BY_PROVE and verdict in B_ENTRY_STATEMENTS[label]:
         return "certified", _certified_b(label, verdict)
     if paper == "A" and label == "Lemma D.17":

@@ -29,6 +29,9 @@ def test_every_step_size_up_to_the_papers_eta(report):
     assert set(strength.PROVE_ETA_GRID["labels"]) == {"Lemma D.10", "Lemma D.18", "Lemma D.19"}
     for label in strength.PROVE_ETA_GRID["labels"]:   # every correction of the label is decided
         assert {s.key for s in st.STATEMENTS if s.label == label and s.form == "corrected"} <= set(eb.STATEMENT_KEYS)
+    for label in strength.ETA_GRID_ENTRIES:   # entries: every statement of the label is decided (printed ones)
+        assert label in strength.PROVED_BY_PROVE
+        assert {s.key for s in st.STATEMENTS if s.label == label} <= set(eb.STATEMENT_KEYS)
     ours = {"activation": "relu", "D": 12, "K": 3, "kappa": 0.0, "vstar_norm2": 1.0, "logit_scale": "D",
             "eta": (CFG.lo, CFG.hi)}
     assert ours in strength.eta_box_configs()
