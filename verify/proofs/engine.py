@@ -14,10 +14,21 @@ the constants (``c_lag``, ``q_lag``, ``psi``) they use.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
-from rdyn.verification.proofs import statements as st
+import flint
+import sympy as sp
+from flint import arb
+
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
+from rdyn.reduced_dynamics.runs import checkpoint as ck
+from rdyn.verification.proofs import corollaries, iterate, region as rg, statements as st
+from rdyn.verification.proofs.balls import b_point, lower, upper
+from rdyn.verification.proofs.float_route import FloatRoute
+from rdyn.verification.proofs.iterate import ball_from_text, ball_text, certified_digits
+from rdyn.verification.proofs.kernels import kernels
 
 PREC_BITS = 200
 DEFAULT_MAX_STEPS_FACTOR = 2      # default step budget: max(2 T*, T0) (refutations past T0)
@@ -56,7 +67,6 @@ class Instance:
 
 
 def _teacher_config(inst: Instance):
-    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig
 
     return TeacherConfig(D=inst.D, K=inst.K, activation=inst.activation,
                          kappa=inst.kappa if inst.activation == "leaky" else 0.0, eta=inst.eta,
@@ -102,9 +112,7 @@ class ProofReport:
 def constants(inst: Instance, k, c):
     """Instance constants as balls: scale, eta, M, eta g2, q_min = X(K/(D-K), w = 0)/(eta g2), the
     printed D.19 coefficients, the atan coefficient sqrt((D-K)/K) (None for identity)."""
-    from flint import arb
 
-    from rdyn.verification.proofs.balls import b_point
 
     D, K = inst.D, inst.K
     eta_q = inst.exact_eta()
@@ -139,7 +147,6 @@ def turning_point(k, c, grid: int = 256, bits: int = 120):
     C1*'(lo) > 0 > C1*'(hi). None if C1*' is not certainly negative at e = 1 or no sign change is
     found on the grid (a grid point where the sign is undecided lies inside the bracket; uniqueness of the
     zero in it is the region condition's C1*'' < 0)."""
-    from flint import arb
 
     if not k.star_prime(arb(1), c) < 0:
         return None
@@ -201,10 +208,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
     ``lag_constant``: the lag lemma's c_lag to decide instead of the certified one (the derived
     D.18/D.19 forms then use q_lag = q_min (1 - c_lag (K/(D-K))^2) of it); None: c_lag is the
     certified bound of ``|w|`` for T >= T* (:class:`LagPass`, docs/proofs.md)."""
-    import flint
 
-    from rdyn.verification.proofs import iterate, region as rg
-    from rdyn.verification.proofs.kernels import kernels
 
     t_start = time.perf_counter()
     chosen = [s for s in st.STATEMENTS if labels is None or s.label in labels]
@@ -212,7 +216,6 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
-        from flint import arb
 
         k = kernels(inst.activation, inst.logit_scale)
         kappa = inst.kappa if inst.activation == "leaky" else 0.0
@@ -234,7 +237,6 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                     and outcomes[s.key].undecided_step is None
                     and (s.region not in ("dx_printed_lower", "dx_printed_upper") or inst.logit_scale == "D")]
             conds = tuple(dict.fromkeys(s.region for s in todo))
-            from rdyn.verification.proofs.balls import upper
             used = 0   # --max-boxes is one budget for every band tried, not one per band
             for pad in (0.5, 2.0, 8.0):   # widen the band until invariance is shown (or give up)
                 R = rg.choose_region(bm, upper(e), w0, pad=pad)
@@ -252,8 +254,6 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                 lag_pass.region = rg.prove_region(bm, res.region, derived, max_boxes=max_boxes)
             return [s.key for s in chosen + extra if s.key not in done]
 
-        from rdyn.reduced_dynamics.runs import checkpoint as ck
-        from rdyn.verification.proofs.iterate import ball_from_text, ball_text
 
         identity = {"instance": inst.to_dict(), "labels": None if labels is None else sorted(labels),
                     "max_steps": max_steps, "max_boxes": max_boxes, "prec": prec,
@@ -291,7 +291,6 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
 
         route = None
         if float_route:
-            from rdyn.verification.proofs.float_route import FloatRoute
 
             route = FloatRoute(inst.activation, inst.logit_scale, params, k.first_c1(c))
         iterated = [s for s in chosen + extra if s.window not in ("symbolic", "observed")]
@@ -312,7 +311,6 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                 o = it.outcomes.get(s.key) or iterate.Outcome(s.key)
                 r = _verdict(s, o, it, res, region_info, float_route)
             (sup if s in extra else results).append(r)
-        from rdyn.verification.proofs import corollaries   # refutations beyond the step budget (region)
         # (they rest on certified statements, current or superseded: R+- of the superseded D.18 forms)
         both = corollaries.refine(inst, results + sup, it=it, region=res, bm=bm, consts=consts)
         results, sup = both[:len(results)], both[len(results):]
@@ -371,7 +369,6 @@ def _verdict(s, o, it, res, info, float_route: bool = False) -> StatementResult:
 def _symbolic(s, it) -> StatementResult:
     """Lemma D.15's proof step, corrected: 3(D-K)/D^2 <= 1/40 iff D^2 >= 120 (D-K), for every D > K >= 1
     (40 D^2 (3(D-K)/D^2 - 1/40) = 120 (D-K) - D^2 identically, and 40 D^2 > 0)."""
-    import sympy as sp
 
     D, K = sp.symbols("D K", positive=True)
     holds = sp.expand(40 * D**2 * (3 * (D - K) / D**2 - sp.Rational(1, 40)) - (120 * (D - K) - D**2)) == 0
@@ -408,7 +405,6 @@ class LagPass:
     induction from T0: the per-step growth of e^-2 stays between the growths of R_lo and R_hi)."""
 
     def __init__(self, inst, consts):
-        from flint import arb
 
         D, K = inst.D, inst.K
         self.inst, self.consts = inst, consts
@@ -445,7 +441,6 @@ class LagPass:
             self.ext[name] = [value, t, state]
 
     def _observe(self, t, C1, x, dx, e, a1, b0):
-        from rdyn.verification.proofs.balls import lower, upper
 
         self.t = t
         if self.T_star is None:
@@ -482,7 +477,6 @@ class LagPass:
 
     def to_text(self) -> dict:
         """The pass's state for a checkpoint (balls as exact text)."""
-        from rdyn.verification.proofs.iterate import ball_text
 
         r = self.region
         return {"started": self.started, "t": self.t, "T_star": self.T_star, "T0": self.T0, "broken": self.broken,
@@ -500,10 +494,7 @@ class LagPass:
     def restore(self, data: dict, bm, t_next: int) -> None:
         """Continue from :meth:`to_text` of a checkpoint whose iteration resumes at step ``t_next`` (a
         step observed twice, across an interrupt, leaves every extreme as it was)."""
-        from flint import arb
 
-        from rdyn.verification.proofs import region as rg
-        from rdyn.verification.proofs.iterate import ball_from_text
 
         self.resumed = True
         self.started, self.T_star, self.T0 = data["started"], data["T_star"], data["T0"]
@@ -530,9 +521,7 @@ class LagPass:
     def set_constants(self, bm, region, lag_constant) -> bool:
         """c_lag (from the steps and the band of ``region``), q_lag; both on ``bm`` for the region
         conditions. False (with :attr:`why_not`) when the pass is incomplete or q_lag > 0 is not certain."""
-        import math
 
-        from flint import arb
 
         bm.c_lag = bm.q_lag = None
         if not (self.started and self.broken is None and self.seen_to is not None and self.seen_to == self.T0):
@@ -559,7 +548,6 @@ class LagPass:
         return True
 
     def _counterexample(self, name, lhs, rhs, quantity):
-        from rdyn.verification.proofs.iterate import certified_digits
 
         _, t, (C1, x, e, star, dx) = self.ext[name] if name != "T_star" else (None, self.T_star, self.at_T_star[2])
         D, K = self.inst.D, self.inst.K
@@ -571,9 +559,7 @@ class LagPass:
 
     def _steps(self, key):
         """(certified, refutation or None, margin) of statement ``key`` on the steps T* .. T0."""
-        from flint import arb
 
-        from rdyn.verification.proofs.balls import lower, upper
 
         ext, c = self.ext, self.consts
         if key == "D19.derived.lag":
@@ -619,7 +605,6 @@ class LagPass:
 
     def constants_dict(self) -> dict:
         """The constants the derived statements use, as certified numbers (floats: q_lag's lower end)."""
-        from rdyn.verification.proofs.balls import lower, upper
 
         out = {"c_lag": self.c_lag, "c_lag_steps": self.c_steps,
                "c_lag_band": self.band,

@@ -15,6 +15,10 @@ import math
 
 import numpy as np
 
+from rdyn.reduced_dynamics.certified.interval import interval_ball
+from rdyn.reduced_dynamics.certified.interval_direct import IntervalDirect
+from rdyn.verification.proofs.kernels import interval_direct_source
+
 # columns of a record row (interval_direct.COLUMNS): C1, x, dx, e, alpha - 1, beta as (lo, hi)
 C1_LO, C1_HI, X_LO, X_HI, DX_LO, DX_HI, E_LO, E_HI, A_LO, A_HI, B_LO, B_HI = range(12)
 # a float product or quotient of two floats is within 2^-53 (relative) of the exact one: two
@@ -56,7 +60,6 @@ def row_state(t: int, row: np.ndarray) -> tuple:
 
 def row_quantities(t: int, row: np.ndarray) -> tuple:
     """``(t, C1, x, e, C1*, Delta x, alpha - 1, beta)`` of the row of step t, as arb balls."""
-    from rdyn.reduced_dynamics.certified.interval import interval_ball
 
     C1, x, dx, e, a1, b0 = (interval_ball(float(row[2 * i]), float(row[2 * i + 1])) for i in range(6))
     return (t, C1, x, e, b0 / (-a1), dx, a1, b0)
@@ -84,8 +87,6 @@ class FloatRoute:
 
     def _iteration(self):
         if self._route is None:
-            from rdyn.reduced_dynamics.certified.interval_direct import IntervalDirect
-            from rdyn.verification.proofs.kernels import interval_direct_source
 
             self._route = IntervalDirect(interval_direct_source(self.activation, self.logit_scale), self.params,
                                          self.first_c1)
@@ -142,7 +143,6 @@ class FloatRoute:
 
     def box(self) -> tuple:
         """(C1, x) at the current step, as arb balls containing the float intervals."""
-        from rdyn.reduced_dynamics.certified.interval import interval_ball
 
         rows = self.peek(1)
         if len(rows):
@@ -151,7 +151,6 @@ class FloatRoute:
 
     def box_after(self) -> tuple:
         """(C1, x) where the route stopped (the step after its last row), as arb balls."""
-        from rdyn.reduced_dynamics.certified.interval import interval_ball
 
         (a, b), (u, v) = self._route.state()
         return interval_ball(a, b), interval_ball(u, v)

@@ -20,10 +20,19 @@ above ``scale log((D-K)/K)`` with every earlier step certainly below.
 """
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass, field
 
+import numpy as np
+from flint import arb, arf
+
 from rdyn.reduced_dynamics.certified.arb_iteration import DIRECT, ArbIteration, DirectKernels
+from rdyn.reduced_dynamics.runs.checkpoint import exact_text, from_exact_text, signals_blocked
 from rdyn.reduced_dynamics.runs.driver import StepLines, drive
+from rdyn.verification.proofs.balls import ball, hull, lower, upper
+from rdyn.verification.proofs.float_route import X_HI, block_bounds, row_quantities, row_state
+from rdyn.verification.proofs.region import BLOCK_CONDITIONS
 from rdyn.verification.proofs.statements import PAIR
 
 
@@ -57,7 +66,6 @@ class Iteration:
 
 def _hull_max(a, b):
     """A ball containing max(x, y) for every x in a, y in b (when neither is certainly larger)."""
-    from rdyn.verification.proofs.balls import hull
 
     return hull(a, b) if a.upper() >= b.upper() else hull(b, a)
 
@@ -78,7 +86,6 @@ class Evaluator:
     """Per-step lhs/rhs of every statement (arb balls), from the state at step T."""
 
     def __init__(self, inst, k, c, consts):
-        from flint import arb
 
         self.k, self.c, self.cn = k, c, consts
         D, K = inst.D, inst.K
@@ -99,9 +106,7 @@ class Evaluator:
         self.band_lo = arb("0.95")
         self.four_fifths = arb(4) / 5
         # min of A/(A+B) over 0 <= e <= 1 (64 boxes; a rigorous lower bound, e.g. 0.66 for ReLU)
-        from rdyn.verification.proofs.balls import ball
 
-        from rdyn.verification.proofs.balls import lower
 
         self.d5_ratio_min = arb(max(0.0, min(lower(k.a_over_f3(ball(i / 64, (i + 1) / 64), c)) for i in range(64))))
         self.band_hi = 4 * arb.pi() + 1
@@ -254,7 +259,6 @@ def _state_from_text(b) -> tuple:
 def ball_text(x) -> list:
     """An arb ball as exact text [midpoint, radius] (``man p exp``; see
     :func:`rdyn.reduced_dynamics.runs.checkpoint.exact_text`)."""
-    from rdyn.reduced_dynamics.runs.checkpoint import exact_text
 
     return [exact_text(x), exact_text(x.rad())]
 
@@ -262,9 +266,7 @@ def ball_text(x) -> list:
 def ball_from_text(pair):
     """Inverse of :func:`ball_text` (the radius may round up to arb's radius precision: the ball
     still contains the saved one)."""
-    from flint import arb, arf
 
-    from rdyn.reduced_dynamics.runs.checkpoint import from_exact_text
 
     mid, rad = (from_exact_text(t, "arb") for t in pair)
     return arb(arf(mid.mid().man_exp()), arf(rad.mid().man_exp())) if rad != 0 else mid
@@ -295,14 +297,9 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     over for good where the float route cannot take a step. ``observe(t, C1, x, Delta x, e,
     alpha - 1, beta)`` (optional) sees every step taken one at a time (the lag pass; the block
     stretch is before T*)."""
-    import time
 
-    from flint import arb
 
-    import numpy as np
 
-    from rdyn.verification.proofs.balls import lower
-    from rdyn.verification.proofs.float_route import X_HI, block_bounds, row_quantities, row_state
 
     t_start = time.perf_counter()
     D, K = inst.D, inst.K
@@ -390,25 +387,23 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         return o.counterexample is not None or o.undecided_step is not None
 
     by_key = {s.key: s for s in statements}
-    from rdyn.verification.proofs.region import BLOCK_CONDITIONS
     blockable = frozenset(s_.key for s_ in statements if bm is not None and s_.region in BLOCK_CONDITIONS)
 
     def arb_bounds(states, nxt):
         """(e_lo, e_hi, rho_lo, rho_hi) over the arb states of a block and the state after it."""
-        from rdyn.verification.proofs.balls import lower as flo, upper as fup
 
         pts = states + [nxt]
         if all(b[5] > 0 for b in states):   # x increases along the block: e(first) >= e >= e(next)
-            e_lo, e_hi = flo(nxt[3]), fup(states[0][3])
+            e_lo, e_hi = lower(nxt[3]), upper(states[0][3])
         else:
-            e_lo, e_hi = min(flo(b[3]) for b in pts), max(fup(b[3]) for b in pts)
+            e_lo, e_hi = min(lower(b[3]) for b in pts), max(upper(b[3]) for b in pts)
         rhos = [b[1] / b[4] for b in pts]   # C1/C1*: float midpoints, padded by the rounding and the radii
         if all(r.rad() < RHO_RADIUS for r in rhos):
             mids = [float(r.mid()) for r in rhos]
             lo, hi = min(mids), max(mids)
             pad = 4 * 2.0**-53 * max(abs(lo), abs(hi)) + 2 * RHO_RADIUS
             return e_lo, e_hi, lo - pad, hi + pad
-        return e_lo, e_hi, min(flo(r) for r in rhos), max(fup(r) for r in rhos)
+        return e_lo, e_hi, min(lower(r) for r in rhos), max(upper(r) for r in rhos)
 
     def flush(states, nxt):
         """Decide the open block statements on the block ``states`` (nxt: the state after it)."""
@@ -420,15 +415,14 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         the state after it) have e and C1/C1* within ``bounds``; a statement not shown on the block
         is decided step by step on ``arb_states() -> (states, states + [next state])``. ``whole``:
         only if every statement is shown on the block (then True); else nothing is recorded (False)."""
-        from rdyn.verification.proofs.balls import ball as fball, lower as flo, upper as fup
 
         keys = [s_ for s_ in open_keys if s_.key in blockable]
         if not keys:
             return True
         e_lo, e_hi, r_lo, r_hi = bounds
-        E = fball(e_lo, e_hi)
-        W = (fball(r_lo, r_hi) - 1) / (E * E * E)
-        res = bm.evaluate(e_lo, e_hi, flo(W), fup(W), ("valid",) + tuple(dict.fromkeys(s_.region for s_ in keys)),
+        E = ball(e_lo, e_hi)
+        W = (ball(r_lo, r_hi) - 1) / (E * E * E)
+        res = bm.evaluate(e_lo, e_hi, lower(W), upper(W), ("valid",) + tuple(dict.fromkeys(s_.region for s_ in keys)),
                           None)
         valid = res["valid"][0] > 0
         if whole and not (valid and all(res[s_.region][0] > 0 for s_ in keys)):
@@ -438,7 +432,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             o = out[s_.key]
             sign, value = res[s_.region]
             if valid and sign > 0:
-                v = flo(value)
+                v = lower(value)
                 o.block_margin = v if o.block_margin is None else min(o.block_margin, v)
                 o.blocks += 1
                 o.checked_from = first if o.checked_from is None else o.checked_from
@@ -498,7 +492,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         every :data:`SAMPLE`-th step, and at the first where it does not certainly hold it is
         decided at every step since the previous check, in order (the step reported is the first
         failure after the last check where it held)."""
-        from rdyn.reduced_dynamics.runs.checkpoint import signals_blocked
 
         with signals_blocked():   # the stretch changes the loop's state in many places: a signal waits for its end
             return _float_stretch(n)
@@ -617,7 +610,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             unpend()
 
     def snapshot():
-        import dataclasses
 
         _, C2, C3 = iteration.components(box)   # the box's C2, C3 (read off x); a resume reads C1, x
         return {"t": t, "T_star": T_star, "T0": T0, "t1": t1, "max_steps": max_steps,
