@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 import sys
 
+from flint import arb
+
 
 def ball(lo: float, hi: float):
     """The ball [lo, hi] (exact float endpoints, lo <= hi); contains the whole interval."""
-    from flint import arb
-
     m = (arb(lo) + arb(hi)) / 2
     r = (arb(hi) - arb(lo)) / 2
     return m + arb(0, _up(r))
@@ -38,8 +38,6 @@ def lower(x) -> float:
 
 def hull(a, b):
     """A ball containing the balls a and b."""
-    from flint import arb
-
     m = arb(a.mid())
     r = max(_up(abs(arb(a.mid()) - m) + a.rad()), _up(abs(arb(b.mid()) - m) + b.rad()))
     return m + arb(0, r * (1 + 2.0**-50) + 1e-300)
@@ -51,8 +49,6 @@ def positive(x) -> bool:
 
 def b_point(z):
     """B(z) = (z - atan z)/z^3 at z > 0 (a ball), by the alternating series for small z."""
-    from flint import arb
-
     if z.upper() < arb(2) ** -12:
         z2 = z * z
         # 1/3 - z^2/5 + z^4/7 - ...: for 0 < z < 1 the partial sums bracket the value
@@ -63,8 +59,6 @@ def b_point(z):
 def b_enclosure(z_lo: float, z_hi: float):
     """A ball containing B(z) for every z in [z_lo, z_hi] (0 <= z_lo <= z_hi): B decreases on
     [0, oo) from B(0) = 1/3, so the values lie between B(z_hi) and B(z_lo)."""
-    from flint import arb
-
     hi = arb(1) / 3 if z_lo <= 0 else b_point(arb(z_lo))
     lo = b_point(arb(z_hi)) if z_hi > 0 else arb(1) / 3
     return hull(lo, hi)

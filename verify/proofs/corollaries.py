@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import math
 
+from flint import arb
+
+from rdyn.verification.proofs.balls import lower
 from rdyn.verification.proofs.iterate import certified_digits
 
 SLICES = 64
@@ -42,8 +45,6 @@ def _undecided(results, key):
 def d18_printed_lower(inst, consts, T_star: int):
     """``(step, lhs_bound, rhs, ratio)`` balls: from ``step`` on, ``1/K - p >= lhs_bound`` (the
     certified corrected D.18 upper side) exceeds the printed ``rhs``; ratio = lhs_bound/rhs."""
-    from flint import arb
-
     N, K, D = arb(inst.D - inst.K), arb(inst.K), arb(inst.D)
     eta, M, eg2, scale = consts["eta"], consts["M"], consts["eta_g2"], consts["scale"]
 
@@ -75,10 +76,6 @@ def d18_printed_lower(inst, consts, T_star: int):
 def d19_printed_upper(bm, region, consts, T_star: int, T0: int, inst):
     """``(step, ratio_lower)`` when every step from ``step`` on certainly fails the printed D.19
     upper side (None when ``c < eta g2`` is not certain or no e_c is found)."""
-    from flint import arb
-
-    from rdyn.verification.proofs.balls import lower
-
     c, eg2 = consts.get("printed_d19_upper"), consts["eta_g2"]
     if c is None or not c < eg2:
         return None

@@ -67,7 +67,6 @@ class Instance:
 
 
 def _teacher_config(inst: Instance):
-
     return TeacherConfig(D=inst.D, K=inst.K, activation=inst.activation,
                          kappa=inst.kappa if inst.activation == "leaky" else 0.0, eta=inst.eta,
                          vstar_norm2=inst.vstar_norm2, logit_scale=inst.logit_scale)
@@ -112,8 +111,6 @@ class ProofReport:
 def constants(inst: Instance, k, c):
     """Instance constants as balls: scale, eta, M, eta g2, q_min = X(K/(D-K), w = 0)/(eta g2), the
     printed D.19 coefficients, the atan coefficient sqrt((D-K)/K) (None for identity)."""
-
-
     D, K = inst.D, inst.K
     eta_q = inst.exact_eta()
     eta = arb(int(eta_q.p)) / int(eta_q.q)
@@ -147,7 +144,6 @@ def turning_point(k, c, grid: int = 256, bits: int = 120):
     C1*'(lo) > 0 > C1*'(hi). None if C1*' is not certainly negative at e = 1 or no sign change is
     found on the grid (a grid point where the sign is undecided lies inside the bracket; uniqueness of the
     zero in it is the region condition's C1*'' < 0)."""
-
     if not k.star_prime(arb(1), c) < 0:
         return None
     prev = 1.0   # the last grid point where C1*' is certainly negative
@@ -208,15 +204,12 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
     ``lag_constant``: the lag lemma's c_lag to decide instead of the certified one (the derived
     D.18/D.19 forms then use q_lag = q_min (1 - c_lag (K/(D-K))^2) of it); None: c_lag is the
     certified bound of ``|w|`` for T >= T* (:class:`LagPass`, docs/proofs.md)."""
-
-
     t_start = time.perf_counter()
     chosen = [s for s in st.STATEMENTS if labels is None or s.label in labels]
     extra = [s for s in st.SUPERSEDED if include_superseded and (labels is None or s.label in labels)]
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
-
         k = kernels(inst.activation, inst.logit_scale)
         kappa = inst.kappa if inst.activation == "leaky" else 0.0
         eta_q = inst.exact_eta()
@@ -254,7 +247,6 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                 lag_pass.region = rg.prove_region(bm, res.region, derived, max_boxes=max_boxes)
             return [s.key for s in chosen + extra if s.key not in done]
 
-
         identity = {"instance": inst.to_dict(), "labels": None if labels is None else sorted(labels),
                     "max_steps": max_steps, "max_boxes": max_boxes, "prec": prec,
                     "superseded": include_superseded, "format": 4, "route": "float" if float_route else "arb",
@@ -291,7 +283,6 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
 
         route = None
         if float_route:
-
             route = FloatRoute(inst.activation, inst.logit_scale, params, k.first_c1(c))
         iterated = [s for s in chosen + extra if s.window not in ("symbolic", "observed")]
         it = iterate.run(inst, iterated, k=k, c=c, consts=consts, T0_of=default_T0, budget_of=budget_of,
@@ -369,7 +360,6 @@ def _verdict(s, o, it, res, info, float_route: bool = False) -> StatementResult:
 def _symbolic(s, it) -> StatementResult:
     """Lemma D.15's proof step, corrected: 3(D-K)/D^2 <= 1/40 iff D^2 >= 120 (D-K), for every D > K >= 1
     (40 D^2 (3(D-K)/D^2 - 1/40) = 120 (D-K) - D^2 identically, and 40 D^2 > 0)."""
-
     D, K = sp.symbols("D K", positive=True)
     holds = sp.expand(40 * D**2 * (3 * (D - K) / D**2 - sp.Rational(1, 40)) - (120 * (D - K) - D**2)) == 0
     if not holds:
@@ -405,7 +395,6 @@ class LagPass:
     induction from T0: the per-step growth of e^-2 stays between the growths of R_lo and R_hi)."""
 
     def __init__(self, inst, consts):
-
         D, K = inst.D, inst.K
         self.inst, self.consts = inst, consts
         self.level = consts["scale"] * (arb(D - K) / K).log()
@@ -441,7 +430,6 @@ class LagPass:
             self.ext[name] = [value, t, state]
 
     def _observe(self, t, C1, x, dx, e, a1, b0):
-
         self.t = t
         if self.T_star is None:
             if x >= self.level:
@@ -477,7 +465,6 @@ class LagPass:
 
     def to_text(self) -> dict:
         """The pass's state for a checkpoint (balls as exact text)."""
-
         r = self.region
         return {"started": self.started, "t": self.t, "T_star": self.T_star, "T0": self.T0, "broken": self.broken,
                 "seen_to": self.seen_to,
@@ -494,8 +481,6 @@ class LagPass:
     def restore(self, data: dict, bm, t_next: int) -> None:
         """Continue from :meth:`to_text` of a checkpoint whose iteration resumes at step ``t_next`` (a
         step observed twice, across an interrupt, leaves every extreme as it was)."""
-
-
         self.resumed = True
         self.started, self.T_star, self.T0 = data["started"], data["T_star"], data["T0"]
         self.broken, self.seen_to = data["broken"], data["seen_to"]
@@ -521,8 +506,6 @@ class LagPass:
     def set_constants(self, bm, region, lag_constant) -> bool:
         """c_lag (from the steps and the band of ``region``), q_lag; both on ``bm`` for the region
         conditions. False (with :attr:`why_not`) when the pass is incomplete or q_lag > 0 is not certain."""
-
-
         bm.c_lag = bm.q_lag = None
         if not (self.started and self.broken is None and self.seen_to is not None and self.seen_to == self.T0):
             self.why_not = self.broken or ("the states T* .. T0 were not all observed (a resumed run, or T0 not "
@@ -548,7 +531,6 @@ class LagPass:
         return True
 
     def _counterexample(self, name, lhs, rhs, quantity):
-
         _, t, (C1, x, e, star, dx) = self.ext[name] if name != "T_star" else (None, self.T_star, self.at_T_star[2])
         D, K = self.inst.D, self.inst.K
         ratio = lhs / rhs
@@ -559,8 +541,6 @@ class LagPass:
 
     def _steps(self, key):
         """(certified, refutation or None, margin) of statement ``key`` on the steps T* .. T0."""
-
-
         ext, c = self.ext, self.consts
         if key == "D19.derived.lag":
             c_lag = self.c_lag
@@ -605,7 +585,6 @@ class LagPass:
 
     def constants_dict(self) -> dict:
         """The constants the derived statements use, as certified numbers (floats: q_lag's lower end)."""
-
         out = {"c_lag": self.c_lag, "c_lag_steps": self.c_steps,
                "c_lag_band": self.band,
                "q_min": [lower(self.consts["q_min"]), upper(self.consts["q_min"])]}

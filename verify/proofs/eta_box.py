@@ -170,8 +170,6 @@ class BoxField:
 
     def __init__(self, cfg: EtaBox, tube: Tube, eta_lo: float, eta_hi: float, *, c_lag: float | None = None,
                  mutate: dict | None = None):
-
-
         self.arb, self.cfg, self.tube = arb, cfg, tube
         self.k = k = kernels(cfg.activation, cfg.logit_scale)
         kappa = cfg.kappa if cfg.activation == "leaky" else 0.0
@@ -402,7 +400,6 @@ class BoxField:
 
 def _negative_part(x):
     """min(0, x) as a ball (0 when x is certainly >= 0)."""
-
     if x >= 0:
         return arb(0)
     return x if x.upper() <= 0 else hull(x, arb(0))
@@ -426,7 +423,6 @@ def choose_tube(cfg: EtaBox, pad: float = 0.5, grid: int = 256) -> Tube:
     the field crosses upward, the upper edge its mirror image above w_hi; delta (at least 0.02, at most
     half the way down to K/N) keeps kappa below a quarter of lam/H, the steepest barrier the field
     crosses (any tube may be tried; invariance is what is proved)."""
-
     f = BoxField(cfg, Tube((0.5, 1.0), (0.0, -1.0), (1.0, 1.0)), 0.0, 0.0)   # its kernels and constants only
     k, c = f.k, f.c
     room = (1 - cfg.K / (cfg.D - cfg.K)) / 2     # the barrier stays above (1 + K/N)/2 > K/N
@@ -467,7 +463,6 @@ def prove_box(cfg: EtaBox, tube: Tube, *, max_boxes: int = DEFAULT_MAX_BOXES, c_
     ``c_lag``: the lag lemma's constant to decide instead of the tube's ``max(|w_lo|, |w_hi|)``;
     ``mutate``: factors on ``g2`` and ``q_lag`` (tests: a constant made 1e-6 tighter is refused);
     ``conditions``: those of :data:`LATE` and :data:`ALL_STEPS` to decide (default all)."""
-
     old = flint.ctx.prec
     flint.ctx.prec = PREC_BITS
     try:
@@ -587,7 +582,6 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     of ``(cfg.lo, cfg.hi]``. Each tube of ``pads`` (:func:`choose_tube`) is tried on the whole box; a box that no tube
     decides is bisected (at most :data:`MAX_SPLITS` times) and the sub-boxes left open are listed with
     why. ``--max-boxes`` is one budget for all of it."""
-
     t0 = time.perf_counter()
     structure = kernels(cfg.activation, cfg.logit_scale).facts["eta_structure"]   # decided by sympy, cached
     chosen = [s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels)]
@@ -619,7 +613,6 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
 
 
 def _verdict(s, cfg: EtaBox, proofs):
-
     cond = CONDITION_OF[s.key]
     proved = [(p, t) for p, t in proofs if p.invariant and p.decided.get(cond)]
     open_ = [{"D": [cfg.D, cfg.D], "eta": [p.lo, p.hi], "reason": p.reason or f"{cond} not shown"} for p, _ in proofs
@@ -658,7 +651,6 @@ class RangeReport:
         return [self._merged(i, s) for i, s in enumerate(self.chosen)]
 
     def _merged(self, i: int, statement):
-
         certs = [rep.results[i].certificate for rep in self.reports]
         proved = [b for c in certs for b in c["proved_boxes"]]
         open_ = [b for c in certs for b in c["undecided_boxes"]]
@@ -710,7 +702,6 @@ def prove_d_range(cfg: EtaBox, d_hi: int, labels=None, *, max_boxes: int = DEFAU
 def range_report(cfg: EtaBox, d_hi: int, reports: list, labels=None, seconds: float = 0.0, *,
                  interrupted: bool = False) -> RangeReport:
     """The :class:`RangeReport` of the D in ``reports`` (those of ``[cfg.D, d_hi]`` decided, in order)."""
-
     chosen = tuple(s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels))
     return RangeReport(cfg, d_hi, list(reports), chosen, seconds, interrupted)
 

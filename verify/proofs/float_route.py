@@ -60,7 +60,6 @@ def row_state(t: int, row: np.ndarray) -> tuple:
 
 def row_quantities(t: int, row: np.ndarray) -> tuple:
     """``(t, C1, x, e, C1*, Delta x, alpha - 1, beta)`` of the row of step t, as arb balls."""
-
     C1, x, dx, e, a1, b0 = (interval_ball(float(row[2 * i]), float(row[2 * i + 1])) for i in range(6))
     return (t, C1, x, e, b0 / (-a1), dx, a1, b0)
 
@@ -87,7 +86,6 @@ class FloatRoute:
 
     def _iteration(self):
         if self._route is None:
-
             self._route = IntervalDirect(interval_direct_source(self.activation, self.logit_scale), self.params,
                                          self.first_c1)
         return self._route
@@ -143,7 +141,6 @@ class FloatRoute:
 
     def box(self) -> tuple:
         """(C1, x) at the current step, as arb balls containing the float intervals."""
-
         rows = self.peek(1)
         if len(rows):
             return tuple(interval_ball(float(rows[0, 2 * i]), float(rows[0, 2 * i + 1])) for i in range(2))
@@ -151,6 +148,5 @@ class FloatRoute:
 
     def box_after(self) -> tuple:
         """(C1, x) where the route stopped (the step after its last row), as arb balls."""
-
         (a, b), (u, v) = self._route.state()
         return interval_ball(a, b), interval_ball(u, v)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import arb, arf
 
-from rdyn.reduced_dynamics.certified.arb_iteration import DIRECT, ArbIteration, DirectKernels
+from rdyn.reduced_dynamics.certified.arb_iteration import ArbIteration, DIRECT, DirectKernels
 from rdyn.reduced_dynamics.runs.checkpoint import exact_text, from_exact_text, signals_blocked
 from rdyn.reduced_dynamics.runs.driver import StepLines, drive
 from rdyn.verification.proofs.balls import ball, hull, lower, upper
@@ -66,7 +66,6 @@ class Iteration:
 
 def _hull_max(a, b):
     """A ball containing max(x, y) for every x in a, y in b (when neither is certainly larger)."""
-
     return hull(a, b) if a.upper() >= b.upper() else hull(b, a)
 
 
@@ -86,7 +85,6 @@ class Evaluator:
     """Per-step lhs/rhs of every statement (arb balls), from the state at step T."""
 
     def __init__(self, inst, k, c, consts):
-
         self.k, self.c, self.cn = k, c, consts
         D, K = inst.D, inst.K
         N = D - K
@@ -106,7 +104,6 @@ class Evaluator:
         self.band_lo = arb("0.95")
         self.four_fifths = arb(4) / 5
         # min of A/(A+B) over 0 <= e <= 1 (64 boxes; a rigorous lower bound, e.g. 0.66 for ReLU)
-
 
         self.d5_ratio_min = arb(max(0.0, min(lower(k.a_over_f3(ball(i / 64, (i + 1) / 64), c)) for i in range(64))))
         self.band_hi = 4 * arb.pi() + 1
@@ -259,15 +256,12 @@ def _state_from_text(b) -> tuple:
 def ball_text(x) -> list:
     """An arb ball as exact text [midpoint, radius] (``man p exp``; see
     :func:`rdyn.reduced_dynamics.runs.checkpoint.exact_text`)."""
-
     return [exact_text(x), exact_text(x.rad())]
 
 
 def ball_from_text(pair):
     """Inverse of :func:`ball_text` (the radius may round up to arb's radius precision: the ball
     still contains the saved one)."""
-
-
     mid, rad = (from_exact_text(t, "arb") for t in pair)
     return arb(arf(mid.mid().man_exp()), arf(rad.mid().man_exp())) if rad != 0 else mid
 
@@ -297,10 +291,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     over for good where the float route cannot take a step. ``observe(t, C1, x, Delta x, e,
     alpha - 1, beta)`` (optional) sees every step taken one at a time (the lag pass; the block
     stretch is before T*)."""
-
-
-
-
     t_start = time.perf_counter()
     D, K = inst.D, inst.K
     level = consts["scale"] * (arb(D - K) / K).log()   # p >= 1/(2K)  <=>  x >= scale log((D-K)/K)
@@ -391,7 +381,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
 
     def arb_bounds(states, nxt):
         """(e_lo, e_hi, rho_lo, rho_hi) over the arb states of a block and the state after it."""
-
         pts = states + [nxt]
         if all(b[5] > 0 for b in states):   # x increases along the block: e(first) >= e >= e(next)
             e_lo, e_hi = lower(nxt[3]), upper(states[0][3])
@@ -415,7 +404,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         the state after it) have e and C1/C1* within ``bounds``; a statement not shown on the block
         is decided step by step on ``arb_states() -> (states, states + [next state])``. ``whole``:
         only if every statement is shown on the block (then True); else nothing is recorded (False)."""
-
         keys = [s_ for s_ in open_keys if s_.key in blockable]
         if not keys:
             return True
@@ -492,7 +480,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         every :data:`SAMPLE`-th step, and at the first where it does not certainly hold it is
         decided at every step since the previous check, in order (the step reported is the first
         failure after the last check where it held)."""
-
         with signals_blocked():   # the stretch changes the loop's state in many places: a signal waits for its end
             return _float_stretch(n)
 
@@ -610,7 +597,6 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             unpend()
 
     def snapshot():
-
         _, C2, C3 = iteration.components(box)   # the box's C2, C3 (read off x); a resume reads C1, x
         return {"t": t, "T_star": T_star, "T0": T0, "t1": t1, "max_steps": max_steps,
                 "C1": ball_text(C1), "x": ball_text(x), "C2": ball_text(C2), "C3": ball_text(C3),

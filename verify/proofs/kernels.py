@@ -40,13 +40,20 @@ and the direct form's step once more on outward-rounded float64 intervals
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Callable
 
 import sympy as sp
+from flint import arb
 
+from rdyn.derivations import codegen
 from rdyn.derivations.generated import run_generated
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a.catalog import model_a_expressions
+from rdyn.reduced_dynamics.runs import kernel_cache
 from rdyn.verification.proofs import symbolic as sy
 
 
@@ -72,8 +79,6 @@ class Kernels:
 
 
 def _source(activation: str, scale: str) -> str:
-    from rdyn.derivations import codegen
-
     r = sy.more(activation, scale)
     pool = codegen.ConstantPool(sy.VARIABLES)
 
@@ -126,8 +131,6 @@ def _facts(activation: str, scale: str) -> dict:
 
 
 def _interval_direct_source(activation: str, scale: str) -> str:
-    from rdyn.derivations import codegen
-
     r = sy.reduced(activation, scale)
     pool = codegen.ConstantPool(sy.VARIABLES)
     ep = pool.hoist(-1 / r.scale_expr)
@@ -164,8 +167,6 @@ def interval_direct_source(activation: str, scale: str) -> str:
     :func:`source`'s ``advance`` (``alpha - 1``, ``beta``, ``Delta x`` of
     :func:`rdyn.verification.proofs.symbolic.reduced`, ``e = exp(-x/scale)``;
     ``C1' = C1 (1 + (alpha - 1)) + beta``, ``x' = x + Delta x``) and their sympy derivatives."""
-    from rdyn.reduced_dynamics.runs import kernel_cache
-
     return kernel_cache.cached_source("proofs_model_a_interval", (activation, scale, _generator_fingerprint()),
                                       lambda: _interval_direct_source(activation, scale))
 
@@ -173,9 +174,6 @@ def interval_direct_source(activation: str, scale: str) -> str:
 def _c1_zero_branch(activation: str, scale: str) -> sp.Expr:
     """C1(1) from the exact initial state: the catalogue's C1 = 0 branch of C1' at e = 1 (C2 = C3 = 0),
     in :mod:`.symbolic`'s parameters."""
-    from rdyn.derivations.model_a import collapsed as ma
-    from rdyn.derivations.model_a.catalog import model_a_expressions
-
     zero = model_a_expressions(activation, scale)["C1_next_zero"]
     return sy._internal(zero.subs({ma.out_group_ratio: sy.e, ma.C1: sy.C1})).subs(sy.e, 1)
 
@@ -183,8 +181,6 @@ def _c1_zero_branch(activation: str, scale: str) -> sp.Expr:
 @lru_cache(maxsize=None)
 def source(activation: str, scale: str) -> str:
     """The generated source (cached in the project's kernel source cache)."""
-    from rdyn.reduced_dynamics.runs import kernel_cache
-
     return kernel_cache.cached_source("proofs_model_a", (activation, scale, _generator_fingerprint()),
                                       lambda: _source(activation, scale))
 
@@ -193,9 +189,6 @@ def source(activation: str, scale: str) -> str:
 def _generator_fingerprint() -> str:
     """sha256 of this module and :mod:`.symbolic` (they generate the source; the cache's own
     fingerprint covers derivations/ and reduced_dynamics/ only)."""
-    import hashlib
-    from pathlib import Path
-
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
     for name in ("symbolic.py", "kernels.py"):
@@ -205,8 +198,6 @@ def _generator_fingerprint() -> str:
 
 @lru_cache(maxsize=None)
 def kernels(activation: str, scale: str) -> Kernels:
-    from rdyn.derivations import codegen
-
     namespace = codegen.arb_backend().namespace()
     run_generated(source(activation, scale), f"proofs [{activation}/{scale}/arb]", namespace)
     functions = {n: namespace[n] for n in ("prepare", "advance", "star", "star_prime", "alpha", "dx_e2",
@@ -222,6 +213,4 @@ def _balled(raw):
 
 
 def _ball(value):
-    from flint import arb
-
     return value if isinstance(value, arb) else arb(value)

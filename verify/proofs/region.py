@@ -70,6 +70,8 @@ import math
 import time
 from dataclasses import dataclass
 
+from flint import arb
+
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 
 CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_lower_lag", "dx_printed_lower", "dx_printed_upper",
@@ -111,8 +113,6 @@ class BoxMap:
     """Evaluates the map and the conditions on one box (arb balls)."""
 
     def __init__(self, k, c, consts, atan_coefficient, slack_power: int = 1):
-        from flint import arb
-
         self.k, self.c = k, c
         self.scale = consts["scale"]
         self.eg2 = consts["eta_g2"]
@@ -344,8 +344,6 @@ def choose_region(bm: BoxMap, e_top: float, w_T0, pad: float = 0.5, grid: int = 
     """A band around the slow-manifold lag: w*(e) = C1*'(e) X/(scale C1*(e) (1 - alpha(e))) at
     midpoints on a grid of [0, e_top], and the certified w(T0); widened by ``pad`` times the
     larger of its width and its largest |w|. (Any band may be tried; invariance is what is proved.)"""
-    from flint import arb
-
     k, c = bm.k, bm.c
     values = [float(w_T0.lower()), float(w_T0.upper())]
     for i in range(grid + 1):

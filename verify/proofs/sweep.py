@@ -19,14 +19,20 @@ keep each statement's verdict, smallest certified margins, the counterexample's 
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 
-from rdyn.derivations.messages import error_kind
 from rdyn.derivations.fields import FieldError
-from rdyn.reduced_dynamics.model_a.grid import grid_error
+from rdyn.derivations.messages import error_kind
+from rdyn.reduced_dynamics.model_a.batch import run_batch
+from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
+from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values, grid_error, parse_grid
+from rdyn.verification.claims.trajectories import paper_eta as eta
 from rdyn.verification.proofs import statements as st
-from rdyn.verification.proofs.engine import Instance
+from rdyn.verification.proofs.engine import DEFAULT_MAX_BOXES, Instance, prove
 
 ETA_WORDS = ("paper", "half_limit", "auto")
 # the most points a proof sweep takes (before the papers' hypotheses are applied), counted before any
@@ -42,8 +48,6 @@ VERDICTS = ("proved", "certified", "refuted", "undecided")
 def paper_eta(D: int, K: int, vstar_norm2: float) -> float:
     """The papers' step-size condition ``min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1)))`` (Lemmas D.5 and
     D.9), as the float ``rdyn prove`` uses by default."""
-    from rdyn.verification.claims.trajectories import paper_eta as eta
-
     return eta(D, K, vstar_norm2)
 
 
@@ -87,10 +91,6 @@ def check_grid(text: str, check_value=None) -> int:
     value checked by ``check_value(key, value)`` (the option table: each value as the
     single-instance option ``--KEY`` would be; it raises ValueError with a one-line message).
     A FieldError of the field ``grid`` (one line; the API words it ``--grid``) otherwise."""
-    import math
-
-    from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values
-
     if not isinstance(text, str) or not text.strip():
         raise grid_error("{grid} is empty: give KEY=VALUES entries joined by ';' (keys: " + ", ".join(GRID_KEYS) + ")")
     entries = [part for part in text.split(";") if part.strip()]
@@ -148,11 +148,6 @@ def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
     """The grid's instances (in grid order) and the points skipped as outside the papers'
     hypotheses (``{"point": ..., "reason": ...}``). A one-line FieldError of the field ``grid``
     for bad syntax or values."""
-    from fractions import Fraction
-
-    from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
-    from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values, parse_grid
-
     check_grid(text)   # empty, unknown keys, too many points: refused before the product is built
 
     words: list[str] = []
@@ -221,8 +216,6 @@ def parse(text: str) -> tuple[list[GridPoint], list[dict]]:
 def float_tstar(points: list[GridPoint], cap: int) -> list[int | None]:
     """T* of each instance from the float64 batch iteration (:func:`run_batch`), run for ``cap``
     steps (None: not reached by then). Used only to choose which instances to prove."""
-    from rdyn.reduced_dynamics.model_a.batch import run_batch
-
     rows = run_batch([p.instance.config() for p in points], cap).rows
     return [r["T_star"] for r in rows]
 
@@ -255,8 +248,6 @@ def prove_point(point: GridPoint, labels=None, max_steps=None, max_boxes=None, e
     ``exact_budget``: ``max_steps`` is honoured exactly (``rdyn prove --grid --max-steps``), not
     raised to T0; ``float_route``: the float route after t1 + 1, else arb from step 0
     (:func:`rdyn.verification.proofs.engine.prove`)."""
-    from rdyn.verification.proofs.engine import DEFAULT_MAX_BOXES, prove
-
     report = prove(point.instance, labels, max_steps=max_steps,
                    max_boxes=DEFAULT_MAX_BOXES if max_boxes is None else max_boxes, exact_budget=exact_budget,
                    float_route=float_route)
@@ -345,8 +336,6 @@ SIDE_ORDER = {None: 0, "lower": 1, "upper": 2}
 def label_order(label: str) -> tuple:
     """Sort key of a ledger label: by lemma number (``Lemma D.9`` before ``Lemma D.10``), the bare
     label before its parts (``Lemma D.9``, then ``Lemma D.9 (increment)``)."""
-    import re
-
     m = re.match(r"\s*(\D*?)\s*([A-Z]?)\.?(\d+)(.*)$", label)
     if m is None:
         return (label, "", 0, "")

@@ -20,10 +20,16 @@ error, never dropped). ``eta g2`` (the leading late-phase constant, Lemma D.19 c
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
 import sympy as sp
+
+from rdyn.derivations import gaussian as g
+from rdyn.derivations.model_a import collapsed as ma
+from rdyn.derivations.model_a.catalog import model_a_expressions
+from rdyn.derivations.model_a.tstar_law import box_nonnegative
 
 sK, sN = sp.symbols("sK sN", positive=True)
 eta, M, kappa, s0 = sp.symbols("eta M kappa s0", positive=True)
@@ -62,8 +68,6 @@ class Reduced:
 
 
 def _internal(expr: sp.Expr) -> sp.Expr:
-    from rdyn.derivations.model_a import collapsed as ma
-
     expr = expr.subs({ma.N: sN**2}).subs({ma.D: sK**2 + sN**2, ma.K: sK**2, ma.eta: eta,
                                           ma.vstar_norm2: M, ma.kappa: kappa, ma.s0: s0})
     return sp.powsimp(sp.powdenest(expr, force=True), force=True)
@@ -91,9 +95,6 @@ def _horner(poly: sp.Poly) -> sp.Expr:
 @lru_cache(maxsize=None)
 def reduced(activation: str, scale: str = "D") -> Reduced:
     """The reduction of the module docstring (a few tenths of a second of sympy)."""
-    from rdyn.derivations.model_a import collapsed as ma
-    from rdyn.derivations.model_a.catalog import model_a_expressions
-
     xs = model_a_expressions(activation, scale)
     rename = {ma.out_group_ratio: e, ma.C1: C1}
     c1n = _internal(xs["C1_next_positive"].subs(rename))
@@ -149,8 +150,6 @@ def more(activation: str, scale: str = "D") -> Reduced:
     """:func:`reduced` with Lemma D.5's A/(A+B) and the forms of Appendix D's remaining statements (C1*'', the derivative
     of Lemma D.12's g, F3, Lemma D.8's printed coefficient): several seconds of sympy, needed only
     when the kernel source is generated (:mod:`.kernels`, cached on disk)."""
-    import dataclasses
-
     r = reduced(activation, scale)
     ratio = a_over_f3(activation)
     h = e * (sK**2 + sN**2 * e) / (sK**2 * (1 - e))
@@ -174,9 +173,6 @@ def a_over_f3(activation: str) -> sp.Expr:
     Appendix F expectations of :mod:`rdyn.derivations.gaussian`, as in the ledger's D.5 check) at
     ``p = 1/(K + N e)``; ``acos(sqrt(K)/sqrt(K + N e^2))`` is rewritten ``atan(sqrt(N/K) e)``
     (equal for e >= 0), so the form is regular at e = 0 (p = 1/K)."""
-    from rdyn.derivations import gaussian as g
-    from rdyn.derivations.model_a import collapsed as ma
-
     p = sp.Symbol("p", positive=True)
     Ks, Ns = ma.K, ma.N
     q = (1 - Ks * p) / Ns
@@ -197,9 +193,6 @@ def _in_e(expr: sp.Expr) -> sp.Expr:
     """An Appendix F expression in (K, N, p) as a function of e (p = 1/(K + N e), 0 <= e <= 1) in the
     proofs' parameters: ``|Kp - 1| = N e p`` and ``acos(sqrt(K N) p/sqrt(K N p^2 + (1-Kp)^2)) =
     acos(sqrt(K)/sqrt(K + N e^2)) = atan(sqrt(N/K) e)`` (e >= 0), so the form has no acos."""
-    from rdyn.derivations import gaussian as g
-    from rdyn.derivations.model_a import collapsed as ma
-
     p = sp.Symbol("p", positive=True)
     out = expr.subs(p, 1 / (ma.K + ma.N * e))
     out = out.subs({ma.K: sK**2, ma.N: sN**2, g.kappa: kappa})
@@ -218,8 +211,6 @@ def _nonnegative(expr: sp.Expr) -> bool:
     """``expr >= 0`` wherever it is defined on :data:`DOMAIN`, for a rational function of (e, sK, sN): exact
     (coefficient signs after the box substitution, :func:`rdyn.derivations.model_a.tstar_law.box_nonnegative`);
     False when the test cannot show it."""
-    from rdyn.derivations.model_a.tstar_law import box_nonnegative
-
     if expr.free_symbols - set(DOMAIN):
         return False
     try:
@@ -279,9 +270,6 @@ def _is_zero(expr: sp.Expr) -> bool:
 def f_functions(activation: str) -> dict:
     """F1, F2_1, F3, F4 of Lemma D.2 (the Appendix F expectations, as in the ledger's Lemma D.7 and
     D.8 checks: rdyn.verification.checks.model_a) as functions of e."""
-    from rdyn.derivations import gaussian as g
-    from rdyn.derivations.model_a import collapsed as ma
-
     p = sp.Symbol("p", positive=True)
     K, N = ma.K, ma.N
     q = (1 - K * p) / N
@@ -316,9 +304,6 @@ def eta_structure(activation: str, scale: str = "D") -> dict:
     syntactic check): ``Delta x``, ``1 - alpha`` and ``beta`` are eta times functions free of eta,
     ``C1*`` is free of eta, the first step (the catalogue's ``C1 = 0`` branch) is ``C1(1) = eta
     first_c1`` with ``x(1) = x(0)`` (C2 and C3 unchanged). {fact: bool}."""
-    from rdyn.derivations.model_a import collapsed as ma
-    from rdyn.derivations.model_a.catalog import model_a_expressions
-
     r = reduced(activation, scale)
     xs = model_a_expressions(activation, scale)
     zero = _internal(xs["C1_next_zero"].subs({ma.out_group_ratio: e, ma.C1: C1}))

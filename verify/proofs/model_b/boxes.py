@@ -7,8 +7,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from rdyn.verification.proofs.model_b.instance import NolnConstants, bmin, k_terms, qball
+from flint import arb
+
 from rdyn.reduced_dynamics.certified.interval import Interval
+from rdyn.verification.proofs.balls import ball, lower, upper
+from rdyn.verification.proofs.model_b.instance import NolnConstants, bmin, k_terms, qball
 from rdyn.verification.proofs.model_b.slacks import interval_slacks
 
 REGION_DEPTH = 10               # bisections of a (g, delta) region box
@@ -33,8 +36,6 @@ def region_ok(k, sig0_hi: float, g_lo: float, g_hi: float, conds, tally: Tally, 
     ``delta/sigma0`` in [0, sig0_hi] and ``k sigma = x0 sqrt((delta/sigma0)^2 + 4 g^2/sigma0^2)``: k and
     sigma0 stay correlated (k sigma0 = theta k_max sigma0 is enclosed tightly while k and sigma0 alone
     vary by the relative width of the S0 box)."""
-    from rdyn.verification.proofs.balls import lower, upper
-
     kk = Interval(lower(k), upper(k))
     if x0 is not None:
         X, S0s = Interval(lower(x0), upper(x0)), Interval(lower(sigma0), upper(sigma0))
@@ -96,8 +97,6 @@ def region_ok(k, sig0_hi: float, g_lo: float, g_hi: float, conds, tally: Tally, 
 
 def _low(x) -> float:
     """A float <= every point of x; 0.0 for an exact zero (an equality that holds exactly)."""
-    from rdyn.verification.proofs.balls import lower
-
     return 0.0 if x.is_exact() and x == 0 else lower(x)
 
 
@@ -113,15 +112,12 @@ def _merge_region(result: dict, margins: dict, ok: dict, mg: dict, names) -> Non
 def s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: Tally, max_boxes: int):
     """Decide the three statements of B.3 for every S0 in [lo, hi]: ({name: True/None}, margins,
     region description)."""
-    from rdyn.verification.proofs.balls import ball, lower, upper
-
     gs, k2, d = cst.gamma_star, qball(cst.kappa2), cst.d
     S0 = ball(lo, hi)
     k, which = bmin(k_terms(form, S0, gs, k2, d))
     sigma0 = S0 / gs
     # the middle term binding makes k sigma0 = 1 exactly (the first step lands on gamma*)
     x0 = k * sigma0 if which != 1 else None
-    from flint import arb
 
     exact_landing = which == 1
     if exact_landing:
@@ -165,10 +161,6 @@ def s0_box_decide(form, lo: float, hi: float, cst: NolnConstants, tally: Tally, 
 def _pos_mul(a, b):
     """A ball containing a b for positive balls a, b, from the products of the endpoints (the
     midpoint-radius product of two wide balls, e.g. theta in [1e-9, 1e-8], can contain 0)."""
-    from flint import arb
-
-    from rdyn.verification.proofs.balls import ball, lower, upper
-
     if not (lower(a) > 0 and lower(b) > 0):
         return a * b
     return ball(lower(arb(lower(a)) * arb(lower(b))), upper(arb(upper(a)) * arb(upper(b))))
@@ -182,10 +174,6 @@ def theta_box_decide(form, lo: float, hi: float, t_lo: float, t_hi: float, cst: 
     delta <= (1 - k^2) sigma0 depend on k); the loss slack is normalised by k sigma (it tends to 2 as
     theta -> 0). Returns ({name: True/None}, margins, d log(k sigma0)/d log S0: 1, 0 or 1/2 when the
     first, second or third term of eta_max certainly binds on the box, else 1)."""
-    from flint import arb
-
-    from rdyn.verification.proofs.balls import ball, lower, upper
-
     gs, k2, d = cst.gamma_star, qball(cst.kappa2), cst.d
     S0 = ball(lo, hi)
     th = ball(t_lo, t_hi)

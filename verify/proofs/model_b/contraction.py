@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import time
 
+from flint import arb
+
+from rdyn.verification.proofs.balls import lower, upper
+from rdyn.verification.proofs.iterate import digits
+
 
 def top_levels(spectrum):
     """lambda_1 (the largest eigenvalue of S = diag(m)), its multiplicity r and lambda_{r+1}."""
@@ -18,11 +23,6 @@ def contraction_factor(spectrum, gamma_lo, gamma_hi, *, label: str, L: int | Non
     """Certified enclosure of R(gamma) = (1 + gamma l_{r+1})/(1 + gamma l_1) for gamma in
     [gamma_lo, gamma_hi] (balls or floats; R decreases in gamma: dR/dgamma = (l_{r+1} - l_1)/(1 + gamma l_1)^2),
     and the certified statement R < 1 (with R^L for a looped model)."""
-    from flint import arb
-
-    from rdyn.verification.proofs.balls import lower, upper
-    from rdyn.verification.proofs.iterate import digits
-
     t0 = time.perf_counter()
     l1, r, l2 = top_levels(spectrum)
     g_lo = gamma_lo if isinstance(gamma_lo, arb) else arb(gamma_lo)

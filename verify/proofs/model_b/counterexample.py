@@ -3,6 +3,10 @@
 (:func:`crossing_candidates`, :func:`theta_candidates`)."""
 from __future__ import annotations
 
+from flint import arb
+
+from rdyn.verification.proofs.balls import lower
+from rdyn.verification.proofs.iterate import digits
 from rdyn.verification.proofs.model_b.instance import NolnConstants, bmin, eta_of_k, k_terms, qball
 
 SEARCH_STEPS = 4000             # steps of a counterexample search
@@ -14,10 +18,6 @@ def trajectory_counterexample(form: str, S0_value: float, cst: NolnConstants, na
     float S0_value) at eta = eta_max(S0) (times the exact float ``theta``, ``--eta-fraction``; the
     counterexample then records it) and return {name: counterexample} for the statements of
     ``names`` that are certainly false at some step (the first such step)."""
-    from flint import arb
-
-    from rdyn.verification.proofs.iterate import digits
-
     gs, k2, d = cst.gamma_star, qball(cst.kappa2), cst.d
     S0 = arb(S0_value)
     k, which = bmin(k_terms(form, S0, gs, k2, d))
@@ -57,8 +57,6 @@ def theta_candidates(cst: NolnConstants, theta_lo: float, theta_hi: float = 1.0)
     """(S0, theta) points just below the crossing S0_c = 4 sqrt(1 + 16 gamma*^2) with theta =
     1 - j k_c^2/8 (j = 1..8, k_c = gamma*/S0_c): there k sigma_1 = theta (1 + k^2) k_c sigma0 passes 1
     for theta above about 1 - k_c^2, the lowest theta at which the printed statements fail."""
-    from rdyn.verification.proofs.balls import lower
-
     gs = cst.gamma_star
     Sc = 4 * (1 + 16 * gs * gs).sqrt()
     kc2 = float((gs / Sc) ** 2)
@@ -70,8 +68,6 @@ def crossing_candidates(cst: NolnConstants) -> list:
     """Points S0_c (1 - theta k^2) (theta = 1/4, 1/2, 3/4; k = gamma*/S0_c) just below the S0 where
     the printed eta_max's first two terms cross, S0_c = 4 sqrt(1 + 16 gamma*^2): there k sigma0 is
     just below 1 and S grows by 1 + k^2 in the first step, so k sigma passes 1 (f < 0)."""
-    from rdyn.verification.proofs.balls import lower
-
     gs = cst.gamma_star
     Sc = 4 * (1 + 16 * gs * gs).sqrt()
     k2 = (gs / Sc) ** 2

@@ -4,8 +4,14 @@ target through the rigorous ``kappa3 = E||S a||`` of :func:`kappa3_enclosure`), 
 terms in units of ``k = 2 eta kappa2 gamma*/d`` in its printed and corrected forms (:func:`k_terms`)."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
+
+from flint import acb, arb
+
+from rdyn.reduced_dynamics.model_b.constants import kappa_exact
+from rdyn.verification.proofs.balls import ball, lower, upper
 
 PREC_BITS = 200
 FORMS = ("printed", "corrected")
@@ -50,8 +56,6 @@ class BInstance:
 
 def qball(x: Fraction):
     """The exact rational x as a ball (radius from the working precision only)."""
-    from flint import arb
-
     return arb(x.numerator) / x.denominator
 
 
@@ -64,10 +68,6 @@ def kappa3_enclosure(spectrum):
     ``E e^{-sQ} = prod_i (1 + 2 s m_i^2)^{-1/2}``; with ``s = u^2``, ``int_0^oo 2 (1 - P(u))/u^2 du``.
     Head ``[0, eps]``: ``0 <= 1 - P <= u^2 sum m_i^2``; tail ``[U, oo)``: the integrand lies in
     ``[2 (1 - P(U))/u^2, 2/u^2]``; the middle by ``acb.integral`` (rigorous error bound)."""
-    from collections import Counter
-
-    from flint import acb, arb
-
     d = len(spectrum)
     mus = [(arb(m * m), c) for m, c in sorted(Counter(spectrum).items())]
     musum = sum((mu * c for mu, c in mus), arb(0))
@@ -103,8 +103,6 @@ class NolnConstants:
 def noln_constants(inst: BInstance) -> NolnConstants:
     """kappa1, kappa2 (exact), gamma* = 1 - kappa1/kappa2 (unnormalized) or (kappa3 - kappa1)/kappa2
     (normalized; Theorem 4.2 as derived by rdyn.derivations.model_b.noln_collapsed)."""
-    from rdyn.reduced_dynamics.model_b.constants import kappa_exact
-
     k1, k2 = kappa_exact(inst.data, inst.d, inst.n, inst.spectrum)
     if inst.target == "unnormalized":
         gs = 1 - k1 / k2
@@ -117,8 +115,6 @@ def noln_constants(inst: BInstance) -> NolnConstants:
 def bmin(balls):
     """A ball containing min(x_1, ..., x_n) for every choice x_i in ball i, and the index of the
     term that is certainly the smallest (None if that is not certain)."""
-    from rdyn.verification.proofs.balls import ball, lower, upper
-
     for i, b in enumerate(balls):
         if all(i == j or bool(b < o) for j, o in enumerate(balls)):
             return b, i

@@ -5,6 +5,10 @@ from __future__ import annotations
 import math
 import time
 
+from flint import arb
+
+from rdyn.verification.proofs.balls import ball, hull, lower, upper
+from rdyn.verification.proofs.iterate import digits
 from rdyn.verification.proofs.model_b.instance import NolnConstants, bmin, eta_of_k, k_terms, qball
 
 
@@ -16,11 +20,6 @@ def krawczyk_gamma_star(cst: NolnConstants, s0: tuple, form: str = "corrected", 
 
     Returns a dict: box, width, K(X) (the Krawczyk image), inside (K(X) in int X), contraction
     (upper bound of sup |g'| over X and the parameters), verdict."""
-    from flint import arb
-
-    from rdyn.verification.proofs.balls import ball, hull, lower, upper
-    from rdyn.verification.proofs.iterate import digits
-
     t0 = time.perf_counter()
     gs, k2, d = cst.gamma_star, qball(cst.kappa2), cst.d
     c = 2 * k2 / d

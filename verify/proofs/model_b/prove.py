@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import time
 
+import flint
+
+from rdyn.verification.proofs.iterate import digits
+from rdyn.verification.proofs.model_b.b3 import prove_b3, prove_b3_theta
 from rdyn.verification.proofs.model_b.contraction import contraction_factor, top_levels
-from rdyn.verification.proofs.model_b.instance import FORMS, PREC_BITS, BInstance, noln_constants
+from rdyn.verification.proofs.model_b.instance import BInstance, FORMS, PREC_BITS, noln_constants
 from rdyn.verification.proofs.model_b.krawczyk import krawczyk_gamma_star
 from rdyn.verification.proofs.model_b.training import certified_training
 
@@ -17,8 +21,6 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
     the contraction factor over ``inst.gamma_range``). A dict in the ``rdyn prove --paper B --json``
     shape (rdyn/schemas/prove.schema.json, model_b). ``progress(t)``: after each certified GD step
     of ``inst.steps``."""
-    import flint
-
     t0 = time.perf_counter()
     old = flint.ctx.prec
     flint.ctx.prec = prec
@@ -27,10 +29,8 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
         if inst.model == "noln":
             # here, not at the top: the branch and bound's interval arithmetic imports numba, which
             # --model ln / looped do not need
-            from rdyn.verification.proofs.model_b.b3 import prove_b3, prove_b3_theta
 
             cst = noln_constants(inst)
-            from rdyn.verification.proofs.iterate import digits
 
             constants = {"kappa1": str(cst.kappa1), "kappa2": str(cst.kappa2), "gamma_star": digits(cst.gamma_star),
                          "gamma_star_exact": None if cst.gamma_star_exact is None else str(cst.gamma_star_exact),
@@ -50,8 +50,6 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
                 statements.append(contraction_factor(inst.spectrum, inst.gamma_range[0], inst.gamma_range[1],
                                                      label=label, L=inst.L, what=what))
             else:
-                from rdyn.verification.proofs.iterate import digits
-
                 gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta, inst.steps,
                                                           inst.L, progress=progress)
                 st = contraction_factor(inst.spectrum, gT, gT, label=label, L=inst.L, what=f"{what}_T")

@@ -3,9 +3,13 @@ eigenvalues (:func:`certified_training`): ``F = L'/d`` by a rigorous integral ov
 (:func:`level_F`: 1-D for two levels, nested for more), the recursion on arb balls."""
 from __future__ import annotations
 
+import signal
+import threading
 import time
 
-from rdyn.verification.proofs.model_b.contraction import top_levels
+import flint
+from flint import acb, arb
+
 
 TRAIN_PREC_BITS = 128
 #: an inner integral whose outer angles are balls wider than this (radius) is a bound for the outer
@@ -28,8 +32,6 @@ def level_F(model: str, spectrum, d: int, L: int | None = None):
     enclosed by nested ``acb.integral`` calls (rigorous error bounds; an inner integral is evaluated on the
     outer variable's complex balls, and square roots check their branch cut whenever any level asks for an
     analytic value). Returns the function x (a ball) -> F (a ball)."""
-    from flint import acb, arb
-
     levels = sorted(set(spectrum), reverse=True)
     counts = [sum(1 for m in spectrum if m == level) for level in levels]
     r = len(levels)
@@ -104,9 +106,6 @@ def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: 
     (looped: w, v, rho) for ``steps`` steps on arb balls with F from :func:`level_F`; eta is
     the exact decimal of its float's repr. Returns (gamma_T ball, increasing: gamma_{t+1} > gamma_t
     certified at every step, seconds)."""
-    import flint
-    from flint import arb
-
     t0 = time.perf_counter()
     old = flint.ctx.prec
     flint.ctx.prec = TRAIN_PREC_BITS
@@ -116,8 +115,6 @@ def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: 
         alpha, beta = arb(repr(float(alpha0))), arb(repr(float(beta0)))
         gam = alpha * beta
         increasing = True
-        import signal
-        import threading
 
         # F is an acb.integral whose integrand is a Python callback: a KeyboardInterrupt raised inside it
         # (Ctrl-C, or SIGTERM through rdyn/signals.py) crashed the process (exit 139). The signals are
