@@ -74,8 +74,8 @@ def _eta_limit(v: ProveOptions, kappa: float, D: int | None = None):
 
 
 BOX_LABELS = ("Lemma D.4", "Lemma D.5", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10",
-              "Lemma D.11", "Lemma D.12", "Lemma D.13 (attention)", "Lemma D.16", "Lemma D.17 (C1 band)",
-              "Lemma D.18", "Lemma D.19")   # the statements an --eta range decides
+              "Lemma D.11", "Lemma D.12", "Lemma D.13 (attention)", "Lemma D.13 (C1 step)", "Lemma D.16",
+              "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")   # the statements an --eta range decides
 
 
 def box_hypotheses(v: ProveOptions):

@@ -544,7 +544,7 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
            "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
            "eta_limit (the C1 update contracts). A range LO:HI (the API: a (lo, hi) pair) proves the statements "
            "for every step t >= 1 (Lemmas D.4, D.5, D.8 corrected, D.9, D.10, D.11, D.12 from t = 2, D.16), up "
-           "to and after t1 (D.13's attention bound, D.17's band) and from T* on (the lag lemma, the corrected D.18 and D.19) for every "
+           "to and after t1 (D.13's attention bound and C1 step, D.17's band) and from T* on (the lag lemma, the corrected D.18 and D.19) for every "
            "eta in (LO, HI] at once, LO >= 0 (docs/proofs.md, \"Every step size at once\")", lo=0, lo_open=True, range_ok=True,
            metavar="ETA|LO:HI", **_NOT_WITH_GRID("eta")),
     Option("logit_scale", "choice", "D", "softmax(P^T W_KQ P / D) (seed, default) or / sqrt(D)",

@@ -80,8 +80,12 @@ ALL_STEPS_CONDITION_OF = {"D4.printed.lower": "structural", "D4.printed.upper": 
 # eta (0.05 e^2 X1 phi (1 + r + r^2)/scale + G e^3 r^3)), so it holds from t1 on; "band_upper": rho <= 4 pi + 1
 # on all of T; "attention_before_t1": wherever rho < 0.95 is possible (every step t < t1 and the next one, t1
 # itself), p and p' are below (1 + D^(-1/4))/D (at t <= 1, p = 1/D).
+# Lemma D.13's C1 step, C1(t+1) - C1(t) >= eta D F3(t)/(40 K p(t)) for 0 <= t < t1 ("c1_step"): on the C1 > 0
+# branch C1' - C1 = beta (1 - rho), and beta = eta D F3/(K p) exactly (sympy, kernels.facts), so the slack is
+# beta (39/40 - rho) > 0 wherever rho < 0.95 (every t with 1 <= t < t1) and beta > 0 (lam > 0 and C1* > 0 on every
+# box of the invariance proof); t = 0 is the one comparison first_c1 >= D^2 F3(e = 1)/(40 K) (p(0) = 1/D)
 T1_CONDITION_OF = {"D17.printed.band_lower": "band_lower_kept", "D17.printed.band_upper": "band_upper",
-                   "D13.printed.attention": "attention_before_t1"}
+                   "D13.printed.attention": "attention_before_t1", "D13.printed.step": "c1_step"}
 T1_CONDITIONS = ("band_lower_kept", "attention_before_t1")   # decided by :meth:`BoxField._t1_condition`
 CONDITION_OF = {**CONDITION_OF, **ALL_STEPS_CONDITION_OF, **T1_CONDITION_OF}
 STATEMENT_KEYS = STATEMENT_KEYS + tuple(ALL_STEPS_CONDITION_OF) + tuple(T1_CONDITION_OF)
@@ -388,6 +392,13 @@ class BoxField:
         arb = self.arb
         return any(bool(1 - arb(upper(self.eta)) * (1 - self.k.alpha(arb(e), self.c)) < 0) for e in (e_lo, e_hi))
 
+    def c1_step_start(self):
+        """Lemma D.13's C1 step at t = 0, relative: ``(first_c1 - D^2 F3(1)/(40 K))/(D^2 F3(1)/(40 K))``
+        (``C1(1) = eta first_c1``, ``p(0) = 1/D``, ``e = 1``)."""
+        arb, D = self.arb, self.cfg.D
+        bound = arb(D) ** 2 * self.k.f3(arb(1), self.c) / (40 * self.K)
+        return (self.k.first_c1(self.c) - bound) / bound
+
     def start_inside(self):
         """The state at t = 1 (e = 1, C1(1) = eta first_c1) in T for every eta in the box:
         nu(1) = C1(1)/(C1*(1) (upper(1) + 1)) in [0, 1] and C1(1) > 0 for eta > 0."""
@@ -403,6 +414,11 @@ def _negative_part(x):
     if x >= 0:
         return arb(0)
     return x if x.upper() <= 0 else hull(x, arb(0))
+
+
+def k_facts(cfg: EtaBox) -> dict:
+    """The sympy facts of ``cfg``'s kernels (:func:`rdyn.verification.proofs.kernels.kernels`)."""
+    return kernels(cfg.activation, cfg.logit_scale).facts
 
 
 def _round_up(v: float) -> float:
@@ -546,6 +562,9 @@ def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, wanted):
         decided = {c: False for c in conditions}
     decided["structural"] = invariant   # C1 > 0 and Delta(C2+C3) > 0 at every t >= 1: part of the invariance proof
     margins["structural"] = math.inf
+    start = f.c1_step_start()          # Lemma D.13's C1 step (T1_CONDITION_OF): t >= 1 by the identity, t = 0 here
+    decided["c1_step"] = bool(invariant and k_facts(cfg)["beta_is_eta_D_F3_over_Kp"] and start > 0)
+    margins["c1_step"] = lower(start) if decided["c1_step"] else math.inf
     return BoxProof(cfg.lo, cfg.hi, invariant, decided,
                     {c: (v if decided[c] and v != math.inf else None) for c, v in margins.items()}, boxes,
                     time.perf_counter() - t0, reason, constants)
@@ -586,7 +605,8 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     structure = kernels(cfg.activation, cfg.logit_scale).facts["eta_structure"]   # decided by sympy, cached
     chosen = [s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels)]
     tubes = [choose_tube(cfg, pad) for pad in pads]
-    needed = tuple(dict.fromkeys(CONDITION_OF[s.key] for s in chosen if CONDITION_OF[s.key] != "structural"))
+    needed = tuple(dict.fromkeys(CONDITION_OF[s.key] for s in chosen
+                                 if CONDITION_OF[s.key] not in ("structural", "c1_step")))
     proofs, used = [], 0
     if not all(structure.values()):
         why = "the map is not eta times an eta-free field: " + ", ".join(k for k, v in structure.items() if not v)

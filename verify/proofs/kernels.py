@@ -22,8 +22,10 @@ subexpressions hoisted into ``prepare``)::
     facts() -> dict                                what the proofs rest on about the reduction, decided by sympy
                                                    when the source is generated (so that no proof runs sympy):
                                                    ``atan`` (the map has ``atan(sqrt((D-K)/K) e)``; else none),
-                                                   ``slack_power`` (:attr:`Reduced.slack_power`) and
-                                                   ``eta_structure`` (:func:`.symbolic.eta_structure`)
+                                                   ``slack_power`` (:attr:`Reduced.slack_power`),
+                                                   ``eta_structure`` (:func:`.symbolic.eta_structure`) and
+                                                   ``beta_is_eta_D_F3_over_Kp`` (the C1 update's drive
+                                                   ``beta = eta D F3/(K p)``, an identity: Lemma D.13's C1 step)
 
 and the direct form's step once more on outward-rounded float64 intervals
 (:func:`interval_direct_source`: the same sympy expressions printed by
@@ -126,8 +128,11 @@ def _facts(activation: str, scale: str) -> dict:
     r = sy.reduced(activation, scale)
     if r.atan_coefficient is not None and not sy._is_zero(r.atan_coefficient - sy.sN / sy.sK):
         raise ArithmeticError(f"atan coefficient {r.atan_coefficient} is not sN/sK")
+    K, p = sy.sK**2, 1 / (sy.sK**2 + sy.sN**2 * sy.e)
+    beta_drive = sy._is_zero(r.beta * K * p - sy.eta * (sy.sK**2 + sy.sN**2) * sy.f_functions(activation)["F3"])
     return {"atan": r.atan_coefficient is not None, "slack_power": int(r.slack_power),
-            "eta_structure": {k: bool(v) for k, v in sy.eta_structure(activation, scale).items()}}
+            "eta_structure": {k: bool(v) for k, v in sy.eta_structure(activation, scale).items()},
+            "beta_is_eta_D_F3_over_Kp": bool(beta_drive)}
 
 
 def _interval_direct_source(activation: str, scale: str) -> str:

@@ -153,6 +153,22 @@ def test_lemma_d12_near_the_start_is_regular():
         flint.ctx.prec = old
 
 
+def test_lemma_d13_c1_step_rests_on_an_identity(monkeypatch):
+    """D.13's C1 step over a range: for 1 <= t < t1 it is beta (39/40 - rho) > 0 with beta = eta D F3/(K p) (a
+    sympy identity in the kernels' facts), and t = 0 is first_c1 against D^2 F3(1)/(40 K). For the identity the
+    first step is the C1 > 0 branch's (C1(1) = beta(e = 1)), so the relative slack at t = 0 is 39 exactly.
+    Without the identity the statement is not decided."""
+    cfg = eb.EtaBox(D=7, K=2, activation="identity", kappa=0.0, vstar_norm2=1.0, logit_scale="D", lo=0.0, hi=0.01)
+    assert eb.k_facts(cfg)["beta_is_eta_D_F3_over_Kp"] is True
+    rep = eb.prove(cfg, ["Lemma D.13 (C1 step)"])
+    (result,) = rep.results
+    assert result.verdict == "certified" and result.certificate["region_condition"] == "c1_step"
+    assert result.certificate["margin_on_region"] == pytest.approx(39, rel=1e-12)
+    facts = dict(eb.k_facts(cfg), beta_is_eta_D_F3_over_Kp=False)
+    monkeypatch.setattr(eb, "k_facts", lambda cfg: facts)
+    assert eb.prove(cfg, ["Lemma D.13 (C1 step)"]).results[0].verdict == "undecided"
+
+
 def test_eta_structure_is_decided_exactly():
     """The facts eta_box rests on (Delta x, 1 - alpha, beta linear in eta; C1* free of it; the first step)."""
     from rdyn.verification.proofs.symbolic import eta_structure

@@ -18,3 +18,4 @@ def test_the_cached_facts_are_sympys(activation, scale, atan, slack_power):
     assert facts["slack_power"] == r.slack_power == slack_power
     assert facts["eta_structure"] == sy.eta_structure(activation, scale)
     assert all(facts["eta_structure"].values()) and len(facts["eta_structure"]) == 6
+    assert facts["beta_is_eta_D_F3_over_Kp"] is True   # the C1 update's drive (Lemma D.13's C1 step)
