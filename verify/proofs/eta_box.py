@@ -602,7 +602,7 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     decides is bisected (at most :data:`MAX_SPLITS` times) and the sub-boxes left open are listed with
     why. ``--max-boxes`` is one budget for all of it."""
     t0 = time.perf_counter()
-    structure = kernels(cfg.activation, cfg.logit_scale).facts["eta_structure"]   # decided by sympy, cached
+    structure = k_facts(cfg)["eta_structure"]   # decided by sympy, cached with the kernels
     chosen = [s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels)]
     tubes = [choose_tube(cfg, pad) for pad in pads]
     needed = tuple(dict.fromkeys(CONDITION_OF[s.key] for s in chosen
