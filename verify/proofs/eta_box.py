@@ -604,7 +604,8 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     t0 = time.perf_counter()
     structure = k_facts(cfg)["eta_structure"]   # decided by sympy, cached with the kernels
     chosen = [s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels)]
-    tubes = [choose_tube(cfg, pad) for pad in pads]
+    with flint.ctx.workprec(PREC_BITS):          # the tubes as prove_box's balls, whatever the caller's precision
+        tubes = [choose_tube(cfg, pad) for pad in pads]
     needed = tuple(dict.fromkeys(CONDITION_OF[s.key] for s in chosen
                                  if CONDITION_OF[s.key] not in ("structural", "c1_step")))
     proofs, used = [], 0
