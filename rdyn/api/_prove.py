@@ -132,8 +132,56 @@ def _unbounded_d(v: ProveOptions, kappa: float, d_lo: int, lo: float, hi: float)
     where = (f" at D = {witness} eta_limit = {float(limit):.6g} <= HI, and eta_limit(D) falls like 1/D; "
              if Fraction(repr(float(hi))) >= limit else " ")
     return (f"--D {d_lo}: (every D >= {d_lo}) with --eta {lo!r}:{hi!r} reaches outside the papers' "
-            f"hypotheses:{where}no fixed step-size range lies below eta_limit(D) for every D (an all-D statement "
-            f"needs eta scaled with D, which rdyn prove does not decide); give a finite range --D {d_lo}:HI")
+            f"hypotheses:{where}no fixed step-size range lies below eta_limit(D) for every D; omit --eta (every "
+            f"eta <= K/D, scaled with D: the late phase for every D >= {d_lo}) or give a finite range --D {d_lo}:HI")
+
+
+ALL_D_LABELS = ("Lemma D.19",)   # the statements --D LO: decides (without --eta)
+
+
+def all_d_hypotheses(v: ProveOptions):
+    """The :class:`~rdyn.verification.proofs.all_d.AllD` of ``--D LO:`` without ``--eta``, after the papers'
+    hypotheses are checked (UsageError naming the one that fails): D > 2K at LO (then ``K/(D - K) <= 1`` at every
+    D, which the chart's ``alpha >= 0`` uses), logits/D (the chart is derived for it), and ``--statement`` one of
+    :data:`ALL_D_LABELS`."""
+    from rdyn.verification.proofs.all_d import AllD
+
+    if not isinstance(v.D, tuple) or v.D[1] is not None:
+        raise TypeError("all_d_hypotheses takes --D LO: (every D >= LO)")
+    d_lo = v.D[0]
+    _check_sizes(d_lo, v.K)
+    if v.eta is not None:
+        raise UsageError(f"--D {d_lo}: (every D >= {d_lo}) decides every eta with eta D <= K at once (the step size "
+                         f"scaled with D); omit --eta, or give one D, or a finite range --D {d_lo}:HI with an --eta "
+                         f"range")
+    if v.logit_scale != "D":
+        raise UsageError(f"--D {d_lo}: (every D >= {d_lo}) is decided for --logit-scale D only (the late phase's "
+                         f"chart is derived for logits/D); give --logit-scale D or a finite range --D {d_lo}:HI with "
+                         f"an --eta range")
+    for label in v.statement or ():
+        if label not in ALL_D_LABELS:
+            raise UsageError(f"--statement {label!r} is not decided for every D at once (only "
+                             f"{', '.join(repr(x) for x in ALL_D_LABELS)}); give a finite range --D {d_lo}:HI with an "
+                             f"--eta range, or one D")
+    kappa = 0.1 if v.kappa is None else v.kappa
+    return AllD(d_lo=d_lo, K=v.K, activation=v.activation, kappa=kappa if v.activation == "leaky" else 0.0,
+                vstar_norm2=v.vstar_norm2)
+
+
+def run_all_d(v: ProveOptions, note=None):
+    """``rdyn prove --D LO:`` without ``--eta``: :mod:`rdyn.verification.proofs.all_d` (Lemma D.19 corrected and
+    the lag lemma on the late-phase band, for every D >= LO and every eta <= K/D; Lemma D.19 itself undecided: the
+    entry into the band at T* is not shown for every D)."""
+    from rdyn.result import Result
+    from rdyn.verification.proofs import all_d
+
+    cfg = all_d_hypotheses(v)
+    if note is not None:
+        note(f"proving on the late-phase band for every D >= {cfg.d_lo} and every eta <= K/D (one chart with "
+             f"y = sqrt(K/(D - K)) from 0; seconds)")
+    progress = None if note is None else (lambda boxes: note(f"{boxes} boxes"))
+    report = all_d.prove(cfg, labels=v.statement, max_boxes=v.max_boxes, progress=progress)
+    return Result(report.to_dict(), None, detail={"report": report})
 
 
 class RangeInterrupted(KeyboardInterrupt):
@@ -192,6 +240,8 @@ def run(options_: ProveOptions, progress=None, grid_progress=None, note=None):
         return run_grid(options_, grid_progress, note)
     if isinstance(options_.eta, tuple):
         return run_box(options_, note)
+    if isinstance(options_.D, tuple):   # --D LO: without --eta (the options refuse LO:HI without an --eta range)
+        return run_all_d(options_, note)
     from rdyn.verification.proofs.engine import Instance, prove as engine_prove
 
     v = hypotheses(options_)

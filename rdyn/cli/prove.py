@@ -145,7 +145,10 @@ def _print_box(res, data: dict, as_json: bool) -> int:
     lo, hi = data["box"]["eta"]
     d_lo, d_hi = data["box"]["D"]
     sizes = f"D = {d_lo}" if d_lo == d_hi else f"every D in [{d_lo}, {d_hi}]"
-    print(f"rdyn prove: {data['seconds']:.1f} s (every eta in ({lo!r}, {hi!r}], {sizes}, "
+    etas = f"every eta in ({lo!r}, {hi!r}]"
+    if d_hi is None:   # --D LO: every D >= LO, every eta <= K/D
+        sizes, etas = f"every D >= {d_lo}", f"every eta with eta D <= {data['box']['eta_times_D'][1]!r}"
+    print(f"rdyn prove: {data['seconds']:.1f} s ({etas}, {sizes}, "
           f"{data['region']['boxes']} boxes)", file=sys.stderr)
     at = "" if d_lo == d_hi else "D = {D}, "
     if as_json:
@@ -157,11 +160,16 @@ def _print_box(res, data: dict, as_json: bool) -> int:
             for b in c["proved_boxes"]:
                 k = b["constants"]
                 margin = "" if b["margin_on_region"] is None else f", margin on region = {b['margin_on_region']:.6g}"
+                if d_hi is None:
+                    print(f"{'':13s}{sizes}, {etas}: {b['boxes']} boxes{margin}; band omega in "
+                          f"[{k['omega_lo']!r}, {k['omega_hi']!r}], c_lag = {k['c_lag']!r}, q = {k['q']!r}")
+                    continue
                 print(f"{'':13s}{at.format(D=b['D'][0])}every eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: "
                       f"{b['boxes']} boxes{margin}; c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, "
                       f"{k['q_lag'][1]!r}]")
             for b in c["undecided_boxes"]:
-                where = "" if d_lo == d_hi else (f"D = {b['D'][0]}, " if b["D"][0] == b["D"][1]
+                where = "" if d_lo == d_hi else (f"D >= {b['D'][0]}, " if b["D"][1] is None else
+                                                 f"D = {b['D'][0]}, " if b["D"][0] == b["D"][1]
                                                  else f"D in [{b['D'][0]}, {b['D'][1]}], ")
                 print(f"{'':13s}open: {where}eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: {b['reason']}")
     return 0 if res.detail["report"].all_corrected_certified else 1

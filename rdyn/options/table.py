@@ -461,11 +461,24 @@ def eta_range(values: dict) -> bool:
     return isinstance(values.get("eta"), (tuple, list, str))
 
 
+def d_open_range(values: dict) -> bool:
+    """rdyn prove's ``--D`` is ``LO:`` (every D >= LO), as text or the API's ``(lo, None)``."""
+    D = values.get("D")
+    if isinstance(D, str):
+        return D.partition(":")[1] == ":" and D.partition(":")[2].strip() == ""
+    return isinstance(D, (tuple, list)) and len(D) == 2 and D[1] is None
+
+
+def box_run(values: dict) -> bool:
+    """rdyn prove decides a box of parameters (an --eta range, or --D LO:), with no iteration."""
+    return eta_range(values) or d_open_range(values)
+
+
 def _NOT_WITH_ETA_RANGE(name: str, why: str) -> dict:
-    """``applies``/``refusal`` of an option of rdyn prove that has no meaning for an --eta range."""
+    """``applies``/``refusal`` of an option of rdyn prove that has no meaning for a box of parameters."""
     flag = "--" + name.replace("_", "-")
-    return {"applies": lambda v: not eta_range(v),
-            "refusal": f"{flag} applies only to one eta, not to an --eta range LO:HI ({why})"}
+    return {"applies": lambda v: not box_run(v),
+            "refusal": f"{flag} applies only to one eta, not to an --eta range LO:HI or --D LO: ({why})"}
 
 
 def _not_with_eta_range(o: Option, why: str) -> Option:
@@ -474,9 +487,9 @@ def _not_with_eta_range(o: Option, why: str) -> Option:
     extra = _NOT_WITH_ETA_RANGE(o.name, why)
 
     def refusal_for(v):
-        return extra["refusal"] if eta_range(v) else own
+        return extra["refusal"] if box_run(v) else own
 
-    return dataclasses.replace(o, applies=lambda v: not eta_range(v) and (inner is None or inner(v)),
+    return dataclasses.replace(o, applies=lambda v: not box_run(v) and (inner is None or inner(v)),
                                refusal=own or extra["refusal"], refusal_for=refusal_for)
 
 
@@ -522,13 +535,14 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     _dps(applies=never, refusal="--dps does not apply to rdyn prove (arb balls at 200 bits up to t1, "
          "then float64 intervals; --route arb: arb throughout, counterexamples to 40 digits)"),
     Option("D", "int", 12, "number of tokens D (default 12). With an --eta range, also a range LO:HI: the "
-           f"statements for every D in [LO, HI] (at most {D_RANGE_MAX} values), each D by its own tube. LO: (every "
-           "D >= LO) is refused: eta_limit(D) falls like 1/D, below any fixed HI (docs/proofs.md, \"Every D of a "
-           "range\")",
+           f"statements for every D in [LO, HI] (at most {D_RANGE_MAX} values), each D by its own tube "
+           "(docs/proofs.md, \"Every D of a range\"). LO: without --eta: Lemma D.19 corrected and the lag lemma on "
+           "the late-phase band, for every D >= LO and every eta <= K/D at once (logits/D; docs/proofs.md, \"Every "
+           "D: the late phase\"); with an --eta range it is refused: eta_limit(D) falls like 1/D, below any fixed HI",
            lo=2, hi=10**4, range_ok=True, metavar="D|LO:HI|LO:", applies=lambda v: v["grid"] is None and (
-               not d_range(v) or eta_range(v)),
+               not d_range(v) or eta_range(v) or d_open_range(v)),
            refusal="--D applies only to a single instance, not with --grid (the grid's D key sets it); a range "
-                   "LO:HI only with an --eta range LO:HI",
+                   "LO:HI only with an --eta range LO:HI (LO: also without)",
            refusal_for=lambda v: _NOT_WITH_GRID("D")["refusal"] if v["grid"] is not None else (
                "a --D range LO:HI applies only with an --eta range LO:HI (one eta at many D is a sweep: "
                "--grid 'D=LO:HI:N;eta=...')")),

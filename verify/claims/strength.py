@@ -135,6 +135,32 @@ def eta_box_text(grid: dict = PROVE_ETA_GRID) -> str:
             f"||V*||^2 = {grid['vstar_norm2']:g}, {scale}")
 
 
+# Lemma D.19's two sides and the lag lemma on the late-phase band, for every D from D_from on and every eta with
+# eta D <= K at once (rdyn prove --D LO: without --eta, rdyn.verification.proofs.all_d): the configurations (each
+# activation, K = 1..K_max, D_from = 2K + 1). The entry into the band at T* is not shown for every D, so this backs
+# the band statements only (tests/verify/proofs/test_all_d.py proves every configuration).
+PROVE_ALL_D = {"labels": ("Lemma D.19",), "activations": ("relu", "identity", "leaky"), "kappa": 0.1,
+               "K_range": (1, 11), "vstar_norm2": 1.0, "logit_scale": "D"}
+
+
+def all_d_configs(grid: dict = PROVE_ALL_D) -> list[dict]:
+    """Every configuration of ``grid``: ``{"activation", "K", "D_from", "kappa", "vstar_norm2"}``
+    (``rdyn prove --D D_from: --K K``)."""
+    return [{"activation": a, "K": K, "D_from": 2 * K + 1, "kappa": grid["kappa"] if a == "leaky" else 0.0,
+             "vstar_norm2": grid["vstar_norm2"]}
+            for a in grid["activations"] for K in range(grid["K_range"][0], grid["K_range"][1] + 1)]
+
+
+def all_d_text(grid: dict = PROVE_ALL_D) -> str:
+    """``grid`` in words."""
+    words = {"relu": "ReLU", "identity": "identity", "leaky": f"Leaky ReLU (kappa = {grid['kappa']:g})"}
+    lo, hi = grid["K_range"]
+    return (f"on the late-phase band only (the band of |C1/C1* - 1| (D-K)/e^3 of the certificate; that the state at "
+            f"T* lies in it is not shown for every D), at every D >= 2K + 1 and every eta with eta D <= K, for "
+            f"K = {lo}..{hi}, {', '.join(words[a] for a in grid['activations'])} ({len(all_d_configs(grid))} "
+            f"configurations), ||V*||^2 = {grid['vstar_norm2']:g}, logits/D")
+
+
 def prove_grid_text(instance: dict) -> str:
     """The ``rdyn prove --grid`` text of one of :data:`PROVE_INSTANCES` (eta None: the word paper)."""
     eta = instance["eta"]
@@ -370,6 +396,8 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
         basis = _basis("certified", ())
         if label in PROVE_ETA_GRID["labels"]:
             basis["eta_boxes"] = [dict(PROVE_ETA_GRID)]
+        if label in PROVE_ALL_D["labels"]:
+            basis["late_band_all_d"] = [dict(PROVE_ALL_D)]
         return "certified", basis
     if paper == "A" and label in LATE_RATES_BY_PROVE:
         instances = [dict(i) for i in PROVE_INSTANCES
@@ -442,6 +470,11 @@ def scope(strength: str | None, basis: dict | None) -> dict | None:
             out["eta_boxes"] = boxes
             out["text"] += ("; and for every step size of a range at once (a range of rdyn prove --eta, "
                             "docs/proofs.md \"Every step size at once\"): " + "; ".join(boxes))
+        if basis.get("late_band_all_d"):
+            bands = [all_d_text(g) for g in basis["late_band_all_d"]]
+            out["late_band_all_d"] = bands
+            out["text"] += ("; and its two sides and the lag lemma for every D at once (rdyn prove --D LO:, "
+                            "docs/proofs.md \"Every D: the late phase\"): " + "; ".join(bands))
         return out
     if strength == "sampled":
         points = list(basis.get("points", []))

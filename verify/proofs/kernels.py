@@ -191,14 +191,19 @@ def source(activation: str, scale: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def _generator_fingerprint() -> str:
-    """sha256 of this module and :mod:`.symbolic` (they generate the source; the cache's own
+def source_fingerprint(names: tuple) -> str:
+    """sha256 of the modules ``names`` of this folder, those that generate a cached source (the cache's own
     fingerprint covers derivations/ and reduced_dynamics/ only)."""
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for name in ("symbolic.py", "kernels.py"):
+    for name in names:
         h.update((here / name).read_bytes())
     return h.hexdigest()[:16]
+
+
+def _generator_fingerprint() -> str:
+    """:func:`source_fingerprint` of this module and :mod:`.symbolic`."""
+    return source_fingerprint(("symbolic.py", "kernels.py"))
 
 
 @lru_cache(maxsize=None)
