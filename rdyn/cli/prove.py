@@ -95,8 +95,9 @@ def run(values: ProveOptions, args) -> int:
             print(f"rdyn {NAME}: interrupted ({kept}; the rest of the range is listed open: run it again for "
                   f"--D {d_lo + done}:{report.d_hi})", file=sys.stderr)
             return 130
-        if isinstance(values.eta, tuple):   # --checkpoint does not apply to a range: do not suggest it
-            print(f"rdyn {NAME}: interrupted (a proof over an --eta range keeps no partial state; it takes "
+        if isinstance(values.eta, tuple) or isinstance(values.D, tuple):   # --checkpoint does not apply to a box
+            what = "an --eta range" if isinstance(values.eta, tuple) else "every D >= LO"
+            print(f"rdyn {NAME}: interrupted (a proof over {what} keeps no partial state; it takes "
                   "seconds to minutes: run it again)", file=sys.stderr)
             return 130
         from rdyn.cli.teacher import interrupted
