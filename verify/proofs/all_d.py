@@ -93,6 +93,11 @@ class AllD:
     kappa: float
     vstar_norm2: float
 
+    def __post_init__(self):
+        if not (1 <= self.K and self.d_lo > 2 * self.K):
+            raise ValueError(f"every D >= {self.d_lo} at K = {self.K}: the chart needs D > 2K (y <= 1, where alpha >= 0 "
+                             f"is proved)")
+
     @property
     def eta_hi(self) -> float:
         """The largest eta of the box, ``K/LO`` (at D = LO; ``eta <= K/D`` at each D)."""

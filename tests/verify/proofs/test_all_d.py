@@ -192,3 +192,9 @@ def test_sigterm_during_an_all_d_proof_is_one_line_without_a_checkpoint_hint():
     assert proc.returncode == 143
     last = err.strip().splitlines()[-1]
     assert "every D >= LO keeps no partial state" in last and "--checkpoint" not in last and "Traceback" not in err
+
+
+def test_the_chart_refuses_d_at_most_2k():
+    """alpha >= 0 is proved for y = sqrt(K/(D - K)) <= 1 only: D_1 <= 2K is refused before any work."""
+    with pytest.raises(ValueError, match="D > 2K"):
+        all_d.AllD(d_lo=6, K=3, activation="relu", kappa=0.0, vstar_norm2=1.0)
