@@ -153,8 +153,9 @@ class ChartField:
         return b_enclosure(max(0.0, lower(arb(max(v_lo, 0.0)) * arb(max(y_lo, 0.0)))), upper(arb(v_hi) * arb(y_hi)))
 
     def evaluate(self, v_lo, v_hi, y_lo, y_hi, nu_lo, nu_hi) -> dict:
-        """{condition: ball}: each condition is shown on the box when its ball is > 0 (``valid``: the
-        smallest of the validity tests, or -1 when one fails)."""
+        """{condition: ball}: each condition is shown on the box when its ball is > 0 (``valid``: 1 when every
+        validity test of the module docstring passes; where one does not, ``valid`` and the band conditions are
+        :data:`UNKNOWN`)."""
         k, c = self.k, self.c
         V, Y, Nu = ball(v_lo, v_hi), ball(y_lo, y_hi), ball(nu_lo, nu_hi)
         Om = self.lo + Nu * self.width
@@ -167,7 +168,7 @@ class ChartField:
         U = k.u_coefficient(Y, c) * X
         u_hi = upper(self.mu_hi * Y8 * V * V * U) if U > 0 else math.inf
         out = {"d19_lower": X - arb(repr(self.band.q))}
-        if "g2" in self.mutate:   # claimed Delta x <= eta g2' e^2 with g2' = g2 (1 + m): 1 - x_hat/(1 + m)
+        if "g2" in self.mutate:   # claimed Delta x <= eta (m g2) e^2 for a factor m: the slack 1 - x_hat/m
             out["d19_upper"] = 1 - X / arb(repr(float(self.mutate["g2"])))
         else:
             out["d19_upper"] = k.slack(V, Y, Om, B, c)
