@@ -236,13 +236,14 @@ def prove_band(cfg: AllD, band: Band, *, max_boxes: int = DEFAULT_MAX_BOXES, mut
     pending_all = ("valid", "band_lower", "band_upper", "d19_upper", "d19_lower")
     margins = {c: math.inf for c in pending_all}
     failed = {}
-    boxes = 1
+    boxes, reported = 1, 0
     while stack:
         if boxes >= max_boxes:
             return BoxProof(0.0, cfg.eta_hi, False, {}, {}, boxes, time.perf_counter() - t0,
                               f"--max-boxes {max_boxes} reached with {len(stack)} boxes open")
         box, values = stack.pop()
-        if progress is not None and boxes % 20000 < 6:
+        if progress is not None and boxes // 20000 > reported:   # a line per 20000 boxes (a split counts up to 6)
+            reported = boxes // 20000
             progress(boxes)
         open_ = [c for c in pending_all if not values[c] > 0]
         v_lo, v_hi, y_lo, y_hi, nu_lo, nu_hi = box

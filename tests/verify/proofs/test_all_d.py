@@ -198,3 +198,15 @@ def test_the_chart_refuses_d_at_most_2k():
     """alpha >= 0 is proved for y = sqrt(K/(D - K)) <= 1 only: D_1 <= 2K is refused before any work."""
     with pytest.raises(ValueError, match="D > 2K"):
         all_d.AllD(d_lo=6, K=3, activation="relu", kappa=0.0, vstar_norm2=1.0)
+
+
+def test_progress_comes_once_per_20000_boxes():
+    """The CLI's progress lines: none for a proof of a few hundred boxes, one per 20000 boxes otherwise."""
+    cfg = all_d.AllD(d_lo=12, K=3, activation="relu", kappa=0.0, vstar_norm2=1.0)
+    seen = []
+    all_d.prove(cfg, progress=seen.append)
+    assert seen == []
+    seen.clear()
+    all_d.prove(all_d.AllD(d_lo=12, K=3, activation="leaky", kappa=0.99, vstar_norm2=1.0), max_boxes=45000,
+                progress=seen.append)
+    assert len(seen) == 2 and 20000 <= seen[0] < 20006 and 40000 <= seen[1] < 40006
