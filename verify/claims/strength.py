@@ -473,7 +473,7 @@ def scope(strength: str | None, basis: dict | None) -> dict | None:
         if basis.get("late_band_all_d"):
             bands = [all_d_text(g) for g in basis["late_band_all_d"]]
             out["late_band_all_d"] = bands
-            out["text"] += ("; and its two sides and the lag lemma for every D at once (rdyn prove --D LO:, "
+            out["text"] += ("; and its two sides and the lag lemma for every D at once (`rdyn prove --D LO:`, "
                             "docs/proofs.md \"Every D: the late phase\"): " + "; ".join(bands))
         return out
     if strength == "sampled":
