@@ -136,7 +136,7 @@ def _unbounded_d(v: ProveOptions, kappa: float, d_lo: int, lo: float, hi: float)
             f"eta <= K/D, scaled with D: the late phase for every D >= {d_lo}) or give a finite range --D {d_lo}:HI")
 
 
-ALL_D_LABELS = ("Lemma D.19",)   # the statements --D LO: decides (without --eta)
+ALL_D_LABELS = ("Lemma D.18", "Lemma D.19")   # the statements --D LO: decides (without --eta)
 
 
 def all_d_hypotheses(v: ProveOptions):

@@ -536,8 +536,8 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
          "then float64 intervals; --route arb: arb throughout, counterexamples to 40 digits)"),
     Option("D", "int", 12, "number of tokens D (default 12). With an --eta range, also a range LO:HI: the "
            f"statements for every D in [LO, HI] (at most {D_RANGE_MAX} values), each D by its own tube "
-           "(docs/proofs.md, \"Every D of a range\"). LO: without --eta: Lemma D.19 corrected and the lag lemma on "
-           "the late-phase band, for every D >= LO and every eta <= K/D at once (logits/D; docs/proofs.md, \"Every "
+           "(docs/proofs.md, \"Every D of a range\"). LO: without --eta: Lemma D.19 corrected, the lag lemma and D.18's "
+           "lower side on the late-phase band, for every D >= LO and every eta <= K/D at once (logits/D; docs/proofs.md, \"Every "
            "D: the late phase\"); with an --eta range it is refused: eta_limit(D) falls like 1/D, below any fixed HI",
            lo=2, hi=10**4, range_ok=True, metavar="D|LO:HI|LO:", applies=lambda v: v["grid"] is None and (
                not d_range(v) or eta_range(v) or d_open_range(v)),

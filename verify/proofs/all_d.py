@@ -35,12 +35,16 @@ band (so for every ``T >= T*`` once the state at T* lies in it, by induction):
 
 * ``D19.all_D.lag``: ``|C1/C1* - 1| <= c_lag e^3/(D - K)``, ``c_lag = max(|omega_lo|, |omega_hi|)``;
 * ``D19.all_D.upper``: ``Delta x <= eta g2 e^2`` (``1 - x_hat = v^a y^b slack``, ``slack > 0``);
+* ``D18.all_D.lower``: ``1/K - p(T) <= N/(K (N + K sqrt(R_q(T))))``, ``R_q = (N/K)^2 + 2 q eta g2 (T - T*)/D``,
+  for every ``T >= T*`` once the state at T* lies in the band: the lower side of D.19 summed from T*
+  (``e(T*) <= K/N``, ``exp(y) >= 1 + y``), the derivation of :mod:`rdyn.derivations.model_a.late_phase_bounds`
+  with ``q`` in place of ``q_lag``; certified with ``D19.all_D.lower``;
 * ``D19.all_D.lower``: ``Delta x >= q eta g2 e^2``: ``x_hat - q > 0``, ``q`` the smallest ``x_hat`` on a grid of
   the band (float midpoints) less 0.1%, rounded down to six digits.
 
 What is not shown: that the state at T* lies in ``L_D`` for every ``D >= D_1`` (the phases before T* live on
-the scales ``e ~ 1/sqrt(D)`` and ``e ~ 1``, outside this chart; docs/proofs.md, "Why not every D at once"). So Lemma
-D.19 itself (``D19.derived.*``, ``D19.corrected.upper``) stays undecided for every D at once; for one D or a
+the scales ``e ~ 1/sqrt(D)`` and ``e ~ 1``, outside this chart; docs/proofs.md, "Why not every D at once"). So Lemmas
+D.18 and D.19 themselves (:data:`ENTRY_OPEN`) stay undecided for every D at once; for one D or a
 finite range, :mod:`.eta_box` shows the whole trajectory's tube.
 """
 from __future__ import annotations
@@ -76,10 +80,19 @@ STATEMENTS = (
     st.Statement("D19.all_D.upper", "Lemma D.19", "corrected", "upper",
                  "for every D >= D_1, every eta with eta D <= K and every state of L_D: Delta(C2+C3) <= eta g2 "
                  "exp(-2(C2+C3)/D)", "delta_x", "le", 0, "d19_upper", "late_band"),
+    st.Statement("D18.all_D.lower", "Lemma D.18", "corrected", "lower",
+                 "for every D >= D_1 and every eta with eta D <= K, once the state at T* lies in L_D: 1/K - p(T) <= "
+                 "(D-K)/(K (D-K + K sqrt(R_q(T)))) for every T >= T*, R_q(T) = ((D-K)/K)^2 + 2 q eta g2 (T - T*)/D "
+                 "(D19.all_D.lower summed from T*, e(T*) <= K/(D-K): exp(y) >= 1 + y)", "one_over_K_minus_p", "le", 0,
+                 "d18_lower_summed", "late_band"),
 )
-CONDITION_OF = {"D19.all_D.lag": "band", "D19.all_D.lower": "d19_lower", "D19.all_D.upper": "d19_upper"}
-# Lemma D.19 itself for every D: the entry into L_D at T* is not shown (module docstring)
-ENTRY_OPEN = ("D19.derived.lag", "D19.derived.lower", "D19.corrected.upper")
+# D18.all_D.lower is D19.all_D.lower summed along the band (which the lag statement keeps): the summation of
+# rdyn.derivations.model_a.late_phase_bounds (every step a sympy identity, q in place of q_lag; its own tests)
+CONDITION_OF = {"D19.all_D.lag": "band", "D19.all_D.lower": "d19_lower", "D19.all_D.upper": "d19_upper",
+                "D18.all_D.lower": "d18_lower_summed"}
+# Lemmas D.18 and D.19 themselves for every D: the entry into L_D at T* is not shown (module docstring); D.18's
+# upper side also needs the step T* - 1, outside the late phase
+ENTRY_OPEN = ("D19.derived.lag", "D19.derived.lower", "D19.corrected.upper", "D18.derived.lower", "D18.derived.upper")
 
 
 @dataclass(frozen=True)
@@ -281,6 +294,7 @@ def prove_band(cfg: AllD, band: Band, *, max_boxes: int = DEFAULT_MAX_BOXES, mut
                 best = (score, halves)
         stack += best[1]
     decided = {"band": True, "d19_upper": "d19_upper" in pending_all, "d19_lower": "d19_lower" in pending_all}
+    decided["d18_lower_summed"] = decided["d19_lower"]
     constants = {"omega_lo": band.omega_lo, "omega_hi": band.omega_hi, "c_lag": band.c_lag, "q": band.q,
                  "y_max": y1, "g2": float(f.k.g2(f.c).mid())}
     reason = None
@@ -289,7 +303,8 @@ def prove_band(cfg: AllD, band: Band, *, max_boxes: int = DEFAULT_MAX_BOXES, mut
         reason = f"{c} not shown on v in [{b[0]!r}, {b[1]!r}], y in [{b[2]!r}, {b[3]!r}]"
     return BoxProof(0.0, cfg.eta_hi, True, decided, {"band": min(margins["band_lower"], margins["band_upper"]),
                                             "d19_upper": margins["d19_upper"] if decided["d19_upper"] else None,
-                                            "d19_lower": margins["d19_lower"] if decided["d19_lower"] else None},
+                                            "d19_lower": margins["d19_lower"] if decided["d19_lower"] else None,
+                                            "d18_lower_summed": margins["d19_lower"] if decided["d19_lower"] else None},
                       boxes, time.perf_counter() - t0, reason, constants)
 
 
@@ -354,12 +369,14 @@ def prove(cfg: AllD, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, mutate:
     for s in STATEMENTS:
         if labels is None or s.label in labels:
             results.append(_verdict(s, cfg, band, proof))
-    entry = ("the state at T* is not shown to lie in the late-phase band L_D for every D (the phases before T* "
-             "live on the scales e ~ 1/sqrt(D - K) and e ~ 1, outside the late chart: docs/proofs.md, \"Why not "
-             "every D at once\"); on L_D the statement holds (D19.all_D.*); for a finite range give --D LO:HI "
-             "--eta LO:HI")
     for s in st.STATEMENTS:
         if s.key in ENTRY_OPEN and (labels is None or s.label in labels):
+            on_band = ("D.18's upper side also needs the step from T* - 1, outside the late phase" if
+                       s.key == "D18.derived.upper" else
+                       f"on L_D its band form holds ({'D18.all_D.lower' if s.key.startswith('D18') else 'D19.all_D.*'})")
+            entry = ("the state at T* is not shown to lie in the late-phase band L_D for every D (the phases before T* "
+                     "live on the scales e ~ 1/sqrt(D - K) and e ~ 1, outside the late chart: docs/proofs.md, \"Why "
+                     f"not every D at once\"); {on_band}; for a finite range give --D LO:HI --eta LO:HI")
             cert = {"box": box_dict(cfg), "proved_boxes": [],
                     "undecided_boxes": [{"D": [cfg.d_lo, None], "eta": [0.0, cfg.eta_hi], "reason": entry}],
                     "region_condition": None, "margin_on_region": None, "seconds": 0.0}

@@ -1,4 +1,5 @@
-"""Lemma D.19 corrected and the lag lemma on the late-phase band, for every D >= D_1 and every eta <= K/D
+"""Lemma D.19 corrected, the lag lemma and D.18's lower side on the late-phase band, for every D >= D_1 and every
+eta <= K/D
 (verify/proofs/all_d.py, verify/proofs/late_chart.py; docs/proofs.md, "Every D: the late phase")."""
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from rdyn.verification.proofs import all_d
 
-KEYS = ("D19.all_D.lag", "D19.all_D.lower", "D19.all_D.upper")
+KEYS = ("D19.all_D.lag", "D19.all_D.lower", "D19.all_D.upper", "D18.all_D.lower")
 CASES = [("relu", 12, 3, 0.0), ("identity", 5, 1, 0.0), ("leaky", 12, 3, 0.1), ("relu", 3, 1, 0.0)]
 
 
@@ -23,8 +24,9 @@ def test_the_band_statements_hold_for_every_d(reports, case):
     rep = reports[case]
     verdicts = {r.statement.key: r.verdict for r in rep.results}
     assert all(verdicts[k] == "certified" for k in KEYS), rep.proof.reason
-    # Lemma D.19 itself stays undecided: the entry into the band at T* is not shown for every D
+    # Lemmas D.18 and D.19 themselves stay undecided: the entry into the band at T* is not shown for every D
     assert {verdicts[k] for k in all_d.ENTRY_OPEN} == {"undecided"}
+    assert "needs the step from T* - 1" in next(r.reason for r in rep.results if r.statement.key == "D18.derived.upper")
     k = rep.proof.constants
     assert k["omega_lo"] < k["omega_hi"] and k["c_lag"] >= max(-k["omega_lo"], k["omega_hi"])
     assert 0 < k["q"] < 1
@@ -73,7 +75,7 @@ def test_g2_made_tighter_is_refused():
     rep = all_d.prove(cfg, mutate={"g2": 1 - 1e-6})
     verdicts = {r.statement.key: r.verdict for r in rep.results}
     assert verdicts["D19.all_D.upper"] == "undecided" and verdicts["D19.all_D.lag"] == "certified"
-    assert verdicts["D19.all_D.lower"] == "certified"
+    assert verdicts["D19.all_D.lower"] == verdicts["D18.all_D.lower"] == "certified"
 
 
 def test_a_fact_that_fails_leaves_everything_undecided(monkeypatch):
@@ -139,17 +141,18 @@ def test_cli_json_follows_the_schema(capsys):
     from rdyn.cli import main
     from rdyn.schemas import validate
 
-    assert main(["prove", "--D", "12:", "--K", "3", "--json"]) == 1     # Lemma D.19 itself: undecided
+    assert main(["prove", "--D", "12:", "--K", "3", "--json"]) == 1     # Lemmas D.18, D.19 themselves: undecided
     data = json.loads(capsys.readouterr().out)
     validate("prove", data)
     assert data["box"]["D"] == [12, None] and data["instance"]["D_box"] == [12, None]
-    assert [s["key"] for s in data["statements"]] == [*KEYS, *all_d.ENTRY_OPEN]
+    keys = [s["key"] for s in data["statements"]]
+    assert keys[:len(KEYS)] == list(KEYS) and sorted(keys[len(KEYS):]) == sorted(all_d.ENTRY_OPEN)
 
 
 @pytest.mark.parametrize("args, message", [
     (["--D", "12:", "--eta", "0.01"], "omit --eta"),
     (["--D", "12:", "--logit-scale", "sqrtD"], "--logit-scale D only"),
-    (["--D", "12:", "--statement", "Lemma D.18"], "not decided for every D at once"),
+    (["--D", "12:", "--statement", "Lemma D.17 (C1 band)"], "not decided for every D at once"),
     (["--D", "6:"], "--D must exceed 2K"),
     (["--D", "12:", "--route", "arb"], "not to an --eta range LO:HI or --D LO:"),
 ])
