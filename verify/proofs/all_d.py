@@ -1,5 +1,5 @@
-"""Lemma D.19 corrected (both sides) and the lag lemma on the late phase, for every ``D >= D_1`` and every
-step size ``eta <= K/D`` at once (seed 000, Appendix D; docs/proofs.md, "Every D: the late phase").
+"""Lemma D.19 corrected (both sides), the lag lemma and D.18's lower side on the late phase, for every
+``D >= D_1`` and every step size ``eta <= K/D`` at once (seed 000, Appendix D; docs/proofs.md, "Every D: the late phase").
 
 In the chart of :mod:`.late_chart` (``y = sqrt(K/(D - K))``, ``v = (D - K) e/K``, ``omega = (D - K) w``,
 ``mu = eta D``) the late phase of every D is one compact box, ``0 <= v <= 1``, ``0 <= y <= y_1 =
@@ -11,8 +11,8 @@ is shown to be mapped into itself by one step of the map, for every D >= D_1 and
 statements are shown at every point of it.
 
 One step, exactly (``U = u_coefficient x_hat``, ``u = Delta x/scale = mu y^8 v^2 U``, ``r = exp(-u)``,
-``v' = v r``; ``1 - r = u phi(u)``, ``1 - r^3 = 3 u phi(3u)``, ``phi(y) = (1 - exp(-y))/y`` in
-``[1 - t/2, 1]`` for ``t = u, 3u``; ``Cs = C1*`` as a function of v at fixed y, ``xi`` between ``v r`` and ``v``;
+``v' = v r``; ``1 - r = u phi(u)``, ``1 - r^3 = 3 u phi(3u)``, ``phi(t) = (1 - exp(-t))/t`` in
+``[1 - t/2, 1]`` for ``t >= 0``; ``Cs = C1*`` as a function of v at fixed y, ``xi`` between ``v r`` and ``v``;
 ``C1' = alpha C1 + (1 - alpha) Cs(v)`` with ``1 - alpha = mu lam``, since ``C1* = beta/(1 - alpha)``)::
 
     omega' - omega_lo = (alpha Cs(v) (omega - omega_lo) + mu (c + omega_lo E))/(r^3 Cs(v r))
@@ -21,7 +21,7 @@ One step, exactly (``U = u_coefficient x_hat``, ``u = Delta x/scale = mu y^8 v^2
 
 (``Cs(v) - Cs(v r) = Cs_v(xi) v u phi(u)``, ``rho - 1 = omega v^3 y^8/K``). With ``alpha >= 0`` (a fact of
 the chart, exact) the band is kept when, on every box of ``(v, y, omega)`` (``mu`` a ball ``[0, K]``):
-``lam > 0``, ``E < 0``, ``S > 0`` at v and on the hull of ``[v r, v]``, ``x_hat > 0`` (``Delta x > 0``: ``v' < v``, the
+``lam > 0``, ``E < 0``, ``Cs > 0`` at v and on the hull of ``[v r, v]``, ``x_hat > 0`` (``Delta x > 0``: ``v' < v``, the
 late phase is kept, and ``C1' > 0``), ``1 + omega v^3 y^8/K > 0`` (``C1 > 0``: the map's ``C1 > 0``
 branch), and
 
@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import flint
 from flint import arb
