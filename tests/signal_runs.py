@@ -1,6 +1,6 @@
 """Shared by the signal tests (reduced_dynamics/runs/test_checkpoint.py,
-rdyn/cli/test_hostile_inputs.py): a real ``python -m rdyn`` run that receives signals once its first
-checkpoint is written."""
+rdyn/cli/test_hostile_inputs.py, verify/proofs/test_eta_box.py, verify/proofs/test_all_d.py): a real
+``python -m rdyn`` run that receives signals once its first checkpoint is written, or after a delay."""
 from __future__ import annotations
 
 import os
@@ -25,6 +25,23 @@ def signal_when_checkpointed(argv, path, signals, gap: float = 0.002):
             proc.send_signal(s)
             time.sleep(gap)
         out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    return proc.returncode, out, err
+
+
+def signal_after(argv, seconds: float, sig=None):
+    """Run ``python -m rdyn *argv`` and send ``sig`` (default SIGTERM) after ``seconds``. Returns (returncode,
+    stdout, stderr); fails clearly if the run finished first."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "rdyn", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(seconds)
+        assert proc.poll() is None, "the run finished before the signal"
+        proc.send_signal(signal.SIGTERM if sig is None else sig)
+        out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
     return proc.returncode, out, err

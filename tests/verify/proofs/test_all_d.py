@@ -182,17 +182,10 @@ def test_sigterm_during_an_all_d_proof_is_one_line_without_a_checkpoint_hint():
     """SIGTERM mid-proof: exit 143 and one line that does not suggest --checkpoint (refused with --D LO:).
     Leaky ReLU with kappa = 0.99 runs through its whole box budget (about 30 s: the slack's y^1 term carries
     (1 - kappa)^2), so it is still running."""
-    import signal
-    import subprocess
-    import sys
-    import time
+    from signal_runs import signal_after
 
-    proc = subprocess.Popen([sys.executable, "-m", "rdyn", "prove", "--D", "12:", "--activation", "leaky", "--kappa",
-                             "0.99"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143
+    code, out, err = signal_after(["prove", "--D", "12:", "--activation", "leaky", "--kappa", "0.99"], 6)
+    assert code == 143
     last = err.strip().splitlines()[-1]
     assert "every D >= LO keeps no partial state" in last and "--checkpoint" not in last and "Traceback" not in err
 

@@ -255,17 +255,10 @@ def test_the_turning_point_of_c1_star_on_a_grid_point_is_still_enclosed():
 def test_sigterm_during_a_range_proof_is_one_line_without_a_checkpoint_hint():
     """SIGTERM mid-proof: exit 143 and one line that does not suggest --checkpoint (refused with a range).
     ReLU D = 48, K = 3 at the papers' eta runs through its whole box budget (about 20 s), so it is still running."""
-    import signal
-    import subprocess
-    import sys
-    import time
+    from signal_runs import signal_after
 
-    proc = subprocess.Popen([sys.executable, "-m", "rdyn", "prove", "--D", "48", "--K", "3", "--eta", "0:0.000224"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143
+    code, out, err = signal_after(["prove", "--D", "48", "--K", "3", "--eta", "0:0.000224"], 6)
+    assert code == 143
     last = err.strip().splitlines()[-1]
     assert "keeps no partial state" in last and "--checkpoint" not in last and "Traceback" not in err
 
