@@ -112,9 +112,14 @@ class AllD:
                              f"is proved)")
 
     @property
+    def mu_max(self) -> float:
+        """The largest ``mu = eta D`` of the box, ``K``."""
+        return float(MU_MAX_OVER_K * self.K)
+
+    @property
     def eta_hi(self) -> float:
         """The largest eta of the box, ``K/LO`` (at D = LO; ``eta <= K/D`` at each D)."""
-        return MU_MAX_OVER_K * self.K / self.d_lo
+        return self.mu_max / self.d_lo
 
     @property
     def y_max(self) -> float:
@@ -125,8 +130,7 @@ class AllD:
     def to_dict(self) -> dict:
         return {"D": None, "D_box": [self.d_lo, None], "K": self.K, "activation": self.activation,
                 "kappa": self.kappa if self.activation == "leaky" else None, "vstar_norm2": self.vstar_norm2,
-                "eta": None, "eta_box": [0.0, self.eta_hi], "eta_times_D": [0.0, float(MU_MAX_OVER_K * self.K)],
-                "logit_scale": "D"}
+                "eta": None, "eta_box": [0.0, self.eta_hi], "eta_times_D": [0.0, self.mu_max], "logit_scale": "D"}
 
 
 @dataclass(frozen=True)
@@ -150,10 +154,9 @@ class ChartField:
         self.cfg, self.band = cfg, band
         self.k = k = chart_kernels(cfg.activation)
         kappa = cfg.kappa if cfg.activation == "leaky" else 0.0
-        self.sK = arb(cfg.K).sqrt()
-        self.c = k.prepare(self.sK, arb(repr(float(cfg.vstar_norm2))), arb(repr(float(kappa))))
+        self.c = k.prepare(arb(cfg.K).sqrt(), arb(repr(float(cfg.vstar_norm2))), arb(repr(float(kappa))))
         self.K = arb(cfg.K)
-        self.mu_hi = arb(MU_MAX_OVER_K * cfg.K)
+        self.mu_hi = arb(repr(cfg.mu_max))
         self.lo, self.hi = arb(repr(band.omega_lo)), arb(repr(band.omega_hi))
         self.width = self.hi - self.lo
         self.atan = cfg.activation != "identity"
@@ -185,21 +188,17 @@ class ChartField:
             out["d19_upper"] = 1 - X / arb(repr(float(self.mutate["g2"])))
         else:
             out["d19_upper"] = k.slack(V, Y, Om, B, c)
+        out.update(valid=UNKNOWN, band_lower=UNKNOWN, band_upper=UNKNOWN)
         if not (u_hi < 1 and X > 0 and rho > 0 and S > 0 and lam > 0):
-            out.update(valid=UNKNOWN, band_lower=UNKNOWN, band_upper=UNKNOWN)
             return out
         r = ball(lower(arb(-u_hi).exp()), 1.0)
         phi = ball(max(0.0, 1 - u_hi / 2), 1.0)
         phi3 = ball(max(0.0, 1 - 3 * u_hi / 2), 1.0)
         xi = ball(lower(arb(v_lo) * r), v_hi)
         S_xi, Sv_xi = k.star(xi, Y, c), k.star_v(xi, Y, c)
-        if not S_xi > 0:
-            out.update(valid=UNKNOWN, band_lower=UNKNOWN, band_upper=UNKNOWN)
-            return out
         drift = self.K * Sv_xi * U * phi
         E = -lam * S + Y8 * V * V * U * (3 * S * phi3 + r * r * r * Sv_xi * V * phi)
-        if not E < 0:
-            out.update(valid=UNKNOWN, band_lower=UNKNOWN, band_upper=UNKNOWN)
+        if not (S_xi > 0 and E < 0):
             return out
         # c + omega E = -E (omega_fix - omega): the conditions divided by -E (omega_hi - omega_lo) > 0, i.e. the
         # distance of each edge from the drift's fixed point in band widths
@@ -212,7 +211,13 @@ def choose_band(cfg: AllD, grid: int = 33, pad: float = 0.25) -> Band:
     """A band around the drift's fixed point ``omega_fix = K Cs_v U/(lam Cs)`` (``c + omega E = 0`` at
     ``mu -> 0``) over a grid of ``(v, y)`` (float midpoints; the proof decides whether it holds): its range,
     widened by ``pad`` of its width and 5% of its size on each side; and ``q``, the smallest ``x_hat`` on the
-    grid at both edges of the band, less 0.1%, rounded down to six digits."""
+    grid at both edges of the band, less 0.1%, rounded down to six digits. At :data:`PREC_BITS`, whatever the
+    caller's precision (the band is then the same in every process)."""
+    with flint.ctx.workprec(PREC_BITS):
+        return _choose_band(cfg, grid, pad)
+
+
+def _choose_band(cfg: AllD, grid: int, pad: float) -> Band:
     k = chart_kernels(cfg.activation)
     f = ChartField(cfg, Band(0.0, 0.0))
     points = [(arb(i / grid), arb(cfg.y_max * j / grid), f._B(i / grid, i / grid, cfg.y_max * j / grid,
@@ -235,7 +240,12 @@ def prove_band(cfg: AllD, band: Band, *, max_boxes: int = DEFAULT_MAX_BOXES, mut
     """Branch and bound over ``(v, y, nu)`` in ``[0, 1] x [0, y_1] x [0, 1]``: a box is done when every
     condition is shown on it; otherwise it is bisected along the side whose halves leave the open conditions
     the largest lower end (the worse half's worst, ties by the sum of both, then by the widest side; each trial split
-    counts two boxes)."""
+    counts two boxes). At :data:`PREC_BITS`, whatever the caller's precision."""
+    with flint.ctx.workprec(PREC_BITS):
+        return _prove_band(cfg, band, max_boxes, mutate, progress)
+
+
+def _prove_band(cfg, band, max_boxes, mutate, progress) -> BoxProof:
     t0 = time.perf_counter()
     facts = chart_kernels(cfg.activation).facts
     missing = [name for name in ("x_hat_is_1_at_y_0", "u_identity", "alpha_nonnegative", "lam_free_of_mu")
@@ -246,7 +256,7 @@ def prove_band(cfg: AllD, band: Band, *, max_boxes: int = DEFAULT_MAX_BOXES, mut
     y1 = cfg.y_max
     root = (0.0, 1.0, 0.0, y1, 0.0, 1.0)
     stack = [(root, f.evaluate(*root))]
-    pending_all = ("valid", "band_lower", "band_upper", "d19_upper", "d19_lower")
+    pending_all = CONDITIONS
     margins = {c: math.inf for c in pending_all}
     failed = {}
     boxes, reported = 1, 0
@@ -325,7 +335,8 @@ def _round_down(x: float, digits: int) -> float:
 @dataclass
 class AllDReport:
     """``rdyn prove --D LO:`` (no ``--eta``): the statements of :data:`STATEMENTS` for every D >= LO and every
-    eta <= K/D, and Lemma D.19's own statements undecided for want of the entry into the band."""
+    eta <= K/D, and the own statements of Lemmas D.18 and D.19 (:data:`ENTRY_OPEN`) undecided for want of the
+    entry into the band."""
 
     cfg: AllD
     results: list
@@ -347,24 +358,23 @@ class AllDReport:
 
 
 def box_dict(cfg: AllD) -> dict:
-    return {"eta": [0.0, cfg.eta_hi], "D": [cfg.d_lo, None], "eta_times_D": [0.0, float(MU_MAX_OVER_K * cfg.K)]}
+    return {"eta": [0.0, cfg.eta_hi], "D": [cfg.d_lo, None], "eta_times_D": [0.0, cfg.mu_max]}
 
 
 def chart_dict(cfg: AllD, band: Band) -> dict:
     return {"coordinates": "y = sqrt(K/(D - K)), v = (D - K) e/K, omega = (D - K)(C1/C1* - 1)/e^3, mu = eta D",
             "v": [0.0, 1.0], "y": [0.0, cfg.y_max], "omega": [band.omega_lo, band.omega_hi],
-            "mu": [0.0, float(MU_MAX_OVER_K * cfg.K)]}
+            "mu": [0.0, cfg.mu_max]}
 
 
 def prove(cfg: AllD, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, mutate: dict | None = None,
           band: Band | None = None, progress=None) -> AllDReport:
-    """Decide :data:`STATEMENTS` (and list Lemma D.19's own statements, undecided: the entry at T*) for
+    """Decide :data:`STATEMENTS` (and list :data:`ENTRY_OPEN`, undecided: the entry at T*) for
     every D >= ``cfg.d_lo`` and every eta <= K/D (those whose label is in ``labels``), at :data:`PREC_BITS`
     whatever the caller's precision (the band and ``q`` are then the same in every process)."""
     t0 = time.perf_counter()
-    with flint.ctx.workprec(PREC_BITS):
-        band = choose_band(cfg) if band is None else band
-        proof = prove_band(cfg, band, max_boxes=max_boxes, mutate=mutate, progress=progress)
+    band = choose_band(cfg) if band is None else band
+    proof = prove_band(cfg, band, max_boxes=max_boxes, mutate=mutate, progress=progress)
     results = []
     for s in STATEMENTS:
         if labels is None or s.label in labels:

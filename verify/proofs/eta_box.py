@@ -438,7 +438,13 @@ def choose_tube(cfg: EtaBox, pad: float = 0.5, grid: int = 256) -> Tube:
     like ``w_lo - g0 (exp(kappa (e - e_flat)) - 1)`` (g0 the gap between w* and w_lo), a barrier that
     the field crosses upward, the upper edge its mirror image above w_hi; delta (at least 0.02, at most
     half the way down to K/N) keeps kappa below a quarter of lam/H, the steepest barrier the field
-    crosses (any tube may be tried; invariance is what is proved)."""
+    crosses (any tube may be tried; invariance is what is proved). Computed at :data:`PREC_BITS`, as
+    :func:`prove_box`'s balls, whatever the caller's precision (the tube is then the same in every process)."""
+    with flint.ctx.workprec(PREC_BITS):
+        return _choose_tube(cfg, pad, grid)
+
+
+def _choose_tube(cfg: EtaBox, pad: float, grid: int) -> Tube:
     f = BoxField(cfg, Tube((0.5, 1.0), (0.0, -1.0), (1.0, 1.0)), 0.0, 0.0)   # its kernels and constants only
     k, c = f.k, f.c
     room = (1 - cfg.K / (cfg.D - cfg.K)) / 2     # the barrier stays above (1 + K/N)/2 > K/N
@@ -604,8 +610,7 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     t0 = time.perf_counter()
     structure = k_facts(cfg)["eta_structure"]   # decided by sympy, cached with the kernels
     chosen = [s for s in st.STATEMENTS if s.key in STATEMENT_KEYS and (labels is None or s.label in labels)]
-    with flint.ctx.workprec(PREC_BITS):          # the tubes as prove_box's balls, whatever the caller's precision
-        tubes = [choose_tube(cfg, pad) for pad in pads]
+    tubes = [choose_tube(cfg, pad) for pad in pads]
     needed = tuple(dict.fromkeys(CONDITION_OF[s.key] for s in chosen
                                  if CONDITION_OF[s.key] not in ("structural", "c1_step")))
     proofs, used = [], 0
