@@ -51,9 +51,11 @@ def hypotheses(v: ProveOptions) -> dict:
                          f"1 - eta D/K >= 0)")
     import dataclasses
 
+    exact, M_exact = Fraction(repr(float(eta))), Fraction(repr(float(M)))   # as the prover reads them
     return {**{f.name: getattr(v, f.name) for f in dataclasses.fields(v)}, "kappa": kappa, "eta": eta,
             "eta_limit": float(limit), "eta_given": v.eta is not None, "paper_conditions": {
-        "lemma_D5": eta <= K / D, "lemma_D9": eta * M * D * (D + 1) / (K**3 * (D - K)) <= 1 / D**2}}
+        "lemma_D5": exact <= Fraction(K, D),
+        "lemma_D9": exact * M_exact * D * (D + 1) / (K**3 * (D - K)) <= Fraction(1, D**2)}}
 
 
 def _check_sizes(D: int, K: int) -> None:
@@ -75,7 +77,8 @@ def _eta_limit(v: ProveOptions, kappa: float, D: int | None = None):
 
 BOX_LABELS = ("Lemma D.4", "Lemma D.5", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10",
               "Lemma D.11", "Lemma D.12", "Lemma D.13 (attention)", "Lemma D.13 (C1 step)", "Lemma D.16",
-              "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")   # the statements an --eta range decides
+              "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19", "Lemma D.13 (t1)")   # an --eta range decides these
+RANGE_ONLY_LABELS = ("Lemma D.13 (t1)",)   # t1 = Theta(1/eta): a statement about every eta, never one instance's
 
 
 def box_hypotheses(v: ProveOptions):
@@ -236,6 +239,10 @@ def run(options_: ProveOptions, progress=None, grid_progress=None, note=None):
         return run_b(options_, note)
     from rdyn.result import Result
 
+    only_range = [label for label in options_.statement or () if label in RANGE_ONLY_LABELS]
+    if only_range and not isinstance(options_.eta, tuple):
+        raise UsageError(f"--statement {only_range[0]!r} is decided over an --eta range only (t1 = Theta(1/eta) is a "
+                         f"statement about every step size at once: give --eta LO:HI)")
     if options_.grid is not None:
         return run_grid(options_, grid_progress, note)
     if isinstance(options_.eta, tuple):

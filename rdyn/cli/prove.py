@@ -165,9 +165,10 @@ def _print_box(res, data: dict, as_json: bool) -> int:
                     print(f"{'':13s}{sizes}, {etas}: {b['boxes']} boxes{margin}; band omega in "
                           f"[{k['omega_lo']!r}, {k['omega_hi']!r}], c_lag = {k['c_lag']!r}, q = {k['q']!r}")
                     continue
+                what = (f"eta t1 in [{k['eta_t1'][0]!r}, {k['eta_t1'][1]!r}]" if r["key"] == "D13.range.t1" else
+                        f"c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, {k['q_lag'][1]!r}]")
                 print(f"{'':13s}{at.format(D=b['D'][0])}every eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: "
-                      f"{b['boxes']} boxes{margin}; c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, "
-                      f"{k['q_lag'][1]!r}]")
+                      f"{b['boxes']} boxes{margin}; {what}")
             for b in c["undecided_boxes"]:
                 where = "" if d_lo == d_hi else (f"D >= {b['D'][0]}, " if b["D"][1] is None else
                                                  f"D = {b['D'][0]}, " if b["D"][0] == b["D"][1]

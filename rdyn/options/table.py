@@ -495,7 +495,7 @@ def _not_with_eta_range(o: Option, why: str) -> Option:
 
 PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19",
                 "Lemma D.4", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11",
-                "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16")
+                "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16", "Lemma D.13 (t1)")
 
 
 _PROVE_RESUME_HELP = ("continue an interrupted proof: one instance from its --checkpoint FILE, written "
@@ -555,7 +555,8 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     Option("vstar_norm2", "float", 1.0, "||V*||_F^2 (default 1)", lo=0, lo_open=True, hi=1e6,
            **_NOT_WITH_GRID("vstar_norm2")),
     Option("eta", "float", None, "GD step size (default: the papers' step-size condition, "
-           "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9); must be below "
+           "min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1))) of Lemmas D.5 and D.9, as the largest float whose decimal "
+           "form satisfies it exactly); must be below "
            "eta_limit (the C1 update contracts). A range LO:HI (the API: a (lo, hi) pair) proves the statements "
            "for every step t >= 1 (Lemmas D.4, D.5, D.8 corrected, D.9, D.10, D.11, D.12 from t = 2, D.16), up "
            "to and after t1 (D.13's attention bound and C1 step, D.17's band) and from T* on (the lag lemma, the corrected D.18 and D.19) for every "
@@ -566,7 +567,8 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.4', 'Lemma D.5', "
            "'Lemma D.8', 'Lemma D.9', 'Lemma D.9 (increment)', 'Lemma D.10', 'Lemma D.11', 'Lemma D.12', "
            "'Lemma D.13 (attention)', 'Lemma D.13 (C1 step)', 'Lemma D.15', 'Lemma D.15 (proof)', 'Lemma D.16', "
-           "'Lemma D.17 (C1 band)', 'Lemma D.18' or 'Lemma D.19'; repeatable; default all)", repeatable=True,
+           "'Lemma D.17 (C1 band)', 'Lemma D.18', 'Lemma D.19' or, with an --eta range only, 'Lemma D.13 (t1)'; "
+           "repeatable; default all)", repeatable=True,
            api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
     Option("max_steps", "int", None, "step budget of the certified iteration, honoured exactly: it "
            "stops at step N at the latest (default: max(2 T*, T0)). A budget below T0 (estimated from "

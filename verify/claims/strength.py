@@ -25,6 +25,10 @@ instances, points or fits, and the logits/sqrt(D) ones as outside the paper's mo
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
+from rdyn.verification.claims.trajectories import papers_step_size
+
 ORDER = ("fitted", "sampled", "certified", "proved")   # weakest first
 
 # check id pattern -> strength (first match wins; registry glob syntax)
@@ -100,13 +104,18 @@ PROVE_ETA_GRID = {"labels": ("Lemma D.10", "Lemma D.18", "Lemma D.19"), "D_range
 # ledger entries (printed statements, not corrections) that rdyn prove --eta 0:paper also certifies at every
 # configuration of PROVE_ETA_GRID: every statement of these labels is decided over a range and certified there
 # (tests/verify/proofs/test_eta_box_grid.py, slow; the D = 12, K = 3 configuration in test_eta_box.py)
-ETA_GRID_ENTRIES = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.17 (C1 band)")
+ETA_GRID_ENTRIES = ("Lemma D.5", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.11", "Lemma D.12",
+                    "Lemma D.13 (attention)", "Lemma D.13 (C1 step)", "Lemma D.16", "Lemma D.17 (C1 band)")
+# entries rdyn prove decides over a range only, never at one instance: Lemma D.13's t1 = Theta(1/eta) (explicit
+# 0 < a <= eta t1 <= b for every eta of the range, rdyn.verification.proofs.t1_scaling), certified at every
+# configuration of PROVE_ETA_GRID (the same slow grid tests) and at no instance
+ETA_RANGE_ONLY_ENTRIES = ("Lemma D.13 (t1)",)
 
 
 def eta_box_configs(grid: dict = PROVE_ETA_GRID) -> list[dict]:
     """Every configuration of ``grid`` with its range: ``{"activation", "D", "K", "kappa", "vstar_norm2",
     "logit_scale", "eta": (lo, hi)}`` (floats; ``rdyn prove --eta lo:hi``)."""
-    from rdyn.verification.claims.trajectories import paper_eta   # rdyn prove's default eta (the same float)
+    from rdyn.verification.claims.trajectories import paper_eta_cover   # every eta of the condition, and an ulp
 
     lo_D, hi_D = grid["D_range"]
     out = []
@@ -114,7 +123,7 @@ def eta_box_configs(grid: dict = PROVE_ETA_GRID) -> list[dict]:
         for D in range(lo_D, hi_D + 1):
             for K in range(1, (D - 1) // 2 + 1):
                 lo, hi = grid["eta"]
-                hi = paper_eta(D, K, grid["vstar_norm2"]) if hi == "paper" else float(hi)
+                hi = paper_eta_cover(D, K, grid["vstar_norm2"]) if hi == "paper" else float(hi)
                 out.append({"activation": activation, "D": D, "K": K,
                             "kappa": grid["kappa"] if activation == "leaky" else 0.0,
                             "vstar_norm2": grid["vstar_norm2"], "logit_scale": grid["logit_scale"],
@@ -178,8 +187,70 @@ def prove_grid_text(instance: dict) -> str:
 # is rdyn prove's D10.corrected, certified at every instance of PROVE_INSTANCES (tests/verify/proofs/test_engine.py
 # test_d9_remaining_appendix_d_statements pins its margin at D = 9, K = 3; test_listed_instances_are_certified
 # and tests/verify/proofs/test_sweep.py test_strength_instances_are_certified require it certified at the others).
-PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.10", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)",
-                   "Lemma D.18", "Lemma D.19")
+PROVED_BY_PROVE = ("Lemma D.5", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11", "Lemma D.12",
+                   "Lemma D.13 (attention)", "Lemma D.13 (C1 step)", "Lemma D.15", "Lemma D.16",
+                   "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19")
+# entries of PROVED_BY_PROVE whose printed statement rdyn prove certifies (every side) at each of their instances
+# (tests/verify/proofs/test_sweep.py::test_strength_instances_are_certified, slow; D = 9, K = 3 in test_engine.py)
+PRINTED_CERTIFIED_BY_PROVE = ("Lemma D.5", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.11", "Lemma D.12",
+                              "Lemma D.13 (attention)", "Lemma D.13 (C1 step)", "Lemma D.15", "Lemma D.16",
+                              "Lemma D.17 (C1 band)")
+# entries certified at only part of PROVE_INSTANCES: the part, and why not the others (the scope names both)
+PROVE_INSTANCES_OF = {
+    "Lemma D.9": ("logits_D", "logits/sqrt(D), outside the paper's model: rdyn prove refutes the printed upper "
+                              "side there"),
+    "Lemma D.9 (increment)": ("papers_step_size", "eta_limit/2 exceeds the papers' step-size condition "
+                                                  "eta <= K^3 (D-K)/(||V*||^2 D^3 (D+1)), which is the statement's "
+                                                  "'<= 1/D^2' part"),
+}
+
+
+def _within_papers_step_size(instance: dict) -> bool:
+    """``instance``'s eta (None: the papers' own) is at most the papers' condition, exactly; eta_limit/2 is
+    counted beyond it (:func:`unbacked_entries` compares the prover's exact eta with the condition)."""
+    eta = instance["eta"]
+    if eta is None:
+        return True
+    if not isinstance(eta, (int, float)):
+        return False
+    return Fraction(repr(float(eta))) <= papers_step_size(instance["D"], instance["K"], instance["vstar_norm2"])
+
+
+def prove_instances(label: str) -> tuple[list, list]:
+    """``(instances, excluded)``: the instances of :data:`PROVE_INSTANCES` at which ``label``'s entry is
+    certified, and ``[(instance, why)]`` for the others (:data:`PROVE_INSTANCES_OF`)."""
+    rule, why = PROVE_INSTANCES_OF.get(label, (None, None))
+    keep = {None: lambda i: True, "logits_D": lambda i: i["logit_scale"] == "D",
+            "papers_step_size": _within_papers_step_size}[rule]
+    return ([dict(i) for i in PROVE_INSTANCES if keep(i)],
+            [(dict(i), why) for i in PROVE_INSTANCES if not keep(i)])
+
+
+def unbacked_entries(instance: dict, result: dict) -> list[str]:
+    """What the ledger says of ``instance`` (one of :data:`PROVE_INSTANCES`) that ``result`` (rdyn prove's there:
+    ``statements``, dicts with ``label``, ``form``, ``key``, ``verdict``, and ``instance`` with the exact eta
+    ``eta_exact``) does not bear out. For each entry of :data:`PRINTED_CERTIFIED_BY_PROVE`: citing the instance,
+    a printed statement not certified; leaving it out as refuted (``logits_D``), no printed statement refuted;
+    kept in or left out by the papers' step size, the prover's exact eta on the other side of it. Empty: agreed."""
+    out = []
+    eta = Fraction(result["instance"]["eta_exact"])
+    within = eta <= papers_step_size(instance["D"], instance["K"], instance["vstar_norm2"])
+    for label in PRINTED_CERTIFIED_BY_PROVE:
+        printed = [s for s in result["statements"] if s["label"] == label and s["form"] == "printed"]
+        cited = instance in prove_instances(label)[0]
+        rule = PROVE_INSTANCES_OF.get(label, (None,))[0]
+        if not printed:
+            out.append(f"{label}: no printed statement decided")
+        elif cited:
+            out += [f"{label}: {s['key']} is {s['verdict']}" for s in printed if s["verdict"] != "certified"]
+        elif rule == "logits_D" and all(s["verdict"] != "refuted" for s in printed):
+            out.append(f"{label}: left out as refuted, but rdyn prove refutes no printed side")
+        if rule == "papers_step_size" and cited != within:
+            out.append(f"{label}: {'cited' if cited else 'left out'} at eta = {eta}, which is "
+                       f"{'within' if within else 'beyond'} the papers' step-size condition")
+    return out
+
+
 # corrections (only) certified by rdyn prove at PROVE_INSTANCES. Lemma D.17 (threshold): "p(T*) >= 1/(2K) is
 # reached; p(t) < 1/K for all t and p -> 1/K": the iteration certifies T* as the first step with p >= 1/(2K)
 # (every earlier step certainly below it; a straddling ball stops the proof), 1/K - p = N e/(K (K + N e)) > 0
@@ -338,8 +409,15 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
     """(strength, basis) of a ledger verdict."""
     if verdict == "not_checkable":
         return None, None
+    if paper == "A" and label in ETA_RANGE_ONLY_ENTRIES:
+        return "certified", {"instances": [], "by": "rdyn prove --eta LO:HI (docs/proofs.md, \"Every step size at "
+                                                    "once\")", "eta_boxes": [dict(PROVE_ETA_GRID)],
+                             "checks": list(deciding_ids)}
     if paper == "A" and label in PROVED_BY_PROVE:
         basis = _basis("certified", ())
+        basis["instances"], excluded = prove_instances(label)
+        if excluded:
+            basis["excluded"] = [{"instance": i, "why": why} for i, why in excluded]
         if label in ETA_GRID_ENTRIES:
             basis["eta_boxes"] = [dict(PROVE_ETA_GRID)]
         return "certified", basis
@@ -460,11 +538,17 @@ def scope(strength: str | None, basis: dict | None) -> dict | None:
         outside = [d for i, d in zip(instances, described) if i.get("logit_scale") == "sqrtD"]
         what = ("(data, target, S0 interval, eta range)" if instances and instances[0].get("paper") == "B"
                 else "(activation, D, K, eta, logit scale)")
-        text = f"certified at the {len(instances)} instances listed {what} only: " + "; ".join(described)
+        text = (f"certified at the {len(instances)} instances listed {what} only: " + "; ".join(described)
+                if instances else "certified at no single instance (a statement about every step size at once)")
         if basis.get("exact_comparison"):
             text += " (an exact comparison resting on the late-phase law certified there)"
         out = {"covers": "listed_instances", "count": len(instances), "instances": described,
                "outside_model": outside, "text": text}
+        if basis.get("excluded"):
+            out["excluded"] = [instance_text(x["instance"]) for x in basis["excluded"]]
+            for why in dict.fromkeys(x["why"] for x in basis["excluded"]):
+                names = [instance_text(x["instance"]) for x in basis["excluded"] if x["why"] == why]
+                out["text"] += f"; not at the other {len(names)} instances of rdyn prove ({why}): " + "; ".join(names)
         if basis.get("eta_boxes"):
             boxes = [eta_box_text(g) for g in basis["eta_boxes"]]
             out["eta_boxes"] = boxes

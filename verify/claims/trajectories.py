@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -27,10 +28,36 @@ import numpy as np
 POINTS_PER_DOUBLING = 40
 
 
+def papers_step_size(D: int, K: int, vstar_norm2: float = 1.0) -> Fraction:
+    """The papers' step-size condition, exactly: the largest eta with Lemma D.5's ``1 - eta D/K >= 0`` and Lemma
+    D.9's ``eta M D (D+1)/(K^3 (D-K)) <= 1/D^2``, ``min(K/D, K^3 (D-K)/(M D^3 (D+1)))``, with ``M = ||V*||^2`` the
+    decimal form of the float given (as ``rdyn prove`` reads it)."""
+    M = Fraction(repr(float(vstar_norm2)))
+    return min(Fraction(K, D), Fraction(K**3 * (D - K)) / (M * D**3 * (D + 1)))
+
+
 def paper_eta(D: int, K: int, vstar_norm2: float = 1.0) -> float:
-    """Largest eta satisfying Lemma D.5's ``1 - eta D/K >= 0`` and Lemma D.9's
-    ``eta ||V*||^2 D (D+1) / (K^3 (D-K)) <= 1/D^2``."""
+    """:func:`papers_step_size` rounded to the nearest float (the float64 runs' step size; it may lie above the
+    condition by an ulp: ``rdyn prove`` takes :func:`paper_eta_within`, its ranges :func:`paper_eta_cover`)."""
     return min(K / D, K**3 * (D - K) / (vstar_norm2 * D**3 * (D + 1)))
+
+
+def paper_eta_within(D: int, K: int, vstar_norm2: float = 1.0) -> float:
+    """The largest float whose decimal form (``repr``, the exact eta ``rdyn prove`` iterates with) satisfies the
+    papers' condition :func:`papers_step_size`: ``rdyn prove``'s default eta, inside both lemmas' hypotheses."""
+    bound = papers_step_size(D, K, vstar_norm2)
+    eta = float(bound)
+    while Fraction(repr(eta)) > bound:
+        eta = math.nextafter(eta, 0.0)
+    return eta
+
+
+def paper_eta_cover(D: int, K: int, vstar_norm2: float = 1.0) -> float:
+    """The smallest float at or above :func:`papers_step_size` (as a binary value, the endpoint of a range's ball):
+    a range ``(0, paper_eta_cover]`` contains every step size the papers' condition allows."""
+    bound = papers_step_size(D, K, vstar_norm2)
+    eta = float(bound)
+    return eta if Fraction(eta) >= bound else math.nextafter(eta, math.inf)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from rdyn.derivations.messages import error_kind
 from rdyn.reduced_dynamics.model_a.batch import run_batch
 from rdyn.reduced_dynamics.model_a.dynamics import TeacherConfig, eta_limit_fraction
 from rdyn.reduced_dynamics.model_a.grid import ALIASES, _values, grid_error, parse_grid
-from rdyn.verification.claims.trajectories import paper_eta as eta
+from rdyn.verification.claims.trajectories import paper_eta_within
 from rdyn.verification.proofs import statements as st
 from rdyn.verification.proofs.engine import DEFAULT_MAX_BOXES, Instance, prove
 
@@ -47,8 +47,9 @@ VERDICTS = ("proved", "certified", "refuted", "undecided")
 
 def paper_eta(D: int, K: int, vstar_norm2: float) -> float:
     """The papers' step-size condition ``min(K/D, K^3 (D-K)/(||V*||^2 D^3 (D+1)))`` (Lemmas D.5 and
-    D.9), as the float ``rdyn prove`` uses by default."""
-    return eta(D, K, vstar_norm2)
+    D.9) as the float ``rdyn prove`` uses by default: the largest whose decimal form satisfies it
+    (:func:`rdyn.verification.claims.trajectories.paper_eta_within`)."""
+    return paper_eta_within(D, K, vstar_norm2)
 
 
 def instance_eta(rule: str, D: int, K: int, vstar_norm2: float, value: float | None = None):

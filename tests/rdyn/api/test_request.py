@@ -189,3 +189,9 @@ def test_prove_resolves_eta_in_one_place():
     etas = {p.eta_rule: p.instance for p in grid}
     assert etas["paper"].eta == v["eta"]
     assert etas["half_limit"].exact_eta() == Fraction(eta_limit_fraction(TeacherConfig(D=5, K=1, kappa=0.0)) / 2)
+    # the default satisfies the papers' conditions exactly, and paper_conditions compares exactly: at D = 9, K = 3
+    # the float nearest 1/45 (0.022222222222222223) breaks Lemma D.9's condition by 8e-19, the default does not
+    nine = hypotheses(options("prove", {"D": 9, "K": 3}))
+    assert nine["eta"] == 0.02222222222222222 and nine["paper_conditions"] == {"lemma_D5": True, "lemma_D9": True}
+    near = hypotheses(options("prove", {"D": 9, "K": 3, "eta": 0.022222222222222223}))
+    assert near["paper_conditions"] == {"lemma_D5": True, "lemma_D9": False}

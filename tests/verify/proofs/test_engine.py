@@ -107,11 +107,15 @@ def test_b_enclosure_contains_the_function():
 
 
 def test_d9_verdicts_margins_and_counterexamples(d9_arb):
-    """D = 9, K = 3, ReLU, eta = the papers' condition (2/90), the arb route: every corrected statement
-    certified, the printed D.18 sides and the printed D.19 upper side refuted; digits pinned."""
+    """D = 9, K = 3, ReLU, eta = the papers' condition (1/45 as the largest double whose decimal form is at most
+    1/45: 0.02222222222222222), the arb route: every corrected statement certified, the printed D.18 sides and
+    the printed D.19 upper side refuted; digits pinned."""
     r = d9_arb
+    assert r["instance"]["eta_exact"] == "1111111111111111/50000000000000000"   # below 1/45 by 2e-18
     assert r["T_star"] == 156931
     assert r["instance"]["paper_conditions"] == {"lemma_D5": True, "lemma_D9": True}
+    from rdyn.verification.claims import strength
+    assert strength.unbacked_entries(strength.PROVE_INSTANCES[0], r) == []
     verdicts = {(s["label"], s["form"], s["side"]): s["verdict"] for s in r["statements"]}
     assert verdicts == {
         ("Lemma D.5", "printed", "upper"): "certified",
@@ -156,14 +160,14 @@ def test_d9_verdicts_margins_and_counterexamples(d9_arb):
     assert band["min_margin"] == pytest.approx(0.0003344041268197696, rel=1e-9)   # at t1
     assert band["margin_on_region"] == pytest.approx(0.04951870551208249, rel=1e-9)
     cx = _by(r, "Lemma D.19", "printed", "upper")["counterexample"]
-    assert cx["step"] == 156931 and cx["ratio"].startswith("5.33407324930742528403510842396837982")
+    assert cx["step"] == 156931 and cx["ratio"].startswith("5.33407324930742459647748773810890675")
     cx = _by(r, "Lemma D.18", "printed", "lower")["counterexample"]
-    assert cx["step"] == 280661 and cx["ratio"].startswith("1.00000352576617096548272802440295577")
+    assert cx["step"] == 280661 and cx["ratio"].startswith("1.00000352576617089605481994399121966")
     cx = _by(r, "Lemma D.18", "printed", "upper")["counterexample"]
-    assert cx["step"] == 156932 and cx["ratio"].startswith("0.00111863168039541458692179203893906")
+    assert cx["step"] == 156932 and cx["ratio"].startswith("0.00111863168039541448572544418569622")
     sup = _key(r, "D19.corrected.lower.superseded")
     assert sup["verdict"] == "refuted" and sup["counterexample"]["step"] == 156931
-    assert sup["counterexample"]["ratio"].startswith("0.99998982639171250410641529754143888")
+    assert sup["counterexample"]["ratio"].startswith("0.99998982639171237520855551782751556")
     # the superseded corrections (R+- with a step of delay, the state-dependent lag factor): still certified
     for key, margin, region_margin in (
             ("D18.corrected.lower", 2.51815240768156e-06, 0.0013296735123731194),   # R- from T - T* - 1
@@ -171,7 +175,7 @@ def test_d9_verdicts_margins_and_counterexamples(d9_arb):
             ("D19.corrected.lower", 5.302835828852719e-05, 0.0012275588815100489),   # factor 1 - |w| e^2
             ("D19.corrected.upper", 0.6287012492000064, 0.06784238107502459)):
         cert = _key(r, key)["certificate"]
-        assert cert["T0"] == 158500 and cert["boxes"] == 2423   # every condition of the region proof, new ones included
+        assert cert["T0"] == 158500 and cert["boxes"] == 2265   # every condition of the region proof, new ones included
         assert cert["min_margin"] == pytest.approx(margin, rel=1e-9)
         assert cert["margin_on_region"] == pytest.approx(region_margin, rel=1e-9)
         assert cert["region"]["e"][0] == 0.0 and 0 < cert["region"]["e"][1] < 0.5
@@ -182,7 +186,7 @@ def test_d9_verdicts_margins_and_counterexamples(d9_arb):
             ("D19.derived.lag", 0.9403664321098754, 5.676472250735326e-08),
             ("D19.derived.lower", 0.0010507242566951572, 0.0017194568063132463)):
         cert = _key(r, key)["certificate"]
-        assert cert["steps_checked"] == [156931, 158500] and cert["boxes"] == 2833, key
+        assert cert["steps_checked"] == [156931, 158500] and cert["boxes"] == 2719, key
         assert cert["min_margin"] == pytest.approx(margin, rel=1e-9), key
         assert cert["margin_on_region"] == pytest.approx(region_margin, rel=1e-9), key
     k = _key(r, "D19.derived.lag")["certificate"]["constants"]
@@ -238,6 +242,10 @@ def test_listed_instances_are_certified(D, K, activation, scale):
         if s["form"] == "corrected":
             assert s["verdict"] in ("certified", "proved"), (s["label"], s["side"], s["reason"], s["counterexample"])
     assert _by(r, "Lemma D.19", "printed", "upper")["verdict"] == "refuted"
+    inst = {"D": D, "K": K, "activation": activation, "vstar_norm2": 1.0, "eta": None, "logit_scale": scale}
+    assert strength.unbacked_entries(inst, r) == []   # the entries' scope: D.9's upper side
+    # is refuted with logits/sqrt(D), and the scope of Lemma D.9 leaves that instance out
+    assert (_by(r, "Lemma D.9", "printed", "upper")["verdict"] == "refuted") == (scale == "sqrtD")
     sup = _by(r, "Lemma D.19", "corrected", "upper")["certificate"]["sup_on_region"]
     assert sup is not None and 0 < sup < 1e6       # |X - eta g2| <= sup eta g2 e^m on R (the late rates' strength)
     assert len(strength.PROVE_INSTANCES) == 14   # these two, D = 9 (default suite), D = 12 (slow), and the
@@ -258,6 +266,8 @@ def test_done_when_instance():
     assert [(x["key"], x["verdict"], (x["counterexample"] or {}).get("step")) for x in fast["statements"]] == [
         (x["key"], x["verdict"], (x["counterexample"] or {}).get("step")) for x in r["statements"]]
     assert r["T_star"] == 1165870
+    from rdyn.verification.claims import strength
+    assert strength.unbacked_entries(strength.PROVE_INSTANCES[3], r) == []
     for key in ("D18.derived.lower", "D18.derived.upper", "D19.derived.lag", "D19.derived.lower",
                 "D19.corrected.upper", "D18.corrected.lower", "D18.corrected.upper", "D19.corrected.lower"):
         assert _key(r, key)["verdict"] == "certified", key
@@ -374,8 +384,10 @@ def test_interrupted_proof_resumes_from_its_checkpoint(tmp_path, d9, stop_at):
     from rdyn.reduced_dynamics.runs.checkpoint import CheckpointError, Interrupted
     from rdyn.verification.proofs.engine import Instance, prove
 
+    from rdyn.verification.proofs.sweep import paper_eta
+
     path = str(tmp_path / "proof.npz")
-    inst = Instance(9, 3, "relu", 0.0, 1.0, 0.022222222222222223, "D")
+    inst = Instance(9, 3, "relu", 0.0, 1.0, paper_eta(9, 3, 1.0), "D")   # rdyn prove's default, as in d9
 
     def stop(t):
         if t >= stop_at:

@@ -9,8 +9,30 @@ import pytest
 
 from rdyn.verification.proofs import eta_box as eb
 
-PAPER_ETA = 243 / 22464   # min(K/D, K^3 (D-K)/(M D^3 (D+1))) at D = 12, K = 3, M = 1
+PAPER_ETA = 0.010817307692307694   # min(K/D, K^3 (D-K)/(M D^3 (D+1))) = 9/832 at D = 12, K = 3, M = 1, rounded up
+
 CFG = eb.EtaBox(D=12, K=3, activation="relu", kappa=0.0, vstar_norm2=1.0, logit_scale="D", lo=0.0, hi=PAPER_ETA)
+
+
+def test_the_range_covers_the_papers_condition():
+    """The grid's upper end is the smallest float at or above the exact condition (the float nearest 9/832 lies
+    below it, so a range up to that float would leave 9/832 itself unproved); one instance's default eta is the
+    largest float whose decimal form lies within it."""
+    from fractions import Fraction
+
+    from rdyn.verification.claims.trajectories import paper_eta, paper_eta_cover, paper_eta_within, papers_step_size
+
+    assert papers_step_size(12, 3) == Fraction(9, 832)
+    assert Fraction(paper_eta(12, 3)) < Fraction(9, 832) <= Fraction(PAPER_ETA) == Fraction(paper_eta_cover(12, 3))
+    assert Fraction(PAPER_ETA).limit_denominator(10**6) == Fraction(9, 832)
+    assert Fraction(repr(paper_eta_within(9, 3))) <= Fraction(1, 45) < Fraction(repr(paper_eta(9, 3)))
+    for D in range(3, 25):
+        for K in range(1, (D - 1) // 2 + 1):
+            bound = papers_step_size(D, K)
+            assert Fraction(paper_eta_cover(D, K)) >= bound > Fraction(math.nextafter(
+                paper_eta_cover(D, K), 0.0))
+            within = paper_eta_within(D, K)
+            assert Fraction(repr(within)) <= bound < Fraction(repr(math.nextafter(within, 1.0)))
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +54,11 @@ def test_every_step_size_up_to_the_papers_eta(report):
     for label in strength.ETA_GRID_ENTRIES:   # entries: every statement of the label is decided (printed ones)
         assert label in strength.PROVED_BY_PROVE
         assert {s.key for s in st.STATEMENTS if s.label == label} <= set(eb.STATEMENT_KEYS)
+    # t1 = Theta(1/eta): decided over a range only (never per instance), the ledger's entry and the API agree
+    from rdyn.api._prove import RANGE_ONLY_LABELS
+
+    assert tuple(s.label for s in eb.RANGE_STATEMENTS) == strength.ETA_RANGE_ONLY_ENTRIES == RANGE_ONLY_LABELS
+    assert not {s.label for s in st.STATEMENTS} & set(RANGE_ONLY_LABELS)
     ours = {"activation": "relu", "D": 12, "K": 3, "kappa": 0.0, "vstar_norm2": 1.0, "logit_scale": "D",
             "eta": (CFG.lo, CFG.hi)}
     assert ours in strength.eta_box_configs()

@@ -1,5 +1,5 @@
 """rdyn prove --eta 0:paper at every configuration of the ledger's grid (strength.PROVE_ETA_GRID: every
-D = 3..24, K >= 1 with D > 2K, logits/D, ||V*||^2 = 1): all twenty-one statements certified on the whole range
+D = 3..24, K >= 1 with D > 2K, logits/D, ||V*||^2 = 1): all twenty-two statements certified on the whole range
 at once, and docs/proofs.md's tables of c_lag are the ones computed here (``python
 tests/verify/proofs/test_eta_box_grid.py ACTIVATION`` prints one). Leaky ReLU is in
 test_eta_box_grid_leaky.py (a file of its own, so that the slow suite's two workers share the grid)."""

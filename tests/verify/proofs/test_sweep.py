@@ -286,7 +286,8 @@ STRENGTH_PINS = {
 def test_strength_instances_are_certified(index):
     """The ``certified`` strength of the D.5-D.19 entries and corrections cites these instances: every
     corrected statement is certified there by the float route (margins against the arb route's pins),
-    the printed D.18 sides are refuted, and
+    the printed D.18 sides are refuted, the entries' printed statements are as their scope says
+    (strength.unbacked_entries), and
     no printed statement is undecided except D.19's lower side with logits/sqrt(D) (no region
     argument: docs/proofs.md)."""
     from rdyn.verification.claims import strength
@@ -319,3 +320,6 @@ def test_strength_instances_are_certified(index):
     for key, pin in pins.items():
         assert pin * (1 - 1e-3) <= margins[key] <= pin * (1 + 1e-9), (key, margins[key], pin)
     assert derived == {"D18.derived.lower", "D18.derived.upper", "D19.derived.lag", "D19.derived.lower"}
+    # the entries whose printed statement the ledger calls certified here are (D.9's upper side: refuted at the
+    # logits/sqrt(D) instances, which its scope leaves out and says why)
+    assert strength.unbacked_entries(inst, row) == [], inst
