@@ -77,8 +77,8 @@ def _eta_limit(v: ProveOptions, kappa: float, D: int | None = None):
 
 BOX_LABELS = ("Lemma D.4", "Lemma D.5", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10",
               "Lemma D.11", "Lemma D.12", "Lemma D.13 (attention)", "Lemma D.13 (C1 step)", "Lemma D.16",
-              "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19", "Lemma D.13 (t1)")   # an --eta range decides these
-RANGE_ONLY_LABELS = ("Lemma D.13 (t1)",)   # t1 = Theta(1/eta): a statement about every eta, never one instance's
+              "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19", "Lemma D.13 (t1)", "Lemma D.17")   # an --eta range
+RANGE_ONLY_LABELS = ("Lemma D.13 (t1)", "Lemma D.17")   # t1, T* = Theta(1/eta): about every eta, never one instance
 
 
 def box_hypotheses(v: ProveOptions):
@@ -241,7 +241,7 @@ def run(options_: ProveOptions, progress=None, grid_progress=None, note=None):
 
     only_range = [label for label in options_.statement or () if label in RANGE_ONLY_LABELS]
     if only_range and not isinstance(options_.eta, tuple):
-        raise UsageError(f"--statement {only_range[0]!r} is decided over an --eta range only (t1 = Theta(1/eta) is a "
+        raise UsageError(f"--statement {only_range[0]!r} is decided over an --eta range only (Theta(1/eta) is a "
                          f"statement about every step size at once: give --eta LO:HI)")
     if options_.grid is not None:
         return run_grid(options_, grid_progress, note)

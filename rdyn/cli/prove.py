@@ -166,7 +166,8 @@ def _print_box(res, data: dict, as_json: bool) -> int:
                           f"[{k['omega_lo']!r}, {k['omega_hi']!r}], c_lag = {k['c_lag']!r}, q = {k['q']!r}")
                     continue
                 what = (f"eta t1 in [{k['eta_t1'][0]!r}, {k['eta_t1'][1]!r}]" if r["key"] == "D13.range.t1" else
-                        f"c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, {k['q_lag'][1]!r}]")
+                        f"eta T* in [{k['eta_tstar'][0]!r}, {k['eta_tstar'][1]!r}]" if r["key"] == "D17.range.tstar"
+                        else f"c_lag = {k['c_lag']!r}, q_lag in [{k['q_lag'][0]!r}, {k['q_lag'][1]!r}]")
                 print(f"{'':13s}{at.format(D=b['D'][0])}every eta in ({b['eta'][0]!r}, {b['eta'][1]!r}]: "
                       f"{b['boxes']} boxes{margin}; {what}")
             for b in c["undecided_boxes"]:

@@ -495,7 +495,8 @@ def _not_with_eta_range(o: Option, why: str) -> Option:
 
 PROVE_LABELS = ("Lemma D.5", "Lemma D.13 (attention)", "Lemma D.15", "Lemma D.17 (C1 band)", "Lemma D.18", "Lemma D.19",
                 "Lemma D.4", "Lemma D.8", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.10", "Lemma D.11",
-                "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16", "Lemma D.13 (t1)")
+                "Lemma D.12", "Lemma D.13 (C1 step)", "Lemma D.15 (proof)", "Lemma D.16", "Lemma D.13 (t1)",
+                "Lemma D.17")
 
 
 _PROVE_RESUME_HELP = ("continue an interrupted proof: one instance from its --checkpoint FILE, written "
@@ -567,7 +568,8 @@ PROVE = Command("prove", "Model A: prove or refute the papers' induction stateme
     Option("statement", "str", None, "decide only this statement (the ledger's label: 'Lemma D.4', 'Lemma D.5', "
            "'Lemma D.8', 'Lemma D.9', 'Lemma D.9 (increment)', 'Lemma D.10', 'Lemma D.11', 'Lemma D.12', "
            "'Lemma D.13 (attention)', 'Lemma D.13 (C1 step)', 'Lemma D.15', 'Lemma D.15 (proof)', 'Lemma D.16', "
-           "'Lemma D.17 (C1 band)', 'Lemma D.18', 'Lemma D.19' or, with an --eta range only, 'Lemma D.13 (t1)'; "
+           "'Lemma D.17 (C1 band)', 'Lemma D.18', 'Lemma D.19' or, with an --eta range only, 'Lemma D.13 (t1)' and "
+           "'Lemma D.17' (t1 and T* = Theta(1/eta)); "
            "repeatable; default all)", repeatable=True,
            api_types=(list, tuple), check_value=_check_prove_label, metavar="LABEL"),
     Option("max_steps", "int", None, "step budget of the certified iteration, honoured exactly: it "

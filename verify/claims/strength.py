@@ -107,7 +107,7 @@ PROVE_ETA_GRID = {"labels": ("Lemma D.10", "Lemma D.18", "Lemma D.19"), "D_range
 ETA_GRID_ENTRIES = ("Lemma D.5", "Lemma D.9", "Lemma D.9 (increment)", "Lemma D.11", "Lemma D.12",
                     "Lemma D.13 (attention)", "Lemma D.13 (C1 step)", "Lemma D.16", "Lemma D.17 (C1 band)")
 # entries rdyn prove decides over a range only, never at one instance: Lemma D.13's t1 = Theta(1/eta) (explicit
-# 0 < a <= eta t1 <= b for every eta of the range, rdyn.verification.proofs.t1_scaling), certified at every
+# 0 < a <= eta t1 <= b for every eta of the range, rdyn.verification.proofs.phase_times), certified at every
 # configuration of PROVE_ETA_GRID (the same slow grid tests) and at no instance
 ETA_RANGE_ONLY_ENTRIES = ("Lemma D.13 (t1)",)
 

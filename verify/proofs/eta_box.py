@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import flint
 from flint import arb
 
-from rdyn.verification.proofs import region as rg, statements as st, t1_scaling
+from rdyn.verification.proofs import region as rg, statements as st, phase_times
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 from rdyn.verification.proofs.engine import StatementResult, turning_point
 from rdyn.verification.proofs.kernels import kernels
@@ -88,15 +88,22 @@ T1_CONDITION_OF = {"D17.printed.band_lower": "band_lower_kept", "D17.printed.ban
                    "D13.printed.attention": "attention_before_t1", "D13.printed.step": "c1_step"}
 T1_CONDITIONS = ("band_lower_kept", "attention_before_t1")   # decided by :meth:`BoxField._t1_condition`
 # Lemma D.13's t1 = Theta(1/eta) itself, a statement about every eta at once (so decided over a range only, never
-# per instance): explicit 0 < a <= eta t1 <= b on the box, from the tube's invariance (:mod:`.t1_scaling`)
+# per instance): explicit 0 < a <= eta t1 <= b on the box, from the tube's invariance (:mod:`.phase_times`)
 RANGE_STATEMENTS = (
     st.Statement("D13.range.t1", "Lemma D.13 (t1)", "printed", None,
                  "there exists t1 = Theta(1/eta) with C1(t1) >= 0.95 C1*(t1): the first t >= 1 with C1(t) >= "
                  "0.95 C1*(t) satisfies a <= eta t1 <= b for every eta of the box (a > 0 and b the certificate's "
                  "constants eta_t1, free of eta)", "eta_t1", "ge", 0, "t1_scaling", "range"),
+    st.Statement("D17.range.tstar", "Lemma D.17", "printed", None,
+                 "T* = Theta(1/eta) at this configuration (the eta-dependence of T* = Theta(K D^2/(eta ||V*||^2)), "
+                 "not its law in D): the first T with p(T) >= 1/(2K) satisfies a <= eta T* <= b for every eta of the "
+                 "box (a > 0 and b the certificate's constants eta_tstar, free of eta)", "eta_tstar", "ge", 0,
+                 "tstar_scaling", "range"),
 )
-CONDITION_OF = {**CONDITION_OF, **ALL_STEPS_CONDITION_OF, **T1_CONDITION_OF, "D13.range.t1": "t1_scaling"}
-STATEMENT_KEYS = STATEMENT_KEYS + tuple(ALL_STEPS_CONDITION_OF) + tuple(T1_CONDITION_OF) + ("D13.range.t1",)
+RANGE_CONDITION_OF = {"D13.range.t1": "t1_scaling", "D17.range.tstar": "tstar_scaling"}
+RANGE_NEEDS = {"tstar_scaling": ("band_lower_kept",)}   # tube conditions a range statement rests on
+CONDITION_OF = {**CONDITION_OF, **ALL_STEPS_CONDITION_OF, **T1_CONDITION_OF, **RANGE_CONDITION_OF}
+STATEMENT_KEYS = STATEMENT_KEYS + tuple(ALL_STEPS_CONDITION_OF) + tuple(T1_CONDITION_OF) + tuple(RANGE_CONDITION_OF)
 LATE = ("lag", "dx_lower_qlag", "increment_upper_psi")          # on T with e <= K/N (the states from T* on)
 ALL_STEPS = ("dx_upper", "d4_upper", "dp_lower", "dp_upper", "dx_increment", "d10_vacuous", "d10_corrected",
              "d11", "d16", "d5_upper_regular", "d12_regular", "band_lower_kept", "band_upper",
@@ -579,11 +586,17 @@ def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, wanted):
     start = f.c1_step_start()          # Lemma D.13's C1 step (T1_CONDITION_OF): t >= 1 by the identity, t = 0 here
     decided["c1_step"] = bool(invariant and k_facts(cfg)["beta_is_eta_D_F3_over_Kp"] and start > 0)
     margins["c1_step"] = lower(start) if decided["c1_step"] else math.inf
-    scaling = t1_scaling.bounds(f.k, f.c, f.scale, f._bz, cfg.hi) if invariant else None   # needs the invariance
+    scaling = phase_times.t1_bounds(f.k, f.c, f.scale, f._bz, cfg.hi) if invariant else None   # needs the invariance
     decided["t1_scaling"] = scaling is not None
     margins["t1_scaling"] = scaling.a if scaling is not None else math.inf
-    if scaling is not None:
-        constants.update(scaling.to_dict())
+    crossing = None   # T*: also needs rho >= 0.95 kept from t1 on
+    if scaling is not None and decided.get("band_lower_kept"):
+        crossing = phase_times.tstar_bounds(f.k, f.c, f.scale, f._bz, tube, cfg.K, cfg.D - cfg.K, cfg.hi, scaling)
+    decided["tstar_scaling"] = crossing is not None
+    margins["tstar_scaling"] = crossing.a if crossing is not None else math.inf
+    for shown in (scaling, crossing):
+        if shown is not None:
+            constants.update(shown.to_dict())
     return BoxProof(cfg.lo, cfg.hi, invariant, decided,
                     {c: (v if decided[c] and v != math.inf else None) for c, v in margins.items()}, boxes,
                     time.perf_counter() - t0, reason, constants)
@@ -625,8 +638,8 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
     chosen = [s for s in st.STATEMENTS + RANGE_STATEMENTS if s.key in STATEMENT_KEYS
               and (labels is None or s.label in labels)]
     tubes = [choose_tube(cfg, pad) for pad in pads]
-    needed = tuple(dict.fromkeys(CONDITION_OF[s.key] for s in chosen
-                                 if CONDITION_OF[s.key] not in ("structural", "c1_step", "t1_scaling")))
+    needed = tuple(dict.fromkeys(c for s in chosen for c in RANGE_NEEDS.get(CONDITION_OF[s.key], (CONDITION_OF[s.key],))
+                                 if c not in ("structural", "c1_step", "t1_scaling")))
     proofs, used = [], 0
     if not all(structure.values()):
         why = "the map is not eta times an eta-free field: " + ", ".join(k for k, v in structure.items() if not v)

@@ -1,5 +1,5 @@
 """rdyn prove --eta 0:paper at every configuration of the ledger's grid (strength.PROVE_ETA_GRID: every
-D = 3..24, K >= 1 with D > 2K, logits/D, ||V*||^2 = 1): all twenty-two statements certified on the whole range
+D = 3..24, K >= 1 with D > 2K, logits/D, ||V*||^2 = 1): all twenty-three statements certified on the whole range
 at once, and docs/proofs.md's tables of c_lag are the ones computed here (``python
 tests/verify/proofs/test_eta_box_grid.py ACTIVATION`` prints one). Leaky ReLU is in
 test_eta_box_grid_leaky.py (a file of its own, so that the slow suite's two workers share the grid)."""
@@ -25,6 +25,19 @@ def check_grid(activation: str) -> None:
         assert verdicts == {k: "certified" for k in eb.STATEMENT_KEYS}, (key, [r.reason for r in rep.results])
         for r in rep.results:   # proved on the whole range at once, no sub-box
             assert [b["eta"] for b in r.certificate["proved_boxes"]] == [r.certificate["box"]["eta"]]
+    # T* = Theta(1/eta): the proof sweep's certified T* at the papers' eta (its record, an independent route: the
+    # certified iteration) lies in every configuration's [a, b]/eta
+    record = Path(__file__).with_name("sweep_paper_verdicts.json")
+    if activation in ("relu", "identity"):
+        import json
+
+        from rdyn.verification.claims.trajectories import paper_eta_within
+
+        recorded = {row["id"]: row["T_star"] for row in json.loads(record.read_text(encoding="utf-8"))["instances"]}
+        for (act, D, K), rep in reports.items():
+            (tstar,) = [r for r in rep.results if r.statement.key == "D17.range.tstar"]
+            a, b = tstar.certificate["proved_boxes"][0]["constants"]["eta_tstar"]
+            assert a <= paper_eta_within(D, K) * recorded[f"{D}-{K}-{act}"] <= b, (D, K, act, a, b)
     assert eb.c_lag_table(reports, activation) in DOC.read_text(encoding="utf-8"), \
         f"docs/proofs.md's c_lag table of {activation} is stale: python {__file__} {activation} prints it"
 
