@@ -87,8 +87,9 @@ ALL_STEPS_CONDITION_OF = {"D4.printed.lower": "structural", "D4.printed.upper": 
 T1_CONDITION_OF = {"D17.printed.band_lower": "band_lower_kept", "D17.printed.band_upper": "band_upper",
                    "D13.printed.attention": "attention_before_t1", "D13.printed.step": "c1_step"}
 T1_CONDITIONS = ("band_lower_kept", "attention_before_t1")   # decided by :meth:`BoxField._t1_condition`
-# Lemma D.13's t1 = Theta(1/eta) itself, a statement about every eta at once (so decided over a range only, never
-# per instance): explicit 0 < a <= eta t1 <= b on the box, from the tube's invariance (:mod:`.phase_times`)
+# The phase times themselves, t1 (Lemma D.13) and T* (Lemma D.17's eta-dependence) = Theta(1/eta): statements about
+# every eta at once (so decided over a range only, never per instance), explicit 0 < a <= eta t <= b on the box from
+# the tube's invariance (:mod:`.phase_times`; T* also from band_lower_kept, RANGE_NEEDS)
 RANGE_STATEMENTS = (
     st.Statement("D13.range.t1", "Lemma D.13 (t1)", "printed", None,
                  "there exists t1 = Theta(1/eta) with C1(t1) >= 0.95 C1*(t1): the first t >= 1 with C1(t) >= "
