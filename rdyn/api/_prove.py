@@ -51,11 +51,11 @@ def hypotheses(v: ProveOptions) -> dict:
                          f"1 - eta D/K >= 0)")
     import dataclasses
 
-    exact, M_exact = Fraction(repr(float(eta))), Fraction(repr(float(M)))   # as the prover reads them
+    from rdyn.verification.claims.trajectories import paper_conditions
+
     return {**{f.name: getattr(v, f.name) for f in dataclasses.fields(v)}, "kappa": kappa, "eta": eta,
-            "eta_limit": float(limit), "eta_given": v.eta is not None, "paper_conditions": {
-        "lemma_D5": exact <= Fraction(K, D),
-        "lemma_D9": exact * M_exact * D * (D + 1) / (K**3 * (D - K)) <= Fraction(1, D**2)}}
+            "eta_limit": float(limit), "eta_given": v.eta is not None,
+            "paper_conditions": paper_conditions(eta, D, K, M)}
 
 
 def _check_sizes(D: int, K: int) -> None:

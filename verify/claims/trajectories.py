@@ -32,8 +32,21 @@ def papers_step_size(D: int, K: int, vstar_norm2: float = 1.0) -> Fraction:
     """The papers' step-size condition, exactly: the largest eta with Lemma D.5's ``1 - eta D/K >= 0`` and Lemma
     D.9's ``eta M D (D+1)/(K^3 (D-K)) <= 1/D^2``, ``min(K/D, K^3 (D-K)/(M D^3 (D+1)))``, with ``M = ||V*||^2`` the
     decimal form of the float given (as ``rdyn prove`` reads it)."""
+    return min(_papers_bounds(D, K, vstar_norm2).values())
+
+
+def _papers_bounds(D: int, K: int, vstar_norm2: float) -> dict:
+    """The largest eta of each lemma's step-size condition, exactly: Lemma D.5's ``K/D`` and Lemma D.9's
+    ``K^3 (D-K)/(M D^3 (D+1))`` (``M`` the decimal form of ``vstar_norm2``)."""
     M = Fraction(repr(float(vstar_norm2)))
-    return min(Fraction(K, D), Fraction(K**3 * (D - K)) / (M * D**3 * (D + 1)))
+    return {"lemma_D5": Fraction(K, D), "lemma_D9": Fraction(K**3 * (D - K)) / (M * D**3 * (D + 1))}
+
+
+def paper_conditions(eta: float, D: int, K: int, vstar_norm2: float = 1.0) -> dict:
+    """Whether ``eta`` (the decimal form of the float, the exact eta ``rdyn prove`` iterates with) satisfies each
+    lemma's step-size condition, compared exactly: ``{"lemma_D5": bool, "lemma_D9": bool}``."""
+    exact = Fraction(repr(float(eta)))
+    return {name: exact <= bound for name, bound in _papers_bounds(D, K, vstar_norm2).items()}
 
 
 def paper_eta(D: int, K: int, vstar_norm2: float = 1.0) -> float:
