@@ -102,7 +102,8 @@ RANGE_STATEMENTS = (
                  "tstar_scaling", "range"),
 )
 RANGE_CONDITION_OF = {"D13.range.t1": "t1_scaling", "D17.range.tstar": "tstar_scaling"}
-RANGE_NEEDS = {"tstar_scaling": ("band_lower_kept",)}   # tube conditions a range statement rests on
+PHASE_TIMES = tuple(RANGE_CONDITION_OF.values())   # decided after the branch and bound, from its invariance
+RANGE_NEEDS = {"tstar_scaling": ("band_lower_kept", "tstar_scaling")}   # T* also rests on band_lower_kept
 CONDITION_OF = {**CONDITION_OF, **ALL_STEPS_CONDITION_OF, **T1_CONDITION_OF, **RANGE_CONDITION_OF}
 STATEMENT_KEYS = STATEMENT_KEYS + tuple(ALL_STEPS_CONDITION_OF) + tuple(T1_CONDITION_OF) + tuple(RANGE_CONDITION_OF)
 LATE = ("lag", "dx_lower_qlag", "increment_upper_psi")          # on T with e <= K/N (the states from T* on)
@@ -500,7 +501,7 @@ def prove_box(cfg: EtaBox, tube: Tube, *, max_boxes: int = DEFAULT_MAX_BOXES, c_
     the start inside it, the statements' conditions on ``e <= K/N`` (``dx_upper`` on all of T).
     ``c_lag``: the lag lemma's constant to decide instead of the tube's ``max(|w_lo|, |w_hi|)``;
     ``mutate``: factors on ``g2`` and ``q_lag`` (tests: a constant made 1e-6 tighter is refused);
-    ``conditions``: those of :data:`LATE` and :data:`ALL_STEPS` to decide (default all)."""
+    ``conditions``: those of :data:`LATE`, :data:`ALL_STEPS` and :data:`PHASE_TIMES` to decide (default all)."""
     old = flint.ctx.prec
     flint.ctx.prec = PREC_BITS
     try:
@@ -587,11 +588,14 @@ def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, wanted):
     start = f.c1_step_start()          # Lemma D.13's C1 step (T1_CONDITION_OF): t >= 1 by the identity, t = 0 here
     decided["c1_step"] = bool(invariant and k_facts(cfg)["beta_is_eta_D_F3_over_Kp"] and start > 0)
     margins["c1_step"] = lower(start) if decided["c1_step"] else math.inf
-    scaling = phase_times.t1_bounds(f.k, f.c, f.scale, f._bz, cfg.hi) if invariant else None   # needs the invariance
+    asked = set(wanted or PHASE_TIMES)   # the phase times only when a statement needs them (T* needs t1's)
+    scaling = None                       # both need the invariance
+    if invariant and asked & set(PHASE_TIMES):
+        scaling = phase_times.t1_bounds(f.k, f.c, f.scale, f._bz, cfg.hi)
     decided["t1_scaling"] = scaling is not None
     margins["t1_scaling"] = scaling.a if scaling is not None else math.inf
     crossing = None   # T*: also needs rho >= 0.95 kept from t1 on
-    if scaling is not None and decided.get("band_lower_kept"):
+    if scaling is not None and "tstar_scaling" in asked and decided.get("band_lower_kept"):
         crossing = phase_times.tstar_bounds(f.k, f.c, f.scale, f._bz, tube, cfg.K, cfg.D - cfg.K, cfg.hi, scaling)
     decided["tstar_scaling"] = crossing is not None
     margins["tstar_scaling"] = crossing.a if crossing is not None else math.inf
@@ -640,7 +644,7 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
               and (labels is None or s.label in labels)]
     tubes = [choose_tube(cfg, pad) for pad in pads]
     needed = tuple(dict.fromkeys(c for s in chosen for c in RANGE_NEEDS.get(CONDITION_OF[s.key], (CONDITION_OF[s.key],))
-                                 if c not in ("structural", "c1_step", "t1_scaling")))
+                                 if c not in ("structural", "c1_step")))
     proofs, used = [], 0
     if not all(structure.values()):
         why = "the map is not eta times an eta-free field: " + ", ".join(k for k, v in structure.items() if not v)
