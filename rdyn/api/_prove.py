@@ -188,7 +188,8 @@ def run_all_d(v: ProveOptions, note=None):
 
 
 class RangeInterrupted(KeyboardInterrupt):
-    """``rdyn prove --D LO:HI`` stopped by SIGINT/SIGTERM: ``result`` holds every D decided before it."""
+    """``rdyn prove --eta LO:HI`` (and ``--D LO:HI``) stopped by SIGINT/SIGTERM: ``result`` holds every eta
+    sub-box (and every D) decided before it; the rest are open boxes ("complete": false)."""
 
     def __init__(self, result):
         super().__init__("interrupted")
@@ -202,11 +203,32 @@ def run_box(v: ProveOptions, note=None):
 
     cfg, d_hi = box_hypotheses(v)
     progress = None if note is None else (lambda boxes: note(f"{boxes} boxes") if boxes % 50000 == 0 else None)
+    t0 = time.perf_counter()
+    in_progress: list = []   # the eta sub-boxes final so far of the D being proved: (D, BoxProof, Tube)
+
+    def interrupted(decided):   # keep every sub-box decided; the rest open boxes ("complete": false)
+        seconds = time.perf_counter() - t0
+        if in_progress:
+            at = eta_box.EtaBox(**{**cfg.__dict__, "D": in_progress[0][0]})
+            decided = decided + [eta_box.box_report(at, [(p, t) for _, p, t in in_progress], v.statement, seconds,
+                                                    interrupted=True)]
+        report = (eta_box.range_report(cfg, d_hi, decided, v.statement, seconds, interrupted=True)
+                  if isinstance(v.D, tuple) else
+                  decided[0] if decided else eta_box.box_report(cfg, [], v.statement, seconds, interrupted=True))
+        return RangeInterrupted(Result(report.to_dict(), None, detail={"report": report}))
+
+    def box_done(D, proof, tube):
+        in_progress.append((D, proof, tube))
+
     if not isinstance(v.D, tuple):
         if note is not None:
             note(f"proving for every eta in ({cfg.lo!r}, {cfg.hi!r}] (a tube of the whole trajectory; seconds, a few "
                  f"minutes at most within --max-boxes)")
-        report = eta_box.prove(cfg, labels=v.statement, max_boxes=v.max_boxes, progress=progress)
+        try:
+            report = eta_box.prove(cfg, labels=v.statement, max_boxes=v.max_boxes, progress=progress,
+                                   done=lambda p, t: box_done(cfg.D, p, t))
+        except KeyboardInterrupt as exc:
+            raise interrupted([]) from exc
         return Result(report.to_dict(), None, detail={"report": report})
     n = d_hi - cfg.D + 1
     if note is not None:
@@ -216,19 +238,18 @@ def run_box(v: ProveOptions, note=None):
     decided = []
 
     def done(D, rep):
+        in_progress.clear()   # first: a signal in between loses the sub-boxes of D, never counts them twice
         decided.append(rep)
         if note is not None:
             verdicts = [r.verdict for r in rep.results]
             summary = ("certified" if all(x == "certified" for x in verdicts)
                        else f"{verdicts.count('undecided')} undecided")
             note(f"D = {D} ({D - cfg.D + 1} of {n}): {summary}, {rep.seconds:.1f} s")
-    t0 = time.perf_counter()
     try:
         report = eta_box.prove_d_range(cfg, d_hi, labels=v.statement, max_boxes=v.max_boxes, progress=progress,
-                                       done=done)
-    except KeyboardInterrupt as exc:   # keep every D decided; the rest one open box ("complete": false)
-        report = eta_box.range_report(cfg, d_hi, decided, v.statement, time.perf_counter() - t0, interrupted=True)
-        raise RangeInterrupted(Result(report.to_dict(), None, detail={"report": report})) from exc
+                                       done=done, box_done=box_done)
+    except KeyboardInterrupt as exc:
+        raise interrupted(decided) from exc
     return Result(report.to_dict(), None, detail={"report": report})
 
 

@@ -87,18 +87,13 @@ def run(values: ProveOptions, args) -> int:
             print(f"rdyn prove: interrupted after {i}{'' if n is None else f' of {n}'} instances{kept}",
                   file=sys.stderr)
             return 130
-        if isinstance(exc, RangeInterrupted):   # --D LO:HI: every D decided before the signal
+        if isinstance(exc, RangeInterrupted):   # --eta LO:HI: every eta sub-box (and D) decided before the signal
             _print_box(exc.result, exc.result.to_dict(), values.json)
-            report = exc.result.detail["report"]
-            d_lo, done = report.cfg.D, len(report.reports)
-            kept = f"D = {d_lo}..{d_lo + done - 1} are decided above" if done else "no D was decided"
-            print(f"rdyn {NAME}: interrupted ({kept}; the rest of the range is listed open: run it again for "
-                  f"--D {d_lo + done}:{report.d_hi})", file=sys.stderr)
+            print(f"rdyn {NAME}: interrupted ({_kept(exc.result.detail['report'])})", file=sys.stderr)
             return 130
-        if isinstance(values.eta, tuple) or isinstance(values.D, tuple):   # --checkpoint does not apply to a box
-            what = "an --eta range" if isinstance(values.eta, tuple) else "every D >= LO"
-            print(f"rdyn {NAME}: interrupted (a proof over {what} keeps no partial state; it takes "
-                  "seconds to minutes: run it again)", file=sys.stderr)
+        if isinstance(values.D, tuple):   # --D LO: without --eta: --checkpoint does not apply to a box
+            print(f"rdyn {NAME}: interrupted (a proof over every D >= LO keeps no partial state; it takes "
+                  "seconds: run it again)", file=sys.stderr)
             return 130
         from rdyn.cli.teacher import interrupted
 
@@ -138,6 +133,22 @@ def run(values: ProveOptions, args) -> int:
                 print(f"{'':13s}{r['reason']}")
     report = res.detail["report"]
     return 0 if report.all_corrected_certified else 1
+
+
+def _kept(report) -> str:
+    """What an interrupted ``--eta LO:HI`` run keeps (printed above, "complete": false) and what to run again."""
+    from rdyn.verification.proofs.eta_box import BoxReport
+
+    if isinstance(report, BoxReport):   # one D: the eta sub-boxes final before the signal
+        n = len(report.proofs)
+        kept = f"{n} eta sub-box{'' if n == 1 else 'es'} decided above" if n else "no eta sub-box was decided"
+        return f"{kept}; the rest of the box is listed open: run it again"
+    whole = [r for r in report.reports if not r.interrupted]
+    d_lo, d_next = report.cfg.D, report.cfg.D + len(whole)
+    kept = f"D = {d_lo}..{d_next - 1} are decided above" if whole else "no D was decided"
+    if len(report.reports) > len(whole):
+        kept += f", D = {d_next} in part ({len(report.reports[-1].proofs)} eta sub-boxes)"
+    return f"{kept}; the rest of the range is listed open: run it again for --D {d_next}:{report.d_hi}"
 
 
 def _print_box(res, data: dict, as_json: bool) -> int:

@@ -615,16 +615,20 @@ class BoxReport:
     results: list
     proofs: list              # [(BoxProof, Tube)] of the sub-boxes tried last
     seconds: float
+    interrupted: bool = False  # stopped by SIGINT/SIGTERM: the eta not reached are open boxes of each statement
 
     def to_dict(self) -> dict:
         boxes = sum(p.boxes for p, _ in self.proofs)
-        return {"instance": self.cfg.to_dict(), "T_star": None, "statements": [r.to_dict() for r in self.results],
+        data = {"instance": self.cfg.to_dict(), "T_star": None, "statements": [r.to_dict() for r in self.results],
                 "superseded": [], "region": {"tubes": [{"eta": [p.lo, p.hi], **t.to_dict(), "invariant": p.invariant,
                                                         "boxes": p.boxes, "seconds": round(p.seconds, 3),
                                                         "reason": p.reason} for p, t in self.proofs],
                                              "boxes": boxes},
                 "t1": None, "box": {"eta": [self.cfg.lo, self.cfg.hi], "D": [self.cfg.D, self.cfg.D]},
                 "seconds": round(self.seconds, 3)}
+        if self.interrupted:
+            data["complete"] = False
+        return data
 
     @property
     def all_corrected_certified(self) -> bool:
@@ -633,15 +637,15 @@ class BoxReport:
 
 
 def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag: float | None = None,
-          mutate: dict | None = None, pads=PADS, progress=None) -> BoxReport:
+          mutate: dict | None = None, pads=PADS, progress=None, done=None) -> BoxReport:
     """Decide the statements of :data:`STATEMENT_KEYS` (those whose label is in ``labels``) for every eta
     of ``(cfg.lo, cfg.hi]``. Each tube of ``pads`` (:func:`choose_tube`) is tried on the whole box; a box that no tube
     decides is bisected (at most :data:`MAX_SPLITS` times) and the sub-boxes left open are listed with
-    why. ``--max-boxes`` is one budget for all of it."""
+    why. ``--max-boxes`` is one budget for all of it. ``done(proof, tube)`` after each eta sub-box is final
+    (a caller interrupted in between keeps those: :func:`box_report` with ``interrupted=True``)."""
     t0 = time.perf_counter()
     structure = k_facts(cfg)["eta_structure"]   # decided by sympy, cached with the kernels
-    chosen = [s for s in st.STATEMENTS + RANGE_STATEMENTS if s.key in STATEMENT_KEYS
-              and (labels is None or s.label in labels)]
+    chosen = _chosen(labels)
     tubes = [choose_tube(cfg, pad) for pad in pads]
     needed = tuple(dict.fromkeys(c for s in chosen for c in RANGE_NEEDS.get(CONDITION_OF[s.key], (CONDITION_OF[s.key],))
                                  if c not in ("structural", "c1_step")))
@@ -666,15 +670,47 @@ def prove(cfg: EtaBox, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, c_lag
             todo += [(lo, mid, depth + 1), (mid, hi, depth + 1)]
             continue
         proofs.append((p, tube))
-    results = [_verdict(s, cfg, proofs) for s in chosen]
-    return BoxReport(cfg, results, proofs, time.perf_counter() - t0)
+        if done is not None:
+            done(p, tube)
+    return box_report(cfg, proofs, labels, time.perf_counter() - t0)
 
 
-def _verdict(s, cfg: EtaBox, proofs):
+def box_report(cfg: EtaBox, proofs: list, labels=None, seconds: float = 0.0, *,
+               interrupted: bool = False) -> BoxReport:
+    """The :class:`BoxReport` of the eta sub-boxes in ``proofs`` (``[(BoxProof, Tube)]``); with
+    ``interrupted``, the parts of ``(cfg.lo, cfg.hi]`` they do not cover are open boxes of every statement."""
+    proofs = sorted(proofs, key=lambda pt: pt[0].lo) if interrupted else list(proofs)
+    gaps = _uncovered(cfg.lo, cfg.hi, [(p.lo, p.hi) for p, _ in proofs]) if interrupted else []
+    results = [_verdict(s, cfg, proofs, gaps) for s in _chosen(labels)]
+    return BoxReport(cfg, results, proofs, seconds, interrupted)
+
+
+def _chosen(labels) -> list:
+    return [s for s in st.STATEMENTS + RANGE_STATEMENTS if s.key in STATEMENT_KEYS
+            and (labels is None or s.label in labels)]
+
+
+def _uncovered(lo: float, hi: float, done: list) -> list:
+    """The sub-intervals of ``(lo, hi]`` that no ``(a, b]`` of ``done`` covers, in order."""
+    gaps, at = [], lo
+    for a, b in sorted(done):
+        if a > at:
+            gaps.append((at, a))
+        at = max(at, b)
+    if at < hi:
+        gaps.append((at, hi))
+    return gaps
+
+
+def _verdict(s, cfg: EtaBox, proofs, gaps=()):
     cond = CONDITION_OF[s.key]
     proved = [(p, t) for p, t in proofs if p.invariant and p.decided.get(cond)]
     open_ = [{"D": [cfg.D, cfg.D], "eta": [p.lo, p.hi], "reason": p.reason or f"{cond} not shown"} for p, _ in proofs
              if not (p.invariant and p.decided.get(cond))]
+    open_ += [{"D": [cfg.D, cfg.D], "eta": [a, b], "reason": f"interrupted before eta in ({a!r}, {b!r}] was decided"}
+              for a, b in gaps]
+    if gaps:
+        open_.sort(key=lambda b: b["eta"][0])
     margins = [p.margins[cond] for p, _ in proved if p.margins.get(cond) is not None]
     cert = {"box": {"eta": [cfg.lo, cfg.hi], "D": [cfg.D, cfg.D]},
             "proved_boxes": [{"D": [cfg.D, cfg.D], "eta": [p.lo, p.hi], "boxes": p.boxes,
@@ -712,8 +748,8 @@ class RangeReport:
         certs = [rep.results[i].certificate for rep in self.reports]
         proved = [b for c in certs for b in c["proved_boxes"]]
         open_ = [b for c in certs for b in c["undecided_boxes"]]
-        if self.interrupted:
-            first = self.cfg.D + len(self.reports)
+        first = self.cfg.D + len(self.reports)   # the last report may be a D interrupted part way (its own gaps)
+        if self.interrupted and first <= self.d_hi:
             open_.append({"D": [first, self.d_hi], "eta": [self.cfg.lo, self.cfg.hi],
                           "reason": f"interrupted before D = {first} was decided"})
         margins = [c["margin_on_region"] for c in certs if c["margin_on_region"] is not None]
@@ -744,14 +780,17 @@ class RangeReport:
 
 
 def prove_d_range(cfg: EtaBox, d_hi: int, labels=None, *, max_boxes: int = DEFAULT_MAX_BOXES, progress=None,
-                  done=None) -> RangeReport:
+                  done=None, box_done=None) -> RangeReport:
     """:func:`prove` at every ``D`` in ``[cfg.D, d_hi]`` (each with the full ``max_boxes``), merged into one
-    :class:`RangeReport`; ``done(D, report)`` after each D (a caller interrupted in between keeps those:
-    :func:`range_report` with ``interrupted=True``)."""
+    :class:`RangeReport`; ``done(D, report)`` after each D and ``box_done(D, proof, tube)`` after each eta
+    sub-box of it (a caller interrupted in between keeps those: :func:`box_report` of the D in progress and
+    :func:`range_report`, both with ``interrupted=True``)."""
     t0 = time.perf_counter()
     reports = []
     for D in range(cfg.D, d_hi + 1):
-        reports.append(prove(EtaBox(**{**cfg.__dict__, "D": D}), labels, max_boxes=max_boxes, progress=progress))
+        sub_done = None if box_done is None else (lambda p, t, D=D: box_done(D, p, t))
+        reports.append(prove(EtaBox(**{**cfg.__dict__, "D": D}), labels, max_boxes=max_boxes, progress=progress,
+                             done=sub_done))
         if done is not None:
             done(D, reports[-1])
     return range_report(cfg, d_hi, reports, labels, time.perf_counter() - t0)
@@ -759,10 +798,9 @@ def prove_d_range(cfg: EtaBox, d_hi: int, labels=None, *, max_boxes: int = DEFAU
 
 def range_report(cfg: EtaBox, d_hi: int, reports: list, labels=None, seconds: float = 0.0, *,
                  interrupted: bool = False) -> RangeReport:
-    """The :class:`RangeReport` of the D in ``reports`` (those of ``[cfg.D, d_hi]`` decided, in order)."""
-    chosen = tuple(s for s in st.STATEMENTS + RANGE_STATEMENTS if s.key in STATEMENT_KEYS
-                   and (labels is None or s.label in labels))
-    return RangeReport(cfg, d_hi, list(reports), chosen, seconds, interrupted)
+    """The :class:`RangeReport` of the D in ``reports`` (those of ``[cfg.D, d_hi]`` decided, in order; the
+    last one may be an interrupted :func:`box_report`)."""
+    return RangeReport(cfg, d_hi, list(reports), tuple(_chosen(labels)), seconds, interrupted)
 
 
 def sweep(configs, *, max_boxes: int = DEFAULT_MAX_BOXES, progress=None) -> dict:

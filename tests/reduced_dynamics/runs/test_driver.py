@@ -206,7 +206,7 @@ ALLOWED = {
         "turns the certified pass's interrupt into CertifyInterrupted (no loop, no save)",
     ("rdyn/api/_prove.py", "except KeyboardInterrupt"):
         "rescues the finished rows of rdyn prove --grid into --out (an output file, then re-raised), and the D "
-        "decided of --D LO:HI into RangeInterrupted (no loop, no save)",
+        "decided of --D LO:HI and the eta sub-boxes of --eta LO:HI into RangeInterrupted (no loop, no save)",
     ("derivations/formula.py", "signal handling"):
         "SIGALRM: the time limit of evaluating a user formula, not a run's loop",
     ("verify/proofs/model_b/training.py", "signal handling"):

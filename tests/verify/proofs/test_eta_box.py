@@ -281,15 +281,90 @@ def test_the_turning_point_of_c1_star_on_a_grid_point_is_still_enclosed():
         flint.ctx.prec = old
 
 
-def test_sigterm_during_a_range_proof_is_one_line_without_a_checkpoint_hint():
-    """SIGTERM mid-proof: exit 143 and one line that does not suggest --checkpoint (refused with a range).
+def test_sigterm_during_a_range_proof_prints_what_is_decided():
+    """SIGTERM mid-proof: exit 143, the JSON of the eta sub-boxes decided ("complete": false, the rest open boxes
+    whose reason says interrupted) and one line that does not suggest --checkpoint (refused with a range).
     ReLU D = 48, K = 3 at the papers' eta runs through its whole box budget (about 20 s), so it is still running."""
+    from rdyn.schemas import validate
     from signal_runs import signal_after
 
-    code, out, err = signal_after(["prove", "--D", "48", "--K", "3", "--eta", "0:0.000224"], 6)
-    assert code == 143
+    code, out, err = signal_after(["prove", "--D", "48", "--K", "3", "--eta", "0:0.000224", "--json"], 6)
+    assert code == 143 and "Traceback" not in err
+    data = json.loads(out)
+    validate("prove", data)
+    assert data["complete"] is False
+    for s in data["statements"]:
+        assert s["verdict"] == "undecided"
+        assert any(b["reason"].startswith("interrupted before eta in") for b in s["certificate"]["undecided_boxes"])
     last = err.strip().splitlines()[-1]
-    assert "keeps no partial state" in last and "--checkpoint" not in last and "Traceback" not in err
+    assert "listed open: run it again" in last and "--checkpoint" not in last
+
+
+def _scripted_prove_box(monkeypatch, stop_at: int):
+    """``prove_box`` replaced: invariance fails on an eta box wider than 1/4 of (0, 0.004] (so the box is bisected
+    twice: each of the four tubes of PADS tried on the three boxes that fail), holds on the quarters (the first tube);
+    the ``stop_at``-th call raises KeyboardInterrupt (a signal mid-proof). Calls: 1-4 (0, .004], 5-8 and 9-12 its
+    halves, 13-16 the quarters in order."""
+    calls = []
+
+    def fake(cfg, tube, *, max_boxes, conditions=None, **_):
+        calls.append((cfg.D, cfg.lo, cfg.hi))
+        if len(calls) == stop_at:
+            raise KeyboardInterrupt
+        ok = cfg.hi - cfg.lo <= 0.001 + 1e-12
+        keys = ("lag", "dx_lower_qlag", "dx_upper", "increment_upper_psi", "structural", "c1_step")
+        constants = {"c_lag": 0.01, "q_min": [0.5, 0.6], "q_lag": [0.4, 0.5], "g2": [1.0, 1.1]}
+        return eb.BoxProof(cfg.lo, cfg.hi, ok, {c: ok for c in keys}, {c: 1.0 if ok else None for c in keys}, 10,
+                           0.0, None if ok else "scripted", constants)
+    monkeypatch.setattr(eb, "prove_box", fake)
+    return calls
+
+
+@pytest.mark.parametrize("stop_at, kept", [(1, []), (13, []), (14, [(0.0, 0.001)]),
+                                           (16, [(0.0, 0.001), (0.001, 0.002), (0.002, 0.003)])])
+def test_an_interrupted_eta_box_keeps_its_decided_sub_boxes(monkeypatch, stop_at, kept):
+    """A signal after some eta sub-boxes are final: RangeInterrupted carries them as proved boxes, the rest of
+    (0, 0.004] as open boxes (in order of eta, reason "interrupted before ..."), "complete": false; none is lost
+    and none is claimed."""
+    import rdyn
+    from rdyn.api._prove import RangeInterrupted
+    from rdyn.schemas import validate
+
+    _scripted_prove_box(monkeypatch, stop_at)
+    with pytest.raises(RangeInterrupted) as stopped:
+        rdyn.prove(D=12, K=3, eta=(0.0, 0.004), statement=["Lemma D.19"])
+    data = stopped.value.result.to_dict()
+    validate("prove", data)
+    assert data["complete"] is False
+    for s in data["statements"]:
+        c = s["certificate"]
+        assert s["verdict"] == "undecided"
+        assert [tuple(b["eta"]) for b in c["proved_boxes"]] == kept
+        rest = [tuple(b["eta"]) for b in c["undecided_boxes"]]
+        assert rest == [(kept[-1][1] if kept else 0.0, 0.004)]
+        assert c["undecided_boxes"][0]["reason"].startswith("interrupted before eta in")
+
+
+def test_an_interrupted_d_range_keeps_the_d_in_progress_in_part(monkeypatch):
+    """--D 12:14: D = 12 whole (16 calls), the signal at D = 13's 14th call: D = 12 proved, D = 13's first quarter
+    proved and the rest of its box open, D = 14 one open box; the CLI line names D = 13 as in part."""
+    import rdyn
+    from rdyn.api._prove import RangeInterrupted
+    from rdyn.cli.prove import _kept
+
+    _scripted_prove_box(monkeypatch, 30)
+    with pytest.raises(RangeInterrupted) as stopped:
+        rdyn.prove(D=(12, 14), K=3, eta=(0.0, 0.004), statement=["Lemma D.19"])
+    data = stopped.value.result.to_dict()
+    assert data["complete"] is False
+    c = data["statements"][0]["certificate"]
+    assert [(b["D"][0], tuple(b["eta"])) for b in c["proved_boxes"]] == [
+        (12, (0.0, 0.001)), (12, (0.001, 0.002)), (12, (0.002, 0.003)), (12, (0.003, 0.004)), (13, (0.0, 0.001))]
+    assert [(b["D"], tuple(b["eta"])) for b in c["undecided_boxes"]] == [([13, 13], (0.001, 0.004)),
+                                                                         ([14, 14], (0.0, 0.004))]
+    assert _kept(stopped.value.result.detail["report"]) == (
+        "D = 12..12 are decided above, D = 13 in part (1 eta sub-boxes); the rest of the range is listed open: "
+        "run it again for --D 13:14")
 
 
 D_RANGE = dict(K=3, eta=(0.0, 0.004), statement=["Lemma D.19"])
