@@ -45,6 +45,14 @@ COMMANDS = {
     "prove_small": ["prove", "--D", "5", "--K", "1", "--json"],
     "prove_small_arb": ["prove", "--D", "5", "--K", "1", "--route", "arb", "--json"],
     "prove_b": ["prove", "--paper", "B", "--json"],
+    "prove_eta_box": ["prove", *SMALL, "--eta", "0:0.004", "--json"],
+    "prove_eta_box_budget": ["prove", *SMALL, "--eta", "0.55:0.6", "--max-boxes", "8000", "--statement", "Lemma D.19",
+                             "--json"],
+    "prove_eta_box_starved": ["prove", "--D", "13", "--K", "3", "--eta", "0:0.004", "--max-boxes", "500",
+                              "--statement", "Lemma D.19", "--json"],
+    "prove_all_d": ["prove", "--D", "12:", "--K", "3", "--json"],
+    "prove_all_d_leaky": ["prove", "--D", "12:", "--K", "3", "--activation", "leaky", "--kappa", "0.95", "--json"],
+    "prove_all_d_fails": ["prove", "--D", "12:", "--K", "3", "--vstar-norm2", "1e6", "--json"],
     "asymptotics_relu": ["asymptotics", "--activation", "relu", "--json"],
     "refuse_K": ["teacher", "--D", "5", "--K", "5"],
     "refuse_diverges": ["teacher", "--task", "cnn", "--eta", "5", "--quiet"],
@@ -58,12 +66,13 @@ OUTPUTS = pathlib.Path(__file__).with_name("golden") / "outputs.json"
 
 
 def observed(argv):
-    """{"rc", "stdout", "stderr"} of ``rdyn ARGV``; stderr only for a refusal (a run's stderr has timings)."""
+    """{"rc", "stdout", "stderr"} of ``rdyn ARGV``; stderr only for a refusal or a failure (a run's stderr has
+    timings: exit 0, and exit 1 of rdyn prove, a finished proof with a statement not certified)."""
     from cli_runs import run_captured
 
     rc, out, err = run_captured(argv)
     out = WALL_CLOCK.sub(r'"\1": "masked"', out)
-    return {"rc": rc, "stdout": out, "stderr": err if rc != 0 else None}
+    return {"rc": rc, "stdout": out, "stderr": err if rc not in (0, 1) else None}
 
 
 def recorded():
