@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import flint
 from flint import arb
 
-from rdyn.verification.proofs import statements as st
+from rdyn.verification.proofs import branch_bound as bb, statements as st
 from rdyn.verification.proofs.balls import b_enclosure, ball, lower, upper
 from rdyn.verification.proofs.engine import StatementResult
 from rdyn.verification.proofs.eta_box import BoxProof
@@ -67,6 +67,7 @@ DEFAULT_MAX_BOXES = 200_000
 MIN_WIDTH = 2.0 ** -30
 UNKNOWN = arb(0, math.inf)   # a condition not evaluated on a box (a validity test failed there): neither sign
 CONDITIONS = ("valid", "band_lower", "band_upper", "d19_upper", "d19_lower")
+FATAL = ("valid", "band_lower", "band_upper")   # the band's invariance: a failure ends the proof
 STATEMENTS = (
     st.Statement("D19.all_D.lag", "Lemma D.19", "corrected", None,
                  "for every D >= D_1 and every eta with eta D <= K (the certificate's box): one step maps the late-"
@@ -254,42 +255,20 @@ def _prove_band(cfg, band, max_boxes, mutate, progress) -> BoxProof:
         return BoxProof(0.0, cfg.eta_hi, False, {}, {}, 0, 0.0, "a fact of the chart does not hold: " + ", ".join(missing))
     f = ChartField(cfg, band, mutate)
     y1 = cfg.y_max
-    root = (0.0, 1.0, 0.0, y1, 0.0, 1.0)
-    stack = [(root, f.evaluate(*root))]
-    pending_all = CONDITIONS
-    margins = {c: math.inf for c in pending_all}
-    failed = {}
-    boxes, reported = 1, 0
-    while stack:
-        if boxes >= max_boxes:
-            return BoxProof(0.0, cfg.eta_hi, False, {}, {}, boxes, time.perf_counter() - t0,
-                              f"--max-boxes {max_boxes} reached with {len(stack)} boxes open")
-        box, values = stack.pop()
-        if progress is not None and boxes // 20000 > reported:   # a line per 20000 boxes (a split counts up to 6)
-            reported = boxes // 20000
-            progress(boxes)
-        open_ = [c for c in pending_all if not values[c] > 0]
+
+    def results_of(values):
+        return {c: (1 if v > 0 else (-1 if v < 0 else 0), lower(v), None) for c, v in values.items()}
+
+    def widths(box):
         v_lo, v_hi, y_lo, y_hi, nu_lo, nu_hi = box
-        widths = (v_hi - v_lo, (y_hi - y_lo) / y1, nu_hi - nu_lo)
-        if open_ and (max(widths) < MIN_WIDTH or any(values[c] < 0 for c in open_)):
-            if set(open_) & {"valid", "band_lower", "band_upper"}:
-                how = "fails (certainly negative)" if values[open_[0]] < 0 else "not shown"
-                return BoxProof(0.0, cfg.eta_hi, False, {}, {}, boxes, time.perf_counter() - t0,
-                                  f"{open_[0]} {how} on v in [{v_lo!r}, {v_hi!r}], y in [{y_lo!r}, {y_hi!r}], "
-                                  f"nu in [{nu_lo!r}, {nu_hi!r}]")
-            for c in open_:            # a statement fails here; the invariance and the others go on
-                failed.setdefault(c, box)
-            pending_all = tuple(c for c in pending_all if c not in open_)
-            open_ = []
-        if not open_:
-            for c in pending_all:
-                margins[c] = min(margins[c], lower(values[c]))
-            continue
+        return v_hi - v_lo, (y_hi - y_lo) / y1, nu_hi - nu_lo
+
+    def split(box, left, results):
         # bisect along the side whose halves improve the open conditions most (the conditions hardly depend on
         # nu, and on y only as much as y_1 is large: an equal split of all three would waste most boxes)
-        best = None
-        for axis in range(3):
-            if widths[axis] < MIN_WIDTH:
+        best, evaluations = None, 0
+        for axis, width in enumerate(widths(box)):
+            if width < MIN_WIDTH:
                 continue
             mid = (box[2 * axis] + box[2 * axis + 1]) / 2
             halves = []
@@ -297,12 +276,31 @@ def _prove_band(cfg, band, max_boxes, mutate, progress) -> BoxProof:
                 half = list(box)
                 half[2 * axis + 1 - side] = mid
                 halves.append((tuple(half), f.evaluate(*half)))
-            boxes += 2
-            worst = [min(_score(vals[c]) for c in open_) for _, vals in halves]
-            score = (min(worst), sum(worst), widths[axis])   # the worse half first, then both, then the widest
+            evaluations += 2
+            worst = [min(_score(values[c]) for c in left) for _, values in halves]
+            score = (min(worst), sum(worst), width)   # the worse half first, then both, then the widest
             if best is None or score > best[0]:
                 best = (score, halves)
-        stack += best[1]
+        return [(half, results_of(values)) for half, values in best[1]], evaluations
+
+    rules = bb.Rules(lambda box, pending: results_of(f.evaluate(*box)), split,
+                     lambda box: max(widths(box)) < MIN_WIDTH, fatal=frozenset(FATAL), carry="all", margins_at="leaf")
+    found = bb.search([(0.0, 1.0, 0.0, y1, 0.0, 1.0)], CONDITIONS, rules, max_boxes=max_boxes, progress=progress,
+                      progress_every=20000)
+    boxes = found.boxes
+    if found.exhausted is not None:
+        return BoxProof(0.0, cfg.eta_hi, False, {}, {}, boxes, time.perf_counter() - t0,
+                        f"--max-boxes {max_boxes} reached with {len(found.stack) + 1} boxes open")
+    if found.ended_by is not None:
+        c, (v_lo, v_hi, y_lo, y_hi, nu_lo, nu_hi), _ = found.ended_by
+        first = next(n for n, (b, _, _) in found.failures.items() if b is found.failures[c][0])
+        how = "fails (certainly negative)" if found.failures[first][1] < 0 else "not shown"
+        return BoxProof(0.0, cfg.eta_hi, False, {}, {}, boxes, time.perf_counter() - t0,
+                        f"{first} {how} on v in [{v_lo!r}, {v_hi!r}], y in [{y_lo!r}, {y_hi!r}], "
+                        f"nu in [{nu_lo!r}, {nu_hi!r}]")
+    pending_all = tuple(c for c in CONDITIONS if found.shown[c])
+    margins = found.low
+    failed = {c: box for c, (box, _, _) in found.failures.items()}
     decided = {"band": True, "d19_upper": "d19_upper" in pending_all, "d19_lower": "d19_lower" in pending_all}
     decided["d18_lower_summed"] = decided["d19_lower"]
     constants = {"omega_lo": band.omega_lo, "omega_hi": band.omega_hi, "c_lag": band.c_lag, "q": band.q,

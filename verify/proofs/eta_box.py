@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import flint
 from flint import arb
 
-from rdyn.verification.proofs import region as rg, statements as st, phase_times
+from rdyn.verification.proofs import branch_bound as bb, region as rg, statements as st, phase_times
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 from rdyn.verification.proofs.engine import StatementResult, turning_point
 from rdyn.verification.proofs.kernels import kernels
@@ -517,9 +517,6 @@ def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, wanted):
     e_star = upper(f.e_star)
     # Delta x <= eta g2 e^2 on all of T (every step t >= 1): also at T* - 1, which R_hi's first step needs
     reach = {**{c: e_star for c in LATE}, **{c: 1.0 for c in ALL_STEPS}}
-    decided = {c: True for c in conditions}
-    margins = {c: math.inf for c in conditions}
-    invariant, reason = True, None
     constants = {"c_lag": f.c_lag, "q_min": [lower(f.q_min), upper(f.q_min)],
                  "q_lag": [lower(f.q_lag), upper(f.q_lag)], "g2": [lower(f.g2), upper(f.g2)]}
 
@@ -530,57 +527,50 @@ def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, wanted):
         return failed("the state at t = 1 is not inside the tube for every eta of the box")
     if not f.q_lag > 0:
         return failed(f"q_lag = q_min (1 - c_lag (K/(D-K))^2) > 0 is not certain (c_lag = {f.c_lag!r})")
-    stack = []
+    roots = []
     for i, (a, b, *_) in enumerate(tube.pieces()):
         edges = [a] + [x for x in (e_star,) if a < x < b] + [b]
-        stack += [(i, lo, hi, 0.0, 1.0) for lo, hi in zip(edges, edges[1:])]
-    boxes = 0
-    while stack:
-        piece, e_lo, e_hi, nu_lo, nu_hi = stack.pop()
-        pending = (("invariant",) if invariant else ()) + tuple(
-            c for c in conditions if decided[c] and e_lo < reach[c])
-        if not invariant or not pending:
-            continue
-        boxes += 1
-        if boxes > max_boxes:
-            boxes = max_boxes
-            reason = (f"the box budget ran out ({max_boxes} boxes left for this eta box) at e in [{e_lo:.6g}, "
-                      f"{e_hi:.6g}], nu in [{nu_lo:.4g}, {nu_hi:.4g}]")
-            invariant = False
-            break
-        if progress is not None and boxes % 5000 == 0:
-            progress(boxes)
-        res = f.evaluate(piece, e_lo, e_hi, nu_lo, nu_hi, pending)
-        left = []
-        for name, (sign, value) in res.items():
-            if sign > 0:
-                if value is not None:
-                    margins[name] = min(margins[name], value)
-                continue
-            left.append(name)
-        if not left:
-            continue
-        where = f"e in [{e_lo:.6g}, {e_hi:.6g}], nu in [{nu_lo:.4g}, {nu_hi:.4g}]"
-        negative = [n for n in left if res[n][0] < 0]
-        if negative or (e_hi - e_lo <= MIN_WIDTH and nu_hi - nu_lo <= 2.0**-30):
-            for n in left:
-                if n == "invariant":
-                    invariant = False
-                else:
-                    decided[n] = False
-                reason = reason or (f"{'invariance' if n == 'invariant' else n} "
-                                    f"{'fails' if n in negative else 'not shown'} on the box {where}")
-            if "invariant" in left and f.alpha_negative(e_lo, e_hi):
-                reason = (f"alpha = 1 - eta lam(e) < 0 for eta near {cfg.hi!r} at e in [{e_lo:.6g}, {e_hi:.6g}]: C1's "
-                          f"update no longer keeps C1 > 0 (the map's branch); the tube needs eta lam <= 1")
-            continue
+        roots += [(i, lo, hi, 0.0, 1.0) for lo, hi in zip(edges, edges[1:])]
+
+    def evaluate(box, pending):   # a condition is only asked on e < its reach (shown elsewhere, nothing recorded)
+        asked = tuple(c for c in pending if c == "invariant" or box[1] < reach[c])
+        res = f.evaluate(*box, asked)
+        return {c: (res[c][0], res[c][1], None) if c in res else (bb.SHOWN, None, None) for c in pending}
+
+    def too_small(box):
+        _, e_lo, e_hi, nu_lo, nu_hi = box
+        return e_hi - e_lo <= MIN_WIDTH and nu_hi - nu_lo <= 2.0**-30
+
+    def split(box, left, results):
+        piece, e_lo, e_hi, nu_lo, nu_hi = box
         e_rel = (e_hi - e_lo) / max(min(f.pieces[piece][1] - f.pieces[piece][0], E_SCALE), 1e-300)
         if e_rel >= (nu_hi - nu_lo) * 0.25 and e_hi - e_lo > MIN_WIDTH:
             m = (e_lo + e_hi) / 2
-            stack += [(piece, e_lo, m, nu_lo, nu_hi), (piece, m, e_hi, nu_lo, nu_hi)]
-        else:
-            m = (nu_lo + nu_hi) / 2
-            stack += [(piece, e_lo, e_hi, nu_lo, m), (piece, e_lo, e_hi, m, nu_hi)]
+            return [((piece, e_lo, m, nu_lo, nu_hi), None), ((piece, m, e_hi, nu_lo, nu_hi), None)], 0
+        m = (nu_lo + nu_hi) / 2
+        return [((piece, e_lo, e_hi, nu_lo, m), None), ((piece, e_lo, e_hi, m, nu_hi), None)], 0
+
+    rules = bb.Rules(evaluate, split, too_small, fatal=frozenset({"invariant"}), carry="all")
+    found = bb.search(roots, ("invariant",) + conditions, rules, max_boxes=max_boxes, progress=progress,
+                      progress_every=5000)
+    boxes = found.boxes
+    decided = {c: found.shown[c] for c in conditions}
+    margins = {c: found.low[c] for c in conditions}
+    invariant, reason = found.shown["invariant"], None
+    if found.exhausted is not None:
+        (_, e_lo, e_hi, nu_lo, nu_hi), _ = found.exhausted
+        reason = (f"the box budget ran out ({max_boxes} boxes left for this eta box) at e in [{e_lo:.6g}, "
+                  f"{e_hi:.6g}], nu in [{nu_lo:.4g}, {nu_hi:.4g}]")
+        invariant = False
+    elif found.failures:
+        n, ((_, e_lo, e_hi, nu_lo, nu_hi), sign, _) = next(iter(found.failures.items()))
+        where = f"e in [{e_lo:.6g}, {e_hi:.6g}], nu in [{nu_lo:.4g}, {nu_hi:.4g}]"
+        reason = f"{'invariance' if n == 'invariant' else n} {'fails' if sign < 0 else 'not shown'} on the box {where}"
+    if found.ended_by is not None:
+        _, (_, e_lo, e_hi, _, _), _ = found.ended_by
+        if f.alpha_negative(e_lo, e_hi):
+            reason = (f"alpha = 1 - eta lam(e) < 0 for eta near {cfg.hi!r} at e in [{e_lo:.6g}, {e_hi:.6g}]: C1's "
+                      f"update no longer keeps C1 > 0 (the map's branch); the tube needs eta lam <= 1")
     if not invariant:
         decided = {c: False for c in conditions}
     decided["structural"] = invariant   # C1 > 0 and Delta(C2+C3) > 0 at every t >= 1: part of the invariance proof

@@ -72,6 +72,7 @@ from dataclasses import dataclass
 
 from flint import arb
 
+from rdyn.verification.proofs import branch_bound as bb
 from rdyn.verification.proofs.balls import b_enclosure, ball, hull, lower, upper
 
 CONDITIONS = ("dx_upper", "dx_lower", "dx_lower_factor", "dx_lower_lag", "dx_printed_lower", "dx_printed_upper",
@@ -278,66 +279,52 @@ class BoxMap:
 
 
 def prove_region(bm: BoxMap, region: Region, conditions, *, max_boxes: int) -> RegionResult:
-    """Branch and bound over R for invariance and every condition (see the module docstring)."""
+    """Branch and bound over R for invariance and every condition (see the module docstring): a box is
+    bisected in e, or in w when its e-width is already small relative to R's, until each condition is
+    shown on it or the box reaches the minimum width (a condition not shown there fails)."""
     t0 = time.perf_counter()
     band = (region.w_lo, region.w_hi)
-    decided = {c: True for c in conditions}
-    margins = {c: math.inf for c in conditions}
-    sups = {c: -math.inf for c in conditions}
-    invariant = True
-    reason = None
-    stack = [(0.0, region.e_top, region.w_lo, region.w_hi, ("invariant",) + tuple(conditions))]
-    boxes = 0
-    while stack:
-        e_lo, e_hi, w_lo, w_hi, pending = stack.pop()
-        pending = tuple(p for p in pending if p == "invariant" and invariant or decided.get(p, False))
-        if not pending:
-            continue
-        boxes += 1
-        if boxes > max_boxes:
-            boxes = max_boxes   # the boxes evaluated: never more than the budget
-            reason = (f"box budget {max_boxes} exhausted at e in [{e_lo:.6g}, {e_hi:.6g}], "
-                      f"w in [{w_lo:.6g}, {w_hi:.6g}] (pending: {', '.join(pending)})")
-            for p in pending + tuple(q for b in stack for q in b[4]):
-                if p == "invariant":
-                    invariant = False
-                else:
-                    decided[p] = False
-            break
-        res = bm.evaluate(e_lo, e_hi, w_lo, w_hi, pending, band)
-        left = []
-        for p, (sign, value) in res.items():
-            if sign > 0:
-                if p != "invariant":
-                    margins[p] = min(margins[p], lower(value))
-                    sups[p] = max(sups[p], upper(value))
-                continue
-            left.append(p)
-        if not left:
-            continue
-        if e_hi - e_lo <= MIN_E_WIDTH * max(region.e_top, 1e-300) and w_hi - w_lo <= 2.0**-30 * (band[1] - band[0]):
-            where = f"e in [{e_lo:.6g}, {e_hi:.6g}], w in [{w_lo:.6g}, {w_hi:.6g}]"
-            for p in left:
-                if p == "invariant":
-                    invariant = False
-                    reason = reason or f"invariance not shown on the box {where}"
-                else:
-                    decided[p] = False
-                    reason = reason or f"{p} not shown on the box {where}"
-            continue
+
+    def evaluate(box, pending):
+        out = {}
+        for p, (sign, value) in bm.evaluate(*box, pending, band).items():
+            out[p] = (sign, None, None) if p == "invariant" or value is None else (sign, lower(value), upper(value))
+        return out
+
+    def too_small(box):
+        e_lo, e_hi, w_lo, w_hi = box
+        return e_hi - e_lo <= MIN_E_WIDTH * max(region.e_top, 1e-300) and w_hi - w_lo <= 2.0**-30 * (band[1] - band[0])
+
+    def split(box, left, results):
+        e_lo, e_hi, w_lo, w_hi = box
         e_rel = (e_hi - e_lo) / region.e_top
         w_rel = (w_hi - w_lo) / (band[1] - band[0])
         if e_rel >= w_rel * 0.25 and e_hi - e_lo > MIN_E_WIDTH * region.e_top:
             m = (e_lo + e_hi) / 2
-            stack += [(e_lo, m, w_lo, w_hi, tuple(left)), (m, e_hi, w_lo, w_hi, tuple(left))]
-        else:
-            m = (w_lo + w_hi) / 2
-            stack += [(e_lo, e_hi, w_lo, m, tuple(left)), (e_lo, e_hi, m, w_hi, tuple(left))]
-    if not invariant:
-        decided = {c: False for c in conditions}
-    margins = {c: (v if decided[c] and v != math.inf else None) for c, v in margins.items()}
-    sups = {c: (v if decided[c] and math.isfinite(v) else None) for c, v in sups.items()}
-    return RegionResult(region, invariant, decided, margins, boxes, time.perf_counter() - t0, reason, sups)
+            return [((e_lo, m, w_lo, w_hi), None), ((m, e_hi, w_lo, w_hi), None)], 0
+        m = (w_lo + w_hi) / 2
+        return [((e_lo, e_hi, w_lo, m), None), ((e_lo, e_hi, m, w_hi), None)], 0
+
+    rules = bb.Rules(evaluate, split, too_small, negative_fails=False)
+    found = bb.search([(0.0, region.e_top, region.w_lo, region.w_hi)], ("invariant",) + tuple(conditions), rules,
+                      max_boxes=max_boxes)
+    shown = dict(found.shown)
+    reason = None
+    if found.exhausted is not None:   # the budget ran out: nothing open then is shown
+        (e_lo, e_hi, w_lo, w_hi), pending = found.exhausted
+        reason = (f"box budget {max_boxes} exhausted at e in [{e_lo:.6g}, {e_hi:.6g}], "
+                  f"w in [{w_lo:.6g}, {w_hi:.6g}] (pending: {', '.join(pending)})")
+        for p in pending + tuple(q for _, open_ in found.stack for q in open_):
+            shown[p] = False
+    elif found.failures:
+        p, ((e_lo, e_hi, w_lo, w_hi), _, _) = next(iter(found.failures.items()))
+        what = "invariance" if p == "invariant" else p
+        reason = f"{what} not shown on the box e in [{e_lo:.6g}, {e_hi:.6g}], w in [{w_lo:.6g}, {w_hi:.6g}]"
+    invariant = shown.pop("invariant")
+    decided = {c: invariant and shown[c] for c in conditions}
+    margins = {c: (found.low[c] if decided[c] and found.low[c] != math.inf else None) for c in conditions}
+    sups = {c: (found.high[c] if decided[c] and math.isfinite(found.high[c]) else None) for c in conditions}
+    return RegionResult(region, invariant, decided, margins, found.boxes, time.perf_counter() - t0, reason, sups)
 
 
 def choose_region(bm: BoxMap, e_top: float, w_T0, pad: float = 0.5, grid: int = 64) -> Region:
