@@ -164,6 +164,83 @@ def gaussian_route_identities(levels: int = 3) -> dict[str, bool]:
     return out
 
 
+@lru_cache(maxsize=None)
+@seeded
+def laplace_route_identities(levels: int = 3) -> dict[str, bool]:
+    """The identities behind the certified Laplace route (verify/proofs/model_b/training.py, ``laplace_F``),
+    derived. ``G_i > 0`` stand for independent Gamma(a_i) variables, ``S = sum G_i`` and ``w = G/S`` the
+    Dirichlet masses (the integrands are homogeneous of degree 0 in G):
+
+    * ``ln_in_gammas``: ``-2 (m2 - m1^2)/(sqrt(m2) r^3)`` at ``w = G/S`` squares to
+      ``4 (B S - C^2)^2/(B A^3)`` (``B = sum l_i^2 G_i``, ``C = sum l_i G_i``, ``A = sum (1 + x l_i)^2 G_i``); both
+      sides are <= 0, so they are equal;
+    * ``gap_in_gammas``: ``B S - C^2 = sum_{i<j} (l_i - l_j)^2 G_i G_j`` (no ``G_i^2`` term: the Gamma
+      expectation needs only ``E[G_i G_j e^{-lam.G}]``, i != j);
+    * ``looped_in_gammas``: ``w_1 dP/(w_1 + P)^2 = G_1 sum e_i G_i/(G_1 + sum c_i G_i)^2`` at ``w = G/S``
+      (``P = sum_{i>=2} c_i w_i``, ``dP = sum_{i>=2} e_i w_i``);
+    * ``gamma_moments``: for ``G ~ Gamma(a)``, ``E[e^{-uG}] = (1 + u)^{-a}`` and ``E[G e^{-uG}] = a (1 + u)^{-a-1}``;
+    * ``gamma_representation``: ``Q^{-p} = Gamma(p)^{-1} int_0^oo t^{p-1} e^{-tQ} dt`` for p = 1/2, 3/2, 2, and
+      ``Gamma(1/2) Gamma(3/2) = pi/2``;
+    * ``ln_angles``: ``s = rho^2 cos^2 theta``, ``t = rho^2 sin^2 theta`` has
+      ``s^{-1/2} t^{1/2} |d(s, t)/d(rho, theta)| = 4 rho^3 sin^2 theta``; with ``rho = tan chi``,
+      ``rho^3 (d rho/d chi) cos^{d+4} chi = sin^3 chi cos^{d-1} chi`` and ``(1 + rho^2 mu) cos^2 chi =
+      cos^2 chi + mu sin^2 chi`` (each factor ``(1 + rho^2 mu_m)^{-a_m}``, ``sum a_m = d/2``, and the two
+      factors ``1/(1 + rho^2 mu_i)`` give ``cos^{d+4}``): the weight ``-(16/pi) sin^2 theta sin^3 chi
+      cos^{d-1} chi``;
+    * ``looped_angle``: ``t = tan^2 chi`` has ``t (dt/d chi) cos^{d+4} chi = 2 sin^3 chi cos^{d-1} chi``.
+    """
+    G = sp.symbols(f"G1:{levels + 1}", positive=True)
+    lam = sp.symbols(f"l1:{levels + 1}", positive=True)
+    cs = sp.symbols(f"c2:{levels + 1}", positive=True)
+    es = sp.symbols(f"e2:{levels + 1}", real=True)
+    x = sp.symbols("x", positive=True)
+    total = sum(G)
+    w = [g / total for g in G]
+    mom1 = sum(li * wi for li, wi in zip(lam, w))
+    mom2 = sum(li ** 2 * wi for li, wi in zip(lam, w))
+    r2 = 1 + 2 * x * mom1 + x ** 2 * mom2
+    B = sum(li ** 2 * g for li, g in zip(lam, G))
+    C = sum(li * g for li, g in zip(lam, G))
+    A = sum((1 + x * li) ** 2 * g for li, g in zip(lam, G))
+    out = {"ln_in_gammas": sp.cancel(sp.together(4 * (mom2 - mom1 ** 2) ** 2 / (mom2 * r2 ** 3)
+                                                 - 4 * (B * total - C ** 2) ** 2 / (B * A ** 3))) == 0,
+           "gap_in_gammas": sp.expand(B * total - C ** 2 - sum((lam[i] - lam[j]) ** 2 * G[i] * G[j]
+                                                               for i in range(levels)
+                                                               for j in range(i + 1, levels))) == 0}
+    P = sum(c * wi for c, wi in zip(cs, w[1:]))
+    dP = sum(e * wi for e, wi in zip(es, w[1:]))
+    out["looped_in_gammas"] = sp.cancel(sp.together(
+        w[0] * dP / (w[0] + P) ** 2
+        - G[0] * sum(e * g for e, g in zip(es, G[1:])) / (G[0] + sum(c * g for c, g in zip(cs, G[1:]))) ** 2)) == 0
+    a, u, g, t, Q = sp.symbols("a u g t Q", positive=True)
+    density = g ** (a - 1) * sp.exp(-g) / sp.gamma(a)
+    e0 = sp.integrate(density * sp.exp(-u * g), (g, 0, sp.oo), conds="none")
+    e1 = sp.integrate(g * density * sp.exp(-u * g), (g, 0, sp.oo), conds="none")
+    out["gamma_moments"] = (sp.simplify(e0 - (1 + u) ** -a) == 0
+                            and sp.simplify(e1 - a * (1 + u) ** (-a - 1)) == 0)
+    out["gamma_representation"] = all(
+        sp.simplify(sp.integrate(t ** (p - 1) * sp.exp(-t * Q), (t, 0, sp.oo), conds="none")
+                    - sp.gamma(p) * Q ** (-p)) == 0
+        for p in (sp.Rational(1, 2), sp.Rational(3, 2), 2)) and sp.simplify(
+        sp.gamma(sp.Rational(1, 2)) * sp.gamma(sp.Rational(3, 2)) - sp.pi / 2) == 0
+    rho_, chi, mu, dd = sp.symbols("rho chi mu d", positive=True)
+    q = sp.symbols("q", positive=True)          # theta = atan q on 0 < theta < pi/2 (d theta/dq = 1/(1 + q^2))
+    cos_t, sin_t = 1 / sp.sqrt(1 + q ** 2), q / sp.sqrt(1 + q ** 2)
+    s_, t_ = rho_ ** 2 * cos_t ** 2, rho_ ** 2 * sin_t ** 2
+    jac = sp.Abs(sp.Matrix([s_, t_]).jacobian([rho_, q]).det()) * (1 + q ** 2)
+    polar = sp.simplify(s_ ** sp.Rational(-1, 2) * t_ ** sp.Rational(1, 2) * jac - 4 * rho_ ** 3 * sin_t ** 2) == 0
+    tan_chi = sp.tan(chi)
+    radial = sp.simplify(sp.powsimp(tan_chi ** 3 * sp.diff(tan_chi, chi) * sp.cos(chi) ** (dd + 4)
+                                    / (sp.sin(chi) ** 3 * sp.cos(chi) ** (dd - 1)), force=True)) == 1
+    factor = sp.simplify((1 + tan_chi ** 2 * mu) * sp.cos(chi) ** 2 - (sp.cos(chi) ** 2 + mu * sp.sin(chi) ** 2)) == 0
+    out["ln_angles"] = polar and radial and factor
+    t_chi = tan_chi ** 2
+    out["looped_angle"] = sp.simplify(sp.powsimp(t_chi * sp.diff(t_chi, chi) * sp.cos(chi) ** (dd + 4)
+                                                 / (2 * sp.sin(chi) ** 3 * sp.cos(chi) ** (dd - 1)),
+                                                 force=True)) == 1
+    return out
+
+
 # -------------------------------------------------------------------- checks of steps 1-3
 @lru_cache(maxsize=None)
 @seeded

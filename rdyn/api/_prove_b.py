@@ -14,12 +14,14 @@ ETA_FRACTION_MIN = 1e-100      # --eta-fraction LO: the branch and bound's doubl
 # (measured at the default Task 1 instance: LO = 1e-13 certifies everything in 0.7 s, LO = 1e-14 and below
 # split S0 boxes and search trajectories for minutes); 1e-12 keeps a factor 10 of headroom
 S0_MIN = 1e-12
-# --steps: seconds of CPU per certified GD step by the number of distinct eigenvalues (level_F's rigorous
-# integral: 1-D for two levels, measured 6-15 ms (ln) and 11-25 ms (looped) per step on 2 shared cores,
-# bench/bench_prove_b.py; nested 2-D for three, measured 1.0 s (ln) and 1.6 s (looped) per step at spectrum
-# 3,2,1, 2026-12-07), plus the start (imports, kernels)
-TRAIN_STEP_S = {2: {"ln": 0.015, "looped": 0.025}, 3: {"ln": 1.0, "looped": 1.6}}
-MAX_TRAIN_LEVELS = max(TRAIN_STEP_S)
+# --steps: seconds of CPU per certified GD step (level_F's rigorous integral; bench/bench_prove_b.py on 2 shared
+# cores, 2026-12-07), plus the start (imports, kernels). Stick-breaking angles, by levels and model: 1-D for two
+# levels, 6-15 ms (ln) and 11-25 ms (looped); nested 2-D for three, 1.0 s (ln, spectrum 3,2,1). The Laplace route
+# (every other case) grows with the number r of levels: looped, one integral of r factors (2-6 ms at r = 3,
+# 18 ms at r = 6, 41 ms at r = 12: about 4 ms times r); ln, two nested integrals over r(r-1)/2 pairs (6.8 s at
+# r = 4, 15 s at r = 5, 22 s at r = 6: about 0.6 s times r^2)
+STICK_BREAKING_STEP_S = {2: {"ln": 0.015, "looped": 0.025}, 3: {"ln": 1.0}}
+LAPLACE_STEP_S = {"ln": (0.6, 2), "looped": (0.004, 1)}     # (seconds, power of r)
 TRAIN_START_S = 1.0
 PROGRESS_EVERY = 1000          # --steps: a progress line every this many steps
 
@@ -94,10 +96,6 @@ def instance(v: ProveOptions):
                                     "l_(r+1))/(1 + gamma l_1) is over the eigenvalues of a fixed S")
         require(top_levels(spectrum)[2] is not None, "--spectrum has one distinct eigenvalue: the top eigenspace is "
                                                      "all of R^d and R = 1 (no l_(r+1) < l_1)")
-    if model != "noln" and v.steps is not None:
-        require(spectrum is not None and 2 <= len(set(spectrum)) <= MAX_TRAIN_LEVELS,
-                "--steps needs a spectrum with two or three distinct eigenvalues (the expectation is then a 1-D or "
-                "nested 2-D integral, enclosed rigorously; four levels need a nested 3-D integral, minutes per step)")
     s0 = _range(v.s0, "--s0", (0.25, 16.0), positive=True)
     require(s0[0] >= S0_MIN, f"--s0: LO must be at least {S0_MIN:g} (below it the region's double-precision "
             f"enclosures no longer decide the S0 boxes, and the branch and bound does not finish), got {v.s0!r}")
@@ -113,12 +111,24 @@ def instance(v: ProveOptions):
                      eta=0.1 if v.eta is None else v.eta)
 
 
+def train_step_seconds(model: str, levels: int) -> float:
+    """Seconds per certified GD step of ``model`` on a spectrum with ``levels`` distinct eigenvalues, by the route
+    :func:`~rdyn.verification.proofs.model_b.training.level_F` takes (:data:`STICK_BREAKING_STEP_S`,
+    :data:`LAPLACE_STEP_S`)."""
+    from rdyn.verification.proofs.model_b.training import route_of
+
+    if route_of(model, levels) == "stick_breaking":
+        return STICK_BREAKING_STEP_S[levels][model]
+    seconds, power = LAPLACE_STEP_S[model]
+    return seconds * levels ** power
+
+
 def train_estimate(model: str, steps: int, levels: int = 2):
     """The time of ``--paper B --model ln|looped --steps N`` on a spectrum with ``levels`` distinct
-    eigenvalues (:data:`TRAIN_STEP_S` per certified step)."""
+    eigenvalues (:func:`train_step_seconds` per certified step)."""
     from rdyn.run_time import RunTimeEstimate
 
-    per_step = TRAIN_STEP_S[levels][model]
+    per_step = train_step_seconds(model, levels)
     return RunTimeEstimate("prove --paper B", TRAIN_START_S + steps * per_step,
                            f"{steps} certified GD steps of the {model} model at about "
                            f"{per_step * 1e3:.0f} ms each", steps=steps)

@@ -37,7 +37,7 @@ descent inequality, gamma monotone), by exact step 0 and interval branch and bou
 (S0, g = gamma/gamma*, delta = (beta^2 - alpha^2)/gamma*); gamma* (Theorem 4.2) by a Krawczyk
 test with the contraction bound |g'| < 1; R* (Theorem 4.6 (2)) with --data spectrum. --model ln
 or looped: the contraction factor R = (1 + gamma l_(r+1))/(1 + gamma l_1) over --gamma, or at the
-gamma_T of --steps GD steps certified by arb iteration (spectra with two or three distinct eigenvalues).
+gamma_T of --steps GD steps certified by arb iteration (spectra with two or more distinct eigenvalues).
 --eta-fraction LO,HI (noln): Theorem B.3 for every eta = theta eta_max(S0), theta in [LO, HI], by
 branch and bound over (S0, theta) boxes; a refuted printed statement also reports the theta below
 which it is certified and the lowest theta of its counterexamples.

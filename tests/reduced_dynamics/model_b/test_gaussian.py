@@ -136,6 +136,15 @@ def test_route_identities_are_derived():
                                            "gamma_representation": True, "polar_weights": True}
 
 
+def test_the_certified_laplace_routes_identities_are_derived():
+    """verify/proofs/model_b/training.py's laplace_F rests on these (checked with three levels)."""
+    from rdyn.derivations.model_b import laplace_route_identities
+
+    assert laplace_route_identities(3) == {"ln_in_gammas": True, "gap_in_gammas": True, "looped_in_gammas": True,
+                                           "gamma_moments": True, "gamma_representation": True, "ln_angles": True,
+                                           "looped_angle": True}
+
+
 def test_grid_nodes_are_the_built_grids():
     """The pure sizing (no allocation) equals the grid a run builds: single layers, looped."""
     for spec, dps, L in [((5, 4, 3, 2, 1), None, None), ((4, 3, 2, 1, 1), 20, None),

@@ -10,9 +10,9 @@ from rdyn.verification.proofs.model_b.b3 import prove_b3, prove_b3_theta
 from rdyn.verification.proofs.model_b.contraction import contraction_factor, top_levels
 from rdyn.verification.proofs.model_b.instance import BInstance, FORMS, PREC_BITS, noln_constants
 from rdyn.verification.proofs.model_b.krawczyk import krawczyk_gamma_star
-from rdyn.verification.proofs.model_b.training import certified_training
+from rdyn.verification.proofs.model_b.training import certified_training, nested_integrals, route_of
 
-LEVEL_WORDS = {2: "two", 3: "three"}   # the spectra whose gamma_T a certified GD run encloses
+LEVEL_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
 
 def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC_BITS, progress=None) -> dict:
@@ -50,15 +50,19 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
                 statements.append(contraction_factor(inst.spectrum, inst.gamma_range[0], inst.gamma_range[1],
                                                      label=label, L=inst.L, what=what))
             else:
+                levels = len(set(inst.spectrum))
+                route = route_of(inst.model, levels)
                 gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta, inst.steps,
                                                           inst.L, progress=progress)
                 st = contraction_factor(inst.spectrum, gT, gT, label=label, L=inst.L, what=f"{what}_T")
                 st["statement"] += (f"; {what}_T after {inst.steps} GD steps at eta = {inst.eta!r} from "
                                     f"alpha0 = 0, beta0 = 1, by certified iteration "
-                                    f"({LEVEL_WORDS[len(set(inst.spectrum))]}-level spectrum)")
+                                    f"({LEVEL_WORDS.get(levels, levels)}-level spectrum)")
                 if st["certificate"] is not None:
                     st["certificate"].update(steps=inst.steps, gamma_T=digits(gT), gamma_T_radius=float(gT.rad()),
-                                             increasing=increasing, seconds=round(secs, 3))
+                                             increasing=increasing, seconds=round(secs, 3),
+                                             expectation_route=route,
+                                             nested_integrals=nested_integrals(inst.model, levels)[route])
                 statements.append(st)
         return {"paper": "B", "instance": inst.to_dict(), "constants": constants, "statements": statements,
                 "prec_bits": prec, "seconds": round(time.perf_counter() - t0, 3)}

@@ -1,6 +1,16 @@
 """Certified GD training of the LN layer or the looped model on a spectrum with two or more distinct
 eigenvalues (:func:`certified_training`): ``F = L'/d`` by a rigorous integral over the eigenspace masses
-(:func:`level_F`: 1-D for two levels, nested for more), the recursion on arb balls."""
+(:func:`level_F`), the recursion on arb balls.
+
+Two routes enclose the expectation over the masses ``w ~ Dirichlet(k_1/2, ..., k_r/2)``; :func:`level_F` takes
+the one with fewer nested integrals (stick-breaking at a tie, where it is measured faster):
+
+* **stick-breaking angles** (:func:`stick_breaking_F`): ``r - 1`` nested integrals over ``[0, pi/2]``;
+* **Laplace** (:func:`laplace_F`): the masses as ``G/sum G`` with independent ``G_i ~ Gamma(k_i/2)`` (the integrand
+  is homogeneous of degree 0), each negative power of a positive linear form in G written as a Gamma integral,
+  and the Gamma expectations in closed form: one integral for the looped model and two for the LN layer,
+  whatever r (the identities: :func:`rdyn.derivations.model_b.laplace_route_identities`).
+"""
 from __future__ import annotations
 
 import signal
@@ -19,9 +29,129 @@ WIDE_RADIUS = 1e-30
 WIDE_EVAL_LIMIT = 1000
 
 
+def levels_of(spectrum) -> tuple[list, list]:
+    """The distinct eigenvalues ``l_1 > ... > l_r`` of a spectrum and their multiplicities ``k_1, ..., k_r``."""
+    levels = sorted(set(spectrum), reverse=True)
+    return levels, [sum(1 for m in spectrum if m == level) for level in levels]
+
+
+def nested_integrals(model: str, r: int) -> dict:
+    """How many nested integrals each route needs for ``r`` distinct eigenvalues."""
+    return {"stick_breaking": r - 1, "laplace": 1 if model == "looped" else 2}
+
+
+def route_of(model: str, r: int) -> str:
+    """The route :func:`level_F` takes: the one with fewer nested integrals, stick-breaking at a tie
+    (``"stick_breaking"`` for the LN layer with r <= 3 and the looped model with r = 2, else ``"laplace"``)."""
+    depth = nested_integrals(model, r)
+    return "laplace" if depth["laplace"] < depth["stick_breaking"] else "stick_breaking"
+
+
 def level_F(model: str, spectrum, d: int, L: int | None = None):
-    """F(x) = L'(x)/d of the LN layer (x = gamma: ``E[a^T S g_h]/d`` with
-    ``a^T S g_h = -2 (m2 - m1^2)/(sqrt(m2) r^3)``, ``m_j = sum_i l_i^j w_i``, ``r^2 = 1 + 2 x m1 + x^2 m2``;
+    """F(x) = L'(x)/d of the LN layer (x = gamma) or of the looped model (x = rho) for a spectrum with
+    r >= 2 distinct eigenvalues, by the route of :func:`route_of` (:func:`stick_breaking_F` or
+    :func:`laplace_F`). Returns the function x (a ball) -> F (a ball)."""
+    levels, _ = levels_of(spectrum)
+    if len(levels) < 2:
+        raise ValueError("the spectrum needs at least two distinct eigenvalues")
+    route = laplace_F if route_of(model, len(levels)) == "laplace" else stick_breaking_F
+    return route(model, spectrum, d, L)
+
+
+def _integral(f, spread: float, rel_tol):
+    """``int_0^{pi/2} f``: every enclosure is rigorous whatever the tolerance and the limits, which only say when
+    to stop; an inner integral over a wide ball of an outer angle (the outer integrator's error bounds on complex
+    ellipses) cannot be tighter than that ball, so it stops there, after at most WIDE_EVAL_LIMIT calls."""
+    if spread > WIDE_RADIUS:
+        return acb.integral(f, 0, acb.pi() / 2, rel_tol=arb(4 * spread), eval_limit=WIDE_EVAL_LIMIT)
+    return acb.integral(f, 0, acb.pi() / 2, rel_tol=rel_tol)
+
+
+def _inverse_half_power(P, k: int, analytic: bool):
+    """``P^(-k/2)`` for an integer ``k >= 1`` (the square root checks its branch cut when asked)."""
+    out = P ** -(k // 2)
+    return out / P.sqrt(analytic=analytic) if k % 2 else out
+
+
+def laplace_F(model: str, spectrum, d: int, L: int | None = None):
+    """F(x) of :func:`level_F` by the Laplace route, for any number r >= 2 of distinct eigenvalues.
+
+    With ``w = G/S``, ``S = sum G_i``, ``G_i ~ Gamma(a_i)`` independent, ``a_i = k_i/2``
+    (``E[e^{-u G}] = (1 + u)^{-a}``, ``E[G e^{-u G}] = a (1 + u)^{-a-1}``):
+
+    * LN layer: ``f = -2 (m2 - m1^2)/(sqrt(m2) r^3) = -2 (B S - C^2) B^{-1/2} A^{-3/2}`` with ``B = sum l_i^2 G_i``,
+      ``C = sum l_i G_i``, ``A = sum (1 + x l_i)^2 G_i`` and ``B S - C^2 = sum_{i<j} (l_i - l_j)^2 G_i G_j``. With
+      ``B^{-1/2} A^{-3/2} = (2/pi) int int s^{-1/2} t^{1/2} e^{-sB - tA} ds dt`` and ``s = (tan chi cos theta)^2``,
+      ``t = (tan chi sin theta)^2``::
+
+          E f = -(16/pi) int_0^{pi/2} sin^2 theta int_0^{pi/2} sin^3 chi cos^{d-1} chi prod_m P_m^{-a_m}
+                sum_{i<j} (l_i - l_j)^2 a_i a_j/(P_i P_j) d chi d theta,
+          P_m = cos^2 chi + (l_m^2 cos^2 theta + (1 + x l_m)^2 sin^2 theta) sin^2 chi;
+
+    * looped model: ``f = w_1 dP/(w_1 + P)^2 = G_1 sum_{i>=2} e_i G_i/(G_1 + sum_{i>=2} c_i G_i)^2`` with
+      ``c_i = z_i^{2L}``, ``e_i = 2L z_i^{2L-1} (l_i - l_1)/(1 + x l_1)^2``, ``z_i = (1 + x l_i)/(1 + x l_1)``; with
+      ``Q^{-2} = int_0^oo t e^{-tQ} dt`` and ``t = tan^2 chi``::
+
+          E f = 2 a_1 int_0^{pi/2} sin^3 chi cos^{d-1} chi prod_{j>=2} R_j^{-a_j} sum_{i>=2} a_i e_i/R_i d chi,
+          R_j = cos^2 chi + c_j sin^2 chi.
+
+    Every integrand is analytic on the closed square (``P_m``, ``R_j > 0`` for ``l_m > 0``, ``x >= 0``), so
+    ``acb.integral`` encloses it with a rigorous error bound; F = E f/d."""
+    levels, counts = levels_of(spectrum)
+    r = len(levels)
+    a = [arb(k) / 2 for k in counts]
+    rel_tol = arb(2) ** -(TRAIN_PREC_BITS - 24)
+
+    def ln_F(x):
+        pairs = [(i, j, arb((levels[i] - levels[j]) ** 2) * a[i] * a[j]) for i in range(r) for j in range(i + 1, r)]
+        top = [arb(level) ** 2 for level in levels]
+        side = [(1 + x * level) ** 2 for level in levels]
+
+        def over_theta(theta, outer_analytic):
+            sin_t, cos_t = theta.sin(), theta.cos()
+            mu = [top[m] * (cos_t * cos_t) + side[m] * (sin_t * sin_t) for m in range(r)]
+
+            def over_chi(chi, analytic):
+                analytic = analytic or outer_analytic
+                sin_c, cos_c = chi.sin(), chi.cos()
+                s2, c2 = sin_c * sin_c, cos_c * cos_c
+                P = [c2 + mu[m] * s2 for m in range(r)]
+                density = s2 * sin_c * cos_c ** (d - 1)
+                for m in range(r):
+                    density = density * _inverse_half_power(P[m], counts[m], analytic)
+                gap = acb(0)
+                for i, j, c in pairs:
+                    gap = gap + c / (P[i] * P[j])
+                return density * gap
+            return sin_t * sin_t * _integral(over_chi, _radius(theta), rel_tol)
+
+        return -16 * _integral(over_theta, 0.0, rel_tol).real / arb.pi() / d
+
+    def looped_F(x):
+        den = 1 + x * levels[0]
+        c, e = [], []
+        for level in levels[1:]:
+            z = (1 + x * level) / den
+            c.append(z ** (2 * L))
+            e.append((2 * L) * z ** (2 * L - 1) * (level - levels[0]) / (den * den))
+
+        def over_chi(chi, analytic):
+            sin_c, cos_c = chi.sin(), chi.cos()
+            s2, c2 = sin_c * sin_c, cos_c * cos_c
+            density, moment = s2 * sin_c * cos_c ** (d - 1), acb(0)
+            for m in range(1, r):
+                R = c2 + c[m - 1] * s2
+                density = density * _inverse_half_power(R, counts[m], analytic)
+                moment = moment + a[m] * e[m - 1] / R
+            return density * moment
+        return 2 * a[0] * _integral(over_chi, 0.0, rel_tol).real / d
+
+    return ln_F if model == "ln" else looped_F
+
+
+def stick_breaking_F(model: str, spectrum, d: int, L: int | None = None):
+    """F(x) of :func:`level_F` by stick-breaking angles: F(x) = L'(x)/d of the LN layer (x = gamma:
+    ``E[a^T S g_h]/d`` with ``a^T S g_h = -2 (m2 - m1^2)/(sqrt(m2) r^3)``, ``m_j = sum_i l_i^j w_i``, ``r^2 = 1 + 2 x m1 + x^2 m2``;
     C.2.1, rdyn.derivations.model_b.ln_per_sample) or of the looped model (x = rho: the derivative of
     ``Dist^2 = P/(w_1 + P)``, ``P = sum_{i >= 2} w_i z_i^{2L}``, ``z_i = (1 + x l_i)/(1 + x l_1)``; Appendix A,
     looped_per_sample) for a spectrum with r >= 2 distinct eigenvalues ``l_1 > ... > l_r`` of multiplicities
@@ -32,11 +162,8 @@ def level_F(model: str, spectrum, d: int, L: int | None = None):
     enclosed by nested ``acb.integral`` calls (rigorous error bounds; an inner integral is evaluated on the
     outer variable's complex balls, and square roots check their branch cut whenever any level asks for an
     analytic value). Returns the function x (a ball) -> F (a ball)."""
-    levels = sorted(set(spectrum), reverse=True)
-    counts = [sum(1 for m in spectrum if m == level) for level in levels]
+    levels, counts = levels_of(spectrum)
     r = len(levels)
-    if r < 2:
-        raise ValueError("the spectrum needs at least two distinct eigenvalues")
     alphas = [arb(k) / 2 for k in counts]
     gammas = alphas[0].gamma()
     for alpha in alphas[1:]:
@@ -82,13 +209,8 @@ def level_F(model: str, spectrum, d: int, L: int | None = None):
                     inner = integral(j + 1, [*masses, w], cs * cs if stick is None else stick * (cs * cs), analytic)
                 return inner * sn ** (counts[j] - 1) * cs ** (tails[j] - 1)
 
-            # every enclosure is rigorous whatever the tolerance and the limits, which only say when to stop: an
-            # inner integral over a wide ball of an outer angle (the outer integrator's error bounds on complex
-            # ellipses) cannot be tighter than that ball, so it stops there, after at most WIDE_EVAL_LIMIT calls
             spread = max((_radius(m) for m in (masses if stick is None else [*masses, stick])), default=0.0)
-            if spread > WIDE_RADIUS:
-                return acb.integral(integrand, 0, acb.pi() / 2, rel_tol=arb(4 * spread), eval_limit=WIDE_EVAL_LIMIT)
-            return acb.integral(integrand, 0, acb.pi() / 2, rel_tol=rel_tol)
+            return _integral(integrand, spread, rel_tol)
 
         return 2 ** (r - 1) * integral(0, [], None, False).real / beta / d
 

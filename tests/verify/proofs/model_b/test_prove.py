@@ -294,21 +294,31 @@ def test_certified_training_contains_the_quadrature_run(model, L, gamma_T):
     assert c["R"][0] <= (1 + g) / (1 + 4 * g) <= c["R"][1]
 
 
-def test_certified_training_on_three_levels_and_four_refused():
-    """Three distinct eigenvalues: gamma_T by nested rigorous integrals, certified, its ball holding rdyn ln's
-    exact 30-digit value (--spectrum 3,2,1 --steps 3 --dps 30); four levels are refused before any work."""
+def test_certified_training_on_three_and_four_levels_and_one_refused():
+    """Three distinct eigenvalues: gamma_T by nested rigorous integrals (stick-breaking angles), certified, its
+    ball holding rdyn ln's exact 30-digit value (--spectrum 3,2,1 --steps 3 --dps 30). Four (the looped model, the
+    Laplace route): rho_T holds rdyn ln's value (--model looped --L 2 --spectrum 4,3,2,1 --steps 2 --dps 30, the
+    Gaussian route at tolerance 1e-33). One level is refused before any work."""
     from decimal import Decimal
 
     d = rdyn.prove(paper="B", model="ln", d=3, spectrum="3,2,1", steps=3).to_dict()
     (s,) = d["statements"]
     c = s["certificate"]
     assert s["verdict"] == "certified" and c["increasing"] is True and "three-level spectrum" in s["statement"]
+    assert (c["expectation_route"], c["nested_integrals"]) == ("stick_breaking", 2)
     assert abs(Decimal(c["gamma_T"]) - Decimal("0.0363961847257554436034778639277")) <= \
         Decimal(c["gamma_T_radius"]) + Decimal("1e-30")
+    d = rdyn.prove(paper="B", model="looped", L=2, d=4, spectrum="4,3,2,1", steps=2).to_dict()
+    (s,) = d["statements"]
+    c = s["certificate"]
+    assert s["verdict"] == "certified" and "four-level spectrum" in s["statement"]
+    assert (c["expectation_route"], c["nested_integrals"]) == ("laplace", 1) and c["gamma_T_radius"] < 1e-30
+    assert abs(Decimal(c["gamma_T"]) - Decimal("0.0474215314374713086559670871804")) <= \
+        Decimal(c["gamma_T_radius"]) + Decimal("1e-30")
     proc = subprocess.run([sys.executable, "-m", "rdyn", "prove", "--paper", "B", "--model", "ln", "--data",
-                           "spectrum", "--d", "4", "--spectrum", "4,3,2,1", "--steps", "2"],
+                           "spectrum", "--d", "3", "--spectrum", "2,2,2", "--steps", "2"],
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "two or three distinct eigenvalues" in proc.stderr
+    assert proc.returncode == 2 and "one distinct eigenvalue" in proc.stderr
     assert proc.stderr.count("\n") == 1      # one line, no traceback
 
 

@@ -1,5 +1,5 @@
 """verify/proofs/model_b/training.py: certified GD training of the LN layer and the looped model on spectra with
-two and three distinct eigenvalues."""
+two or more distinct eigenvalues, by stick-breaking angles and by the Laplace route."""
 from __future__ import annotations
 
 import pytest
@@ -60,3 +60,53 @@ def test_two_level_integral_is_the_one_dimensional_one():
             return -2 * (m2 - m1 ** 2) / (mpmath.sqrt(m2) * r2 ** mpmath.mpf(1.5)) * mpmath.cos(th)
         reference = 2 * mpmath.quad(f, [0, mpmath.pi / 2]) / mpmath.beta(mpmath.mpf(1) / 2, 1) / 3
         assert abs(float(value.mid()) - float(reference)) < 1e-25 * abs(float(reference)) + 1e-30
+
+
+@pytest.mark.parametrize("model,r,route", [("ln", 2, "stick_breaking"), ("ln", 3, "stick_breaking"),
+                                           ("ln", 4, "laplace"), ("ln", 12, "laplace"),
+                                           ("looped", 2, "stick_breaking"), ("looped", 3, "laplace"),
+                                           ("looped", 12, "laplace")])
+def test_the_route_has_the_fewer_nested_integrals(model, r, route):
+    """Stick-breaking needs r - 1 nested integrals, the Laplace route 1 (looped) or 2 (ln); a tie goes to
+    stick-breaking."""
+    from rdyn.verification.proofs.model_b.training import route_of
+
+    assert route_of(model, r) == route
+
+
+@pytest.mark.parametrize("model,spectrum,L,x", [("ln", (4, 1, 1), None, "0.05"), ("ln", (3, 2, 1), None, "1.3"),
+                                                ("looped", (4, 1, 1), 2, "0.05"), ("looped", (4, 1, 1), 2, "1.3"),
+                                                ("looped", (3, 2, 1), 2, "0.05"), ("looped", (3, 2, 1), 2, "1.3")])
+def test_the_two_routes_enclose_the_same_value(model, spectrum, L, x):
+    """F by stick-breaking angles and by the Laplace route (different variables, different integrands): both balls
+    are below 1e-32 wide and overlap, so they agree to about 32 digits."""
+    import flint
+    from flint import arb
+
+    from rdyn.verification.proofs.model_b.training import laplace_F, stick_breaking_F
+
+    with flint.ctx.workprec(128):
+        angles = stick_breaking_F(model, spectrum, len(spectrum), L)(arb(x))
+        laplace = laplace_F(model, spectrum, len(spectrum), L)(arb(x))
+    assert angles.overlaps(laplace)
+    assert max(float(angles.rad()), float(laplace.rad())) < 1e-32 * abs(float(angles.mid()))
+
+
+# rdyn ln --data spectrum --spectrum S --steps T --dps 30: ln, four levels, by the exact Dirichlet rule; looped, six
+# levels (--L 10), and ln, five levels, by the Gaussian route (a-posteriori estimate below 1e-37 at tolerance 1e-33)
+MANY_LEVELS = {("ln", (4, 3, 2, 1), None, 1): "0.0160193226098144966988018957498",
+               ("looped", (6, 5, 4, 3, 2, 1), 10, 20): "0.320236302790725614576466534947",
+               ("ln", (5, 4, 3, 2, 1), None, 2): "0.0336334299052645918284535416610"}
+
+
+@pytest.mark.parametrize("model,spectrum,L,steps", [
+    key if key[1] != (5, 4, 3, 2, 1) else pytest.param(*key, marks=pytest.mark.slow) for key in MANY_LEVELS])
+def test_four_or_more_levels_contain_rdyn_lns_value(model, spectrum, L, steps):
+    """Four or more distinct eigenvalues (the Laplace route): the certified gamma_T (rho_T) holds rdyn ln's
+    30-digit value, gamma increases at every step. (The LN layer with five levels, about 30 s, is slow.)"""
+    from decimal import Decimal
+
+    gamma, increasing, _ = certified_training(model, spectrum, len(spectrum), 0.1, steps, L=L)
+    mid, rad = Decimal(gamma.mid().str(40, radius=False)), Decimal(gamma.rad().str(5, radius=False))
+    assert increasing and rad < Decimal("1e-24")    # 20 looped steps: 3e-26; the LN layer's: below 1e-31
+    assert abs(mid - Decimal(MANY_LEVELS[(model, spectrum, L, steps)])) <= rad + Decimal("1e-30")
