@@ -14,14 +14,14 @@ ETA_FRACTION_MIN = 1e-100      # --eta-fraction LO: the branch and bound's doubl
 # (measured at the default Task 1 instance: LO = 1e-13 certifies everything in 0.7 s, LO = 1e-14 and below
 # split S0 boxes and search trajectories for minutes); 1e-12 keeps a factor 10 of headroom
 S0_MIN = 1e-12
-# --steps: seconds of CPU per certified GD step (level_F's rigorous integral; bench/bench_prove_b.py on 2 shared
-# cores, 2026-12-07), plus the start (imports, kernels). Stick-breaking angles, by levels and model: 1-D for two
-# levels, 6-15 ms (ln) and 11-25 ms (looped); nested 2-D for three, 1.0 s (ln, spectrum 3,2,1). The Laplace route
-# (every other case) grows with the number r of levels: looped, one integral of r factors (2-6 ms at r = 3,
-# 18 ms at r = 6, 41 ms at r = 12: about 4 ms times r); ln, two nested integrals over r(r-1)/2 pairs (6.8 s at
-# r = 4, 15 s at r = 5, 22 s at r = 6: about 0.6 s times r^2)
-STICK_BREAKING_STEP_S = {2: {"ln": 0.015, "looped": 0.025}, 3: {"ln": 1.0}}
-LAPLACE_STEP_S = {"ln": (0.6, 2), "looped": (0.004, 1)}     # (seconds, power of r)
+# --steps: seconds of CPU per certified GD step (level_F's rigorous integrals, F at the ball's midpoint and F' over
+# the ball; bench/bench_prove_b.py on 2 shared cores, 2026-12-07), plus the start (imports, kernels).
+# Stick-breaking angles, by levels and model: 1-D for two levels, 9-10 ms (ln) and 8 ms (looped); nested 2-D for
+# three, 1.8-2.0 s (ln, spectrum 3,2,1). The Laplace route (every other case) grows with the number r of levels:
+# looped, one integral of r factors (4-7 ms at r = 3, 33-37 ms at r = 6: about 6 ms times r); ln, two nested
+# integrals over r(r-1)/2 pairs (8-10 s at r = 4: about 0.6 s times r^2)
+STICK_BREAKING_STEP_S = {2: {"ln": 0.015, "looped": 0.025}, 3: {"ln": 2.0}}
+LAPLACE_STEP_S = {"ln": (0.6, 2), "looped": (0.006, 1)}     # (seconds, power of r)
 TRAIN_START_S = 1.0
 PROGRESS_EVERY = 1000          # --steps: a progress line every this many steps
 

@@ -685,8 +685,8 @@ _PROVE_B = (
            refusal="--gamma applies only to --paper B --model ln or looped, without --steps"),
     Option("steps", "int", None, "--paper B, ln and looped, a spectrum with two or more distinct eigenvalues: "
            "certify this many GD steps from alpha0 = 0, beta0 = 1 at --eta (arb balls, the expectation by "
-           "a rigorous integral over the eigenspace masses: 1-D for two levels, about 30 ms per step; the "
-           "looped model 1-D for any number r of levels, about 4r ms; the LN layer nested 2-D, about 1 s per "
+           "a rigorous integral over the eigenspace masses: 1-D for two levels, about 10-25 ms per step; the "
+           "looped model 1-D for any number r of levels, about 6r ms; the LN layer nested 2-D, about 2 s per "
            "step for three levels, 0.6 r^2 s for r >= 4) and enclose R at the trained gamma_T",
            lo=1, hi=20000, applies=lambda v: _paper_b(v) and _b_model(v) in ("ln", "looped"),
            refusal="--steps applies only to --paper B --model ln or looped"),

@@ -21,10 +21,16 @@ def top_levels(spectrum):
 def contraction_factor(spectrum, gamma_lo, gamma_hi, *, label: str, L: int | None = None, what: str = "gamma",
                        strictly_above_power: bool = False):
     """Certified enclosure of R(gamma) = (1 + gamma l_{r+1})/(1 + gamma l_1) for gamma in
-    [gamma_lo, gamma_hi] (balls or floats; R decreases in gamma: dR/dgamma = (l_{r+1} - l_1)/(1 + gamma l_1)^2),
-    and the certified statement R < 1 (with R^L for a looped model)."""
+    [gamma_lo, gamma_hi] (R decreases in gamma: dR/dgamma = (l_{r+1} - l_1)/(1 + gamma l_1)^2), and the
+    statement R < 1 (with R^L for a looped model; and R > l_{r+1}/l_1 when ``strictly_above_power``).
+
+    Floats are a stated range, its ends exact points: the statement is refuted when it certainly fails at an end.
+    A ball (``gamma_lo is gamma_hi``, e.g. a certified gamma_T or gamma*) encloses one unknown value: the
+    statement is certified when it holds on the whole ball, refuted when it fails on the whole ball, and otherwise
+    undecided (a ball too wide to tell), never refuted."""
     t0 = time.perf_counter()
     l1, r, l2 = top_levels(spectrum)
+    point = not isinstance(gamma_lo, arb)
     g_lo = gamma_lo if isinstance(gamma_lo, arb) else arb(gamma_lo)
     g_hi = gamma_hi if isinstance(gamma_hi, arb) else arb(gamma_hi)
     R_hi = (1 + g_lo * l2) / (1 + g_lo * l1)     # at the smallest gamma
@@ -33,7 +39,7 @@ def contraction_factor(spectrum, gamma_lo, gamma_hi, *, label: str, L: int | Non
     ok = bool(R_hi < 1)
     # Theorem 4.6 (2) also states R* > l_(r+1)/l_1 (gamma* finite): certified when asked for
     above = bool(R_lo > power) if strictly_above_power else None
-    gamma_pair = [float(gamma_lo), float(gamma_hi)] if not isinstance(gamma_lo, arb) else [lower(g_lo), upper(g_hi)]
+    gamma_pair = [float(gamma_lo), float(gamma_hi)] if point else [lower(g_lo), upper(g_hi)]
     cert = {"gamma": gamma_pair, "R": [lower(R_lo), upper(R_hi)], "R_max": digits(R_hi),
             "R_min": digits(R_lo), "lambda_1": l1, "r": r, "lambda_r_plus_1": l2,
             "power_method_ratio": digits(power), "min_margin": lower(1 - R_hi),
@@ -44,13 +50,27 @@ def contraction_factor(spectrum, gamma_lo, gamma_hi, *, label: str, L: int | Non
     if L is not None:
         cert["R_max_L"] = digits(R_hi ** L)
         cert["L"] = L
+    # a counterexample: R >= 1 at the range's lower end (a point) or on the whole ball; R <= l_(r+1)/l_1 at its
+    # upper end or on the whole ball
+    counterexample = None
+    if not ok:
+        if bool((R_hi if point else R_lo) >= 1):
+            at, value, rhs = g_lo, R_hi if point else R_lo, arb(1)
+            counterexample = {"gamma": digits(at), "lhs": digits(value), "rhs": "1"}
+        elif strictly_above_power and bool((R_lo if point else R_hi) <= power):
+            at, value, rhs = g_hi, R_lo if point else R_hi, power
+            counterexample = {"gamma": digits(at), "lhs": digits(value), "rhs": digits(power)}
+        if counterexample is not None:
+            counterexample.update(ratio=digits(value / rhs), ratio_radius=float((value / rhs).rad()), step=0,
+                                  S0=None)
+    verdict = "certified" if ok else "refuted" if counterexample is not None else "undecided"
+    reason = None
+    if verdict == "undecided":
+        reason = (f"the ball of {what}, [{lower(g_lo)!r}, {upper(g_hi)!r}], is too wide to decide: R in "
+                  f"[{lower(R_lo)!r}, {upper(R_hi)!r}]")
     return {"label": label, "form": "printed", "side": "upper",
             "statement": f"per-layer contraction factor R = (1 + {what} l_(r+1))/(1 + {what} l_1) < 1"
                          f"{' and > l_(r+1)/l_1 (the power method)' if strictly_above_power else ''} for {what} in "
                          f"the stated range: tan psi_(l+1) <= R tan psi_l on every cone tan psi <= tau (each invariant)",
-            "quantity": "contraction", "verdict": "certified" if ok else "refuted",
-            "certificate": cert if ok else None,
-            "counterexample": None if ok else {"gamma": digits(g_lo), "lhs": digits(R_hi), "rhs": "1",
-                                               "ratio": digits(R_hi), "ratio_radius": float(R_hi.rad()),
-                                               "step": 0, "S0": None},
-            "reason": None}
+            "quantity": "contraction", "verdict": verdict, "certificate": cert if ok else None,
+            "counterexample": counterexample, "reason": reason}

@@ -10,7 +10,7 @@ from rdyn.verification.proofs.model_b.b3 import prove_b3, prove_b3_theta
 from rdyn.verification.proofs.model_b.contraction import contraction_factor, top_levels
 from rdyn.verification.proofs.model_b.instance import BInstance, FORMS, PREC_BITS, noln_constants
 from rdyn.verification.proofs.model_b.krawczyk import krawczyk_gamma_star
-from rdyn.verification.proofs.model_b.training import certified_training, nested_integrals, route_of
+from rdyn.verification.proofs.model_b.training import BallTooWide, certified_training, nested_integrals, route_of
 
 LEVEL_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
@@ -52,9 +52,19 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
             else:
                 levels = len(set(inst.spectrum))
                 route = route_of(inst.model, levels)
-                gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta, inst.steps,
-                                                          inst.L, progress=progress)
+                try:
+                    gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta,
+                                                              inst.steps, inst.L, progress=progress)
+                except BallTooWide as wide:
+                    gT, increasing, secs, stopped = wide.gamma, None, None, wide
+                else:
+                    stopped = None
                 st = contraction_factor(inst.spectrum, gT, gT, label=label, L=inst.L, what=f"{what}_T")
+                if stopped is not None:   # rho_t after fewer steps than asked: the statement is not decided
+                    st.update(verdict="undecided", certificate=None, counterexample=None,
+                              reason=f"the certified iteration stopped at step {stopped.step} of {inst.steps}: "
+                                     f"{stopped} (the ball's dependency on {what} grows at every step); ask for "
+                                     f"fewer --steps")
                 st["statement"] += (f"; {what}_T after {inst.steps} GD steps at eta = {inst.eta!r} from "
                                     f"alpha0 = 0, beta0 = 1, by certified iteration "
                                     f"({LEVEL_WORDS.get(levels, levels)}-level spectrum)")

@@ -18,7 +18,7 @@ import threading
 import time
 
 import flint
-from flint import acb, arb
+from flint import acb, acb_series, arb
 
 
 TRAIN_PREC_BITS = 128
@@ -62,15 +62,61 @@ def _integral(f, spread: float, rel_tol):
     """``int_0^{pi/2} f``: every enclosure is rigorous whatever the tolerance and the limits, which only say when
     to stop; an inner integral over a wide ball of an outer angle (the outer integrator's error bounds on complex
     ellipses) cannot be tighter than that ball, so it stops there, after at most WIDE_EVAL_LIMIT calls."""
+    def guarded(z, analytic):   # series arithmetic refuses a divisor whose constant term holds 0: no enclosure
+        try:
+            return f(z, analytic)
+        except (ValueError, ZeroDivisionError):
+            return acb("nan")
     if spread > WIDE_RADIUS:
-        return acb.integral(f, 0, acb.pi() / 2, rel_tol=arb(4 * spread), eval_limit=WIDE_EVAL_LIMIT)
-    return acb.integral(f, 0, acb.pi() / 2, rel_tol=rel_tol)
+        return acb.integral(guarded, 0, acb.pi() / 2, rel_tol=arb(4 * spread), eval_limit=WIDE_EVAL_LIMIT)
+    return acb.integral(guarded, 0, acb.pi() / 2, rel_tol=rel_tol)
+
+
+#: F over a ball is F(mid) + F'(ball) (ball - mid) (:func:`_mean_value_form`); F' only multiplies the ball's
+#: radius, so a few digits of it are enough
+DERIVATIVE_REL_TOL_BITS = 20
+
+
+def _mean_value_form(expectation):
+    """``F(x)`` from ``expectation(x, derivative)`` (the integral at a point, or the integral of the integrand's
+    x-derivative over a ball): ``F(X) in F(m) + F'(X) (X - m)`` (mean value theorem, ``m`` the midpoint). The
+    integrand's value over a ball carries x's dependency at each of its occurrences (a ball up to 25 times wider
+    than ``|F'| rad X`` at four levels), which grows the iteration's balls geometrically; this form does not."""
+    def F(x):
+        if x.rad() == 0:
+            return expectation(x, False)
+        m = arb(x.mid())
+        return expectation(m, False) + expectation(x, True) * (x - m)
+    return F
+
+
+def _variable(x, derivative: bool):
+    """``x`` itself, or ``x + t`` as a series in ``t`` (its coefficient of ``t`` is then each quantity's
+    x-derivative)."""
+    return acb_series([acb(x), acb(1)], prec=2) if derivative else x
+
+
+def _part(value, derivative: bool):
+    """The integrand's value (an acb), or its x-derivative (the series' coefficient of ``t``)."""
+    if not derivative:
+        return value
+    coefficients = value.coeffs() if isinstance(value, acb_series) else [value]
+    return coefficients[1] if len(coefficients) > 1 else acb(0)
+
+
+def _sqrt(P, analytic: bool):
+    """``sqrt(P)``, checking the branch cut when asked (a series: at its constant term; non-analytic -> nan)."""
+    if not isinstance(P, acb_series):
+        return P.sqrt(analytic=analytic)
+    if analytic and not P.coeffs()[0].sqrt(analytic=True).is_finite():
+        return acb_series([acb("nan")], prec=2)
+    return P.sqrt()
 
 
 def _inverse_half_power(P, k: int, analytic: bool):
     """``P^(-k/2)`` for an integer ``k >= 1`` (the square root checks its branch cut when asked)."""
     out = P ** -(k // 2)
-    return out / P.sqrt(analytic=analytic) if k % 2 else out
+    return out / _sqrt(P, analytic) if k % 2 else out
 
 
 def laplace_F(model: str, spectrum, d: int, L: int | None = None):
@@ -102,7 +148,9 @@ def laplace_F(model: str, spectrum, d: int, L: int | None = None):
     a = [arb(k) / 2 for k in counts]
     rel_tol = arb(2) ** -(TRAIN_PREC_BITS - 24)
 
-    def ln_F(x):
+    def ln_expectation(x, derivative):
+        tol = arb(2) ** -DERIVATIVE_REL_TOL_BITS if derivative else rel_tol
+        x = _variable(x, derivative)
         pairs = [(i, j, arb((levels[i] - levels[j]) ** 2) * a[i] * a[j]) for i in range(r) for j in range(i + 1, r)]
         top = [arb(level) ** 2 for level in levels]
         side = [(1 + x * level) ** 2 for level in levels]
@@ -122,12 +170,14 @@ def laplace_F(model: str, spectrum, d: int, L: int | None = None):
                 gap = acb(0)
                 for i, j, c in pairs:
                     gap = gap + c / (P[i] * P[j])
-                return density * gap
-            return sin_t * sin_t * _integral(over_chi, _radius(theta), rel_tol)
+                return _part(density * gap, derivative)
+            return sin_t * sin_t * _integral(over_chi, _radius(theta), tol)
 
-        return -16 * _integral(over_theta, 0.0, rel_tol).real / arb.pi() / d
+        return -16 * _integral(over_theta, 0.0, tol).real / arb.pi() / d
 
-    def looped_F(x):
+    def looped_expectation(x, derivative):
+        tol = arb(2) ** -DERIVATIVE_REL_TOL_BITS if derivative else rel_tol
+        x = _variable(x, derivative)
         den = 1 + x * levels[0]
         c, e = [], []
         for level in levels[1:]:
@@ -143,10 +193,10 @@ def laplace_F(model: str, spectrum, d: int, L: int | None = None):
                 R = c2 + c[m - 1] * s2
                 density = density * _inverse_half_power(R, counts[m], analytic)
                 moment = moment + a[m] * e[m - 1] / R
-            return density * moment
-        return 2 * a[0] * _integral(over_chi, 0.0, rel_tol).real / d
+            return _part(density * moment, derivative)
+        return 2 * a[0] * _integral(over_chi, 0.0, tol).real / d
 
-    return ln_F if model == "ln" else looped_F
+    return _mean_value_form(ln_expectation if model == "ln" else looped_expectation)
 
 
 def stick_breaking_F(model: str, spectrum, d: int, L: int | None = None):
@@ -176,7 +226,10 @@ def stick_breaking_F(model: str, spectrum, d: int, L: int | None = None):
     rel_tol = arb(2) ** -(TRAIN_PREC_BITS - 24)
     l1 = levels[0]
 
-    def F(x):
+    def expectation(x, derivative):
+        tol = arb(2) ** -DERIVATIVE_REL_TOL_BITS if derivative else rel_tol
+        x = _variable(x, derivative)
+
         def value(w, analytic):
             if model == "ln":
                 m1 = l1 * w[0]
@@ -185,14 +238,14 @@ def stick_breaking_F(model: str, spectrum, d: int, L: int | None = None):
                     m1 = m1 + li * wi
                     m2 = m2 + li * li * wi
                 r2 = 1 + 2 * x * m1 + x * x * m2
-                return -2 * (m2 - m1 * m1) / (m2.sqrt(analytic=analytic) * r2 * r2.sqrt(analytic=analytic))
+                return _part(-2 * (m2 - m1 * m1) / (_sqrt(m2, analytic) * r2 * _sqrt(r2, analytic)), derivative)
             den = 1 + x * l1
             P = dP = None
             for li, wi in zip(levels[1:], w[1:]):
                 z = (1 + x * li) / den
                 term, dterm = wi * z ** (2 * L), wi * (2 * L) * z ** (2 * L - 1) * (li - l1) / (den * den)
                 P, dP = (term, dterm) if P is None else (P + term, dP + dterm)
-            return w[0] * dP / ((w[0] + P) * (w[0] + P))
+            return _part(w[0] * dP / ((w[0] + P) * (w[0] + P)), derivative)
 
         def integral(j: int, masses: list, stick, outer_analytic: bool):
             """The integral over theta_j .. theta_(r-1), the masses of levels 1..j given."""
@@ -210,11 +263,11 @@ def stick_breaking_F(model: str, spectrum, d: int, L: int | None = None):
                 return inner * sn ** (counts[j] - 1) * cs ** (tails[j] - 1)
 
             spread = max((_radius(m) for m in (masses if stick is None else [*masses, stick])), default=0.0)
-            return _integral(integrand, spread, rel_tol)
+            return _integral(integrand, spread, tol)
 
         return 2 ** (r - 1) * integral(0, [], None, False).real / beta / d
 
-    return F
+    return _mean_value_form(expectation)
 
 
 def _radius(z) -> float:
@@ -222,12 +275,29 @@ def _radius(z) -> float:
     return float(z.real.rad()) + float(z.imag.rad())
 
 
+#: the iteration stops (:class:`BallTooWide`) when gamma's ball is wider than this, relative to gamma: F over a
+#: ball is enclosed with the ball's dependency (each occurrence of gamma in the integrand widens it), so the
+#: radius grows geometrically (about 1.07 a step for the looped model, L = 10, three levels), and F over a wide
+#: ball costs many more integrand calls
+MAX_RELATIVE_RADIUS = 1e-3
+
+
+class BallTooWide(ArithmeticError):
+    """The certified gamma_t grew wider than :data:`MAX_RELATIVE_RADIUS` at step ``step`` (``gamma`` its ball)."""
+
+    def __init__(self, step: int, gamma):
+        super().__init__(f"the ball of gamma_t is wider than {MAX_RELATIVE_RADIUS:g} of gamma_t at step {step} "
+                         f"(radius {float(gamma.rad()):.3g})")
+        self.step, self.gamma = step, gamma
+
+
 def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: int | None = None,
                        alpha0: float = 0.0, beta0: float = 1.0, progress=None):
     """The GD recursion alpha' = alpha - eta beta F(gamma), beta' = beta - eta alpha F(gamma)
     (looped: w, v, rho) for ``steps`` steps on arb balls with F from :func:`level_F`; eta is
     the exact decimal of its float's repr. Returns (gamma_T ball, increasing: gamma_{t+1} > gamma_t
-    certified at every step, seconds)."""
+    certified at every step, seconds); raises :class:`BallTooWide` when the ball outgrows
+    :data:`MAX_RELATIVE_RADIUS`."""
     t0 = time.perf_counter()
     old = flint.ctx.prec
     flint.ctx.prec = TRAIN_PREC_BITS
@@ -254,6 +324,8 @@ def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: 
             new = alpha * beta
             increasing = increasing and bool(new > gam)
             gam = new
+            if not gam.rad() <= MAX_RELATIVE_RADIUS * abs(gam.mid()):
+                raise BallTooWide(t + 1, gam)
             if progress is not None:
                 progress(t + 1)
         return gam, increasing, time.perf_counter() - t0

@@ -27,3 +27,17 @@ def test_refuted_when_the_range_reaches_gamma_zero():
     out = contraction_factor((4, 1, 1), 0.0, 2.0, label="Theorem 4.6")      # R(0) = 1, not < 1
     assert out["verdict"] == "refuted" and out["certificate"] is None
     assert out["counterexample"]["rhs"] == "1"
+
+
+def test_a_ball_too_wide_is_undecided_never_refuted():
+    """A certified ball (one unknown value) straddling the point where R = 1 decides nothing; a ball on which R >= 1
+    everywhere refutes (R(gamma) >= 1 for gamma <= 0)."""
+    from flint import arb
+
+    wide = arb("0.5", "1")           # [-0.5, 1.5]: R >= 1 below 0, < 1 above
+    out = contraction_factor((4, 1, 1), wide, wide, label="Theorem 4.7", what="rho_T")
+    assert out["verdict"] == "undecided" and out["counterexample"] is None and "too wide" in out["reason"]
+    negative = arb("-0.1", "0.01")   # R = 0.9/0.6 = 1.5 on the whole ball
+    out = contraction_factor((4, 1, 1), negative, negative, label="Theorem 4.7", what="rho_T")
+    assert out["verdict"] == "refuted" and out["counterexample"]["rhs"] == "1"
+    assert float(out["counterexample"]["lhs"][:6]) >= 1

@@ -110,3 +110,36 @@ def test_four_or_more_levels_contain_rdyn_lns_value(model, spectrum, L, steps):
     mid, rad = Decimal(gamma.mid().str(40, radius=False)), Decimal(gamma.rad().str(5, radius=False))
     assert increasing and rad < Decimal("1e-24")    # 20 looped steps: 3e-26; the LN layer's: below 1e-31
     assert abs(mid - Decimal(MANY_LEVELS[(model, spectrum, L, steps)])) <= rad + Decimal("1e-30")
+
+
+def test_the_mean_value_form_keeps_long_runs_tight():
+    """F over a ball is F(mid) + F'(ball) (ball - mid): over 400 steps of the looped model (L = 10, three levels)
+    the ball of rho_T stays below 1e-29 (evaluating the integrand on the ball itself, it grew about 7% a step, to
+    2.8e-6 at step 400, and a 1000-step run reported R < 1 refuted). And F's ball at a ball of x is no wider than
+    |F'| times its radius (plus F's own at a point)."""
+    import flint
+    from flint import arb
+
+    from rdyn.verification.proofs.model_b.training import laplace_F
+
+    gamma, increasing, _ = certified_training("looped", (3, 2, 1), 3, 0.1, 400, L=10)
+    assert increasing and float(gamma.rad()) < 1e-29
+    with flint.ctx.workprec(128):
+        F = laplace_F("looped", (4, 3, 2, 1), 4, 10)
+        ball, point = F(arb("0.3", "1e-20")), F(arb("0.3"))
+    assert ball.overlaps(point) and float(ball.rad()) < 0.61 * 1e-20     # |F'(0.3)| = 0.6038...
+
+
+def test_a_run_whose_ball_outgrows_the_bound_stops_and_says_so(monkeypatch):
+    """The iteration stops when gamma's ball is wider than MAX_RELATIVE_RADIUS of gamma (BallTooWide, with the
+    step); rdyn prove then says undecided, naming the step, instead of deciding R from a ball too wide."""
+    import rdyn
+    from rdyn.verification.proofs.model_b import training
+
+    monkeypatch.setattr(training, "MAX_RELATIVE_RADIUS", 1e-40)
+    with pytest.raises(training.BallTooWide) as stopped:
+        certified_training("looped", (4, 1, 1), 3, 0.1, 50, L=2)
+    assert stopped.value.step == 1      # gamma_0 = 0 exactly; gamma_1 = -eta F(0) carries F's radius, 1e-35
+    (s,) = rdyn.prove(paper="B", model="looped", L=2, d=3, spectrum="4,1,1", steps=50).to_dict()["statements"]
+    assert s["verdict"] == "undecided" and s["certificate"] is None
+    assert s["reason"].startswith("the certified iteration stopped at step 1 of 50")
