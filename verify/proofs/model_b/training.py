@@ -101,7 +101,10 @@ def _part(value, derivative: bool):
     if not derivative:
         return value
     coefficients = value.coeffs() if isinstance(value, acb_series) else [value]
-    return coefficients[1] if len(coefficients) > 1 else acb(0)
+    if len(coefficients) > 1:
+        return coefficients[1]
+    # a coefficient list cut short: the derivative is an exact 0, unless the value itself has no enclosure
+    return acb(0) if coefficients and coefficients[0].is_finite() else acb("nan")
 
 
 def _sqrt(P, analytic: bool):
@@ -109,7 +112,7 @@ def _sqrt(P, analytic: bool):
     if not isinstance(P, acb_series):
         return P.sqrt(analytic=analytic)
     if analytic and not P.coeffs()[0].sqrt(analytic=True).is_finite():
-        return acb_series([acb("nan")], prec=2)
+        return acb_series([acb("nan"), acb("nan")], prec=2)
     return P.sqrt()
 
 
