@@ -41,3 +41,15 @@ def test_a_ball_too_wide_is_undecided_never_refuted():
     out = contraction_factor((4, 1, 1), negative, negative, label="Theorem 4.7", what="rho_T")
     assert out["verdict"] == "refuted" and out["counterexample"]["rhs"] == "1"
     assert float(out["counterexample"]["lhs"][:6]) >= 1
+
+
+def test_a_tiny_positive_gamma_is_certified_at_any_precision():
+    """1 - R = gamma (l_1 - l_(r+1))/(1 + gamma l_1) has no cancellation: R < 1 at gamma = 1e-300 is certified with
+    a margin of 3e-300, at the default 53 bits (R itself rounds to 1 there; deciding R < 1 from R's ball said
+    refuted)."""
+    import flint
+
+    with flint.ctx.workprec(53):
+        out = contraction_factor((4, 1, 1), 1e-300, 2.0, label="Theorem 4.6")
+    assert out["verdict"] == "certified"
+    assert 2.9e-300 < out["certificate"]["min_margin"] <= 3e-300
