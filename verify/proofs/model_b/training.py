@@ -20,6 +20,8 @@ import time
 import flint
 from flint import acb, acb_series, arb
 
+from rdyn.reduced_dynamics.model_b.rule import distinct_levels
+
 
 TRAIN_PREC_BITS = 128
 #: an inner integral whose outer angles are balls wider than this (radius) is a bound for the outer
@@ -30,9 +32,10 @@ WIDE_EVAL_LIMIT = 1000
 
 
 def levels_of(spectrum) -> tuple[list, list]:
-    """The distinct eigenvalues ``l_1 > ... > l_r`` of a spectrum and their multiplicities ``k_1, ..., k_r``."""
-    levels = sorted(set(spectrum), reverse=True)
-    return levels, [sum(1 for m in spectrum if m == level) for level in levels]
+    """The distinct eigenvalues ``l_1 > ... > l_r`` of a spectrum and their multiplicities ``k_1, ..., k_r``
+    (:func:`rdyn.reduced_dynamics.model_b.rule.distinct_levels`, as two lists)."""
+    pairs = distinct_levels(tuple(spectrum))
+    return [level for level, _ in pairs], [count for _, count in pairs]
 
 
 def nested_integrals(model: str, r: int) -> dict:
