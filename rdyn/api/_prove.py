@@ -189,7 +189,8 @@ def run_all_d(v: ProveOptions, note=None):
 
 class RangeInterrupted(KeyboardInterrupt):
     """``rdyn prove --eta LO:HI`` (and ``--D LO:HI``) stopped by SIGINT/SIGTERM: ``result`` holds every eta
-    sub-box (and every D) decided before it; the rest are open boxes ("complete": false)."""
+    sub-box (and every D) decided before it; the rest are open boxes ("complete": false). Also ``--paper B
+    --steps N``: ``result`` holds the statement at the steps certified before the signal."""
 
     def __init__(self, result):
         super().__init__("interrupted")

@@ -136,11 +136,14 @@ def train_estimate(model: str, steps: int, levels: int = 2):
 
 def run_b(v: ProveOptions, note=None):
     """``note(text)`` (the command line): the time estimate before a run of ``--steps`` (printed when
-    it exceeds 10 s) and a progress line every :data:`PROGRESS_EVERY` steps. The branch and bound runs
+    it exceeds 10 s) and a progress line every :data:`PROGRESS_EVERY` steps. SIGINT/SIGTERM during
+    ``--steps`` raises :class:`rdyn.api._prove.RangeInterrupted` holding the report of the steps
+    certified so far (``"complete": false``, ``steps_done``). The branch and bound runs
     of --model noln take about a second (their S0 and region boxes together stay within --max-boxes)."""
+    from rdyn.api._prove import RangeInterrupted
     from rdyn.result import Result
     from rdyn.run_time import ANNOUNCE_ABOVE_S
-    from rdyn.verification.proofs.model_b.prove import prove_model_b
+    from rdyn.verification.proofs.model_b.prove import ProofInterrupted, prove_model_b
 
     inst = instance(v)
     progress = None
@@ -149,7 +152,10 @@ def run_b(v: ProveOptions, note=None):
         if est.seconds > ANNOUNCE_ABOVE_S:
             note(est.line().split(": ", 1)[1])
         progress = _progress_every(PROGRESS_EVERY, inst.steps, note)
-    data = prove_model_b(inst, max_boxes=v.max_boxes, progress=progress)
+    try:
+        data = prove_model_b(inst, max_boxes=v.max_boxes, progress=progress)
+    except ProofInterrupted as stop:   # --steps: the steps certified before the signal, "complete": false
+        raise RangeInterrupted(Result(stop.report, None, detail={"paper": "B"})) from None
     return Result(data, None, detail={"paper": "B"})
 
 

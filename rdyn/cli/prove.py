@@ -211,24 +211,40 @@ def grid_resume_command(argv, out: str) -> str:
 
 def run_b(values: ProveOptions) -> int:
     """--paper B: the Model B statements (text: one line per statement and its certificate,
-    counterexample or reason)."""
-    from rdyn.api._prove import run as api_run
+    counterexample or reason). SIGINT/SIGTERM during --steps prints the statement at the steps
+    certified before it ("complete": false) and exits 130 (143 for SIGTERM)."""
+    from rdyn.api._prove import RangeInterrupted, run as api_run
     from rdyn.api._prove_b import all_certified
 
     def note(text):
         print(f"rdyn prove --paper B: {text}", file=sys.stderr, flush=True)
 
-    res = api_run(values, note=note)
+    try:
+        res = api_run(values, note=note)
+    except RangeInterrupted as stop:
+        data = stop.result.to_dict()
+        _print_b(stop.result, data, values.json)
+        print(f"rdyn prove --paper B: interrupted after {data['steps_done']} of {values.steps} certified GD steps "
+              f"(the statement at step {data['steps_done']} is printed, \"complete\": false; no checkpoint: run "
+              f"again for all {values.steps})", file=sys.stderr)
+        return 130
     data = res.to_dict()
     print(f"rdyn prove --paper B: {data['seconds']:.1f} s", file=sys.stderr)
-    if values.json:
+    _print_b(res, data, values.json)
+    return 0 if all_certified(data) else 1
+
+
+def _print_b(res, data: dict, as_json: bool) -> None:
+    """The Model B report on stdout: its JSON, or one line per statement and its certificate,
+    counterexample or reason."""
+    if as_json:
         print(res.to_json())
-        return 0 if all_certified(data) else 1
+        return
     for r in data["statements"]:
         print(f"[{r['verdict']:10s}] {r['label']} {r['form']}: {r['statement']}")
         c = r["certificate"]
         if c:
-            keys = [k for k in ("S0", "eta_fraction", "gamma", "steps",
+            keys = [k for k in ("S0", "eta_fraction", "gamma", "steps", "steps_asked",
                                 "gamma_T", "increasing", "box", "width", "krawczyk_image",
                                 "contraction", "R", "boxes", "s0_boxes", "min_margin", "seconds") if k in c]
             print(f"{'':13s}" + ", ".join(f"{k} = {c[k]}" for k in keys))
@@ -241,4 +257,3 @@ def run_b(values: ProveOptions) -> int:
                 print(f"{'':13s}{c['theta_failure']['text']}")
         if r["reason"]:
             print(f"{'':13s}{r['reason']}")
-    return 0 if all_certified(data) else 1

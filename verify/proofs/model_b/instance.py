@@ -34,7 +34,7 @@ class BInstance:
     L: int | None = None
     s0: tuple = (0.25, 16.0)         # the interval of S0 = beta_0^2 (alpha_0 = 0)
     gamma_range: tuple | None = None  # ln / looped: the range of gamma (rho) for the contraction factor
-    steps: int | None = None         # ln / looped: certify this many GD steps (two-level spectra) instead
+    steps: int | None = None         # ln / looped: certify this many GD steps instead
     eta: float = 0.1                 # ln / looped with steps: the GD step size
     eta_fraction: tuple = (1.0, 1.0)  # noln: Theorem B.3 at eta = theta eta_max(S0) for theta in [LO, HI]
 

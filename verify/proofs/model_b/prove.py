@@ -10,9 +10,19 @@ from rdyn.verification.proofs.model_b.b3 import prove_b3, prove_b3_theta
 from rdyn.verification.proofs.model_b.contraction import contraction_factor, top_levels
 from rdyn.verification.proofs.model_b.instance import BInstance, FORMS, PREC_BITS, noln_constants
 from rdyn.verification.proofs.model_b.krawczyk import krawczyk_gamma_star
-from rdyn.verification.proofs.model_b.training import BallTooWide, certified_training, nested_integrals, route_of
+from rdyn.verification.proofs.model_b.training import (BallTooWide, TrainingInterrupted, certified_training,
+                                                      nested_integrals, route_of)
 
 LEVEL_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+
+
+class ProofInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM stopped the certified GD run of ``--steps``: ``report`` is the report of the steps
+    certified before it (``"complete": false``; :func:`prove_model_b`)."""
+
+    def __init__(self, report: dict):
+        super().__init__("interrupted")
+        self.report = report
 
 
 def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC_BITS, progress=None) -> dict:
@@ -25,7 +35,7 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
-        statements, constants = [], {}
+        statements, constants, interrupted = [], {}, None
         if inst.model == "noln":
             # here, not at the top: the branch and bound's interval arithmetic imports numba, which
             # --model ln / looped do not need
@@ -51,30 +61,53 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
                                                      label=label, L=inst.L, what=what))
             else:
                 levels = len(set(inst.spectrum))
-                route = route_of(inst.model, levels)
                 try:
-                    gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta,
-                                                              inst.steps, inst.L, progress=progress)
-                except BallTooWide as wide:
-                    gT, increasing, secs, stopped = wide.gamma, None, None, wide
-                else:
-                    stopped = None
-                st = contraction_factor(inst.spectrum, gT, gT, label=label, L=inst.L, what=f"{what}_T")
-                if stopped is not None:   # rho_t after fewer steps than asked: the statement is not decided
-                    st.update(verdict="undecided", certificate=None, counterexample=None,
-                              reason=f"the certified iteration stopped at step {stopped.step} of {inst.steps}: "
-                                     f"{stopped} (the ball's dependency on {what} grows at every step); ask for "
-                                     f"fewer --steps")
-                st["statement"] += (f"; {what}_T after {inst.steps} GD steps at eta = {inst.eta!r} from "
-                                    f"alpha0 = 0, beta0 = 1, by certified iteration "
-                                    f"({LEVEL_WORDS.get(levels, levels)}-level spectrum)")
-                if st["certificate"] is not None:
-                    st["certificate"].update(steps=inst.steps, gamma_T=digits(gT), gamma_T_radius=float(gT.rad()),
-                                             increasing=increasing, seconds=round(secs, 3),
-                                             expectation_route=route,
-                                             nested_integrals=nested_integrals(inst.model, levels)[route])
-                statements.append(st)
-        return {"paper": "B", "instance": inst.to_dict(), "constants": constants, "statements": statements,
-                "prec_bits": prec, "seconds": round(time.perf_counter() - t0, 3)}
+                    statements.append(_trained(inst, label, what, levels, progress))
+                except TrainingInterrupted as stop:
+                    interrupted = stop
+                    statements.append(_trained(inst, label, what, levels, None, stop))
+        report = {"paper": "B", "instance": inst.to_dict(), "constants": constants, "statements": statements,
+                  "prec_bits": prec, "seconds": round(time.perf_counter() - t0, 3)}
+        if interrupted is not None:
+            report.update(complete=False, steps_done=interrupted.step)
+            raise ProofInterrupted(report)
+        return report
     finally:
         flint.ctx.prec = old
+
+
+def _trained(inst: BInstance, label: str, what: str, levels: int, progress, stop: TrainingInterrupted | None = None):
+    """The contraction statement at gamma_T (rho_T) of ``inst.steps`` certified GD steps, or, with ``stop``, at
+    gamma_t of the t = ``stop.step`` steps certified before an interruption (undecided for t = 0)."""
+    route = route_of(inst.model, levels)
+    steps, stopped = inst.steps, None
+    if stop is not None:
+        gT, increasing, secs, steps = stop.gamma, stop.increasing, stop.seconds, stop.step
+    else:
+        try:
+            gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta,
+                                                      inst.steps, inst.L, progress=progress)
+        except BallTooWide as wide:
+            gT, increasing, secs, stopped = wide.gamma, None, None, wide
+    symbol = f"{what}_T" if stop is None else f"{what}_t"
+    st = contraction_factor(inst.spectrum, gT, gT, label=label, L=inst.L, what=symbol)
+    if steps == 0:   # gamma_0 = alpha0 beta0 = 0: nothing certified yet
+        st.update(verdict="undecided", certificate=None, counterexample=None,
+                  reason=f"interrupted before the first of the {inst.steps} certified GD steps asked")
+    if stopped is not None:   # rho_t after fewer steps than asked: the statement is not decided
+        st.update(verdict="undecided", certificate=None, counterexample=None,
+                  reason=f"the certified iteration stopped at step {stopped.step} of {inst.steps}: "
+                         f"{stopped} (the ball's dependency on {what} grows at every step); ask for "
+                         f"fewer --steps")
+    after = (f"{symbol} after {steps} GD steps" if stop is None else
+             f"{symbol} after the t = {steps} of the {inst.steps} GD steps asked that were certified before an interrupt")
+    st["statement"] += (f"; {after} at eta = {inst.eta!r} from "
+                        f"alpha0 = 0, beta0 = 1, by certified iteration "
+                        f"({LEVEL_WORDS.get(levels, levels)}-level spectrum)")
+    if st["certificate"] is not None:
+        st["certificate"].update(steps=steps, gamma_T=digits(gT), gamma_T_radius=float(gT.rad()),
+                                 increasing=increasing, seconds=round(secs, 3), expectation_route=route,
+                                 nested_integrals=nested_integrals(inst.model, levels)[route])
+        if stop is not None:
+            st["certificate"]["steps_asked"] = inst.steps
+    return st

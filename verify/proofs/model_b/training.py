@@ -297,13 +297,23 @@ class BallTooWide(ArithmeticError):
         self.step, self.gamma = step, gamma
 
 
+class TrainingInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM stopped :func:`certified_training` between two steps: ``step`` steps are certified
+    (``gamma`` is gamma_step's ball, ``increasing`` whether gamma increased at each of them)."""
+
+    def __init__(self, step: int, gamma, increasing: bool, seconds: float):
+        super().__init__(f"interrupted after {step} certified steps")
+        self.step, self.gamma, self.increasing, self.seconds = step, gamma, increasing, seconds
+
+
 def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: int | None = None,
                        alpha0: float = 0.0, beta0: float = 1.0, progress=None):
     """The GD recursion alpha' = alpha - eta beta F(gamma), beta' = beta - eta alpha F(gamma)
     (looped: w, v, rho) for ``steps`` steps on arb balls with F from :func:`level_F`; eta is
     the exact decimal of its float's repr. Returns (gamma_T ball, increasing: gamma_{t+1} > gamma_t
     certified at every step, seconds); raises :class:`BallTooWide` when the ball outgrows
-    :data:`MAX_RELATIVE_RADIUS`."""
+    :data:`MAX_RELATIVE_RADIUS`, and :class:`TrainingInterrupted` (the steps certified so far) on
+    SIGINT/SIGTERM (KeyboardInterrupt)."""
     t0 = time.perf_counter()
     old = flint.ctx.prec
     flint.ctx.prec = TRAIN_PREC_BITS
@@ -311,29 +321,32 @@ def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: 
         F = level_F(model, spectrum, d, L)
         e = arb(repr(float(eta)))
         alpha, beta = arb(repr(float(alpha0))), arb(repr(float(beta0)))
-        gam = alpha * beta
-        increasing = True
+        # (steps done, alpha, beta, gamma, increasing): replaced as one tuple, so a signal never splits a step
+        state = (0, alpha, beta, alpha * beta, True)
 
         # F is an acb.integral whose integrand is a Python callback: a KeyboardInterrupt raised inside it
         # (Ctrl-C, or SIGTERM through rdyn/signals.py) crashed the process (exit 139). The signals are
-        # held during each step's integral and taken between steps.
+        # held during each step (its integral and its update) and taken between steps.
         held = {signal.SIGINT, signal.SIGTERM}
         main = threading.current_thread() is threading.main_thread()
-        for t in range(steps):
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, held) if main else None
-            try:
-                Fg = F(gam)
-            finally:
-                if mask is not None:
-                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            alpha, beta = alpha - e * beta * Fg, beta - e * alpha * Fg
-            new = alpha * beta
-            increasing = increasing and bool(new > gam)
-            gam = new
-            if not gam.rad() <= MAX_RELATIVE_RADIUS * abs(gam.mid()):
-                raise BallTooWide(t + 1, gam)
-            if progress is not None:
-                progress(t + 1)
-        return gam, increasing, time.perf_counter() - t0
+        try:
+            while state[0] < steps:
+                mask = signal.pthread_sigmask(signal.SIG_BLOCK, held) if main else None
+                try:
+                    t, alpha, beta, gam, increasing = state
+                    Fg = F(gam)
+                    alpha, beta = alpha - e * beta * Fg, beta - e * alpha * Fg
+                    new = alpha * beta
+                    state = (t + 1, alpha, beta, new, increasing and bool(new > gam))
+                finally:
+                    if mask is not None:
+                        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                if not state[3].rad() <= MAX_RELATIVE_RADIUS * abs(state[3].mid()):
+                    raise BallTooWide(state[0], state[3])
+                if progress is not None:
+                    progress(state[0])
+        except KeyboardInterrupt:
+            raise TrainingInterrupted(state[0], state[3], state[4], time.perf_counter() - t0) from None
+        return state[3], state[4], time.perf_counter() - t0
     finally:
         flint.ctx.prec = old

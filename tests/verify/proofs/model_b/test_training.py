@@ -2,6 +2,8 @@
 two or more distinct eigenvalues, by stick-breaking angles and by the Laplace route."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rdyn.reduced_dynamics.model_b.config import Config
@@ -146,3 +148,92 @@ def test_a_run_whose_ball_outgrows_the_bound_stops_and_says_so(monkeypatch):
     (s,) = rdyn.prove(paper="B", model="looped", L=2, d=3, spectrum="4,1,1", steps=50).to_dict()["statements"]
     assert s["verdict"] == "undecided" and s["certificate"] is None
     assert s["reason"].startswith("the certified iteration stopped at step 1 of 50")
+
+
+# --------------------------------------------------------------------------- an interrupted --steps run
+def _interrupt_at(step: int):
+    def progress(t):
+        if t == step:
+            raise KeyboardInterrupt   # what rdyn/signals.py raises on SIGINT/SIGTERM, between two steps
+    return progress
+
+
+def test_an_interrupted_run_keeps_the_steps_certified_before_it():
+    """KeyboardInterrupt after step 7 of 50: TrainingInterrupted carries gamma_7, the very ball of a 7-step run."""
+    from rdyn.verification.proofs.model_b.training import TrainingInterrupted
+
+    with pytest.raises(TrainingInterrupted) as stop:
+        certified_training("looped", (4, 1, 1), 3, 0.1, 50, L=2, progress=_interrupt_at(7))
+    gamma7, increasing, _ = certified_training("looped", (4, 1, 1), 3, 0.1, 7, L=2)
+    assert stop.value.step == 7 and stop.value.increasing is increasing is True
+    assert stop.value.gamma.mid() == gamma7.mid() and stop.value.gamma.rad() == gamma7.rad()
+
+
+def test_an_interrupted_proof_reports_the_statement_at_the_steps_done():
+    """prove_model_b stopped after step 3 of 40: the report ("complete": false, steps_done 3) has the contraction
+    statement at rho_3, certified, with the 3-step run's ball; it follows the JSON Schema. Stopped before the
+    first step: undecided, saying so."""
+    from rdyn.schemas import validate
+    from rdyn.verification.proofs.model_b import prove as prove_b
+    from rdyn.verification.proofs.model_b.instance import BInstance
+
+    inst = BInstance(model="looped", data="spectrum", d=3, spectrum=(4, 1, 1), n=6, steps=40, L=2)
+    with pytest.raises(prove_b.ProofInterrupted) as stop:
+        prove_b.prove_model_b(inst, progress=_interrupt_at(3))
+    report = stop.value.report
+    validate("prove", report)
+    assert report["complete"] is False and report["steps_done"] == 3
+    (s,) = report["statements"]
+    c = s["certificate"]
+    assert s["verdict"] == "certified" and (c["steps"], c["steps_asked"]) == (3, 40)
+    assert "rho_t after the t = 3 of the 40 GD steps" in s["statement"]
+    whole = prove_b.prove_model_b(BInstance(model="looped", data="spectrum", d=3, spectrum=(4, 1, 1), n=6, steps=3, L=2))
+    assert "complete" not in whole
+    (w,) = whole["statements"]
+    assert (c["gamma_T"], c["gamma_T_radius"], c["R"]) == (w["certificate"]["gamma_T"],
+                                                           w["certificate"]["gamma_T_radius"], w["certificate"]["R"])
+
+    def stopped_at_once(*args):
+        def F(gamma):
+            raise KeyboardInterrupt
+        return F
+    import rdyn.verification.proofs.model_b.training as training
+    saved = training.level_F
+    training.level_F = stopped_at_once
+    try:
+        with pytest.raises(prove_b.ProofInterrupted) as stop:
+            prove_b.prove_model_b(inst)
+    finally:
+        training.level_F = saved
+    report = stop.value.report
+    validate("prove", report)
+    (s,) = report["statements"]
+    assert report["steps_done"] == 0 and s["verdict"] == "undecided" and s["certificate"] is None
+    assert "interrupted before the first of the 40" in s["reason"]
+
+
+@pytest.mark.parametrize("sig,code,as_json", [("SIGTERM", 143, True), ("SIGINT", 130, False)])
+def test_a_signal_during_steps_prints_what_was_certified(sig, code, as_json):
+    """A real run stopped by SIGTERM (JSON) or SIGINT (text) after about 4 s: exit 143 or 130, the statement at the
+    steps certified so far on stdout ("complete": false, valid JSON), one stderr line saying how many."""
+    import signal
+
+    from signal_runs import signal_after
+
+    argv = ["prove", "--paper", "B", "--model", "looped", "--L", "2", "--data", "spectrum", "--d", "3",
+            "--spectrum", "4,1,1", "--steps", "20000"] + (["--json"] if as_json else [])
+    got, out, err = signal_after(argv, 4, getattr(signal, sig))
+    assert got == code and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert "interrupted after" in last and "of 20000 certified GD steps" in last
+    done = int(last.split("interrupted after ")[1].split()[0])
+    assert done > 0
+    if as_json:
+        from rdyn.schemas import validate
+
+        data = json.loads(out)
+        validate("prove", data)
+        assert data["complete"] is False and data["steps_done"] == done
+        assert data["statements"][0]["certificate"]["steps"] == done
+    else:
+        assert out.startswith("[certified ] Theorem 4.7") and f"steps = {done}, steps_asked = 20000" in out
