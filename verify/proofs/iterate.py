@@ -240,9 +240,9 @@ BLOCK = 512   # steps per block (t1 .. T0)
 CHUNK = 10000   # steps per chunk of the driver (checkpoints fall between chunks)
 REPORT_EVERY = 100000   # progress(t) at every multiple of this (a multiple of CHUNK)
 RHO_RADIUS = 1e-30   # C1/C1* balls narrower than this take the cheap hull of a block
-WAITING_FOR_T_STAR = ("after_T_star", "observed")
+WAITING_FOR_T_STAR = ("after_T_star", "observed")   # windows of statements with nothing to check before T*
 SAMPLE = 64   # a counterexample search on the float route checks every SAMPLE-th step first
-SUPER = 8     # the float route tries SUPER blocks as one before deciding them one block at a time   # windows of statements with nothing to check before T*
+SUPER = 8     # the float route tries SUPER blocks as one before deciding them one block at a time
 
 
 def _state_text(b) -> list:
@@ -279,10 +279,10 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     steps at a time up to T0: the condition is shown on a box in (e, w) that contains the block's
     states (and the next one), and a block on which it is not shown is decided step by step.
     The loop is :func:`rdyn.reduced_dynamics.runs.driver.drive`'s (chunks of :data:`CHUNK` steps;
-    ``progress(t)`` at every multiple of :data:`REPORT_EVERY`): ``saver(snapshot)`` (optional; it
+    ``progress(t)`` at every multiple of :data:`REPORT_EVERY`): ``saver(loop_state)`` (optional; it
     writes the file ``checkpoint``) is called between chunks every ``checkpoint_every`` seconds,
-    at the end and on KeyboardInterrupt with the loop state (:func:`snapshot`); ``restored`` (a
-    snapshot read back) continues from it. ``exact_budget``: ``hard_cap`` is the step budget itself, never raised to T0
+    at the end and on KeyboardInterrupt with the loop state (:meth:`_Proof.loop_state`); ``restored`` (a
+    loop state read back) continues from it. ``exact_budget``: ``hard_cap`` is the step budget itself, never raised to T0
     (``rdyn prove --max-steps N``: the iteration stops at step N at the latest, T0 reached or not).
     ``route`` (a :class:`.float_route.FloatRoute`, optional) takes every step after t1 + 1 (from
     the arb route's box there): a stretch on which every open statement is decided a block at a
@@ -291,31 +291,142 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
     over for good where the float route cannot take a step. ``observe(t, C1, x, Delta x, e,
     alpha - 1, beta)`` (optional) sees every step taken one at a time (the lag pass; the block
     stretch is before T*)."""
-    t_start = time.perf_counter()
-    D, K = inst.D, inst.K
-    level = consts["scale"] * (arb(D - K) / K).log()   # p >= 1/(2K)  <=>  x >= scale log((D-K)/K)
-    level_lo = lower(level)
-    out = {s.key: Outcome(s.key) for s in statements}
-    open_keys = [s for s in statements]
-    iteration = ArbIteration(inst.config(), forms=(DIRECT,), direct=DirectKernels(k.advance, k.first_c1, c))
-    box = iteration.step(iteration.start(), DIRECT)   # step 0 -> 1 (exact input: the C1 = 0 branch)
-    C1, x = box[0], box[3]
-    t = 1
-    T_star = None
-    T0 = None
-    state_T0 = None
-    stopped = None
-    advance = iteration.advance
-    ev = Evaluator(inst, k, c, consts)
-    radius_T0 = None
-    max_steps = hard_cap
-    t1 = None
-    fraction = arb("0.95")
+    proof = _Proof(inst, statements, k=k, c=c, consts=consts, T0_of=T0_of, budget_of=budget_of, after_T0=after_T0,
+                   hard_cap=hard_cap, saver=saver, bm=bm, block=block, exact_budget=exact_budget, route=route,
+                   observe=observe)
+    if restored is None:
+        proof.begin()
+    else:
+        proof.restore(restored)
+    bar = None if progress is None else StepLines(progress, REPORT_EVERY, start=proof.t)
+    drive(proof, chunk=CHUNK, checkpoint=checkpoint if saver is not None else None,
+          checkpoint_every=checkpoint_every, bar=bar)
+    return proof.result()
 
-    def decide(s, t, sides, C1, x, e):
+
+def _arb_bounds(states, nxt):
+    """(e_lo, e_hi, rho_lo, rho_hi) over the arb states of a block and the state after it."""
+    pts = states + [nxt]
+    if all(b[5] > 0 for b in states):   # x increases along the block: e(first) >= e >= e(next)
+        e_lo, e_hi = lower(nxt[3]), upper(states[0][3])
+    else:
+        e_lo, e_hi = min(lower(b[3]) for b in pts), max(upper(b[3]) for b in pts)
+    rhos = [b[1] / b[4] for b in pts]   # C1/C1*: float midpoints, padded by the rounding and the radii
+    if all(r.rad() < RHO_RADIUS for r in rhos):
+        mids = [float(r.mid()) for r in rhos]
+        lo, hi = min(mids), max(mids)
+        pad = 4 * 2.0**-53 * max(abs(lo), abs(hi)) + 2 * RHO_RADIUS
+        return e_lo, e_hi, lo - pad, hi + pad
+    return e_lo, e_hi, min(lower(r) for r in rhos), max(upper(r) for r in rhos)
+
+
+class _Proof:
+    """One run of :func:`run`: the loop state (the box at step ``t``, T*, t1, T0, the open statements, the
+    block being filled, the float route's rows) and the steps that advance it. It is the engine of
+    :func:`rdyn.reduced_dynamics.runs.driver.drive` (``advance``, ``done``, ``position``, ``save``).
+
+    A state of the iteration is ``(t, C1, x, e, C1*, Delta x)`` (arb balls but t): ``last`` is the
+    previous step's (the one-step statements read the pair), ``buffer`` the states of the current block,
+    ``pending`` the float route's rows of the current block after them."""
+
+    finished = False
+
+    def __init__(self, inst, statements, *, k, c, consts, T0_of, budget_of, after_T0, hard_cap, saver, bm, block,
+                 exact_budget, route, observe):
+        self.t_start = time.perf_counter()
+        self.D, self.K = inst.D, inst.K
+        self.k, self.c = k, c
+        self.T0_of, self.budget_of, self.after_T0 = T0_of, budget_of, after_T0
+        self.hard_cap, self.exact_budget, self.saver = hard_cap, exact_budget, saver
+        self.bm, self.block, self.route, self.observe = bm, block, route, observe
+        self.level = consts["scale"] * (arb(self.D - self.K) / self.K).log()   # p >= 1/(2K) <=> x >= scale log((D-K)/K)
+        self.level_lo = lower(self.level)
+        self.out = {s.key: Outcome(s.key) for s in statements}
+        self.open_keys = list(statements)
+        self.by_key = {s.key: s for s in statements}
+        self.blockable = frozenset(s.key for s in statements if bm is not None and s.region in BLOCK_CONDITIONS)
+        self.iteration = ArbIteration(inst.config(), forms=(DIRECT,), direct=DirectKernels(k.advance, k.first_c1, c))
+        self.box = self.iteration.step(self.iteration.start(), DIRECT)   # step 0 -> 1 (exact input: the C1 = 0 branch)
+        self.C1, self.x = self.box[0], self.box[3]
+        self.t = 1
+        self.T_star = self.T0 = self.t1 = None
+        self.state_T0 = self.radius_T0 = self.stopped = None
+        self.max_steps = hard_cap
+        self.ev = Evaluator(inst, k, c, consts)
+        self.fraction = arb("0.95")
+        self.last = None
+        self.active_of, self.active, self.waiting = None, [], []   # the open statements split by blockable, cached
+        self.buffer = []
+        self.pending = np.empty((0, 12))
+        self.route_on, self.route_done = False, route is None
+        self.ahead = None   # the float route's quantities of the next step, read off its row once
+
+    # ---------------------------------------------------------------- start, resume, result
+    def begin(self):
+        """Step 0 (exact: C1 = x = 0, p = 1/D) for the statements that start there."""
+        self.last = (0, arb(0), arb(0), arb(1), self.k.star(arb(1), self.c), arb(0))
+        self.open_keys = [s for s in self.open_keys
+                          if s.window != "until_t1" or self.check(s, 0, arb(0), arb(0), None, arb(1), None)]
+
+    def restore(self, restored: dict):
+        """Continue from a saved loop state read back (:meth:`loop_state`)."""
+        self.t, self.T_star, self.T0, self.t1, self.max_steps = (
+            restored[k_] for k_ in ("t", "T_star", "T0", "t1", "max_steps"))
+        self.C1, self.x = ball_from_text(restored["C1"]), ball_from_text(restored["x"])
+        self.box = (self.C1, None, None, self.x)   # the direct form's box (a checkpoint's C2, C3, if any, are x's split)
+        self.open_keys = [self.by_key[k_] for k_ in restored["open"]]
+        for k_, o in restored["outcomes"].items():
+            self.out[k_] = Outcome(**o)
+        if restored.get("state_T0") is not None:
+            self.state_T0 = tuple(ball_from_text(b) for b in restored["state_T0"])
+            self.radius_T0 = restored["radius_T0"]
+        self.t_start -= restored["seconds"]
+        if restored.get("last") is not None:
+            self.last = _state_from_text(restored["last"])
+        self.buffer = [_state_from_text(b) for b in restored.get("buffer", [])]
+        if restored.get("pending"):
+            self.pending = np.array(restored["pending"], dtype=float)
+        if restored.get("route") is not None and self.route is not None:
+            self.route.restore(restored["route"])
+            self.route_on = True
+        else:   # no float route to finish the block with: its rows as arb states
+            self.unpend()
+
+    def loop_state(self) -> dict:
+        _, C2, C3 = self.iteration.components(self.box)   # the box's C2, C3 (read off x); a resume reads C1, x
+        return {"t": self.t, "T_star": self.T_star, "T0": self.T0, "t1": self.t1, "max_steps": self.max_steps,
+                "C1": ball_text(self.C1), "x": ball_text(self.x), "C2": ball_text(C2), "C3": ball_text(C3),
+                "open": [s_.key for s_ in self.open_keys],
+                "outcomes": {k_: dataclasses.asdict(o) for k_, o in self.out.items()},
+                "state_T0": None if self.state_T0 is None else [ball_text(b) for b in self.state_T0],
+                "radius_T0": self.radius_T0, "seconds": time.perf_counter() - self.t_start,
+                "last": None if self.last is None else _state_text(self.last),
+                "buffer": [_state_text(b) for b in self.buffer], "pending": self.pending.tolist(),
+                "route": self.route.save(self.t) if self.route_on and not self.route_done else None}
+
+    def result(self) -> Iteration:
+        return Iteration(self.T_star, self.T0, self.state_T0, self.t, self.stopped, self.out,
+                         time.perf_counter() - self.t_start, self.radius_T0, self.t1)
+
+    # ---------------------------------------------------------------- the driver's engine
+    def advance(self, _, n):
+        self.finished = self.chunk(n)
+
+    def done(self, _):
+        return self.finished
+
+    def position(self, _):
+        return self.t
+
+    def save(self, path, _):
+        self.saver(self.loop_state())
+        return self.t
+
+    # ---------------------------------------------------------------- deciding statements
+    def decide(self, s, t, sides, C1, x, e):
         """Decide statement s at step t from ``sides`` = (lhs, rhs[, norm]); the state (C1, x, e)
         of step t goes into a counterexample. Returns True when the step passes."""
-        o = out[s.key]
+        o = self.out[s.key]
         if sides is None:          # no claim at this step
             return True
         if o.checked_from is None:
@@ -333,6 +444,7 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 o.min_margin = low
             return True
         if rel < 0:
+            D, K = self.D, self.K
             ratio = lhs / rhs if rhs != 0 else None
             o.counterexample = {"step": t, "C1": certified_digits(C1), "C2": certified_digits(x * (D - K) / D),
                                 "C3": certified_digits(x * K / D), "p": certified_digits(1 / (K + (D - K) * e)),
@@ -346,25 +458,25 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
             o.undecided_step = t
         return False
 
-    def sides_at(s, t, C1, x, dx, e, star):
-        lhs_rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star)
+    def sides_at(self, s, t, C1, x, dx, e, star):
+        lhs_rhs = self.ev.sides(s.key, t, self.T_star, C1, x, dx, e, star)
         if s.key in ("D5.printed.upper", "D15.printed.lower"):   # the cheap bound first; the exact one decides
             lhs, rhs = lhs_rhs
             rel = ((rhs - lhs) if s.relation == "le" else (lhs - rhs)) / abs(rhs)
             if not rel > 0:
-                lhs_rhs = ev.sides(s.key, t, T_star, C1, x, dx, e, star, exact=True)
+                lhs_rhs = self.ev.sides(s.key, t, self.T_star, C1, x, dx, e, star, exact=True)
         return lhs_rhs
 
-    def check(s, t, C1, x, dx, e, star):
-        return decide(s, t, sides_at(s, t, C1, x, dx, e, star), C1, x, e)
+    def check(self, s, t, C1, x, dx, e, star):
+        return self.decide(s, t, self.sides_at(s, t, C1, x, dx, e, star), C1, x, e)
 
-    def check_pair(s, P, Q):
-        return decide(s, P.t, ev.pair_sides(s.key, P, Q), P.C1, P.x, P.e)
+    def check_pair(self, s, P, Q):
+        return self.decide(s, P.t, self.ev.pair_sides(s.key, P, Q), P.C1, P.x, P.e)
 
-    def passes(s, P, Q):
+    def passes(self, s, P, Q):
         """Whether statement s certainly holds at the step of state P (Q: the next state), recording
         nothing."""
-        sides = ev.pair_sides(s.key, P, Q) if s.key in PAIR else sides_at(s, P.t, P.C1, P.x, P.dx, P.e, P.star)
+        sides = self.ev.pair_sides(s.key, P, Q) if s.key in PAIR else self.sides_at(s, P.t, P.C1, P.x, P.dx, P.e, P.star)
         if sides is None:
             return True
         if isinstance(sides, str):
@@ -372,52 +484,38 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         lhs, rhs = sides[0], sides[1]
         return bool((rhs - lhs if s.relation == "le" else lhs - rhs) > 0)
 
-    def closed(s):
-        o = out[s.key]
+    def closed(self, s):
+        o = self.out[s.key]
         return o.counterexample is not None or o.undecided_step is not None
 
-    by_key = {s.key: s for s in statements}
-    blockable = frozenset(s_.key for s_ in statements if bm is not None and s_.region in BLOCK_CONDITIONS)
+    def _states(self, *states):
+        return tuple(State(*b, self.K, self.D - self.K) for b in states)
 
-    def arb_bounds(states, nxt):
-        """(e_lo, e_hi, rho_lo, rho_hi) over the arb states of a block and the state after it."""
-        pts = states + [nxt]
-        if all(b[5] > 0 for b in states):   # x increases along the block: e(first) >= e >= e(next)
-            e_lo, e_hi = lower(nxt[3]), upper(states[0][3])
-        else:
-            e_lo, e_hi = min(lower(b[3]) for b in pts), max(upper(b[3]) for b in pts)
-        rhos = [b[1] / b[4] for b in pts]   # C1/C1*: float midpoints, padded by the rounding and the radii
-        if all(r.rad() < RHO_RADIUS for r in rhos):
-            mids = [float(r.mid()) for r in rhos]
-            lo, hi = min(mids), max(mids)
-            pad = 4 * 2.0**-53 * max(abs(lo), abs(hi)) + 2 * RHO_RADIUS
-            return e_lo, e_hi, lo - pad, hi + pad
-        return e_lo, e_hi, min(lower(r) for r in rhos), max(upper(r) for r in rhos)
-
-    def flush(states, nxt):
+    # ---------------------------------------------------------------- blocks of steps (t1 .. T0)
+    def flush(self, states, nxt):
         """Decide the open block statements on the block ``states`` (nxt: the state after it)."""
         if states:
-            decide_block(arb_bounds(states, nxt), states[0][0], states[-1][0], lambda: (states, states + [nxt]))
+            self.decide_block(_arb_bounds(states, nxt), states[0][0], states[-1][0], lambda: (states, states + [nxt]))
 
-    def decide_block(bounds, first, final, arb_states, whole=False):
+    def decide_block(self, bounds, first, final, arb_states, whole=False):
         """Decide the open block statements on a block of steps ``first .. final`` whose states (and
         the state after it) have e and C1/C1* within ``bounds``; a statement not shown on the block
         is decided step by step on ``arb_states() -> (states, states + [next state])``. ``whole``:
         only if every statement is shown on the block (then True); else nothing is recorded (False)."""
-        keys = [s_ for s_ in open_keys if s_.key in blockable]
+        keys = [s_ for s_ in self.open_keys if s_.key in self.blockable]
         if not keys:
             return True
         e_lo, e_hi, r_lo, r_hi = bounds
         E = ball(e_lo, e_hi)
         W = (ball(r_lo, r_hi) - 1) / (E * E * E)
-        res = bm.evaluate(e_lo, e_hi, lower(W), upper(W), ("valid",) + tuple(dict.fromkeys(s_.region for s_ in keys)),
-                          None)
+        res = self.bm.evaluate(e_lo, e_hi, lower(W), upper(W),
+                               ("valid",) + tuple(dict.fromkeys(s_.region for s_ in keys)), None)
         valid = res["valid"][0] > 0
         if whole and not (valid and all(res[s_.region][0] > 0 for s_ in keys)):
             return False
         listed = None
         for s_ in keys:
-            o = out[s_.key]
+            o = self.out[s_.key]
             sign, value = res[s_.region]
             if valid and sign > 0:
                 v = lower(value)
@@ -434,45 +532,46 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
                 if b[0] < (2 if s_.window == "from_2" else 1):
                     continue
                 if s_.key in PAIR:
-                    ok = check_pair(s_, State(*b, K, D - K), State(*(pts[i + 1]), K, D - K))
+                    ok = self.check_pair(s_, *self._states(b, pts[i + 1]))
                 else:
-                    ok = check(s_, b[0], b[1], b[2], b[5], b[3], b[4])
+                    ok = self.check(s_, b[0], b[1], b[2], b[5], b[3], b[4])
                 if not ok:
                     break
         return True
 
-    def on_route():
+    # ---------------------------------------------------------------- the float route (after t1 + 1)
+    def on_route(self):
         """The step t is the float route's: it took over after t1 + 1 (from the arb route's box)
         and has a row for t. Once it cannot take a step, the arb route goes on for good."""
-        nonlocal route_on, route_done, C1, x, box
-        if route_done:
+        if self.route_done:
             return False
-        if not route_on:
-            if t1 is None or t <= t1 + 1:
+        if not self.route_on:
+            if self.t1 is None or self.t <= self.t1 + 1:
                 return False
-            route.start(C1, x, t)
-            route_on = True
-        if route.ended:
-            route_done = True
-            C1, x = route.box()
-            box = (C1, None, None, x)
-            unpend()
+            self.route.start(self.C1, self.x, self.t)
+            self.route_on = True
+        if self.route.ended:
+            self.route_done = True
+            self.C1, self.x = self.route.box()
+            self.box = (self.C1, None, None, self.x)
+            self.unpend()
             return False
         return True
 
-    def searched(s_):
+    def searched(self, s_):
         """Statement s_ can only be refuted from here on (nothing the iteration checks from now on
         can certify it: no region argument carries it, or T0 is behind), so the float stretch only
         looks for a counterexample of it."""
-        return (T0 is not None and t > T0) or (s_.region is None and s_.window not in ("until_t1", "before_t1"))
+        return (self.T0 is not None and self.t > self.T0) or (
+            s_.region is None and s_.window not in ("until_t1", "before_t1"))
 
-    def stretch_ok():
+    def stretch_ok(self):
         """Every open statement is decided a block at a time (before T*), waits for T* (not
-        reached), or is only searched for a counterexample (:func:`searched`)."""
-        return all((T_star is None and (s_.key in blockable or s_.window in WAITING_FOR_T_STAR)) or searched(s_)
-                   for s_ in open_keys)
+        reached), or is only searched for a counterexample (:meth:`searched`)."""
+        return all((self.T_star is None and (s_.key in self.blockable or s_.window in WAITING_FOR_T_STAR))
+                   or self.searched(s_) for s_ in self.open_keys)
 
-    def float_stretch(n):
+    def float_stretch(self, n):
         """The float route's steps, many at a time, until t is a multiple of n (True) or a step that
         must be taken one at a time (False: before T*, the first whose x is not certainly below T*'s
         level; the unfinished block's rows become its states). Block statements are decided a block
@@ -481,283 +580,231 @@ def run(inst, statements, *, k, c, consts, T0_of, budget_of, after_T0=None, prog
         decided at every step since the previous check, in order (the step reported is the first
         failure after the last check where it held)."""
         with signals_blocked():   # the stretch changes the loop's state in many places: a signal waits for its end
-            return _float_stretch(n)
+            return self._float_stretch(n)
 
-    def _float_stretch(n):
-        nonlocal C1, x, t, box, buffer, pending, open_keys, last
-        m = min(n - t % n, max_steps - t)   # the budget's last step is taken one at a time (it ends the run)
-        rows = route.peek(m + 1) if m > 0 else route.peek(0)   # and the state after the last (pair statements)
+    def _float_stretch(self, n):
+        t, block = self.t, self.block
+        m = min(n - t % n, self.max_steps - t)   # the budget's last step is taken one at a time (it ends the run)
+        rows = self.route.peek(m + 1) if m > 0 else self.route.peek(0)   # and the state after the last (pair statements)
         stop = min(m, len(rows) - 1)
-        if T_star is None and stop > 0:
-            below = rows[:stop, X_HI] < level_lo
+        if self.T_star is None and stop > 0:
+            below = rows[:stop, X_HI] < self.level_lo
             stop = stop if below.all() else int(np.argmin(below))
         if stop <= 0:
-            unpend()
+            self.unpend()
             return False
         memo = {}
 
         def state(i):
             if i not in memo:
-                memo[i] = State(*row_state(t + i, rows[i]), K, D - K)
+                memo[i] = self._states(row_state(t + i, rows[i]))[0]
             return memo[i]
-        search = [s_ for s_ in open_keys if searched(s_) and not (T_star is None and s_.window in WAITING_FOR_T_STAR)]
+        search = [s_ for s_ in self.open_keys
+                  if self.searched(s_) and not (self.T_star is None and s_.window in WAITING_FOR_T_STAR)]
         previous, last_closed = -1, 0
         for j in sorted({*range(SAMPLE - 1, stop, SAMPLE), stop - 1}) if search else ():
             for s_ in search:
-                if closed(s_) or passes(s_, state(j), state(j + 1)):
+                if self.closed(s_) or self.passes(s_, state(j), state(j + 1)):
                     continue
                 for i in range(previous + 1, j + 1):
                     P, Q = state(i), state(i + 1)
-                    ok = check_pair(s_, P, Q) if s_.key in PAIR else check(s_, P.t, P.C1, P.x, P.dx, P.e, P.star)
+                    ok = (self.check_pair(s_, P, Q) if s_.key in PAIR
+                          else self.check(s_, P.t, P.C1, P.x, P.dx, P.e, P.star))
                     if not ok:
                         last_closed = max(last_closed, i)
                         break
             previous = j
-            if T0 is not None and t > T0 and all(closed(s_) for s_ in open_keys):
+            if self.T0 is not None and t > self.T0 and all(self.closed(s_) for s_ in self.open_keys):
                 stop = last_closed   # the run ends at the step that closed the last statement
                 break
-        base = t - len(pending)   # the step of pending's first row
-        if T_star is None:
-            pending = np.vstack((pending, rows[:stop])) if len(pending) else rows[:stop]
-        while len(buffer) + len(pending) > block:   # a whole block and the state after it
-            if not buffer and len(pending) > SUPER * block:   # SUPER blocks at once, if every statement holds there
-                bounds = block_bounds(pending[:SUPER * block], pending[SUPER * block])
-                if bounds is not None and decide_block(bounds, base, base + SUPER * block - 1, None, whole=True):
-                    pending = pending[SUPER * block:]
+        base = t - len(self.pending)   # the step of pending's first row
+        if self.T_star is None:
+            self.pending = np.vstack((self.pending, rows[:stop])) if len(self.pending) else rows[:stop]
+        while len(self.buffer) + len(self.pending) > block:   # a whole block and the state after it
+            if not self.buffer and len(self.pending) > SUPER * block:   # SUPER blocks at once, if every statement holds
+                bounds = block_bounds(self.pending[:SUPER * block], self.pending[SUPER * block])
+                if bounds is not None and self.decide_block(bounds, base, base + SUPER * block - 1, None, whole=True):
+                    self.pending = self.pending[SUPER * block:]
                     base += SUPER * block
                     continue
-            need = block - len(buffer)
-            part, nxt = pending[:need], pending[need]
+            need = block - len(self.buffer)
+            part, nxt = self.pending[:need], self.pending[need]
             bounds = block_bounds(part, nxt) if need else None
 
-            def listed(part=part, nxt=nxt, base=base, need=need, head=list(buffer)):
+            def listed(part=part, nxt=nxt, base=base, need=need, head=list(self.buffer)):
                 mine = [row_state(base + i, r) for i, r in enumerate(part)]
                 return head + mine, head + mine + [row_state(base + need, nxt)]
             if bounds is None:
                 states, pts = listed()
-                bounds = arb_bounds(states, pts[-1])
-            elif buffer:
-                head = arb_bounds(buffer, row_state(base, part[0]))
+                bounds = _arb_bounds(states, pts[-1])
+            elif self.buffer:
+                head = _arb_bounds(self.buffer, row_state(base, part[0]))
                 bounds = (min(head[0], bounds[0]), max(head[1], bounds[1]), min(head[2], bounds[2]),
                           max(head[3], bounds[3]))
-            decide_block(bounds, buffer[0][0] if buffer else base, base + need - 1, listed)
-            buffer = []
-            pending = pending[need:]
+            self.decide_block(bounds, self.buffer[0][0] if self.buffer else base, base + need - 1, listed)
+            self.buffer = []
+            self.pending = self.pending[need:]
             base += need
-        open_keys = [s_ for s_ in open_keys if not closed(s_)]
+        self.open_keys = [s_ for s_ in self.open_keys if not self.closed(s_)]
         if stop:
-            last = row_state(t + stop - 1, rows[stop - 1])
-            route.consume(stop)
-            t += stop
-            C1, x = route.box()
-            box = (C1, None, None, x)
-        if stop < m or t % n or not stretch_ok():   # the steps from here are taken one at a time
-            unpend()
+            self.last = row_state(t + stop - 1, rows[stop - 1])
+            self.route.consume(stop)
+            self.t = t + stop
+            self.C1, self.x = self.route.box()
+            self.box = (self.C1, None, None, self.x)
+        if stop < m or self.t % n or not self.stretch_ok():   # the steps from here are taken one at a time
+            self.unpend()
             return False
         return True
 
-    def unpend():
+    def unpend(self):
         """The float rows of the unfinished block join its arb states (the steps after them are
         taken one at a time)."""
-        nonlocal buffer, pending
-        if len(pending):
-            buffer = buffer + [row_state(t - len(pending) + i, r) for i, r in enumerate(pending)]
-            pending = pending[:0]
+        if len(self.pending):
+            self.buffer = self.buffer + [row_state(self.t - len(self.pending) + i, r)
+                                         for i, r in enumerate(self.pending)]
+            self.pending = self.pending[:0]
 
-    last = None   # (t, C1, x, e, star, dx) of the previous step (one-step statements)
-    active_of, active, waiting = None, [], []
-    buffer = []   # the states of the current block
-    pending = np.empty((0, 12))   # the float route's rows of the current block (after buffer's states)
-    route_on, route_done = False, route is None
-    ahead = None   # the float route's quantities of the next step, read off its row once
-    if restored is None:
-        last = (0, arb(0), arb(0), arb(1), k.star(arb(1), c), arb(0))
-        # step 0 (exact: C1 = x = 0, p = 1/D) for the statements that start there
-        open_keys = [s for s in open_keys if s.window != "until_t1" or check(s, 0, arb(0), arb(0), None, arb(1), None)]
-    else:
-        t, T_star, T0, t1, max_steps = (restored[k_] for k_ in ("t", "T_star", "T0", "t1", "max_steps"))
-        C1, x = ball_from_text(restored["C1"]), ball_from_text(restored["x"])
-        box = (C1, None, None, x)   # the direct form's box (a checkpoint's C2, C3, if any, are x's split)
-        open_keys = [by_key[k_] for k_ in restored["open"]]
-        for k_, o in restored["outcomes"].items():
-            out[k_] = Outcome(**o)
-        if restored.get("state_T0") is not None:
-            state_T0 = tuple(ball_from_text(b) for b in restored["state_T0"])
-            radius_T0 = restored["radius_T0"]
-        t_start -= restored["seconds"]
-        if restored.get("last") is not None:
-            last = _state_from_text(restored["last"])
-        buffer = [_state_from_text(b) for b in restored.get("buffer", [])]
-        if restored.get("pending"):
-            pending = np.array(restored["pending"], dtype=float)
-        if restored.get("route") is not None and route is not None:
-            route.restore(restored["route"])
-            route_on = True
-        else:   # no float route to finish the block with: its rows as arb states
-            unpend()
-
-    def snapshot():
-        _, C2, C3 = iteration.components(box)   # the box's C2, C3 (read off x); a resume reads C1, x
-        return {"t": t, "T_star": T_star, "T0": T0, "t1": t1, "max_steps": max_steps,
-                "C1": ball_text(C1), "x": ball_text(x), "C2": ball_text(C2), "C3": ball_text(C3),
-                "open": [s_.key for s_ in open_keys],
-                "outcomes": {k_: dataclasses.asdict(o) for k_, o in out.items()},
-                "state_T0": None if state_T0 is None else [ball_text(b) for b in state_T0],
-                "radius_T0": radius_T0, "seconds": time.perf_counter() - t_start,
-                "last": None if last is None else _state_text(last),
-                "buffer": [_state_text(b) for b in buffer], "pending": pending.tolist(),
-                "route": route.save(t) if route_on and not route_done else None}
-
-    def chunk(n):
+    # ---------------------------------------------------------------- one step at a time
+    def chunk(self, n):
         """Steps until t is a multiple of n (the driver's chunk; progress lines fall on its
         ends) or the iteration ends (True)."""
-        nonlocal C1, x, t, box, T_star, T0, state_T0, stopped, radius_T0, max_steps, t1, open_keys, last, \
-            active_of, active, waiting, buffer, ahead
         while True:
-            floating = on_route()
-            if floating and stretch_ok() and (T_star is None or (T0 is not None and t > T0 and open_keys)):
-                if float_stretch(n):
-                    return not open_keys and T0 is not None and t >= T0
-                if T0 is not None and t > T0 and not open_keys:
+            floating = self.on_route()
+            if floating and self.stretch_ok() and (
+                    self.T_star is None or (self.T0 is not None and self.t > self.T0 and self.open_keys)):
+                if self.float_stretch(n):
+                    return not self.open_keys and self.T0 is not None and self.t >= self.T0
+                if self.T0 is not None and self.t > self.T0 and not self.open_keys:
                     return True
-            if not C1 > 0:
-                stopped = f"C1 > 0 not certified at step {t} (branch of the map undetermined): C1 = {C1}"
+            if not self.C1 > 0:
+                self.stopped = f"C1 > 0 not certified at step {self.t} (branch of the map undetermined): C1 = {self.C1}"
                 return True
-            if floating:   # this step's quantities from its row; the next box from the next row
-                if ahead is None or ahead[0] != t:
-                    ahead = row_quantities(t, route.peek(1)[0])
-                _, C1, x, e, star, dx, a1, b0 = ahead
-                nxt = None
-            else:
-                nxt, (dx, e, a1, b0) = advance(box, DIRECT)   # the next box and this step's quantities
-                star = b0 / (-a1)
-            if observe is not None:
-                observe(t, C1, x, dx, e, a1, b0)
-            if t1 is None:
-                test = C1 - fraction * star
-                if test >= 0:
-                    t1 = t
-                elif not test < 0:
-                    stopped = f"t1 not certified: C1 - 0.95 C1* straddles 0 at step {t}"
-                    return True
-            if T_star is None:
-                if x >= level:
-                    T_star = t
-                    T0 = T0_of(T_star)
-                    max_steps = hard_cap if exact_budget else max(T0, budget_of(T_star))
-                elif not x < level:
-                    stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
-                    return True
-            here = (t, C1, x, e, star, dx)
-            defer = bool(blockable) and t1 is not None and t > t1 and (T0 is None or t < T0)
-            if buffer and (len(buffer) >= block or not defer):
-                flush(buffer, here)
-                buffer = []
-                open_keys = [s_ for s_ in open_keys if not closed(s_)]
-            if open_keys:
-                if defer:   # the block statements wait for their block; the others are decided now
-                    if active_of is not open_keys:
-                        active_of = open_keys
-                        active = [s_ for s_ in open_keys if s_.key not in blockable]
-                        waiting = [s_ for s_ in open_keys if s_.key in blockable]
-                    todo, still, deferred = active, list(waiting), bool(waiting)
-                else:
-                    todo, still, deferred = open_keys, [], False
-                pair_states = None
-                for s in todo:
-                    if s.key in PAIR:    # the step t - 1 -> t
-                        if pair_states is None:
-                            pair_states = (State(*last, K, D - K), State(*here, K, D - K))
-                        P, Q = pair_states
-                        if s.window == "before_t1":
-                            if check_pair(s, P, Q) and (t1 is None or t1 > P.t + 1):
-                                still.append(s)
-                            continue
-                        start = 2 if s.window == "from_2" else 1
-                        if P.t < start or check_pair(s, P, Q):
-                            still.append(s)
-                        continue
-                    if s.window == "until_t1":
-                        if check(s, t, C1, x, dx, e, star) and t1 is None:
-                            still.append(s)
-                        continue
-                    if s.window == "from_1":
-                        if check(s, t, C1, x, dx, e, star):
-                            still.append(s)
-                        continue
-                    if s.window == "after_1":
-                        if x == 0:   # p = 1/D exactly (step 1): D p - 1 = 0, the bound is vacuous
-                            still.append(s)
-                            continue
-                        if check(s, t, C1, x, dx, e, star):
-                            still.append(s)
-                        continue
-                    if s.window == "after_t1":
-                        if t1 is None:
-                            still.append(s)
-                            continue
-                        if check(s, t, C1, x, dx, e, star):
-                            still.append(s)
-                        continue
-                    if T_star is None or t < T_star + s.offset:
-                        still.append(s)
-                        continue
-                    if check(s, t, C1, x, dx, e, star):
-                        still.append(s)
-                if len(still) != len(open_keys) or not defer:
-                    open_keys = still
-                if deferred:
-                    if not buffer and last[0] == t1:   # the step t1 -> t1 + 1 of the one-step statements
-                        buffer.append(last)
-                    buffer.append(here)
-            last = here
-            if T0 is not None and t == T0:
-                state_T0 = (C1, x, e)
-                radius_T0 = max(float(C1.rad() / C1), float(x.rad() / x))
-                if after_T0 is not None:
-                    keep = set(after_T0(state_T0, out))
-                    open_keys = [s for s in open_keys if s.key in keep]
-            if T0 is not None and t >= T0 and not open_keys:
+            nxt, here, a1, b0 = self._this_step(floating)
+            t, C1, x, e, star, dx = here
+            if self.observe is not None:
+                self.observe(t, C1, x, dx, e, a1, b0)
+            if not self._phase_times(here):
                 return True
-            if t >= max_steps:
-                stopped = f"step budget {max_steps} reached" + (
-                    f" before T0 = {T0}" if T0 is not None and t < T0 else
-                    " before T* (not reached)" if T_star is None and exact_budget else "")
+            self._check_statements(here)
+            self.last = here
+            if self.T0 is not None and t == self.T0:
+                self.state_T0 = (C1, x, e)
+                self.radius_T0 = max(float(C1.rad() / C1), float(x.rad() / x))
+                if self.after_T0 is not None:
+                    keep = set(self.after_T0(self.state_T0, self.out))
+                    self.open_keys = [s for s in self.open_keys if s.key in keep]
+            if self.T0 is not None and t >= self.T0 and not self.open_keys:
                 return True
-            if nxt is None:   # the next row (consumed after the assignment; a checkpoint saves the route at t)
-                following = route.peek(2)
-                if len(following) == 2:
-                    ahead = row_quantities(t + 1, following[1])
-                    nxt = (ahead[1], None, None, ahead[2])
-                else:   # the route stopped: its box, where the arb route takes over
-                    C1n, xn = route.box_after()
-                    nxt = (C1n, None, None, xn)
-            box, C1, x, t = nxt, nxt[0], nxt[3], t + 1   # one assignment: a signal never splits it
-            if floating:
-                route.consume(1)
-            if t % n == 0:
+            if t >= self.max_steps:
+                self.stopped = f"step budget {self.max_steps} reached" + (
+                    f" before T0 = {self.T0}" if self.T0 is not None and t < self.T0 else
+                    " before T* (not reached)" if self.T_star is None and self.exact_budget else "")
+                return True
+            self._step_to(nxt, floating)
+            if self.t % n == 0:
                 return False
 
-    class Proof:
-        """The iteration as an engine of :func:`rdyn.reduced_dynamics.runs.driver.drive` (its state
-        is this run's; a checkpoint is ``saver(snapshot())``)."""
+    def _this_step(self, floating):
+        """(the next box or None, this step's state, alpha - 1, beta): on the float route from its row
+        (the next box is read later, :meth:`_step_to`), else by the arb route's ``advance``."""
+        if floating:   # this step's quantities from its row; the next box from the next row
+            if self.ahead is None or self.ahead[0] != self.t:
+                self.ahead = row_quantities(self.t, self.route.peek(1)[0])
+            _, self.C1, self.x, e, star, dx, a1, b0 = self.ahead
+            nxt = None
+        else:
+            nxt, (dx, e, a1, b0) = self.iteration.advance(self.box, DIRECT)   # the next box and this step's quantities
+            star = b0 / (-a1)
+        return nxt, (self.t, self.C1, self.x, e, star, dx), a1, b0
 
-        finished = False
+    def _phase_times(self, here) -> bool:
+        """Certify t1 and T* at this step (the first step where each holds, every earlier one failing); False
+        (and ``stopped``) where the ball cannot decide."""
+        t, C1, x, e, star, dx = here
+        if self.t1 is None:
+            test = C1 - self.fraction * star
+            if test >= 0:
+                self.t1 = t
+            elif not test < 0:
+                self.stopped = f"t1 not certified: C1 - 0.95 C1* straddles 0 at step {t}"
+                return False
+        if self.T_star is None:
+            if x >= self.level:
+                self.T_star = t
+                self.T0 = self.T0_of(t)
+                self.max_steps = self.hard_cap if self.exact_budget else max(self.T0, self.budget_of(t))
+            elif not x < self.level:
+                self.stopped = f"T* not certified: p(t) - 1/(2K) straddles 0 at step {t}"
+                return False
+        return True
 
-        def advance(self, _, n):
-            self.finished = chunk(n)
+    def _check_statements(self, here):
+        """Decide the open statements at this step; between t1 and T0 the block statements wait for their block
+        (``buffer``), which is decided when it is full or when the blocks end."""
+        t = here[0]
+        defer = bool(self.blockable) and self.t1 is not None and t > self.t1 and (self.T0 is None or t < self.T0)
+        if self.buffer and (len(self.buffer) >= self.block or not defer):
+            self.flush(self.buffer, here)
+            self.buffer = []
+            self.open_keys = [s_ for s_ in self.open_keys if not self.closed(s_)]
+        if not self.open_keys:
+            return
+        if defer:   # the block statements wait for their block; the others are decided now
+            if self.active_of is not self.open_keys:
+                self.active_of = self.open_keys
+                self.active = [s_ for s_ in self.open_keys if s_.key not in self.blockable]
+                self.waiting = [s_ for s_ in self.open_keys if s_.key in self.blockable]
+            todo, still, deferred = self.active, list(self.waiting), bool(self.waiting)
+        else:
+            todo, still, deferred = self.open_keys, [], False
+        pair = None
+        for s in todo:
+            if s.key in PAIR:    # the step t - 1 -> t
+                if pair is None:
+                    pair = self._states(self.last, here)
+                if self._pair_stays_open(s, *pair):
+                    still.append(s)
+            elif self._stays_open(s, here):
+                still.append(s)
+        if len(still) != len(self.open_keys) or not defer:
+            self.open_keys = still
+        if deferred:
+            if not self.buffer and self.last[0] == self.t1:   # the step t1 -> t1 + 1 of the one-step statements
+                self.buffer.append(self.last)
+            self.buffer.append(here)
 
-        def done(self, _):
-            return self.finished
+    def _pair_stays_open(self, s, P, Q) -> bool:
+        """Decide the one-step statement s on the step P -> Q where its window claims it; whether it stays open."""
+        if s.window == "before_t1":
+            return self.check_pair(s, P, Q) and (self.t1 is None or self.t1 > P.t + 1)
+        start = 2 if s.window == "from_2" else 1
+        return P.t < start or self.check_pair(s, P, Q)
 
-        def position(self, _):
-            return t
+    def _stays_open(self, s, here) -> bool:
+        """Decide statement s at this step where its window claims it; whether it stays open."""
+        t, C1, x, e, star, dx = here
+        if s.window == "until_t1":
+            return self.check(s, t, C1, x, dx, e, star) and self.t1 is None
+        if s.window == "after_1" and x == 0:   # p = 1/D exactly (step 1): D p - 1 = 0, the bound is vacuous
+            return True
+        if s.window == "after_t1" and self.t1 is None:
+            return True
+        if s.window not in ("until_t1", "from_1", "after_1", "after_t1") and (
+                self.T_star is None or t < self.T_star + s.offset):
+            return True
+        return self.check(s, t, C1, x, dx, e, star)
 
-        def save(self, path, _):
-            saver(snapshot())
-            return t
-
-    bar = None if progress is None else StepLines(progress, REPORT_EVERY, start=t)
-    drive(Proof(), chunk=CHUNK, checkpoint=checkpoint if saver is not None else None,
-          checkpoint_every=checkpoint_every, bar=bar)
-    return Iteration(T_star, T0, state_T0, t, stopped, out, time.perf_counter() - t_start, radius_T0, t1)
+    def _step_to(self, nxt, floating):
+        """Move to step t + 1 (``nxt``: its box; None on the float route: read off the next row)."""
+        if nxt is None:   # the next row (consumed after the assignment; a checkpoint saves the route at t)
+            following = self.route.peek(2)
+            if len(following) == 2:
+                self.ahead = row_quantities(self.t + 1, following[1])
+                nxt = (self.ahead[1], None, None, self.ahead[2])
+            else:   # the route stopped: its box, where the arb route takes over
+                C1n, xn = self.route.box_after()
+                nxt = (C1n, None, None, xn)
+        self.box, self.C1, self.x, self.t = nxt, nxt[0], nxt[3], self.t + 1   # plain stores: no signal between them
+        if floating:
+            self.route.consume(1)
