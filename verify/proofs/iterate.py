@@ -241,7 +241,7 @@ CHUNK = 10000   # steps per chunk of the driver (checkpoints fall between chunks
 REPORT_EVERY = 100000   # progress(t) at every multiple of this (a multiple of CHUNK)
 RHO_RADIUS = 1e-30   # C1/C1* balls narrower than this take the cheap hull of a block
 WAITING_FOR_T_STAR = ("after_T_star", "observed")   # windows of statements with nothing to check before T*
-SAMPLE = 64   # a counterexample search on the float route checks every SAMPLE-th step first
+SAMPLE = 1024   # a counterexample search on the float route checks every SAMPLE-th step first
 SUPER = 8     # the float route tries SUPER blocks as one before deciding them one block at a time
 
 
