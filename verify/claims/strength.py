@@ -99,6 +99,12 @@ PROVE_INSTANCES = (
 PROVE_ETA_GRID = {"labels": ("Lemma D.10", "Lemma D.18", "Lemma D.19"), "D_range": (3, 24),
                   "activations": ("relu", "identity", "leaky"), "kappa": 0.1, "vstar_norm2": 1.0,
                   "logit_scale": "D", "eta": (0.0, "paper")}
+# The same statements at larger D for one K (``K``: the K proved; without it every K with D > 2K), each configuration
+# within ``max_boxes`` (rdyn prove --max-boxes; D = 48 takes about 250000 boxes):
+# tests/verify/proofs/test_eta_box_grid_large_d.py (slow) proves them and pins docs/proofs.md's table of c_lag.
+PROVE_ETA_GRID_LARGE_D = {**PROVE_ETA_GRID, "D_range": (25, 48), "K": (3,), "activations": ("relu", "identity"),
+                          "max_boxes": 2_000_000}
+PROVE_ETA_GRIDS = (PROVE_ETA_GRID, PROVE_ETA_GRID_LARGE_D)
 
 
 # ledger entries (printed statements, not corrections) that rdyn prove --eta 0:paper also certifies at every
@@ -121,7 +127,9 @@ def eta_box_configs(grid: dict = PROVE_ETA_GRID) -> list[dict]:
     out = []
     for activation in grid["activations"]:
         for D in range(lo_D, hi_D + 1):
-            for K in range(1, (D - 1) // 2 + 1):
+            for K in grid.get("K") or range(1, (D - 1) // 2 + 1):
+                if not D > 2 * K:
+                    continue
                 lo, hi = grid["eta"]
                 hi = paper_eta_cover(D, K, grid["vstar_norm2"]) if hi == "paper" else float(hi)
                 out.append({"activation": activation, "D": D, "K": K,
@@ -139,8 +147,9 @@ def eta_box_text(grid: dict = PROVE_ETA_GRID) -> str:
     scale = "logits/D" if grid["logit_scale"] == "D" else "logits/sqrt(D) [outside the paper's model]"
     words = {"relu": "ReLU", "identity": "identity", "leaky": f"Leaky ReLU (kappa = {grid['kappa']:g})"}
     names = [words[a] for a in grid["activations"]]
-    return (f"every eta in ({lo:g}, {upper}] at every D = {grid['D_range'][0]}..{grid['D_range'][1]} and K >= 1 with "
-            f"D > 2K, {', '.join(names)} ({len(eta_box_configs(grid))} configurations), "
+    Ks = "K >= 1 with D > 2K" if not grid.get("K") else "K = " + ", ".join(str(K) for K in grid["K"])
+    return (f"every eta in ({lo:g}, {upper}] at every D = {grid['D_range'][0]}..{grid['D_range'][1]} and {Ks}, "
+            f"{', '.join(names)} ({len(eta_box_configs(grid))} configurations), "
             f"||V*||^2 = {grid['vstar_norm2']:g}, {scale}")
 
 
@@ -411,7 +420,7 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
         return None, None
     if paper == "A" and label in ETA_RANGE_ONLY_ENTRIES:
         return "certified", {"instances": [], "by": "rdyn prove --eta LO:HI (docs/proofs.md, \"Every step size at "
-                                                    "once\")", "eta_boxes": [dict(PROVE_ETA_GRID)],
+                                                    "once\")", "eta_boxes": [dict(g) for g in PROVE_ETA_GRIDS],
                              "checks": list(deciding_ids)}
     if paper == "A" and label in PROVED_BY_PROVE:
         basis = _basis("certified", ())
@@ -419,7 +428,7 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
         if excluded:
             basis["excluded"] = [{"instance": i, "why": why} for i, why in excluded]
         if label in ETA_GRID_ENTRIES:
-            basis["eta_boxes"] = [dict(PROVE_ETA_GRID)]
+            basis["eta_boxes"] = [dict(g) for g in PROVE_ETA_GRIDS]
         return "certified", basis
     if paper == "B" and label in B_ENTRIES_BY_PROVE and verdict in B_ENTRY_STATEMENTS[label]:
         return "certified", _certified_b(label, verdict)
@@ -473,7 +482,7 @@ def of_correction(paper: str, label: str, deciding_ids) -> tuple[str | None, dic
     if paper == "A" and label in CORRECTIONS_BY_PROVE:
         basis = _basis("certified", ())
         if label in PROVE_ETA_GRID["labels"]:
-            basis["eta_boxes"] = [dict(PROVE_ETA_GRID)]
+            basis["eta_boxes"] = [dict(g) for g in PROVE_ETA_GRIDS]
         if label in PROVE_ALL_D["labels"]:
             basis["late_band_all_d"] = [dict(PROVE_ALL_D)]
         return "certified", basis

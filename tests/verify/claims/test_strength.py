@@ -166,13 +166,14 @@ def test_b3_argument_along_trajectories():
 
 
 def test_t1_scaling_is_certified_over_ranges_only():
-    """Lemma D.13's t1 = Theta(1/eta) is certified for every eta of the ranges of PROVE_ETA_GRID (rdyn prove's
+    """Lemma D.13's t1 = Theta(1/eta) is certified for every eta of the ranges of PROVE_ETA_GRIDS (rdyn prove's
     D13.range.t1, the slow grid tests) and at no single instance: its scope lists no instance and says why."""
     from rdyn.verification.claims import strength
 
     got, basis = strength.of_entry("A", "Lemma D.13 (t1)", "pass", ["S.A.t1.eta.relu.exponent"])
     scope = strength.scope(got, basis)
-    assert got == "certified" and basis["instances"] == [] and basis["eta_boxes"] == [strength.PROVE_ETA_GRID]
+    assert got == "certified" and basis["instances"] == [] and basis["eta_boxes"] == list(strength.PROVE_ETA_GRIDS)
     assert scope["count"] == 0 and scope["instances"] == []
     assert scope["text"].startswith("certified at no single instance (a statement about every step size at once)")
-    assert "396 configurations" in scope["text"]
+    assert "396 configurations" in scope["text"] and "every D = 25..48 and K = 3, ReLU, identity (48 configurations)" \
+        in scope["text"]

@@ -16,10 +16,13 @@ from rdyn.verification.proofs import eta_box as eb
 DOC = Path(__file__).resolve().parents[3] / "docs" / "proofs.md"
 
 
-def check_grid(activation: str) -> None:
-    configs = [c for c in strength.eta_box_configs() if c["activation"] == activation]
-    assert len(configs) == 132
-    reports = eb.sweep(configs)
+def check_grid(activation: str, grid: dict = strength.PROVE_ETA_GRID, count: int = 132) -> None:
+    """Every configuration of ``grid`` (``count`` of them) at ``activation``: all twenty-three statements certified
+    on the whole range at once; T* at the papers' eta within the certified [a, b]/eta where the sweep record has
+    it; docs/proofs.md's c_lag table of the grid is the one computed."""
+    configs = [c for c in strength.eta_box_configs(grid) if c["activation"] == activation]
+    assert len(configs) == count
+    reports = eb.sweep(configs, max_boxes=grid.get("max_boxes", eb.DEFAULT_MAX_BOXES))
     for key, rep in reports.items():
         verdicts = {r.statement.key: r.verdict for r in rep.results}
         assert verdicts == {k: "certified" for k in eb.STATEMENT_KEYS}, (key, [r.reason for r in rep.results])
@@ -28,7 +31,7 @@ def check_grid(activation: str) -> None:
     # T* = Theta(1/eta): the proof sweep's certified T* at the papers' eta (its record, an independent route: the
     # certified iteration) lies in every configuration's [a, b]/eta
     record = Path(__file__).with_name("sweep_paper_verdicts.json")
-    if activation in ("relu", "identity"):
+    if activation in ("relu", "identity") and grid is strength.PROVE_ETA_GRID:
         import json
 
         from rdyn.verification.claims.trajectories import paper_eta_within
@@ -53,6 +56,8 @@ def test_the_grid_is_the_ledgers():
     assert len(strength.eta_box_configs()) == 3 * 132
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":   # python test_eta_box_grid.py ACTIVATION [large_d]: the c_lag table of docs/proofs.md
     name = sys.argv[1]
-    print(eb.c_lag_table(eb.sweep([c for c in strength.eta_box_configs() if c["activation"] == name]), name))
+    grid = strength.PROVE_ETA_GRID_LARGE_D if sys.argv[2:] == ["large_d"] else strength.PROVE_ETA_GRID
+    print(eb.c_lag_table(eb.sweep([c for c in strength.eta_box_configs(grid) if c["activation"] == name],
+                                  max_boxes=grid.get("max_boxes", eb.DEFAULT_MAX_BOXES)), name))
