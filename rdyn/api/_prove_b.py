@@ -140,10 +140,12 @@ def run_b(v: ProveOptions, note=None):
     ``--steps`` raises :class:`rdyn.api._prove.RangeInterrupted` holding the report of the steps
     certified so far (``"complete": false``, ``steps_done``). The branch and bound runs
     of --model noln take about a second (their S0 and region boxes together stay within --max-boxes)."""
+    import time
+
     from rdyn.api._prove import RangeInterrupted
     from rdyn.result import Result
     from rdyn.run_time import ANNOUNCE_ABOVE_S
-    from rdyn.verification.proofs.model_b.prove import ProofInterrupted, prove_model_b
+    from rdyn.verification.proofs.model_b.prove import interrupted_report, prove_model_b
 
     inst = instance(v)
     progress = None
@@ -152,10 +154,15 @@ def run_b(v: ProveOptions, note=None):
         if est.seconds > ANNOUNCE_ABOVE_S:
             note(est.line().split(": ", 1)[1])
         progress = _progress_every(PROGRESS_EVERY, inst.steps, note)
+    last = [None]   # the state after the last whole certified step of --steps
+    t0 = time.perf_counter()
     try:
-        data = prove_model_b(inst, max_boxes=v.max_boxes, progress=progress)
-    except ProofInterrupted as stop:   # --steps: the steps certified before the signal, "complete": false
-        raise RangeInterrupted(Result(stop.report, None, detail={"paper": "B"})) from None
+        data = prove_model_b(inst, max_boxes=v.max_boxes, progress=progress, on_step=lambda s: last.__setitem__(0, s))
+    except KeyboardInterrupt:
+        if inst.model == "noln" or inst.steps is None:
+            raise
+        report = interrupted_report(inst, last[0], time.perf_counter() - t0)   # "complete": false
+        raise RangeInterrupted(Result(report, None, detail={"paper": "B"})) from None
     return Result(data, None, detail={"paper": "B"})
 
 

@@ -61,8 +61,8 @@ drive_run`), the batched float64 sweep
 (:func:`rdyn.reduced_dynamics.model_a.batch.run_batch`), the smooth sweep
 (:mod:`rdyn.reduced_dynamics.model_a.smooth_sweep`) and Model B (:func:`rdyn.reduced_dynamics.model_b.
 iterate.iterate`); the certified passes: :mod:`rdyn.reduced_dynamics.certified.interval_pass` (interval64),
-:mod:`rdyn.reduced_dynamics.certified.arb_pass` and rdyn prove's certified iteration
-(``verify/proofs/iterate.py``). tests/reduced_dynamics/runs/test_driver.py fails if a loop of
+:mod:`rdyn.reduced_dynamics.certified.arb_pass`, rdyn prove's certified iteration
+(``verify/proofs/iterate.py``) and Model B's certified training (``verify/proofs/model_b/training.py``). tests/reduced_dynamics/runs/test_driver.py fails if a loop of
 its own (``except KeyboardInterrupt``, ``Interrupted(...)``, a timed checkpoint) appears elsewhere.
 """
 from __future__ import annotations

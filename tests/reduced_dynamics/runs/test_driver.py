@@ -204,13 +204,17 @@ ALLOWED = {
     # (path, what): why it is not a loop of its own
     ("rdyn/api/_teacher.py", "except KeyboardInterrupt"):
         "turns the certified pass's interrupt into CertifyInterrupted (no loop, no save)",
+    ("rdyn/api/_prove_b.py", "except KeyboardInterrupt"):
+        "turns an interrupted rdyn prove --paper B --steps run into RangeInterrupted with the steps certified "
+        "(the training runs on drive(); no loop, no save)",
     ("rdyn/api/_prove.py", "except KeyboardInterrupt"):
         "rescues the finished rows of rdyn prove --grid into --out (an output file, then re-raised), and the D "
         "decided of --D LO:HI and the eta sub-boxes of --eta LO:HI into RangeInterrupted (no loop, no save)",
     ("derivations/formula.py", "signal handling"):
         "SIGALRM: the time limit of evaluating a user formula, not a run's loop",
     ("verify/proofs/model_b/training.py", "signal handling"):
-        "holds SIGINT/SIGTERM during an arb integral whose Python callback must not raise (no checkpoint)",
+        "holds SIGINT/SIGTERM during each step of the training engine (an arb integral whose Python callback must "
+        "not raise); the loop is drive()'s",
     # loops not yet on the driver: ("path", "what"): "not yet on the driver"
 }
 LIBRARY = ("rdyn", "reduced_dynamics", "derivations", "verify")

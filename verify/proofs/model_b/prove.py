@@ -4,38 +4,31 @@ from __future__ import annotations
 import time
 
 import flint
+from flint import arb
 
 from rdyn.verification.proofs.iterate import digits
 from rdyn.verification.proofs.model_b.b3 import prove_b3, prove_b3_theta
 from rdyn.verification.proofs.model_b.contraction import contraction_factor, top_levels
 from rdyn.verification.proofs.model_b.instance import BInstance, FORMS, PREC_BITS, noln_constants
 from rdyn.verification.proofs.model_b.krawczyk import krawczyk_gamma_star
-from rdyn.verification.proofs.model_b.training import (BallTooWide, TrainingInterrupted, certified_training,
-                                                      nested_integrals, route_of)
+from rdyn.verification.proofs.model_b.training import BallTooWide, certified_training, nested_integrals, route_of
 
 LEVEL_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
 
 
-class ProofInterrupted(KeyboardInterrupt):
-    """SIGINT/SIGTERM stopped the certified GD run of ``--steps``: ``report`` is the report of the steps
-    certified before it (``"complete": false``; :func:`prove_model_b`)."""
-
-    def __init__(self, report: dict):
-        super().__init__("interrupted")
-        self.report = report
-
-
-def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC_BITS, progress=None) -> dict:
+def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC_BITS, progress=None,
+                  on_step=None) -> dict:
     """Every Model B statement that applies to ``inst.model`` (noln: Theorem B.3 at both eta_max
     forms, Theorem 4.2's gamma* by Krawczyk, Theorem 4.6 (2)'s R* with spectrum data; ln and looped:
     the contraction factor over ``inst.gamma_range``). A dict in the ``rdyn prove --paper B --json``
     shape (rdyn/schemas/prove.schema.json, model_b). ``progress(t)``: after each certified GD step
-    of ``inst.steps``."""
+    of ``inst.steps``; ``on_step(state)``: the state after each whole step (what :func:`interrupted_report`
+    reports when SIGINT/SIGTERM stops the run: the KeyboardInterrupt propagates)."""
     t0 = time.perf_counter()
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
-        statements, constants, interrupted = [], {}, None
+        statements, constants = [], {}
         if inst.model == "noln":
             # here, not at the top: the branch and bound's interval arithmetic imports numba, which
             # --model ln / looped do not need
@@ -54,39 +47,52 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
                 statements.append(contraction_factor(inst.spectrum, cst.gamma_star, cst.gamma_star,
                                                      label="Theorem 4.6 (2)", what="gamma*", strictly_above_power=True))
         else:
-            label = "Theorem 4.6 (1)" if inst.model == "ln" else "Theorem 4.7 (looped contraction)"
-            what = "gamma" if inst.model == "ln" else "rho"
+            label, what = _contraction_of(inst)
             if inst.steps is None:
                 statements.append(contraction_factor(inst.spectrum, inst.gamma_range[0], inst.gamma_range[1],
                                                      label=label, L=inst.L, what=what))
             else:
-                levels = len(set(inst.spectrum))
-                try:
-                    statements.append(_trained(inst, label, what, levels, progress))
-                except TrainingInterrupted as stop:
-                    interrupted = stop
-                    statements.append(_trained(inst, label, what, levels, None, stop))
-        report = {"paper": "B", "instance": inst.to_dict(), "constants": constants, "statements": statements,
-                  "prec_bits": prec, "seconds": round(time.perf_counter() - t0, 3)}
-        if interrupted is not None:
-            report.update(complete=False, steps_done=interrupted.step)
-            raise ProofInterrupted(report)
-        return report
+                statements.append(_trained(inst, progress=progress, on_step=on_step))
+        return {"paper": "B", "instance": inst.to_dict(), "constants": constants, "statements": statements,
+                "prec_bits": prec, "seconds": round(time.perf_counter() - t0, 3)}
     finally:
         flint.ctx.prec = old
 
 
-def _trained(inst: BInstance, label: str, what: str, levels: int, progress, stop: TrainingInterrupted | None = None):
-    """The contraction statement at gamma_T (rho_T) of ``inst.steps`` certified GD steps, or, with ``stop``, at
-    gamma_t of the t = ``stop.step`` steps certified before an interruption (undecided for t = 0)."""
+def interrupted_report(inst: BInstance, at, seconds: float, *, prec: int = PREC_BITS) -> dict:
+    """The report of a ``--steps`` run stopped by SIGINT/SIGTERM: the contraction statement at the state ``at``
+    after the last whole certified step (``on_step``'s last; None before the first step: undecided), with
+    ``"complete": false`` and ``steps_done``."""
+    old = flint.ctx.prec
+    flint.ctx.prec = prec
+    try:
+        st = _trained(inst, stop=(at, seconds))
+    finally:
+        flint.ctx.prec = old
+    return {"paper": "B", "instance": inst.to_dict(), "constants": {}, "statements": [st], "prec_bits": prec,
+            "seconds": round(seconds, 3), "complete": False, "steps_done": 0 if at is None else at[0]}
+
+
+def _contraction_of(inst: BInstance) -> tuple[str, str]:
+    """(ledger label, the symbol's name) of the contraction statement of the ln or looped model."""
+    return ("Theorem 4.6 (1)", "gamma") if inst.model == "ln" else ("Theorem 4.7 (looped contraction)", "rho")
+
+
+def _trained(inst: BInstance, progress=None, on_step=None, stop=None):
+    """The contraction statement at gamma_T (rho_T) of ``inst.steps`` certified GD steps, or, with ``stop`` = (the
+    state after the last whole step or None, seconds), at gamma_t of the t steps certified before an interrupt
+    (undecided for t = 0)."""
+    label, what = _contraction_of(inst)
+    levels = len(set(inst.spectrum))
     route = route_of(inst.model, levels)
     steps, stopped = inst.steps, None
     if stop is not None:
-        gT, increasing, secs, steps = stop.gamma, stop.increasing, stop.seconds, stop.step
+        at, secs = stop
+        steps, gT, increasing = (0, arb(0), True) if at is None else (at[0], at[3], at[4])
     else:
         try:
             gT, increasing, secs = certified_training(inst.model, inst.spectrum, inst.d, inst.eta,
-                                                      inst.steps, inst.L, progress=progress)
+                                                      inst.steps, inst.L, progress=progress, on_step=on_step)
         except BallTooWide as wide:
             gT, increasing, secs, stopped = wide.gamma, None, None, wide
     symbol = f"{what}_T" if stop is None else f"{what}_t"

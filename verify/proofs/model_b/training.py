@@ -21,6 +21,7 @@ import flint
 from flint import acb, acb_series, arb
 
 from rdyn.reduced_dynamics.model_b.rule import distinct_levels
+from rdyn.reduced_dynamics.runs.driver import StepLines, drive
 
 
 TRAIN_PREC_BITS = 128
@@ -297,56 +298,67 @@ class BallTooWide(ArithmeticError):
         self.step, self.gamma = step, gamma
 
 
-class TrainingInterrupted(KeyboardInterrupt):
-    """SIGINT/SIGTERM stopped :func:`certified_training` between two steps: ``step`` steps are certified
-    (``gamma`` is gamma_step's ball, ``increasing`` whether gamma increased at each of them)."""
+class _Training:
+    """The certified GD recursion as an engine of :func:`rdyn.reduced_dynamics.runs.driver.drive`: ``state`` is
+    ``(steps done, alpha, beta, gamma, increasing)``, replaced as one tuple after each whole step, so an interrupt
+    never splits a step. ``F`` is an ``acb.integral`` whose integrand is a Python callback: a KeyboardInterrupt
+    raised inside it (Ctrl-C, or SIGTERM through rdyn/signals.py) crashed the process (exit 139), so SIGINT and
+    SIGTERM are held during each step (its integral and its update) and taken between steps."""
 
-    def __init__(self, step: int, gamma, increasing: bool, seconds: float):
-        super().__init__(f"interrupted after {step} certified steps")
-        self.step, self.gamma, self.increasing, self.seconds = step, gamma, increasing, seconds
+    HELD = {signal.SIGINT, signal.SIGTERM}
+
+    def __init__(self, F, eta, steps: int, on_step):
+        self.F, self.eta, self.steps, self.on_step = F, eta, steps, on_step
+        self.main = threading.current_thread() is threading.main_thread()
+
+    def advance(self, state, n):
+        for _ in range(n):
+            if self.done(state):
+                break
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, self.HELD) if self.main else None
+            try:
+                t, alpha, beta, gamma, increasing = state
+                Fg = self.F(gamma)
+                alpha, beta = alpha - self.eta * beta * Fg, beta - self.eta * alpha * Fg
+                new = alpha * beta
+                state = (t + 1, alpha, beta, new, increasing and bool(new > gamma))
+                if self.on_step is not None:
+                    self.on_step(state)
+            finally:
+                if mask is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            if not state[3].rad() <= MAX_RELATIVE_RADIUS * abs(state[3].mid()):
+                raise BallTooWide(state[0], state[3])
+        return state
+
+    def done(self, state):
+        return state[0] >= self.steps
+
+    def position(self, state):
+        return state[0]
+
+    def save(self, path, state):   # no checkpoint (drive is called without one)
+        raise NotImplementedError
 
 
 def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: int | None = None,
-                       alpha0: float = 0.0, beta0: float = 1.0, progress=None):
+                       alpha0: float = 0.0, beta0: float = 1.0, progress=None, on_step=None):
     """The GD recursion alpha' = alpha - eta beta F(gamma), beta' = beta - eta alpha F(gamma)
     (looped: w, v, rho) for ``steps`` steps on arb balls with F from :func:`level_F`; eta is
     the exact decimal of its float's repr. Returns (gamma_T ball, increasing: gamma_{t+1} > gamma_t
     certified at every step, seconds); raises :class:`BallTooWide` when the ball outgrows
-    :data:`MAX_RELATIVE_RADIUS`, and :class:`TrainingInterrupted` (the steps certified so far) on
-    SIGINT/SIGTERM (KeyboardInterrupt)."""
+    :data:`MAX_RELATIVE_RADIUS`. ``progress(t)`` after each step; ``on_step((t, alpha, beta, gamma_t,
+    increasing))`` with the state after each whole step, signals held (what an interrupted run keeps: a
+    KeyboardInterrupt propagates, :func:`rdyn.verification.proofs.model_b.prove.interrupted_report`)."""
     t0 = time.perf_counter()
     old = flint.ctx.prec
     flint.ctx.prec = TRAIN_PREC_BITS
     try:
         F = level_F(model, spectrum, d, L)
-        e = arb(repr(float(eta)))
         alpha, beta = arb(repr(float(alpha0))), arb(repr(float(beta0)))
-        # (steps done, alpha, beta, gamma, increasing): replaced as one tuple, so a signal never splits a step
-        state = (0, alpha, beta, alpha * beta, True)
-
-        # F is an acb.integral whose integrand is a Python callback: a KeyboardInterrupt raised inside it
-        # (Ctrl-C, or SIGTERM through rdyn/signals.py) crashed the process (exit 139). The signals are
-        # held during each step (its integral and its update) and taken between steps.
-        held = {signal.SIGINT, signal.SIGTERM}
-        main = threading.current_thread() is threading.main_thread()
-        try:
-            while state[0] < steps:
-                mask = signal.pthread_sigmask(signal.SIG_BLOCK, held) if main else None
-                try:
-                    t, alpha, beta, gam, increasing = state
-                    Fg = F(gam)
-                    alpha, beta = alpha - e * beta * Fg, beta - e * alpha * Fg
-                    new = alpha * beta
-                    state = (t + 1, alpha, beta, new, increasing and bool(new > gam))
-                finally:
-                    if mask is not None:
-                        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-                if not state[3].rad() <= MAX_RELATIVE_RADIUS * abs(state[3].mid()):
-                    raise BallTooWide(state[0], state[3])
-                if progress is not None:
-                    progress(state[0])
-        except KeyboardInterrupt:
-            raise TrainingInterrupted(state[0], state[3], state[4], time.perf_counter() - t0) from None
-        return state[3], state[4], time.perf_counter() - t0
+        engine = _Training(F, arb(repr(float(eta))), steps, on_step)
+        bar = None if progress is None else StepLines(progress, 1)
+        t, alpha, beta, gamma, increasing = drive(engine, (0, alpha, beta, alpha * beta, True), chunk=1, bar=bar)
+        return gamma, increasing, time.perf_counter() - t0
     finally:
         flint.ctx.prec = old

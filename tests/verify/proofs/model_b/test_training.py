@@ -159,28 +159,30 @@ def _interrupt_at(step: int):
 
 
 def test_an_interrupted_run_keeps_the_steps_certified_before_it():
-    """KeyboardInterrupt after step 7 of 50: TrainingInterrupted carries gamma_7, the very ball of a 7-step run."""
-    from rdyn.verification.proofs.model_b.training import TrainingInterrupted
-
-    with pytest.raises(TrainingInterrupted) as stop:
-        certified_training("looped", (4, 1, 1), 3, 0.1, 50, L=2, progress=_interrupt_at(7))
+    """KeyboardInterrupt after step 7 of 50 propagates (the loop is drive()'s); the last state on_step saw is
+    gamma_7, the very ball of a 7-step run."""
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        certified_training("looped", (4, 1, 1), 3, 0.1, 50, L=2, progress=_interrupt_at(7), on_step=seen.append)
     gamma7, increasing, _ = certified_training("looped", (4, 1, 1), 3, 0.1, 7, L=2)
-    assert stop.value.step == 7 and stop.value.increasing is increasing is True
-    assert stop.value.gamma.mid() == gamma7.mid() and stop.value.gamma.rad() == gamma7.rad()
+    t, _, _, gamma, inc = seen[-1]
+    assert t == 7 and inc is increasing is True
+    assert gamma.mid() == gamma7.mid() and gamma.rad() == gamma7.rad()
 
 
 def test_an_interrupted_proof_reports_the_statement_at_the_steps_done():
-    """prove_model_b stopped after step 3 of 40: the report ("complete": false, steps_done 3) has the contraction
-    statement at rho_3, certified, with the 3-step run's ball; it follows the JSON Schema. Stopped before the
-    first step: undecided, saying so."""
+    """prove_model_b stopped after step 3 of 40: interrupted_report ("complete": false, steps_done 3) has the
+    contraction statement at rho_3, certified, with the 3-step run's ball; it follows the JSON Schema. Stopped before
+    the first step: undecided, saying so."""
     from rdyn.schemas import validate
     from rdyn.verification.proofs.model_b import prove as prove_b
     from rdyn.verification.proofs.model_b.instance import BInstance
 
     inst = BInstance(model="looped", data="spectrum", d=3, spectrum=(4, 1, 1), n=6, steps=40, L=2)
-    with pytest.raises(prove_b.ProofInterrupted) as stop:
-        prove_b.prove_model_b(inst, progress=_interrupt_at(3))
-    report = stop.value.report
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        prove_b.prove_model_b(inst, progress=_interrupt_at(3), on_step=seen.append)
+    report = prove_b.interrupted_report(inst, seen[-1], 1.5)
     validate("prove", report)
     assert report["complete"] is False and report["steps_done"] == 3
     (s,) = report["statements"]
@@ -192,20 +194,7 @@ def test_an_interrupted_proof_reports_the_statement_at_the_steps_done():
     (w,) = whole["statements"]
     assert (c["gamma_T"], c["gamma_T_radius"], c["R"]) == (w["certificate"]["gamma_T"],
                                                            w["certificate"]["gamma_T_radius"], w["certificate"]["R"])
-
-    def stopped_at_once(*args):
-        def F(gamma):
-            raise KeyboardInterrupt
-        return F
-    import rdyn.verification.proofs.model_b.training as training
-    saved = training.level_F
-    training.level_F = stopped_at_once
-    try:
-        with pytest.raises(prove_b.ProofInterrupted) as stop:
-            prove_b.prove_model_b(inst)
-    finally:
-        training.level_F = saved
-    report = stop.value.report
+    report = prove_b.interrupted_report(inst, None, 0.2)
     validate("prove", report)
     (s,) = report["statements"]
     assert report["steps_done"] == 0 and s["verdict"] == "undecided" and s["certificate"] is None
