@@ -1,6 +1,7 @@
 """Lemma D.17's law for T* (seed 000, corrected) for the identity activation in the flow limit: an argument whose
-steps 1-3 and the limits are machine-checked obligations and whose steps 0, 4-6 and threshold D0 are not
-(:data:`UNCHECKED_STEPS`; so :attr:`TstarLaw.proved` is False and the ledger does not call the law proved).
+identities, inequalities and limits are machine-checked obligations, and whose step 0 (Euler convergence) and the
+calculus that assembles steps 4-6 are not (:data:`UNCHECKED_STEPS`; so :attr:`TstarLaw.proved` is False and the
+ledger does not call the law proved).
 
 The corrected Lemma D.17 (docs/claims.md, root cause ``Tstar_logit_scale``) says that, as eta -> 0
 and then D -> oo at fixed K and ``v = ||V*||^2``, ``eta T* = D^a (D-K)^2 (I0 + I1 (D-K)^(-1/2)) (1 + o(1))``
@@ -8,15 +9,18 @@ with ``a = 1`` for logits/D and ``a = 0`` for logits/sqrtD; for the identity ``I
 (:func:`rdyn.derivations.model_a.asymptotics.tau_star_expansion`, matched asymptotics: formal). This module
 argues the identity's law with explicit bounds, for every K >= 1 and v > 0:
 
-    for every D > 2K satisfying the explicit hypothesis (H) below (true for all D >= D0(K, v)),
+    for every D > 2K satisfying the explicit hypothesis (H) below (true for every large D),
     tau_lo(D) <= tau_star(D) <= tau_hi(D), where tau_star = lim_{eta -> 0} eta T*, and
     tau_lo / (D^a N^2) -> K/v, tau_hi / (D^a N^2) -> K/v, with N^(1/2) (tau/(D^a N^2) - K/v) -> 0 (I1 = 0).
 
-The argument. Steps 1-3 are exact sympy computations of :func:`prove` (an :class:`Obligation` of method
-"exact" each), on the flow that rdyn.derivations.model_a.gradient_flow derives from the map. Step 0 is cited;
-steps 4-6 are argued below in prose only; the limits of step 6 and the eventual sign of (H) are decided by
+The argument. Steps 1-3, and every inequality steps 4-6 use, are exact sympy computations of :func:`prove` (an
+:class:`Obligation` of method "exact" each; steps 4-6's in :func:`band_obligations`, on boxes of the bounded
+quantities), on the flow that rdyn.derivations.model_a.gradient_flow derives from the map. Step 0 is cited; the
+three calculus facts that assemble steps 4-6 from their inequalities are named in :data:`UNCHECKED_STEPS`
+(``calculus_frame``); the limits of step 6 and the eventual sign of (H) are decided by
 :mod:`rdyn.derivations.limits` (method "limit_rules": exact algebra on log-rational sums plus three elementary limit
-facts, no sympy ``limit``); D0 is found by evaluating (H) at 50 digits with its monotonicity in D unproved.
+facts, no sympy ``limit``). The law needs (H) only for every large D; at one D, :func:`hypothesis_holds` evaluates it
+at 50 digits (used by the sampled comparisons, not by the law).
 
 0. *Flow limit.* The map is the explicit Euler step ``x + eta F(x)`` of the flow ``x' = F(x)``
    (:func:`rdyn.derivations.model_a.gradient_flow.vector_field`; ``euler_step``: the increments are linear in
@@ -40,19 +44,21 @@ facts, no sympy ``limit``); D0 is found by evaluating (H) at 50 digits with its 
    ``psi(1/sigma) >= sigma^2/16``, ``W >= sigma/8`` on ``[1, 1/sigma]``, ``wbar <= 4/x`` on ``[1, oo)``,
    and rational constants ``Psi >= psi``, ``Z >= psi/x^2``, ``Xi >= xi wbar`` on ``x > 0``.
 4. *Band.* With ``c = 4`` and ``beta(x) = c mu psi(x)``: at ``u = +-beta(x)`` the time derivative of
-   ``u -+ beta(x(tau))`` has the sign that keeps u inside whenever
-   ``(1 + c mu Psi)(1 + c mu Z)((1 + c mu Psi) + c mu Xi) < c``  (H1)
-   (the ``beta'`` term is ``c mu psi' (e H0/(sigma lambda)) (1 +- beta)(1 -+ k beta)`` relative to lambda).
+   ``u -+ beta(x(tau))`` is ``+-lambda mu psi E`` (``edge_rate``, with ``x' = -lambda mu W (1+u)(1-ku)``), and
+   ``E <= (1 + c mu Psi)(1 + c mu Z)((1 + c mu Psi) + c mu Xi) - c`` on the box of ``R/psi``, ``W psi'/psi``,
+   ``beta``, ``k beta`` (``edge_repels``), negative under (H1); so u never leaves the band.
 5. *Transient.* From ``u = -1`` at ``x = 1/sigma``: while ``x >= 1`` and ``-1 <= u <= -beta``,
-   ``(1 + k)|r| <= 2 mu psi <= |u|/2``, so ``|u|' <= -lambda |u|/2 <= -|u|/4``; psi decreasing on
+   ``u'/lambda >= |u|/2`` (``transient_contraction``), so ``|u|' <= -lambda |u|/2 <= -|u|/4``; psi decreasing on
    ``[2, oo)`` and ``psi(1/sigma) >= sigma^2/16`` bound beta below, so u enters the band by
-   ``T0 = 4 log(16/(c mu sigma^2))``; meanwhile ``|x'| = x H <= mu lambda W (1 + k) <= 32 mu/x``
-   (``W <= wbar <= 4/x`` for ``x >= 1``), so ``x^2 >= 1/sigma^2 - 64 mu tau`` and x stays >= 2 when
+   ``T0 = 4 log(16/(c mu sigma^2))``; meanwhile ``0 <= -x' <= mu lambda W (1 + k) <= 32 mu/x``
+   (``x_speed``; ``W <= wbar <= 4/x`` for ``x >= 1``), so ``x^2 >= 1/sigma^2 - 64 mu tau`` and x stays >= 2 when
    ``1/sigma^2 - 64 mu T0 >= 4``  (H2). In the band ``H/H0`` lies in
-   ``[g_lo, g_hi] = [(1 - c mu Psi)(1 - c mu Z), (1 + c mu Psi)(1 + c mu Z)]`` (``c mu Psi < 1``,
-   ``c mu Z < 1``: (H3)), so ``ds/dtau > 0`` and e decreases to ``e*``.
+   ``[g_lo, g_hi] = [(1 - c mu Psi)(1 - c mu Z), (1 + c mu Psi)(1 + c mu Z)]`` (``band_ratio``; ``c mu Psi < 1``,
+   ``c mu Z < 1``: (H3)), so ``ds/dtau > 0`` and e decreases to ``e*``. The constants of steps 5-6 (32, 64, 1024,
+   T0's 4 and 16) are computed from step 3's (:class:`StepThreeBounds`), not typed in.
 6. *Time.* ``tau_star = tau0 + int_{e*}^{e(tau0)} de/(e H)`` with ``tau0 <= T0``,
-   ``1 - e(tau0) <= 1 - sqrt(1 - 64 mu sigma^2 T0) <= 64 mu sigma^2 T0`` and ``1/(e H0) <= 16/(mu sigma^2)``
+   ``1 - e(tau0) <= 1 - sqrt(1 - 64 mu sigma^2 T0) <= 64 mu sigma^2 T0`` (``start_stretch``) and
+   ``1/(e H0) <= 16/(mu sigma^2)``
    on ``[e(tau0), 1]``; with ``J = int_{e*}^1 de/(e H0)`` (exact): ``tau_lo = (J - 1024 T0)/g_hi``,
    ``tau_hi = T0 + J/g_lo``. Their limits (``leading_order``, ``no_I1``) and the eventual sign of each
    condition of (H) (``hypothesis_eventually``: negative for every large D) are ``limit_rules`` obligations
@@ -94,14 +100,13 @@ CHECKED_METHODS = ("exact", "limit_rules")
 UNCHECKED_STEPS = (
     ("flow_limit", "step 0: eta T* -> tau_star as eta -> 0 by Euler convergence, cited (Hairer, Norsett, Wanner, "
                    "Thm II.3.6), not machine-checked"),
-    ("band_invariance", "step 4: the band |u| <= c mu psi(x) is invariant under (H1): argued in the docstring "
-                        "(the sign of d(u -+ beta)/dtau at the band's edges is not an obligation)"),
-    ("transient", "step 5: u enters the band by T0 while x stays >= 2 under (H2), and H/H0 lies in [g_lo, g_hi] "
-                  "under (H3): argued in the docstring"),
-    ("time_bounds", "step 6: tau_lo <= tau_star <= tau_hi assembled from steps 3-5 in the docstring (no obligation "
-                    "checks the assembly)"),
-    ("threshold_D0", "(H) at one D is evaluated at 50 digits (hypothesis_holds); that it then holds for every larger "
-                     "D (monotonicity in D) is not proved, so the listed D0 are sampled"),
+    ("calculus_frame", "steps 4-6: three facts of one-variable calculus, not machine-checked, assemble their exact "
+                       "inequalities (the band edges, the transient contraction and the speed of x, the start "
+                       "stretch, H/H0 in the band) with the bounds of step 3. First, a C^1 function of tau whose "
+                       "derivative is negative wherever it is 0 does not become positive (the band, step 4); second, "
+                       "comparison: w' <= -w/4 gives w(tau) <= w(0) exp(-tau/4), and y' >= -b gives "
+                       "y(tau) >= y(0) - b tau (the transient, step 5); third, while e decreases, the time from e1 to "
+                       "e2 is int de/(e H), monotone in 1/H (step 6)"),
 )
 
 
@@ -278,6 +283,142 @@ def coefficient_nonnegative(expr: sp.Expr) -> bool:
 
 
 # ------------------------------------------------------------------------------------------------
+# steps 4-6: the band, the transient and the time (shared with rdyn.derivations.model_a.tstar_law_relu)
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StepThreeBounds:
+    """The constants steps 4-6 take from a law's step-3 obligations (each proved there, for its R, W, k, lambda):
+
+    * ``psi_sup``, ``k_psi_sup``, ``xi_w_sup``: Psi >= psi, Z >= k psi, Xi >= |psi'/psi| W on x > 0;
+    * ``lambda_min <= lambda`` on x > 0, ``lambda <= lambda_max`` on x >= 1;
+    * ``0 <= W <= w_tail x^(-tail_power)`` on x >= 1, and ``0 <= k <= 1`` from ``k_below_one_from`` on;
+    * ``W >= w_floor sigma`` on ``[1, 1/sigma]``; psi decreasing on ``[2, oo)`` with ``psi(1/sigma) >= psi_start
+      sigma^2``.
+
+    From them: ``|x'| <= speed mu x^(-tail_power)`` on the transient (``speed = 2 lambda_max w_tail``, the 2 from
+    ``(1 + u)(1 - k u) <= 1 + k <= 2``)."""
+
+    psi_sup: sp.Rational
+    k_psi_sup: sp.Rational
+    xi_w_sup: sp.Rational
+    lambda_min: sp.Rational
+    lambda_max: sp.Rational
+    w_tail: sp.Rational
+    tail_power: int
+    w_floor: sp.Rational
+    psi_start: sp.Rational
+    k_below_one_from: int
+
+    @property
+    def speed(self) -> sp.Rational:
+        return 2 * self.lambda_max * self.w_tail
+
+
+#: the identity's step-3 constants (each an obligation of :func:`prove`)
+IDENTITY_BOUNDS = StepThreeBounds(psi_sup=CONSTANTS["Psi"], k_psi_sup=CONSTANTS["Z"], xi_w_sup=CONSTANTS["Xi"],
+                                  lambda_min=sp.Rational(1, 2), lambda_max=sp.Integer(4), w_tail=sp.Integer(4),
+                                  tail_power=1, w_floor=sp.Rational(1, 8), psi_start=sp.Rational(1, 16),
+                                  k_below_one_from=1)
+
+
+def transient_time(b: StepThreeBounds, mu: sp.Expr, sig: sp.Expr) -> sp.Expr:
+    """Step 5's ``T0``: on the transient ``|u|' <= -(lambda_min/2)|u|`` from ``|u| = 1``, and the band's edge
+    is at least ``c mu psi_start sigma^2``, so ``|u| <= beta`` by ``T0 = log(1/(c mu psi_start sigma^2))/(lambda_min/2)``."""
+    return sp.log(1 / (BAND_FACTOR * mu * b.psi_start * sig**2)) / (b.lambda_min / 2)
+
+
+def hypothesis(b: StepThreeBounds, mu: sp.Expr, sig: sp.Expr) -> tuple:
+    """(H): ``(name, expression)`` pairs, each to be negative. (H1) makes the band's edges repel (step 4); (H2)
+    keeps ``x >= 2`` up to T0: ``d(x^n)/dtau >= -n speed mu`` with ``n = tail_power + 1``; (H3) makes
+    ``c mu Psi < 1`` and ``c mu Z < 1``, so ``H/H0 > 0`` in the band."""
+    m, n = BAND_FACTOR * mu, b.tail_power + 1
+    return (
+        ("H1", _repelling(b, m)),
+        ("H2", 2**n + n * b.speed * mu * transient_time(b, mu, sig) - 1 / sig**n),
+        ("H3", m * sp.Max(b.psi_sup, b.k_psi_sup) - 1),
+    )
+
+
+def _repelling(b: StepThreeBounds, m: sp.Expr) -> sp.Expr:
+    """(H1)'s expression at ``m = c mu``: a bound of the edges' rate :func:`edge_rate` (``edge_repels``)."""
+    return (1 + m * b.psi_sup) * (1 + m * b.k_psi_sup) * ((1 + m * b.psi_sup) + m * b.xi_w_sup) - BAND_FACTOR
+
+
+def band_factors(b: StepThreeBounds, mu: sp.Expr) -> tuple:
+    """``(g_lo, g_hi)``: ``H/H0 = (1 + u)(1 - k u)`` in the band lies in ``[g_lo, g_hi]`` (``band_ratio``)."""
+    m = BAND_FACTOR * mu
+    return (1 - m * b.psi_sup) * (1 - m * b.k_psi_sup), (1 + m * b.psi_sup) * (1 + m * b.k_psi_sup)
+
+
+def start_cost(b: StepThreeBounds, mu: sp.Expr, sig: sp.Expr) -> sp.Expr:
+    """Step 6's correction to J for the stretch of e the transient covers: that stretch is at most
+    ``n speed mu sigma^n T0`` long (``start_stretch``) and ``1/(e H0) <= 1/(lambda_min w_floor mu sigma^2)`` on it."""
+    n = b.tail_power + 1
+    return n * b.speed * mu * sig**n * transient_time(b, mu, sig) / (b.lambda_min * b.w_floor * mu * sig**2)
+
+
+_m, _rho, _ell, _beta, _k_beta, _w, _k, _u, _k_u, _lam, _W, _z = sp.symbols(
+    "m rho ell beta k_beta w k u k_u lam W z", real=True)       # the bounded quantities of steps 4-6
+
+
+def edge_rate(side: int) -> sp.Expr:
+    """Step 4: ``side (d/dtau)(u - side beta(x))/(lambda mu psi)`` at ``u = side beta`` (side = +1 the upper edge,
+    -1 the lower), with ``m = c mu``, ``rho = R/psi``, ``ell = W psi'/psi``, ``beta = m psi`` and ``k_beta = k beta``;
+    negative means the edge repels."""
+    s = side
+    return -BAND_FACTOR + s * (1 + s * _beta)**2 * (1 - s * _k_beta) * _rho \
+        + _m * _ell * (1 + s * _beta) * (1 - s * _k_beta)
+
+
+def band_obligations(claim, b: StepThreeBounds) -> None:
+    """Steps 4-6's inequalities, each an exact test on a box of the bounded quantities (``claim(name, text,
+    holds)`` records each). What ties them to the flow: the lag equation ``u' = lambda (-u + (1+u)^2 (1 - k u) mu R)``
+    and ``x' = -x H = -lambda mu W (1 + u)(1 - k u)`` (the obligations ``lag_equation``, ``factorisation`` and
+    ``coordinates``), and the step-3 bounds ``b``. The calculus that assembles them (a function with a negative
+    derivative wherever it vanishes cannot cross 0; comparison of ``w' <= -a w`` with ``exp(-a tau)``; the time as
+    ``int de/(e H)``) is :data:`UNCHECKED_STEPS`'s ``calculus_frame``."""
+    lam, mu, psi, dpsi, W, k, R = sp.symbols("lambda mu psi dpsi W k R", positive=True)
+    c = BAND_FACTOR
+    derived = True
+    for side in (1, -1):
+        u_edge = side * c * mu * psi
+        u_rate = lam * (-u_edge + (1 + u_edge)**2 * (1 - k * u_edge) * mu * R)
+        x_rate = -lam * mu * W * (1 + u_edge) * (1 - k * u_edge)
+        g_rate = side * (u_rate - side * c * mu * dpsi * x_rate) / (lam * mu * psi)
+        named = edge_rate(side).subs({_rho: R / psi, _ell: W * dpsi / psi, _beta: c * mu * psi,
+                                      _k_beta: k * c * mu * psi, _m: c * mu})
+        derived = derived and _identity_zero(g_rate - named)
+    claim("edge_rate", "at u = +-beta(x), beta = c mu psi: +-(u -+ beta)' = lambda mu psi E(m, rho, ell, beta, k beta) "
+          "with x' = -lambda mu W (1 + u)(1 - k u), m = c mu, rho = R/psi, ell = W psi'/psi", derived)
+    m_max = 1 / sp.Max(b.psi_sup, b.k_psi_sup)                  # (H3)
+    h1 = _repelling(b, _m)
+    box = {_rho: (-1, 1), _ell: (-b.xi_w_sup, b.xi_w_sup), _beta: (0, _m * b.psi_sup),
+           _k_beta: (0, _m * b.k_psi_sup), _m: (0, m_max)}
+    claim("edge_repels", "E <= (H1)'s expression at both edges, for |rho| <= 1, |ell| <= Xi, 0 <= beta <= m Psi, "
+          "0 <= k beta <= m Z, 0 <= m Z, m Psi <= 1: so under (H1) the band |u| <= c mu psi(x) is never left",
+          all(box_nonnegative(h1 - edge_rate(side), box) for side in (1, -1)))
+    # step 5: from u = -1 to the band's lower edge, w = -u in [beta, 1], while k <= 1
+    w_rate = _w + (1 - _w)**2 * (1 + _k * _w) * (_beta / c) * _rho         # u'/lambda, mu R = (beta/c) rho
+    claim("transient_contraction", "u'/lambda >= |u|/2 for -1 <= u <= -beta, |R| <= psi and 0 <= k <= 1 "
+          f"(x >= {b.k_below_one_from}), so |u|' <= -(lambda_min/2)|u|",
+          box_nonnegative(w_rate - _w / 2, {_rho: (-1, 1), _k: (0, 1), _w: (_beta, 1), _beta: (0, 1)}))
+    p = b.tail_power
+    x_speed = _lam * b.w_tail * _W * (1 + _u) * (1 - _k * _u)                # -x' x^p/mu, W = w_tail _W x^-p
+    speed_box = {_lam: (0, b.lambda_max), _W: (0, 1), _u: (-1, 0), _k: (0, 1)}
+    claim("x_speed", f"0 <= -x' <= {b.speed} mu x^(-{p}) for x >= {max(1, b.k_below_one_from)} and -1 <= u <= 0",
+          box_nonnegative(x_speed, speed_box) and box_nonnegative(b.speed - x_speed, speed_box))
+    n = p + 1
+    claim("start_stretch", f"(1 - z)^(1/{n}) >= 1 - z on [0, 1]: the transient leaves e >= 1 - {n} speed mu "
+          f"sigma^{n} T0", box_nonnegative((1 - _z) - (1 - _z)**n, {_z: (0, 1)}))
+    g_lo, g_hi = band_factors(b, _m / c)
+    ratio_box = {_u: (-_m * b.psi_sup, _m * b.psi_sup), _k_u: (-_m * b.k_psi_sup, _m * b.k_psi_sup), _m: (0, m_max)}
+    claim("band_ratio", "H/H0 = (1 + u)(1 - k u) lies in [g_lo, g_hi] for |u| <= m Psi, |k u| <= m Z (so H > 0 "
+          "under (H3))", box_nonnegative((1 + _u) * (1 - _k_u) - g_lo, ratio_box)
+          and box_nonnegative(g_hi - (1 + _u) * (1 - _k_u), ratio_box))
+
+
+# ------------------------------------------------------------------------------------------------
 # the proof
 # ------------------------------------------------------------------------------------------------
 
@@ -356,44 +497,41 @@ def prove(scale: str = "D") -> TstarLaw:
     claim("W_bound", "W <= wbar", coefficient_nonnegative(W_BAR - W))
     claim("k_bound", "k <= 1/x^2, and k x (sigma + x) = 1 - sigma x (>= 0 for e <= 1)",
           coefficient_nonnegative(1 / x**2 - k_x) and _identity_zero(k_x * x * (sigma + x) - (1 - sigma * x)))
+    b = IDENTITY_BOUNDS
     link = (1 + x**2) / (1 + x)**2
-    claim("lambda_lower", "lambda >= (1+x^2)/(1+x)^2 >= 1/2",
-          coefficient_nonnegative(lam_x - link) and nonnegative_on(link - sp.Rational(1, 2), x, 0))
+    claim("lambda_lower", f"lambda >= (1+x^2)/(1+x)^2 >= {b.lambda_min}",
+          coefficient_nonnegative(lam_x - link) and nonnegative_on(link - b.lambda_min, x, 0))
     y = sp.Symbol("y", positive=True)
-    claim("lambda_upper", "lambda <= 4 for x >= 1",
-          coefficient_nonnegative((4 - lam_x).subs(x, 1 + y).subs(y, x)))
+    claim("lambda_upper", f"lambda <= {b.lambda_max} for x >= 1",
+          coefficient_nonnegative((b.lambda_max - lam_x).subs(x, 1 + y).subs(y, x)))
     claim("log_derivative", "psi'/psi = 3/x + 3/(1+x) - 8x/(1+x^2)",
           _identity_zero(sp.diff(PSI, x) / PSI - (3 / x + 3 / (1 + x) - 8 * x / (1 + x**2))))
     claim("psi_decreasing", "psi' <= 0 on [2, oo)", nonnegative_on(-sp.diff(PSI, x), x, 2))
     psi_edge = sp.factor(PSI.subs(x, 1 / sigma))
-    claim("psi_at_start", "psi(1/sigma) >= sigma^2/16 for 0 < sigma <= 1",
-          nonnegative_on(psi_edge - sigma**2 / 16, sigma, 0, 1))
-    claim("W_lower", "W >= x^5/(1+x^2)^3 >= 1/(8x) for x >= 1 (>= sigma/8 for x <= 1/sigma)",
+    claim("psi_at_start", f"psi(1/sigma) >= {b.psi_start} sigma^2 for 0 < sigma <= 1",
+          nonnegative_on(psi_edge - b.psi_start * sigma**2, sigma, 0, 1))
+    claim("W_lower", f"W >= x^5/(1+x^2)^3 >= {b.w_floor}/x >= 0 for x >= 1 (>= {b.w_floor} sigma for x <= 1/sigma)",
           coefficient_nonnegative(W - x**5 / (1 + x**2)**3)
-          and nonnegative_on(x**5 / (1 + x**2)**3 - 1 / (8 * x), x, 1))
-    c = CONSTANTS
-    claim("Psi", f"psi <= {c['Psi']} on x > 0", nonnegative_on(c["Psi"] - PSI, x, 0))
-    claim("Z", f"psi/x^2 <= {c['Z']} on x > 0", nonnegative_on(c["Z"] - PSI / x**2, x, 0))
-    claim("Xi", f"xi wbar <= {c['Xi']} on x > 0", nonnegative_on(c["Xi"] - sp.cancel(XI * W_BAR), x, 0))
-    claim("wbar_tail", "wbar <= 4/x on [1, oo)", nonnegative_on(4 / x - W_BAR, x, 1))
-    # steps 4-6 in the public parameters
-    cm = BAND_FACTOR * mu_public
+          and nonnegative_on(x**5 / (1 + x**2)**3 - b.w_floor / x, x, 1))
+    claim("Psi", f"psi <= {b.psi_sup} on x > 0", nonnegative_on(b.psi_sup - PSI, x, 0))
+    claim("Z", f"psi/x^2 <= {b.k_psi_sup} on x > 0 (so k psi <= Z)", nonnegative_on(b.k_psi_sup - PSI / x**2, x, 0))
+    claim("Xi", f"xi wbar <= {b.xi_w_sup} on x > 0", nonnegative_on(b.xi_w_sup - sp.cancel(XI * W_BAR), x, 0))
+    claim("wbar_tail", f"wbar <= {b.w_tail}/x on [1, oo)", nonnegative_on(b.w_tail / x**b.tail_power - W_BAR, x, 1))
+    claim("k_below_one", f"k <= 1/x^2 <= 1 on [{b.k_below_one_from}, oo)",
+          nonnegative_on(1 - 1 / x**2, x, b.k_below_one_from))
+    # steps 4-6: their inequalities (band_obligations), then the bounds in the public parameters
+    band_obligations(claim, b)
     s_pub = sp.sqrt(K / N)
-    T0 = 4 * sp.log(16 / (cm * s_pub**2))
-    conditions = (
-        ("H1", (1 + cm * c["Psi"]) * (1 + cm * c["Z"]) * ((1 + cm * c["Psi"]) + cm * c["Xi"]) - BAND_FACTOR),
-        ("H2", 4 + 64 * mu_public * T0 - 1 / s_pub**2),
-        ("H3", cm * sp.Max(c["Psi"], c["Z"]) - 1),
-    )                                               # each must be < 0
+    conditions = hypothesis(b, mu_public, s_pub)
+    T0 = transient_time(b, mu_public, s_pub)
     s = sp.Symbol("s", positive=True)          # N = 1/s^2: the limits N -> oo as s -> 0+
     signs = [eventual_sign(expr.subs(N, 1 / s**2), s) for _, expr in conditions]
     claim("hypothesis_eventually", "each condition of (H) is negative for every large D (the sign of the finite "
           "nonzero limit of N^(-j/2) times it, rdyn.derivations.limits)", all(sign == -1 for sign in signs),
           "limit_rules")
-    g_lo = (1 - cm * c["Psi"]) * (1 - cm * c["Z"])
-    g_hi = (1 + cm * c["Psi"]) * (1 + cm * c["Z"])
+    g_lo, g_hi = band_factors(b, mu_public)
     J = sp.expand(sp.expand_log(sp.integrate(sp.apart(sp.cancel(1 / (e * H0)), e), (e, K / N, 1)), force=True))
-    tau_lo = (J - 1024 * T0) / g_hi
+    tau_lo = (J - start_cost(b, mu_public, s_pub)) / g_hi
     tau_hi = T0 + J / g_lo
     a = 1 if scale == "D" else 0
     leading = (K + N)**a * N**2

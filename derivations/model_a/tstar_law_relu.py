@@ -1,6 +1,6 @@
 """Lemma D.17's law for T* (seed 000, corrected) for ReLU and Leaky ReLU in the flow limit: the identity's argument
-(:mod:`rdyn.derivations.model_a.tstar_law`) with its exact obligations extended to atan; its steps 0, 4-6
-and the threshold D0 are not machine-checked (``tstar_law.UNCHECKED_STEPS``), so the law is not ``proved``.
+(:mod:`rdyn.derivations.model_a.tstar_law`) with its exact obligations extended to atan; its step 0 and the calculus
+that assembles steps 4-6 are not machine-checked (``tstar_law.UNCHECKED_STEPS``), so the law is not ``proved``.
 
 The corrected Lemma D.17 (docs/claims.md, root cause ``Tstar_logit_scale``) says that, as eta -> 0 and
 then D -> oo at fixed K, kappa and ``v = ||V*||^2``, ``eta T* = D^a (D-K)^2 (I0 + I1 (D-K)^(-1/2)) (1 + o(1))``
@@ -8,7 +8,7 @@ then D -> oo at fixed K, kappa and ``v = ||V*||^2``, ``eta T* = D^a (D-K)^2 (I0 
 ``I1 = 2 pi^2 c1 sqrt(K) I0``, ``c1 = q/pi^3 + 1/(pi q (1 - q/2))``, ``q = (1-kappa)^2/(1+kappa^2)``
 (ReLU: kappa = 0, q = g = 1). This module argues it, for every K >= 1, v > 0 and 0 <= kappa < 1:
 
-    for every D > 2K satisfying the explicit hypothesis (H) (true for all D >= D0(K, v, kappa)),
+    for every D > 2K satisfying the explicit hypothesis (H) (true for every large D),
     tau_lo(D) <= tau_star(D) <= tau_hi(D), where tau_star = lim_{eta -> 0} eta T*; both bounds divided by
     D^a N^2 (N = D - K) tend to I0, and N^(1/2) times their distance from I0 tends to I1.
 
@@ -31,7 +31,8 @@ with three changes; the bounds below are exact sympy computations of :func:`prov
   ``0 <= k <= kbar = 2/x^2 + 2/(3x)``; constants ``Psi = 31/50``, ``Z = 2 >= psi kbar``, ``Xi = 13/2``
   (sups 0.6135, 1.9642, 6.4635). W no longer decays like 1/x: the transient moves x by at most
   ``16 mu T0`` (``|x'| <= mu lambda W (1 + k)``, ``lambda <= 4 g <= 8`` for x >= 1), condition (H2), and
-  ``T0 = 4 log(2/(4 mu sigma^2))`` from ``psi(1/sigma) >= sigma^2/2``.
+  ``T0 = 4 log(2/(4 mu sigma^2))`` from ``psi(1/sigma) >= sigma^2/2``. Steps 4-6's inequalities are the identity's
+  (:func:`rdyn.derivations.model_a.tstar_law.band_obligations`) with these constants (:data:`BOUNDS`).
 * *The integral.* ``J = int_{e*}^1 de/(e H0) = F(sigma)/(g nu)`` with ``F = int_sigma^(1/sigma) f``,
   ``f = (1+x^2)^2/(x^3 P1 P2)``. With atan's Taylor bounds (``atan x = x - theta x^3/3`` and, for x >= 1,
   ``atan x = pi/2 - 1/x + theta/(3 x^3)``, theta in [0, 1]: ``atan_near``, ``atan_far``):
@@ -76,6 +77,11 @@ W_BAR = x**3 * (1 + x)**2 * (1 + x / 3) / (1 + x**2)**3                     # ma
 K_BAR = 2 / x**2 + sp.Rational(2, 3) / x                                     # majorant of k
 XI = 3 / x + 2 / (1 + x) + sp.Rational(4, 3) / (1 + sp.Rational(4, 3) * x) + 8 * x / (1 + x**2)   # >= |psi'/psi|
 CONSTANTS = {"Psi": sp.Rational(31, 50), "Z": sp.Integer(2), "Xi": sp.Rational(13, 2), "omega": sp.Integer(1)}
+# the constants steps 4-6 use (each an obligation of family_obligations; lambda = g lambda_1 <= 4 g < 8 for x >= 1)
+BOUNDS = tl.StepThreeBounds(psi_sup=CONSTANTS["Psi"], k_psi_sup=CONSTANTS["Z"], xi_w_sup=CONSTANTS["Xi"],
+                            lambda_min=sp.Rational(1, 2), lambda_max=sp.Integer(8), w_tail=CONSTANTS["omega"],
+                            tail_power=0, w_floor=sp.Rational(1, 32), psi_start=sp.Rational(1, 2),
+                            k_below_one_from=2)
 NEAR_GAP = sp.Rational(1, 5)       # f_near - f <= NEAR_GAP on (0, 1]
 FAR_GAP = 1 / (q * x)              # f_far - f <= FAR_GAP on [1, oo)
 B_FAR = sp.pi * (1 - q / 2)
@@ -206,24 +212,28 @@ def family_obligations() -> tuple:
     claim("W_bound", "W <= wbar", _pi_boxed(W_BAR - W1, box))
     claim("k_bound", "0 <= k <= kbar (k x (sigma + x) P1 = (1 - sigma x) P2: k >= 0 for e <= 1)",
           _pi_boxed(K_BAR - k1, box))
+    b = BOUNDS
     y = sp.Symbol("y", positive=True)
-    claim("lambda_bounds", "lambda/g - 1/2 = (1 - sigma x)^2/(2 (sigma + x)^2) >= 0, and lambda/g <= 4 for x >= 1",
-          tl._identity_zero((lam1 - sp.Rational(1, 2)) * 2 * (sigma + x)**2 - (1 - sigma * x)**2)
-          and tl.coefficient_nonnegative((4 - lam1).subs(x, 1 + y).subs(y, x)))
+    claim("lambda_bounds", f"lambda/g - {b.lambda_min} = (1 - sigma x)^2/(2 (sigma + x)^2) >= 0 (lambda >= lambda/g, "
+                           f"g >= 1), and lambda/g <= {b.lambda_max / 2} for x >= 1 (lambda <= {b.lambda_max}, g <= 2)",
+          tl._identity_zero((lam1 - b.lambda_min) * 2 * (sigma + x)**2 - (1 - sigma * x)**2)
+          and tl.coefficient_nonnegative((b.lambda_max / 2 - lam1).subs(x, 1 + y).subs(y, x)))
     claim("log_derivative", "|psi'/psi| <= xi (psi'/psi = 3/x + 2/(1+x) + 4/(3+4x) - 8x/(1+x^2))",
           tl._identity_zero(sp.diff(PSI, x) / PSI - (XI - 16 * x / (1 + x**2))))
     claim("psi_decreasing", "psi' <= 0 on [2, oo)", nonnegative_on(-sp.diff(PSI, x), x, 2))
-    claim("psi_at_start", "psi(1/sigma) >= sigma^2/2 for 0 < sigma <= 1/2 (sigma <= 1/2 follows from (H2))",
-          nonnegative_on(sp.factor(PSI.subs(x, 1 / sigma)) - sigma**2 / 2, sigma, 0, sp.Rational(1, 2)))
-    claim("W_lower", "W >= x^5/(4(1+x^2)^3) >= 1/(32x) for x >= 1 (>= sigma/32 for x <= 1/sigma)",
+    claim("psi_at_start", f"psi(1/sigma) >= {b.psi_start} sigma^2 for 0 < sigma <= 1/2 (sigma <= 1/2 follows "
+                          "from (H2))",
+          nonnegative_on(sp.factor(PSI.subs(x, 1 / sigma)) - b.psi_start * sigma**2, sigma, 0, sp.Rational(1, 2)))
+    claim("W_lower", f"W >= x^5/(4(1+x^2)^3) >= {b.w_floor}/x >= 0 for x >= 1 (>= {b.w_floor} sigma for "
+                     "x <= 1/sigma)",
           _pi_boxed(W1 - x**5 / (4 * (1 + x**2)**3), box)
-          and nonnegative_on(x**5 / (4 * (1 + x**2)**3) - 1 / (32 * x), x, 1))
-    claim("k_small", "kbar <= 1 on [2, oo)", nonnegative_on(1 - K_BAR, x, 2))
-    c = CONSTANTS
-    claim("Psi", f"psi <= {c['Psi']} on x > 0", nonnegative_on(c["Psi"] - PSI, x, 0))
-    claim("Z", f"psi kbar <= {c['Z']} on x > 0", nonnegative_on(c["Z"] - sp.cancel(PSI * K_BAR), x, 0))
-    claim("Xi", f"xi wbar <= {c['Xi']} on x > 0", nonnegative_on(c["Xi"] - sp.cancel(XI * W_BAR), x, 0))
-    claim("omega", f"wbar <= {c['omega']} on x > 0", nonnegative_on(c["omega"] - W_BAR, x, 0))
+          and nonnegative_on(x**5 / (4 * (1 + x**2)**3) - b.w_floor / x, x, 1))
+    claim("k_small", f"kbar <= 1 on [{b.k_below_one_from}, oo)", nonnegative_on(1 - K_BAR, x, b.k_below_one_from))
+    claim("Psi", f"psi <= {b.psi_sup} on x > 0", nonnegative_on(b.psi_sup - PSI, x, 0))
+    claim("Z", f"psi kbar <= {b.k_psi_sup} on x > 0", nonnegative_on(b.k_psi_sup - sp.cancel(PSI * K_BAR), x, 0))
+    claim("Xi", f"xi wbar <= {b.xi_w_sup} on x > 0", nonnegative_on(b.xi_w_sup - sp.cancel(XI * W_BAR), x, 0))
+    claim("omega", f"wbar <= {b.w_tail} on x > 0", nonnegative_on(b.w_tail - W_BAR, x, 0))
+    tl.band_obligations(claim, b)
     # the integral
     f_exact = FAMILY["f"]
     claim("atan_near", "x - x^3/3 <= atan x <= x on x >= 0 (derivatives x^2/(1+x^2), x^4/(1+x^2), equal at 0)",
@@ -262,19 +272,11 @@ def _time_bounds(scale: str, nu: sp.Expr) -> tuple:
     claim = obligations.claim
 
     U = family_obligations()[1]
-    c = CONSTANTS
     F_lo = U - NEAR_GAP - sp.log(1 / sigma) / q
-    cm = BAND_FACTOR * mu
-    T0 = 4 * sp.log(2 / (cm * sigma**2))
-    conditions = (
-        ("H1", (1 + cm * c["Psi"]) * (1 + cm * c["Z"]) * ((1 + cm * c["Psi"]) + cm * c["Xi"]) - BAND_FACTOR),
-        ("H2", 2 + 16 * c["omega"] * mu * T0 - 1 / sigma),
-        ("H3", cm * sp.Max(c["Psi"], c["Z"]) - 1),
-    )                                               # each must be < 0; H2 implies sigma <= 1/2
-    g_lo = (1 - cm * c["Psi"]) * (1 - cm * c["Z"])
-    g_hi = (1 + cm * c["Psi"]) * (1 + cm * c["Z"])
-    tau_lo = ((F_lo / (g * nu)) - 1024 * c["omega"] * T0 / sigma) / g_hi
-    tau_hi = T0 + U / (g * nu * g_lo)
+    conditions = tl.hypothesis(BOUNDS, mu, sigma)   # each must be < 0; H2 implies sigma <= 1/2
+    g_lo, g_hi = tl.band_factors(BOUNDS, mu)
+    tau_lo = ((F_lo / (g * nu)) - tl.start_cost(BOUNDS, mu, sigma)) / g_hi
+    tau_hi = tl.transient_time(BOUNDS, mu, sigma) + U / (g * nu * g_lo)
     a = 1 if scale == "D" else 0
     leading = (K * (1 + sigma**2) / sigma**2)**a * (K / sigma**2)**2
     I0 = K / (v * g)

@@ -571,9 +571,9 @@ def _obligation_counts(laws) -> str:
 
 
 def tstar_identity_proof_check() -> Check:
-    """Lemma D.17's law for the identity, partly checked (rdyn.derivations.model_a.tstar_law: steps 1-3 exact
-    obligations, the limits decided by rdyn.derivations.limits, steps 0 and 4-6 not machine-checked; both logit
-    scales, every K and
+    """Lemma D.17's law for the identity, partly checked (rdyn.derivations.model_a.tstar_law: the identities and
+    inequalities of steps 1-6 exact obligations, the limits decided by rdyn.derivations.limits, step 0 and the
+    calculus frame of steps 4-6 not machine-checked; both logit scales, every K and
     ||V*||^2; tau_star/(D^a (D-K)^2) -> K/v with no (D-K)^(-1/2) term), and its explicit bounds against an independent route: the float64 gradient flow's
     tau_star (Radau) must lie between tau_lo and tau_hi at the listed instances (||V*||^2 = 1)."""
     from rdyn.derivations.model_a import tstar_law
@@ -599,7 +599,8 @@ def tstar_identity_proof_check() -> Check:
 
 def tstar_relu_proof_check() -> Check:
     """Lemma D.17's law for ReLU and Leaky ReLU, partly checked (rdyn.derivations.model_a.tstar_law_relu: exact
-    obligations and limits decided by rdyn.derivations.limits, steps 0 and 4-6 not machine-checked;
+    obligations and limits decided by rdyn.derivations.limits, step 0 and the calculus frame of steps 4-6 not
+    machine-checked;
     both logit scales, every K, ||V*||^2 and 0 <= kappa < 1; tau_star/(D^a (D-K)^2) -> I0 and
     (D-K)^(1/2) (tau_star/(D^a (D-K)^2) - I0) -> I1), against two independent routes: (1) the law's I0 and
     I1 equal those of the matched-asymptotics expansion (rdyn.derivations.model_a.asymptotics.tau_star_expansion,
@@ -636,7 +637,8 @@ def tstar_relu_proof_check() -> Check:
     return Check("A.errata.Tstar.relu_proof", f"{PAPER}, Lemma D.17 (corrected, ReLU and Leaky ReLU)",
                  f"ReLU, Leaky ReLU: tau_star/(D^a (D-K)^2) -> I0 with the (D-K)^(-1/2) coefficient I1, partly "
                  f"checked ({_obligation_counts(laws.values())} hold over both activations "
-                 f"and logit scales; not machine-checked: steps 0, 4-6, D0); I0, I1 equal the "
+                 f"and logit scales; not machine-checked: "
+                 f"{', '.join(n for n, _ in tstar_law_relu.tl.UNCHECKED_STEPS)}); I0, I1 equal the "
                  f"matched-asymptotics series (30 digits, gap {series_gap:.1g}); the flow's tau_star inside the "
                  f"explicit bounds at {len(rows)} instances",
                  "pass" if ok else "fail", None, None,

@@ -43,8 +43,8 @@ CHECK_STRENGTH = (
     # the OOD slope of the paper's noisy estimator: derived sign of its linear term, on sampled batches
     ("A.claim.sec4.ood_slope_batch", "sampled"),
     # Lemma D.17's eta T* law: an argument for the identity (rdyn.derivations.model_a.tstar_law) and for ReLU and Leaky
-    # ReLU (rdyn.derivations.model_a.tstar_law_relu) whose steps 1-3 are exact obligations but whose steps 0, 4-6,
-    # limits and threshold are not machine-checked (tstar_law.UNCHECKED_STEPS): the checks compare the bounds
+    # ReLU (rdyn.derivations.model_a.tstar_law_relu) whose identities, inequalities and limits are exact obligations
+    # but whose step 0 and calculus frame are not machine-checked (tstar_law.UNCHECKED_STEPS): the checks compare the bounds
     # with the flow at listed instances, so they are sampled (the basis names the exact part)
     ("A.errata.Tstar.identity_proof", "sampled"),
     ("A.errata.Tstar.relu_proof", "sampled"),
@@ -442,18 +442,19 @@ def of_entry(paper: str, label: str, verdict: str, deciding_ids) -> tuple[str | 
 
 
 # Lemma D.17's eta T* law as D -> oo: for the identity and for ReLU and Leaky ReLU (both logit scales, every K,
-# ||V*||^2 and kappa) the argument's steps 1-3 are exact obligations, its steps 0, 4-6, limits and threshold D0
-# are not machine-checked (tstar_law.UNCHECKED_STEPS). So the correction is `sampled` (the deciding checks'
+# ||V*||^2 and kappa) the argument's identities, inequalities (steps 1-6) and limits are exact obligations, its
+# step 0 and the calculus that assembles steps 4-6 are not machine-checked (tstar_law.UNCHECKED_STEPS). So the correction is `sampled` (the deciding checks'
 # comparisons) with `proved_part` (what is exact) and `not_proved` (every unchecked step) in its basis.
 TSTAR_LAW_PARTS = (
     {"activation": "identity", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.identity_proof",
-     "by": "rdyn.derivations.model_a.tstar_law: exact obligations of steps 1-3 (flow identities, polynomial "
-           "inequalities by Sturm counting or coefficient signs) and the exact integral J",
+     "by": "rdyn.derivations.model_a.tstar_law: exact obligations of steps 1-6 (flow identities, polynomial "
+           "inequalities by Sturm counting or coefficient signs, the band's edges, the transient and the time's "
+           "inequalities on boxes) and the exact integral J",
      "domain": "identity activation, every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD"},
     {"activation": "ReLU and Leaky ReLU", "logit_scales": ["D", "sqrtD"], "check": "A.errata.Tstar.relu_proof",
-     "by": "rdyn.derivations.model_a.tstar_law_relu: exact obligations of steps 1-3 (the flow as one (q, g) family, "
+     "by": "rdyn.derivations.model_a.tstar_law_relu: exact obligations of steps 1-6 (the flow as one (q, g) family, "
            "box positivity tests with atan's Taylor bounds and pi in a rational interval, the integral's exact "
-           "majorant and minorant)",
+           "majorant and minorant, the identity's band, transient and time inequalities with ReLU's constants)",
      "domain": "ReLU and Leaky ReLU (every 0 <= kappa < 1), every K >= 1 and ||V*||^2 > 0, logits/D and logits/sqrtD"},
 )
 

@@ -1,7 +1,8 @@
 """Lemma D.17's law for the identity (rdyn.derivations.model_a.tstar_law): every obligation holds, the positivity tests
 refuse false claims, the derived pieces have the values a hand computation gives, the explicit bounds contain
-the gradient flow's tau_star computed independently (Radau, and mpmath at 30 digits), and the law is not
-`proved` while a step is unchecked or an obligation is a sympy limit (a mutated obligation fails)."""
+the gradient flow's tau_star computed independently (Radau, and mpmath at 30 digits), steps 4-6's inequalities
+refuse mutated constants, and the law is not `proved` while a step is unchecked or an obligation is a sympy limit
+(a mutated obligation fails)."""
 import math
 
 import pytest
@@ -19,11 +20,11 @@ def test_every_obligation_holds(scale):
     law = tl.prove(scale)
     assert law.checked, [o.name for o in law.obligations if not o.holds]
     assert not law.proved
-    assert len(law.obligations) == 21
+    assert len(law.obligations) == 28
     assert [o.name for o in law.obligations if o.method == "limit_rules"] == ["hypothesis_eventually",
                                                                              "leading_order", "no_I1"]
     assert not [o for o in law.obligations if o.method == "sympy_limit"]
-    assert len(law.exact_obligations) == 21          # limit_rules obligations count as machine-checked
+    assert len(law.exact_obligations) == 28          # limit_rules obligations count as machine-checked
     assert law.limits == {"tau_lo": K / v, "tau_lo_I1": 0, "tau_hi": K / v, "tau_hi_I1": 0}
 
 
@@ -58,8 +59,50 @@ def test_positivity_tests_refuse_false_claims():
     assert not tl.coefficient_nonnegative(tl.PSI / 2 - x**3 * (sigma + x) / (1 + x**2)**4)
 
 
+BAND_STEPS = ["edge_rate", "edge_repels", "transient_contraction", "x_speed", "start_stretch", "band_ratio"]
+
+
+def _band_checks(bounds) -> dict:
+    obligations = tl._Obligations()
+    tl.band_obligations(obligations.claim, bounds)
+    return {o.name: o.holds for o in obligations}
+
+
+def test_steps_four_to_six_are_exact_obligations(monkeypatch):
+    """Steps 4-6's inequalities hold for both laws' constants, and each refuses a mutation: (H1) without its
+    (1 + c mu Z) factor (the lower edge needs it), an edge rate with the sign of its x' term flipped, a band
+    factor c = 1 (the transient no longer contracts) and a constant of step 5 that step 3 does not prove."""
+    import dataclasses
+
+    from rdyn.derivations.model_a import tstar_law_relu as tr
+
+    assert [o.name for o in tl.prove("D").obligations if o.name in BAND_STEPS] == BAND_STEPS
+    assert _band_checks(tl.IDENTITY_BOUNDS) == dict.fromkeys(BAND_STEPS, True)
+    assert _band_checks(tr.BOUNDS) == dict.fromkeys(BAND_STEPS, True)
+    b = tl.IDENTITY_BOUNDS
+    with monkeypatch.context() as patch:
+        patch.setattr(tl, "_repelling", lambda b, m: (1 + m * b.psi_sup) * ((1 + m * b.psi_sup) + m * b.xi_w_sup)
+                      - tl.BAND_FACTOR)
+        assert _band_checks(b)["edge_repels"] is False
+    edge_rate = tl.edge_rate
+    with monkeypatch.context() as patch:
+        patch.setattr(tl, "edge_rate", lambda side: edge_rate(side).subs(tl._ell, -tl._ell))
+        assert _band_checks(b)["edge_rate"] is False
+    with monkeypatch.context() as patch:
+        patch.setattr(tl, "BAND_FACTOR", 1)
+        assert _band_checks(b)["transient_contraction"] is False
+        # (H1) then bounds the edges' rate still, but no m >= 0 satisfies it
+        assert tl._repelling(b, sp.Integer(0)) == 0
+    # psi(1/sigma) >= sigma^2/8 is false near sigma = 1: step 3 refuses the constant T0 would use
+    with monkeypatch.context() as patch:
+        patch.setattr(tl, "IDENTITY_BOUNDS", dataclasses.replace(b, psi_start=sp.Rational(3, 5)))
+        law = tl.prove.__wrapped__("D")
+        assert [o.name for o in law.obligations if not o.holds] == ["psi_at_start"]
+
+
 def test_hypothesis_threshold():
-    """(H) holds from D0 on (||V*||^2 = 1): pinned values, and it fails just below."""
+    """(H) holds at D0 and fails at D0 - 1 (||V*||^2 = 1, 50 digits): pinned values. The law needs (H) only for every
+    large D (``hypothesis_eventually``); these D0 serve the sampled comparisons."""
     for scale, K_value, D0 in (("D", 1, 16), ("D", 2, 16), ("D", 3, 18), ("sqrtD", 2, 41), ("sqrtD", 3, 38)):
         law = tl.prove(scale)
         assert tl.hypothesis_holds(law, D0, K_value, 1.0)
@@ -123,8 +166,7 @@ def test_proved_needs_every_step_checked_exactly():
     assert Law((exact, by_rules)).proved
     assert not Law((exact,), tl.UNCHECKED_STEPS).proved
     assert not Law((dataclasses.replace(exact, holds=False),)).checked
-    assert [name for name, _ in tl.UNCHECKED_STEPS] == ["flow_limit", "band_invariance", "transient",
-                                                        "time_bounds", "threshold_D0"]
+    assert [name for name, _ in tl.UNCHECKED_STEPS] == ["flow_limit", "calculus_frame"]
     with pytest.raises(ValueError, match="method"):
         tl._Obligations().claim("c", "text", True, "by inspection")
 
