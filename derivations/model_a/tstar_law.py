@@ -9,7 +9,8 @@ with ``a = 1`` for logits/D and ``a = 0`` for logits/sqrtD; for the identity ``I
 (:func:`rdyn.derivations.model_a.asymptotics.tau_star_expansion`, matched asymptotics: formal). This module
 argues the identity's law with explicit bounds, for every K >= 1 and v > 0:
 
-    for every D > 2K satisfying the explicit hypothesis (H) below (true for every large D),
+    for every D > 2K satisfying the explicit hypothesis (H) below (true for every large D, and for every
+    D >= D0(K, v), a threshold :func:`threshold` finds and :func:`hypothesis_from` decides exactly),
     tau_lo(D) <= tau_star(D) <= tau_hi(D), where tau_star = lim_{eta -> 0} eta T*, and
     tau_lo / (D^a N^2) -> K/v, tau_hi / (D^a N^2) -> K/v, with N^(1/2) (tau/(D^a N^2) - K/v) -> 0 (I1 = 0).
 
@@ -19,8 +20,9 @@ quantities), on the flow that rdyn.derivations.model_a.gradient_flow derives fro
 three calculus facts that assemble steps 4-6 from their inequalities are named in :data:`UNCHECKED_STEPS`
 (``calculus_frame``); the limits of step 6 and the eventual sign of (H) are decided by
 :mod:`rdyn.derivations.limits` (method "limit_rules": exact algebra on log-rational sums plus three elementary limit
-facts, no sympy ``limit``). The law needs (H) only for every large D; at one D, :func:`hypothesis_holds` evaluates it
-at 50 digits (used by the sampled comparisons, not by the law).
+facts, no sympy ``limit``). The law needs (H) only for every large D; the explicit bounds at finite D need it at that
+D, and :func:`hypothesis_from` shows it exactly at every D >= D0 (:func:`hypothesis_holds` is the 50-digit test at one
+D).
 
 0. *Flow limit.* The map is the explicit Euler step ``x + eta F(x)`` of the flow ``x' = F(x)``
    (:func:`rdyn.derivations.model_a.gradient_flow.vector_field`; ``euler_step``: the increments are linear in
@@ -575,3 +577,95 @@ def bounds(law, D: int, K: int, vstar_norm2, kappa=0, digits: int = 30) -> tuple
         raise ValueError(f"hypothesis (H) of the {activation} T* law does not hold at D = {D}, K = {K}")
     return (_numeric(law.tau_lo, D, K, vstar_norm2, kappa, digits),
             _numeric(law.tau_hi, D, K, vstar_norm2, kappa, digits))
+
+
+# ------------------------------------------------------------------------------------------------
+# an explicit threshold: (H) at every D >= D0, exactly
+# ------------------------------------------------------------------------------------------------
+
+_s, _ell_log = sp.symbols("s ell", positive=True)     # s = sqrt((D - K)/K) = 1/sigma; ell stands for a log
+
+
+def _log_below(A: sp.Rational, r: sp.Rational, terms: int = 400) -> bool:
+    """``log A < r``, exactly: ``r > 0`` and ``A`` below a partial sum of ``exp(r)``'s series (every term positive)."""
+    if r <= 0:
+        return A < 1 and r == 0 or False
+    total, term = sp.Integer(0), sp.Integer(1)
+    for j in range(terms):
+        total += term
+        if A < total:
+            return True
+        term = term * r / (j + 1)
+    return False
+
+
+def _log_at_least(A: sp.Rational) -> sp.Rational:
+    """A rational lower bound of ``log A`` for ``A >= 1``: ``log A >= 2 (A - 1)/(A + 1)``."""
+    return 2 * (A - 1) / (A + 1)
+
+
+def _split_log(expr: sp.Expr):
+    """``expr = P + Q log(A)`` with P, Q, A free of logs (None when expr holds more than one log)."""
+    logs = expr.atoms(sp.log)
+    if not logs:
+        return expr, sp.Integer(0), sp.Integer(1)
+    if len(logs) > 1:
+        return None
+    (log_term,) = logs
+    expanded = sp.expand(expr.subs(log_term, _ell_log))
+    Q = sp.cancel(expanded.coeff(_ell_log, 1))
+    P = sp.cancel(expanded.coeff(_ell_log, 0))
+    if sp.cancel(expanded - P - Q * _ell_log) != 0:
+        return None
+    return P, Q, sp.cancel(log_term.args[0])
+
+
+def hypothesis_from(law, D0: int, K: int, vstar_norm2, kappa=0) -> bool:
+    """Whether (H) of ``law`` holds at **every** D >= D0 (at one K, ``||V*||^2``, kappa), decided exactly. In
+    ``s = sqrt((D - K)/K)`` every condition is ``P(s) + Q(s) log A(s)`` with P, Q, A rational; with ``s_lo`` a
+    rational at most ``s(D0)``: the condition is negative at ``s_lo`` (``Q > 0`` and ``log A < -P/Q`` by a partial
+    sum of exp's series, or exact for a condition without a log), and it decreases on ``[s_lo, oo)``: A
+    increases there, and the derivative ``P' + Q' ell + Q A'/A`` is <= 0 for every ``ell >= log A(s_lo)``
+    (coefficient signs after ``s = s_lo + t``, :func:`box_nonnegative`; ``ell`` from a rational lower bound of
+    ``log A(s_lo)``). False means not shown, not that (H) fails."""
+    values = {ma.K: sp.Rational(K), ma.vstar_norm2: sp.Rational(str(vstar_norm2)), ma.kappa: sp.Rational(str(kappa))}
+    if D0 <= 2 * K:
+        return False
+    s0_squared = sp.Rational(D0 - K, K)
+    s_lo = sp.Rational(int(sp.floor(sp.sqrt(s0_squared) * 10**9)), 10**9)       # <= s(D0), rational
+    for _, condition in law.conditions:
+        parts = _split_log(condition.subs(values).subs(ma.D, values[ma.K] * (1 + _s**2)))
+        if parts is None or any(p.has(sp.log, sp.sqrt) or not p.is_rational_function(_s) for p in parts):
+            return False
+        P, Q, A = (sp.cancel(p) for p in parts)
+        at = {_s: s_lo}
+        P0, Q0, A0 = (sp.nsimplify(p.subs(at)) for p in (P, Q, A))
+        if Q == 0:
+            negative = P0 < 0
+        else:
+            negative = Q0 > 0 and A0 >= 1 and _log_below(A0, -P0 / Q0)
+        if not negative:
+            return False
+        if Q == 0:
+            decreasing = box_nonnegative(-sp.diff(P, _s), {_s: (s_lo, None)})
+        else:
+            decreasing = (box_nonnegative(sp.diff(A, _s), {_s: (s_lo, None)})
+                          and box_nonnegative(-(sp.diff(P, _s) + sp.diff(Q, _s) * _ell_log + Q * sp.diff(A, _s) / A),
+                                              {_ell_log: (_log_at_least(A0), None), _s: (s_lo, None)}))
+        if not decreasing:
+            return False
+    return True
+
+
+def threshold(law, K: int, vstar_norm2, kappa=0, start: int | None = None, limit: int = 10**6):
+    """The least D0 > 2K (from ``start``) at which :func:`hypothesis_from` shows (H) at every D >= D0, or None below
+    ``limit``: the first D at which the 50-digit evaluation says (H) holds, then upward until the exact test
+    succeeds."""
+    D = max(2 * K + 1, start or 0)
+    while D < limit and not hypothesis_holds(law, D, K, vstar_norm2, kappa):
+        D += 1
+    while D < limit:
+        if hypothesis_from(law, D, K, vstar_norm2, kappa):
+            return D
+        D += 1
+    return None

@@ -574,15 +574,17 @@ def tstar_identity_proof_check() -> Check:
     """Lemma D.17's law for the identity, partly checked (rdyn.derivations.model_a.tstar_law: the identities and
     inequalities of steps 1-6 exact obligations, the limits decided by rdyn.derivations.limits, step 0 and the
     calculus frame of steps 4-6 not machine-checked; both logit scales, every K and
-    ||V*||^2; tau_star/(D^a (D-K)^2) -> K/v with no (D-K)^(-1/2) term), and its explicit bounds against an independent route: the float64 gradient flow's
-    tau_star (Radau) must lie between tau_lo and tau_hi at the listed instances (||V*||^2 = 1)."""
+    ||V*||^2; tau_star/(D^a (D-K)^2) -> K/v with no (D-K)^(-1/2) term), and its explicit bounds against an
+    independent route: the float64 gradient flow's tau_star (Radau) must lie between tau_lo and tau_hi at the listed
+    instances (||V*||^2 = 1), at each of which (H) is shown exactly for every larger D (``hypothesis_from``)."""
     from rdyn.derivations.model_a import tstar_law
 
     laws = {scale: tstar_law.prove(scale) for scale in tstar_law.SCALES}
     failed = [f"{scale}:{o.name}" for scale, law in laws.items() for o in law.obligations if not o.holds]
-    rows = [_flow_inside("identity", 0.0, scale, D, K, *tstar_law.bounds(laws[scale], D, K, 1.0))
+    rows = [{**_flow_inside("identity", 0.0, scale, D, K, *tstar_law.bounds(laws[scale], D, K, 1.0)),
+             "hypothesis_from_D_exact": tstar_law.hypothesis_from(laws[scale], D, K, 1)}
             for scale, D, K in TSTAR_LAW_INSTANCES]
-    ok = not failed and all(r["inside"] for r in rows)
+    ok = not failed and all(r["inside"] and r["hypothesis_from_D_exact"] for r in rows)
     return Check("A.errata.Tstar.identity_proof", f"{PAPER}, Lemma D.17 (corrected, identity)",
                  f"identity: eta T* -> tau_star with tau_star/(D^a (D-K)^2) -> K/||V*||^2 and no (D-K)^(-1/2) term, "
                  f"partly checked ({_obligation_counts(laws.values())} hold, both logit scales; not machine-checked: "
@@ -605,7 +607,8 @@ def tstar_relu_proof_check() -> Check:
     (D-K)^(1/2) (tau_star/(D^a (D-K)^2) - I0) -> I1), against two independent routes: (1) the law's I0 and
     I1 equal those of the matched-asymptotics expansion (rdyn.derivations.model_a.asymptotics.tau_star_expansion,
     a separate derivation), compared at 30 digits at three parameter points; (2) the float64 gradient
-    flow's tau_star (Radau) lies between the proved bounds at the listed instances (||V*||^2 = 1)."""
+    flow's tau_star (Radau) lies between the proved bounds at the listed instances (||V*||^2 = 1), at each of which
+    (H) is shown exactly for every larger D (``hypothesis_from``)."""
     import mpmath
 
     from rdyn.derivations.model_a import collapsed as ma
@@ -632,8 +635,9 @@ def tstar_relu_proof_check() -> Check:
     for act, kappa, scale, D, K in TSTAR_RELU_LAW_INSTANCES:
         row = _flow_inside(act, kappa, scale, D, K,
                            *tstar_law_relu.bounds(laws[(act, scale)], D, K, 1.0, kappa))
-        rows.append({"activation": act, "kappa": kappa if act == "leaky" else None, **row})
-    ok = not failed and series_gap < 1e-25 and all(r["inside"] for r in rows)
+        rows.append({"activation": act, "kappa": kappa if act == "leaky" else None, **row,
+                     "hypothesis_from_D_exact": tstar_law_relu.tl.hypothesis_from(laws[(act, scale)], D, K, 1, kappa)})
+    ok = not failed and series_gap < 1e-25 and all(r["inside"] and r["hypothesis_from_D_exact"] for r in rows)
     return Check("A.errata.Tstar.relu_proof", f"{PAPER}, Lemma D.17 (corrected, ReLU and Leaky ReLU)",
                  f"ReLU, Leaky ReLU: tau_star/(D^a (D-K)^2) -> I0 with the (D-K)^(-1/2) coefficient I1, partly "
                  f"checked ({_obligation_counts(laws.values())} hold over both activations "

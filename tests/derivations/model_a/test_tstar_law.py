@@ -101,12 +101,23 @@ def test_steps_four_to_six_are_exact_obligations(monkeypatch):
 
 
 def test_hypothesis_threshold():
-    """(H) holds at D0 and fails at D0 - 1 (||V*||^2 = 1, 50 digits): pinned values. The law needs (H) only for every
-    large D (``hypothesis_eventually``); these D0 serve the sampled comparisons."""
+    """(H) holds at every D >= D0 and fails at D0 - 1 (||V*||^2 = 1): pinned values; "every D >= D0" decided exactly
+    (``hypothesis_from``: the conditions at a rational s below s(D0), then decreasing in D), and a condition that
+    grows with D, or is positive at D0, is refused."""
     for scale, K_value, D0 in (("D", 1, 16), ("D", 2, 16), ("D", 3, 18), ("sqrtD", 2, 41), ("sqrtD", 3, 38)):
         law = tl.prove(scale)
         assert tl.hypothesis_holds(law, D0, K_value, 1.0)
         assert not tl.hypothesis_holds(law, D0 - 1, K_value, 1.0)
+        assert tl.hypothesis_from(law, D0, K_value, 1) and not tl.hypothesis_from(law, D0 - 1, K_value, 1)
+        assert tl.threshold(law, K_value, 1) == D0
+    import types
+
+    grows = types.SimpleNamespace(conditions=(("X", D / K - 10**6),))          # negative at D = 10, grows with D
+    assert tl.hypothesis_holds(grows, 10, 1, 1) and not tl.hypothesis_from(grows, 10, 1, 1)
+    falls = types.SimpleNamespace(conditions=(("X", 4 + sp.log(D) / D - (D - K) / K),))
+    assert tl.hypothesis_from(falls, 7, 1, 1) and not tl.hypothesis_from(falls, 5, 1, 1)
+    negative_log = types.SimpleNamespace(conditions=(("X", -sp.log(D) - 1),))   # Q < 0: not decided
+    assert tl.hypothesis_holds(negative_log, 10, 1, 1) and not tl.hypothesis_from(negative_log, 10, 1, 1)
     with pytest.raises(ValueError, match="hypothesis"):
         tl.bounds(tl.prove("D"), 10, 2, 1.0)
 

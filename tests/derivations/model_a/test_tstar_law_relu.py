@@ -101,10 +101,12 @@ def test_box_test_routes_agree(expr, box, expected):
     ("relu", "D", {1: 17, 2: 16, 3: 18}), ("relu", "sqrtD", {1: 77, 2: 46, 3: 39}),
     ("leaky", "D", {1: 17, 2: 16, 3: 18}), ("leaky", "sqrtD", {1: 77, 2: 46, 3: 39})])
 def test_hypothesis_thresholds_are_pinned(activation, scale, thresholds):
-    """The first D at which (H) holds (v = 1; kappa 0.3): the bounds are refused below it."""
+    """(H) at every D >= D0, decided exactly (``tstar_law.threshold``), and not at D0 - 1 (v = 1; kappa 0.3): the
+    bounds are refused below it."""
     law = tr.prove(activation, scale)
     for k, d0 in thresholds.items():
         assert tr.hypothesis_holds(law, d0, k, 1, 0.3) and not tr.hypothesis_holds(law, d0 - 1, k, 1, 0.3)
+        assert tr.tl.threshold(law, k, 1, "0.3") == d0
     with pytest.raises(ValueError, match="hypothesis"):
         tr.bounds(law, thresholds[2] - 1, 2, 1, 0.3)
 
