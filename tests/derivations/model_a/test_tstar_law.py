@@ -198,3 +198,35 @@ def test_exact_integral_J_against_the_flow(scale, D_value, K_value, j_error, lea
     tau = float(phase_limits(TeacherConfig(D_value, K_value, "identity", logit_scale=scale), "flow").tau_star)
     assert J / tau - 1 == pytest.approx(j_error, rel=0.05)
     assert lead / tau - 1 == pytest.approx(lead_error, abs=0.001)
+
+
+def test_certified_map_T_star_lies_inside_the_flow_bounds():
+    """An independent route for the explicit bounds: the papers'-eta proof sweep certified the map's T* at every
+    grid instance (tests/verify/proofs/sweep_paper_verdicts.json, interval arithmetic). For K <= 3, ||V*||^2 = 1 and
+    every D >= D0 of that grid (49 instances, identity and ReLU, logits/D), eta T* lies between tau_lo and tau_hi.
+    That is the map at a finite eta, not the flow, so this is evidence beside the law, not a step of it; the upper
+    bound is within 0.5% of eta T* for the identity, the lower bound is below 0 at D <= 23."""
+    import json
+    import pathlib
+
+    import mpmath
+
+    from rdyn.derivations.model_a import tstar_law_relu as tr
+    from rdyn.verification.proofs.sweep import paper_eta
+
+    record = json.loads((pathlib.Path(__file__).parents[2] / "verify" / "proofs" / "sweep_paper_verdicts.json")
+                        .read_text())
+    laws = {"identity": tl.prove("D"), "relu": tr.prove("relu", "D")}
+    thresholds = {(act, k): tl.threshold(laws[act], k, 1) for act in laws for k in (1, 2, 3)}
+    assert thresholds == {("identity", 1): 16, ("identity", 2): 16, ("identity", 3): 18,
+                          ("relu", 1): 17, ("relu", 2): 16, ("relu", 3): 18}
+    inside = []
+    for row in record["instances"]:
+        D_text, K_text, activation = row["id"].split("-")
+        D_value, K_value = int(D_text), int(K_text)
+        if K_value > 3 or D_value < thresholds[(activation, K_value)]:
+            continue
+        lo, hi = tl.bounds(laws[activation], D_value, K_value, 1.0)
+        eta_T = mpmath.mpf(paper_eta(D_value, K_value, 1.0)) * row["T_star"]
+        inside.append(lo <= eta_T <= hi)
+    assert len(inside) == 49 and all(inside)
