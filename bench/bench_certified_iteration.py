@@ -59,7 +59,7 @@ def main() -> None:
     if args.check:
         import mpmath
 
-        from rdyn.reduced_dynamics.certified.interval_direct import interval_ball
+        from rdyn.reduced_dynamics.certified.interval import interval_ball
         from rdyn.reduced_dynamics.model_a.dynamics import run
 
         ref = run(inst.config(), steps=max(seen), record=sorted(seen), backend="arb", dps=40)

@@ -81,24 +81,6 @@ def d_ds(expr: sp.Expr, scale: str) -> sp.Expr:
     return -e / ma.logit_scale(scale) * sp.diff(expr, e)
 
 
-@lru_cache(maxsize=None)
-@seeded
-def fixed_point_slope(scale: str = "D") -> sp.Expr:
-    """``dC1*/ds = -F_C1,s / F_C1,C1`` (implicit differentiation of ``F_C1(C1*(s), s) = 0``),
-    asserted equal to the derivative of ``m2(c(s), exp(-s/scale)) = 0`` solved for ``c'(s)``."""
-    f = general_vector_field(scale)
-    slope = -d_ds(f.C1_rate, scale) / sp.diff(f.C1_rate, C1)
-    # independent route: differentiate m2(c(s), exp(-s/scale)) = 0 along s and solve for c'
-    c = sp.Function("c")(s)
-    along = sp.Function("m2")(c, sp.exp(-s / ma.logit_scale(scale)))
-    (solved,) = sp.solve(sp.diff(along, s), sp.diff(c, s))
-    back = {c: C1, sp.exp(-s / ma.logit_scale(scale)): e}
-    solved = solved.doit().subs(back)
-    assert sp.simplify((solved - slope.doit()).subs(back)) == 0, \
-        "implicit differentiation of the fixed point disagrees"
-    return slope
-
-
 @dataclass(frozen=True)
 class GeneralSlowManifold:
     """The slow-manifold reduction in terms of values at ``C1 = C1*(s)``: ``G0`` (with

@@ -74,7 +74,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from rdyn.reduced_dynamics.certified.interval import PRIMITIVES, _jit, arb_to_interval, interval_ball
+from rdyn.reduced_dynamics.certified.interval import PRIMITIVES, _jit, arb_to_interval
 
 # the state st[...]: C1 and x intervals, the stop code; the block box Y and the magnitude bounds
 # of the Jacobian over it (valid while the box stays inside Y), the last moves of C1 and x
@@ -279,11 +279,6 @@ class IntervalDirect:
         """((C1_lo, C1_hi), (x_lo, x_hi)) at step ``t``."""
         st = self.st
         return (float(st[S_C1LO]), float(st[S_C1HI])), (float(st[S_XLO]), float(st[S_XHI]))
-
-    def state_balls(self) -> tuple:
-        """(C1, x) at step ``t`` as arb balls containing the intervals."""
-        (a, b), (u, v) = self.state()
-        return interval_ball(a, b), interval_ball(u, v)
 
     def relative_radius(self) -> float:
         """max over C1, x of half-width / |midpoint| at step ``t`` (0 for a point)."""

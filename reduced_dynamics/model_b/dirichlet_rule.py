@@ -213,20 +213,6 @@ def _tensor_rows(rules, j, row, rest, w, masses, weights):
             _tensor_rows(rules, j + 1, head, rest_i, w_i, masses, weights)
 
 
-def half_integer_moment(params, powers) -> "Fraction":
-    """E[prod w_i^{p_i}] for Dirichlet(params) with rational params (exact):
-    ``prod (a_i)_{p_i} / (A)_{P}`` (rising factorials), A = sum a_i, P = sum p_i."""
-    num, den = Fraction(1), Fraction(1)
-    A = sum(Fraction(a) for a in params)
-    P = sum(powers)
-    for a, p in zip(params, powers):
-        for k in range(p):
-            num *= Fraction(a) + k
-    for k in range(P):
-        den *= A + k
-    return num / den
-
-
 def dirichlet_params(multiplicities) -> list:
     """Dirichlet parameters k_i/2 as Fractions."""
     return [Fraction(k, 2) for k in multiplicities]

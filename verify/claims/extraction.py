@@ -307,18 +307,6 @@ def decide(paper: str, label: str, discrepant: Sequence, cause_of, checks: Seque
     return Decision(causes, origins, verdicts)
 
 
-def cause_origins(claims: Sequence[dict]) -> dict[str, str]:
-    """cause -> origin over the discrepancies of a ledger's --json ``claims`` (a cause is the paper's if
-    any entry holds it as the paper's)."""
-    out: dict[str, str] = {}
-    for c in claims:
-        if c.get("verdict") != "discrepancy":
-            continue
-        for cause, origin in ((c.get("extraction") or {}).get("origins") or {}).items():
-            out[cause] = "paper" if out.get(cause) == "paper" else origin
-    return out
-
-
 # ------------------------------------------------------------------------------------------
 # which printed forms a lost symbol explains
 # ------------------------------------------------------------------------------------------

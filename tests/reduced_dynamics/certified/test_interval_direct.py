@@ -14,8 +14,8 @@ pytestmark = pytest.mark.slow
 flint = pytest.importorskip("flint")
 from flint import arb  # noqa: E402
 
-from rdyn.reduced_dynamics.certified.interval_direct import (COLUMNS, STOP_BRANCH, IntervalDirect,  # noqa: E402
-                                                             interval_ball)
+from rdyn.reduced_dynamics.certified.interval import interval_ball  # noqa: E402
+from rdyn.reduced_dynamics.certified.interval_direct import COLUMNS, STOP_BRANCH, IntervalDirect  # noqa: E402
 from rdyn.verification.proofs.engine import Instance  # noqa: E402
 
 RELU = Instance(12, 3, activation="relu", eta=0.01)   # rdyn prove's Done-when instance (T* = 1165870)
