@@ -624,11 +624,6 @@ def closed_moments(name: str) -> dict:
     return {key: gaussian_expectation_closed(f) for key, f in integrands.items()}
 
 
-def gelu_closed_moments() -> dict:
-    """GELU's :func:`closed_moments` (``W = sqrt(1 + r^2 s_res^2)``)."""
-    return closed_moments("gelu")
-
-
 # --------------------------------------------------------------------------------------------
 # Cache of the closed forms (deriving GELU's takes about 8 s of sympy)
 # --------------------------------------------------------------------------------------------

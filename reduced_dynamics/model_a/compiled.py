@@ -1,7 +1,8 @@
 """Model A with sigma = erf or GELU in float64: the collapsed map as a compiled closed form
 (numba); the compiled event loop (:func:`_make_iterate`, also driving the compiled Gauss-Hermite
-rule of :mod:`rdyn.reduced_dynamics.model_a.compiled_rule`). GELU's forms come from :func:`rdyn.derivations.activations.gelu_closed_moments`; erf's
-are written below from the primitives (fewer terms).
+rule of :mod:`rdyn.reduced_dynamics.model_a.compiled_rule`). GELU's forms come from
+:func:`rdyn.derivations.activations.closed_moments` ("gelu"); erf's are written below from the primitives
+(fewer terms).
 
 With Z ~ N(0, 1) the outer variable of :mod:`rdyn.reduced_dynamics.model_a.smooth`
 (``Y2 = s2 Z``, ``E[sigma(r Y1) | Z] = erf(alpha Z)``, ``alpha = r rho / sqrt(1 + 2 r^2 s_res^2)``,
@@ -144,7 +145,7 @@ def compiled_iterate():
 
 @lru_cache(maxsize=1)
 def compiled_gelu_forms():
-    """GELU's closed forms (:func:`rdyn.derivations.activations.gelu_closed_moments`) compiled
+    """GELU's closed forms (:func:`rdyn.derivations.activations.closed_moments` ("gelu")) compiled
     as one function of (C1, r, rho, s_res, s2, W, K) returning (m1, m2, dm2, cross, square),
     common subexpressions shared (sympy cse)."""
     import numba

@@ -785,16 +785,11 @@ def ood_batch(tr: Trajectory, seed: int, n: int = OOD_BATCH, noise: float = OOD_
     return zin, z.sum(axis=1) - zin, E.sum(axis=1)
 
 
-def ood_batch_estimates(tr: Trajectory, idx, batch) -> np.ndarray:
-    """The figure's estimator (1/(2n)) sum_n (||Y_n - TF(X_n)||^2 - ||Y_n - f*(X_n)||^2) at the states
-    ``idx``. All arguments are positive, so with d1 = C1 p - 1/K, d2 = C1 q it is exactly
-    (D/(2n)) sum (d1 z_in + d2 z_out)^2 - (1/n) sum (d1 z_in + d2 z_out) S_n: a quadratic term,
-    ~ e^2 ~ 1/T, and a linear one, ~ -(e/K) mean(z_out S) ~ T^(-1/2), whose sign is the batch's."""
-    return ood_batch_terms(tr, idx, batch).sum(axis=1)
-
-
 def ood_batch_terms(tr: Trajectory, idx, batch) -> np.ndarray:
-    """(quadratic term, linear term) of :func:`ood_batch_estimates` at the states ``idx``."""
+    """(quadratic term, linear term) at the states ``idx`` of the figure's estimator (1/(2n)) sum_n
+    (||Y_n - TF(X_n)||^2 - ||Y_n - f*(X_n)||^2), their sum. All arguments are positive, so with d1 = C1 p - 1/K,
+    d2 = C1 q it is exactly (D/(2n)) sum (d1 z_in + d2 z_out)^2 - (1/n) sum (d1 z_in + d2 z_out) S_n: a quadratic
+    term, ~ e^2 ~ 1/T, and a linear one, ~ -(e/K) mean(z_out S) ~ T^(-1/2), whose sign is the batch's."""
     zin, zout, S = batch
     out = []
     for i in idx:
