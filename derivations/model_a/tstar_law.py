@@ -586,17 +586,24 @@ def bounds(law, D: int, K: int, vstar_norm2, kappa=0, digits: int = 30) -> tuple
 _s, _ell_log = sp.symbols("s ell", positive=True)     # s = sqrt((D - K)/K) = 1/sigma; ell stands for a log
 
 
-def _log_below(A: sp.Rational, r: sp.Rational, terms: int = 400) -> bool:
-    """``log A < r``, exactly: ``r > 0`` and ``A`` below a partial sum of ``exp(r)``'s series (every term positive)."""
+def _log_below(A: sp.Rational, r: sp.Rational) -> bool:
+    """``log A < r``, exactly: ``r > 0`` and ``A`` below a partial sum of ``exp(r)``'s series (every term positive).
+    Once the terms fall (``j > 2 r``) the rest of the series is below twice the last term, so the search stops when
+    even that would not reach A."""
+    from fractions import Fraction
+
     if r <= 0:
         return bool(r == 0 and A < 1)           # r < 0 would need an upper bound of exp(r): not decided
-    total, term = sp.Integer(0), sp.Integer(1)
-    for j in range(terms):
+    A, r = Fraction(int(A.p), int(A.q)), Fraction(int(r.p), int(r.q))
+    total, term, j = Fraction(0), Fraction(1), 0
+    while True:
         total += term
         if A < total:
             return True
-        term = term * r / (j + 1)
-    return False
+        j += 1
+        term = term * r / j
+        if j > 2 * r and total + 2 * term <= A:
+            return False
 
 
 def _log_at_least(A: sp.Rational) -> sp.Rational:

@@ -109,7 +109,7 @@ def test_hypothesis_threshold():
         assert tl.hypothesis_holds(law, D0, K_value, 1.0)
         assert not tl.hypothesis_holds(law, D0 - 1, K_value, 1.0)
         assert tl.hypothesis_from(law, D0, K_value, 1) and not tl.hypothesis_from(law, D0 - 1, K_value, 1)
-        assert tl.threshold(law, K_value, 1) == D0
+        assert tl.threshold(law, K_value, 1, start=D0 - 3) == D0
     import types
 
     grows = types.SimpleNamespace(conditions=(("X", D / K - 10**6),))          # negative at D = 10, grows with D

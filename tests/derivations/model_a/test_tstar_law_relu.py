@@ -106,7 +106,7 @@ def test_hypothesis_thresholds_are_pinned(activation, scale, thresholds):
     law = tr.prove(activation, scale)
     for k, d0 in thresholds.items():
         assert tr.hypothesis_holds(law, d0, k, 1, 0.3) and not tr.hypothesis_holds(law, d0 - 1, k, 1, 0.3)
-        assert tr.tl.threshold(law, k, 1, "0.3") == d0
+        assert tr.tl.threshold(law, k, 1, "0.3", start=d0 - 3) == d0
     with pytest.raises(ValueError, match="hypothesis"):
         tr.bounds(law, thresholds[2] - 1, 2, 1, 0.3)
 
