@@ -19,6 +19,15 @@ def test_the_certified_gamma_contains_the_float64_iteration():
     assert abs(float(gamma.mid()) - float64) < 1e-12 * float64 and float(gamma.rad()) < 1e-30
 
 
+def test_a_huge_step_is_certified_as_it_is():
+    """--eta has no upper bound for ln and looped (docs/proofs.md, Model B): five steps at eta = 1e300 give a finite
+    ball of gamma_T near 1.3557e299 (relative radius about 3e-15), pinned; gamma does not increase at every step."""
+    gamma, increasing, _ = certified_training("ln", (3, 1, 1, 1), 4, 1e300, 5)
+    assert gamma.is_finite() and not increasing
+    assert 1.35567436817e299 < float(gamma.mid()) < 1.35567436818e299
+    assert float(gamma.rad()) < 1e-13 * float(gamma.mid())
+
+
 # rdyn ln --model ln --data spectrum --d 3 --spectrum 3,2,1 --steps T --dps 30 (the exact Dirichlet rule, an
 # independent route): gamma_T at T = 3 (ln) and T = 2 (looped, --L 2)
 THREE_LEVELS = {("ln", None, 3): "0.0363961847257554436034778639277",
