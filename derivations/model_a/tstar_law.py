@@ -398,7 +398,8 @@ def band_obligations(claim, b: StepThreeBounds) -> None:
     box = {_rho: (-1, 1), _ell: (-b.xi_w_sup, b.xi_w_sup), _beta: (0, _m * b.psi_sup),
            _k_beta: (0, _m * b.k_psi_sup), _m: (0, m_max)}
     claim("edge_repels", "E <= (H1)'s expression at both edges, for |rho| <= 1, |ell| <= Xi, 0 <= beta <= m Psi, "
-          "0 <= k beta <= m Z, 0 <= m Z, m Psi <= 1: so under (H1) the band |u| <= c mu psi(x) is never left",
+          "0 <= k beta <= m Z, 0 <= m max(Psi, Z) <= 1 ((H3)): so under (H1) the band |u| <= c mu psi(x) is never "
+          "left",
           all(box_nonnegative(h1 - edge_rate(side), box) for side in (1, -1)))
     # step 5: from u = -1 to the band's lower edge, w = -u in [beta, 1], while k <= 1
     w_rate = _w + (1 - _w)**2 * (1 + _k * _w) * (_beta / c) * _rho         # u'/lambda, mu R = (beta/c) rho
