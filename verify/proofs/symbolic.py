@@ -292,12 +292,6 @@ def d8_printed(activation: str) -> tuple:
     return (sp.simplify((f["F4"] / p - f["F3"]) / sK**2), sp.simplify(f["F2_1"] + p * f["F1"]))
 
 
-def instance_parameters(D: int, K: int, eta_value, M_value, kappa_value) -> dict:
-    """sympy values of the symbolic parameters (eta, M, kappa exact rationals of their decimals)."""
-    return {sK: sp.sqrt(K), sN: sp.sqrt(D - K), eta: sp.Rational(eta_value), M: sp.Rational(M_value),
-            kappa: sp.Rational(kappa_value)}
-
-
 @lru_cache(maxsize=None)
 def eta_structure(activation: str, scale: str = "D") -> dict:
     """The facts about eta that :mod:`.eta_box` rests on, each decided by sympy (an identity or a

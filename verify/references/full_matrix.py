@@ -370,15 +370,6 @@ def project(model: FullModel, W_V: np.ndarray, W_KQ: np.ndarray) -> Projection:
     return Projection(C1, C2, C3, rv, rb)
 
 
-def off_structure(model: FullModel, W_V: np.ndarray, W_KQ: np.ndarray) -> tuple[float, float]:
-    """Absolute Frobenius norms of the parts of W_V and P^T W_KQ P outside the structure."""
-    pr = project(model, W_V, W_KQ)
-    a_in, a_out = structure_matrices(model.groups)
-    B = model.P.T @ W_KQ @ model.P
-    return (float(np.linalg.norm(W_V - pr.C1 * model.vstar)),
-            float(np.linalg.norm(B - pr.C2 * a_in + pr.C3 * a_out)))
-
-
 def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
     return float(np.sum(a * b) / (na * nb)) if na > 0 and nb > 0 else 0.0
