@@ -25,9 +25,7 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
     of ``inst.steps``; ``on_step(state)``: the state after each whole step (what :func:`interrupted_report`
     reports when SIGINT/SIGTERM stops the run: the KeyboardInterrupt propagates)."""
     t0 = time.perf_counter()
-    old = flint.ctx.prec
-    flint.ctx.prec = prec
-    try:
+    with flint.ctx.workprec(prec):
         statements, constants = [], {}
         if inst.model == "noln":
             # here, not at the top: the branch and bound's interval arithmetic imports numba, which
@@ -55,20 +53,14 @@ def prove_model_b(inst: BInstance, *, max_boxes: int = 200_000, prec: int = PREC
                 statements.append(_trained(inst, progress=progress, on_step=on_step))
         return {"paper": "B", "instance": inst.to_dict(), "constants": constants, "statements": statements,
                 "prec_bits": prec, "seconds": round(time.perf_counter() - t0, 3)}
-    finally:
-        flint.ctx.prec = old
 
 
 def interrupted_report(inst: BInstance, at, seconds: float, *, prec: int = PREC_BITS) -> dict:
     """The report of a ``--steps`` run stopped by SIGINT/SIGTERM: the contraction statement at the state ``at``
     after the last whole certified step (``on_step``'s last; None before the first step: undecided), with
     ``"complete": false`` and ``steps_done``."""
-    old = flint.ctx.prec
-    flint.ctx.prec = prec
-    try:
+    with flint.ctx.workprec(prec):
         st = _trained(inst, stop=(at, seconds))
-    finally:
-        flint.ctx.prec = old
     return {"paper": "B", "instance": inst.to_dict(), "constants": {}, "statements": [st], "prec_bits": prec,
             "seconds": round(seconds, 3), "complete": False, "steps_done": 0 if at is None else at[0]}
 
