@@ -93,7 +93,8 @@ def test_steps_four_to_six_are_exact_obligations(monkeypatch):
         assert _band_checks(b)["transient_contraction"] is False
         # (H1) then bounds the edges' rate still, but no m >= 0 satisfies it
         assert tl._repelling(b, sp.Integer(0)) == 0
-    # psi(1/sigma) >= sigma^2/8 is false near sigma = 1: step 3 refuses the constant T0 would use
+    # psi(1/sigma) >= 3 sigma^2/5 is false near sigma = 1 (psi(1/sigma)/sigma^2 falls to 1/2 there): step 3 refuses
+    # the constant T0 would use
     with monkeypatch.context() as patch:
         patch.setattr(tl, "IDENTITY_BOUNDS", dataclasses.replace(b, psi_start=sp.Rational(3, 5)))
         law = tl.prove.__wrapped__("D")
@@ -205,7 +206,8 @@ def test_certified_map_T_star_lies_inside_the_flow_bounds():
     grid instance (tests/verify/proofs/sweep_paper_verdicts.json, interval arithmetic). For K <= 4, ||V*||^2 = 1 and
     every D >= D0 of that grid (55 instances, identity and ReLU, logits/D), eta T* lies between tau_lo and tau_hi.
     That is the map at a finite eta, not the flow, so this is evidence beside the law, not a step of it; the upper
-    bound is 0.13% to 2.8% above eta T* for the identity, the lower bound is below 0 at all but three (identity, D = 23, 24)."""
+    bound is 0.13% to 2.8% above eta T* for the identity, the lower bound is below 0 at all but three (identity,
+    D = 23, 24)."""
     import json
     import pathlib
 
