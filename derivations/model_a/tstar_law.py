@@ -326,7 +326,8 @@ IDENTITY_BOUNDS = StepThreeBounds(psi_sup=CONSTANTS["Psi"], k_psi_sup=CONSTANTS[
 
 def transient_time(b: StepThreeBounds, mu: sp.Expr, sig: sp.Expr) -> sp.Expr:
     """Step 5's ``T0``: on the transient ``|u|' <= -(lambda_min/2)|u|`` from ``|u| = 1``, and the band's edge
-    is at least ``c mu psi_start sigma^2``, so ``|u| <= beta`` by ``T0 = log(1/(c mu psi_start sigma^2))/(lambda_min/2)``."""
+    is at least ``c mu psi_start sigma^2``, so ``|u| <= beta`` by
+    ``T0 = log(1/(c mu psi_start sigma^2))/(lambda_min/2)``."""
     return sp.log(1 / (BAND_FACTOR * mu * b.psi_start * sig**2)) / (b.lambda_min / 2)
 
 
