@@ -137,9 +137,7 @@ def _tables():
     import flint
     from flint import arb
 
-    old = flint.ctx.prec
-    flint.ctx.prec = 200
-    try:
+    with flint.ctx.workprec(200):
         inv_fact = np.array([arb_to_interval(arb(1) / arb(math.factorial(k)))
                              for k in range(EXP_TERMS + 1)])
         two_j = np.array([arb_to_interval((arb(j) / 32 * arb(2).log()).exp()) for j in range(32)])
@@ -150,8 +148,6 @@ def _tables():
         ln2_32_hi = math.floor(float(ln2_32.mid()) * 2.0 ** 42) / 2.0 ** 42  # 37 bits
         misc = np.array([arb_to_interval(ln2_32 - ln2_32_hi), arb_to_interval(arb.pi() / 2),
                          arb_to_interval(arb.pi()), (ln2_32_hi, ln2_32_hi)])
-    finally:
-        flint.ctx.prec = old
     pow2 = np.array([math.ldexp(1.0, k) for k in range(-600, 601)])
     return inv_fact, two_j, atan_j, atan_c, misc, pow2
 

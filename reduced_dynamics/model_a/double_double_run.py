@@ -133,15 +133,11 @@ def dd_inputs(config, thresholds) -> tuple[np.ndarray, np.ndarray]:
     from rdyn.reduced_dynamics.certified.exact_inputs import exact_inputs
 
     kern = dd_kernels(config.activation, config.logit_scale)
-    old = flint.ctx.prec
-    flint.ctx.prec = 256
-    try:
+    with flint.ctx.workprec(256):
         params, fraction, level = exact_inputs(config, thresholds)
         consts = np.array([double_double.dd_of(arb(v)) for v in kern["prepare"](*params)])
         settings = np.zeros(N_DSETTINGS)
         settings[D_FRAC:D_FRAC + 2] = double_double.dd_of(fraction)
         settings[D_LEVEL:D_LEVEL + 2] = double_double.dd_of(level)
         settings[D_RATIO:D_RATIO + 2] = double_double.dd_of(arb(config.K) / (config.D - config.K))
-    finally:
-        flint.ctx.prec = old
     return consts, settings

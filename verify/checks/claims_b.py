@@ -225,12 +225,8 @@ def b3_part1_prove_check() -> Check:
     from rdyn.verification.proofs.model_b.instance import PREC_BITS, BInstance, noln_constants
 
     inst = BInstance()
-    old = flint.ctx.prec
-    flint.ctx.prec = PREC_BITS
-    try:
+    with flint.ctx.workprec(PREC_BITS):
         rows = {s["form"]: s for s in prove_b3(noln_constants(inst), inst.s0) if s["quantity"] == "descent_lemma"}
-    finally:
-        flint.ctx.prec = old
     printed, corrected = rows["printed"], rows["corrected"]
     if corrected["verdict"] != "certified":
         status = "fail"

@@ -207,9 +207,7 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
     t_start = time.perf_counter()
     chosen = [s for s in st.STATEMENTS if labels is None or s.label in labels]
     extra = [s for s in st.SUPERSEDED if include_superseded and (labels is None or s.label in labels)]
-    old = flint.ctx.prec
-    flint.ctx.prec = prec
-    try:
+    with flint.ctx.workprec(prec):
         k = kernels(inst.activation, inst.logit_scale)
         kappa = inst.kappa if inst.activation == "leaky" else 0.0
         eta_q = inst.exact_eta()
@@ -314,8 +312,6 @@ def prove(inst: Instance, labels=None, *, max_steps: int | None = None, max_boxe
                       "T0": it.T0, "iteration_seconds": round(it.seconds, 3), "last_step": it.last_step,
                       "radius_T0": it.radius_T0, "prec_bits": prec, "route": "float" if float_route else "arb"}
         return ProofReport(inst, it.T_star, results, sup, time.perf_counter() - t_start, region, {"t1": it.t1})
-    finally:
-        flint.ctx.prec = old
 
 
 def _verdict(s, o, it, res, info, float_route: bool = False) -> StatementResult:

@@ -502,12 +502,8 @@ def prove_box(cfg: EtaBox, tube: Tube, *, max_boxes: int = DEFAULT_MAX_BOXES, c_
     ``c_lag``: the lag lemma's constant to decide instead of the tube's ``max(|w_lo|, |w_hi|)``;
     ``mutate``: factors on ``g2`` and ``q_lag`` (tests: a constant made 1e-6 tighter is refused);
     ``conditions``: those of :data:`LATE`, :data:`ALL_STEPS` and :data:`PHASE_TIMES` to decide (default all)."""
-    old = flint.ctx.prec
-    flint.ctx.prec = PREC_BITS
-    try:
+    with flint.ctx.workprec(PREC_BITS):
         return _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, conditions)
-    finally:
-        flint.ctx.prec = old
 
 
 def _prove_box(cfg, tube, max_boxes, c_lag, mutate, progress, wanted):

@@ -351,14 +351,10 @@ def certified_training(model: str, spectrum, d: int, eta: float, steps: int, L: 
     increasing))`` with the state after each whole step, signals held (what an interrupted run keeps: a
     KeyboardInterrupt propagates, :func:`rdyn.verification.proofs.model_b.prove.interrupted_report`)."""
     t0 = time.perf_counter()
-    old = flint.ctx.prec
-    flint.ctx.prec = TRAIN_PREC_BITS
-    try:
+    with flint.ctx.workprec(TRAIN_PREC_BITS):
         F = level_F(model, spectrum, d, L)
         alpha, beta = arb(repr(float(alpha0))), arb(repr(float(beta0)))
         engine = _Training(F, arb(repr(float(eta))), steps, on_step)
         bar = None if progress is None else StepLines(progress, 1)
         t, alpha, beta, gamma, increasing = drive(engine, (0, alpha, beta, alpha * beta, True), chunk=1, bar=bar)
         return gamma, increasing, time.perf_counter() - t0
-    finally:
-        flint.ctx.prec = old
