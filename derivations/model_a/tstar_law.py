@@ -555,12 +555,19 @@ def prove(scale: str = "D") -> TstarLaw:
                     ma.to_public(tau_lo), ma.to_public(tau_hi), ma.to_public(leading), limits)
 
 
+@lru_cache(maxsize=None)
+def _mpmath_function(expr: sp.Expr):
+    """``expr`` (in D, K, ``vstar_norm2``, ``kappa``) lambdified for mpmath, once per expression (:func:`threshold`
+    evaluates the same conditions at many D)."""
+    return sp.lambdify((ma.D, ma.K, ma.vstar_norm2, ma.kappa), expr, "mpmath")
+
+
 def _numeric(expr: sp.Expr, D: int, K: int, vstar_norm2, kappa, digits: int):
     """``expr`` (in D, K, ``vstar_norm2``, ``kappa``) at one instance, by mpmath at ``digits`` digits (local
     precision)."""
     import mpmath
 
-    f = sp.lambdify((ma.D, ma.K, ma.vstar_norm2, ma.kappa), expr, "mpmath")
+    f = _mpmath_function(expr)
     with mpmath.workdps(digits):
         return f(mpmath.mpf(D), mpmath.mpf(K), mpmath.mpf(str(vstar_norm2)), mpmath.mpf(str(kappa)))
 
