@@ -1,34 +1,15 @@
-"""Reproduce Figures 2 and 3 of the teacher-model paper (seed 000, Section 4.1) as PNG files.
+"""Figures 2 and 3 of the teacher-model paper (seed 000, Section 4.1): the experiments and their PNG files.
 
-Six experiments (paper): CNN and GCN teachers with ReLU and Leaky ReLU (kappa 0.1), STS and
-GSLP with ReLU. Each trains the full student (rdyn.verification.references.full_matrix) by online SGD: a fresh
-batch of --batch Gaussian inputs X (d x D, iid N(0,1)) with labels f*(X) + E, E iid
-N(0, noise_std^2), every step, from W_V = 0, W_KQ = 0, eta = half of eta_limit.
-
-Figure 2 (figure2_loss.png): (a) excess training loss: the exact population excess loss
-L - 1/2 E||E||_F^2 at the SGD iterate; (b) excess OOD loss on a fresh batch with iid Exp(1)
-inputs, L_OOD - 1/(2N) sum_n ||Y_n - f*(X_n)||^2 (paper's definition; non-positive batch
-values are not drawn on the log axis); (c) cosine similarity of W_V and V*. Dashed: the
-collapsed (C1, C2, C3) prediction (population loss; OOD loss of the collapsed matrices on
-20000 Exp(1) inputs, noise-free; cosine 1). Log-log slopes are fitted over t >= 2 T*
-(T* of the collapsed run) when the run reaches 4 T*, else over the last decade (then the
-window may still contain the T* transition: check fit_from against T*), and printed next to the
-paper's claims (training -1, OOD about -0.5).
-Figure 3 (figure3_attention.png): attention S at the last step (SGD, top) and the collapsed
-prediction (bottom), one column per experiment.
-
-Sizes: paper's D, K (cnn 36/4, gcn 20/3, sts 20/4, gslp 20/1), M=4, d=8, ||V*||_F^2 =
---vstar-norm2 (default 256: a larger teacher shortens the attention phase T* ~ 1/||V*||^2).
---quick: D=12 (cnn K=3, gcn 3, sts 3, gslp 1), 1500 steps, for tests and notebooks.
-
-Beyond the paper (``activation``, ``rdyn figures --activation erf|tanh|gelu|softplus|sigmoid``
-or ``--activation-expr``): the four teachers (CNN, GCN, STS, GSLP; the paper's ReLU / Leaky
-pairs become one experiment each) with that sigma for teacher and student, V* with rows of
-equal norm; the SGD is the same full model (:mod:`rdyn.verification.references.full_matrix` with that
-sigma) and the dashed prediction the smooth collapsed map
-(:func:`rdyn.reduced_dynamics.model_a.smooth.run`: its population loss, attention and
-eta = half of its eta_limit; cosine 1; OOD loss of the collapsed matrices). The paper's slopes
-are context only (they are claims for ReLU / Leaky ReLU).
+Each experiment (:func:`run_experiment`) trains the full student (:mod:`rdyn.verification.references.full_matrix`)
+by online SGD from W_V = 0, W_KQ = 0 at half of eta_limit, a fresh Gaussian batch with label noise at every step,
+beside the collapsed (C1, C2, C3) prediction of the same teacher. :func:`plot_figure2` draws the excess population
+loss, the excess OOD loss on Exp(1) inputs and cos(W_V, V*) against the step, SGD solid and collapsed dashed, with
+the log-log slopes fitted over t >= 2 T* (:func:`fitted_slope`); :func:`plot_figure3` the attention S at the last
+step. The paper's six experiments are CNN and GCN with ReLU and Leaky ReLU (kappa 0.1), STS and GSLP with ReLU;
+for an activation the paper does not treat (:func:`experiments_with`) the four teachers with that sigma, the
+collapsed side by the smooth map (:func:`rdyn.reduced_dynamics.model_a.smooth.run`), the paper's slopes context
+only. Sizes, definitions and the exit status as ``rdyn figures`` states them: ``rdyn figures --help``
+(docs/cli.md).
 """
 from __future__ import annotations
 

@@ -64,6 +64,7 @@ from rdyn.verification.proofs.late_chart import MU_MAX_OVER_K, chart_kernels
 
 PREC_BITS = 128
 DEFAULT_MAX_BOXES = 200_000
+PROGRESS_EVERY = 20_000        # boxes between two progress lines
 MIN_WIDTH = 2.0 ** -30
 UNKNOWN = arb(0, math.inf)   # a condition not evaluated on a box (a validity test failed there): neither sign
 CONDITIONS = ("valid", "band_lower", "band_upper", "d19_upper", "d19_lower")
@@ -286,7 +287,7 @@ def _prove_band(cfg, band, max_boxes, mutate, progress) -> BoxProof:
     rules = bb.Rules(lambda box, pending: results_of(f.evaluate(*box)), split,
                      lambda box: max(widths(box)) < MIN_WIDTH, fatal=frozenset(FATAL), carry="all", margins_at="leaf")
     found = bb.search([(0.0, 1.0, 0.0, y1, 0.0, 1.0)], CONDITIONS, rules, max_boxes=max_boxes, progress=progress,
-                      progress_every=20000)
+                      progress_every=PROGRESS_EVERY)
     boxes = found.boxes
     if found.exhausted is not None:
         return BoxProof(0.0, cfg.eta_hi, False, {}, {}, boxes, time.perf_counter() - t0,

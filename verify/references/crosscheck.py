@@ -1,25 +1,13 @@
-"""Run Model A's full-matrix gradient descent next to the collapsed (C1, C2, C3) dynamics.
+"""Model A's full-matrix gradient descent beside the collapsed (C1, C2, C3) dynamics, from zero.
 
-Full model (docs/models_and_conventions.md, Model A; seed 000, Sections 2 and 4.1): W_V (M x d), W_KQ (D x D),
-S = softmax_col(P^T W_KQ P / scale), loss 1/2 E||Y - sigma(W_V X S)||_F^2 summed over all M*D
-entries, simultaneous GD from W_V = 0, W_KQ = 0. V* is Gaussian rescaled to ||V*||_F^2 =
---vstar-norm2; P is I or a Haar-random orthogonal matrix (--P random).
-
-  --mode population : exact population gradient (bivariate Gaussian forms, no sampling)
-  --mode sgd        : a fresh batch of --batch Gaussian inputs, labels f*(X) + noise-std * E,
-                      every step (paper: N = 100)
-
-(C1, C2, C3) are read off the full matrices by projection (B = P^T W_KQ P,
-A_in[j,i] = 1{j in G^i}, A_out = 1 - A_in):
-  C1 = <W_V, V*>/||V*||^2,  C2 = <B, A_in>/||A_in||^2,  C3 = -<B, A_out>/||A_out||^2.
-max_rel_dev: largest |full - collapsed| / |collapsed| over steps 0..N and components whose
-collapsed value is nonzero. structure_residual: largest ||W_V - C1 V*||/||W_V|| and
-||B - C2 A_in + C3 A_out||/||B|| over steps where the matrix is nonzero.
-SGD mode also reports expected_rel_dev, the batch-noise size: per step and component,
-sqrt(sum_{s<t} (eta * projected (batch - population) gradient at s)^2) / |collapsed value|
-(a random-walk estimate, no contraction), maximised like max_rel_dev.
-Default --steps is 300 (the collapsed phase-2 time T* is 1e5-1e6 steps: use --steps to go far).
-All quantities are dimensionless; steps are GD iterations.
+:func:`crosscheck` trains the full student of :mod:`.full_matrix` (``mode="population"``: the exact population
+gradient; ``mode="sgd"``: a fresh batch of ``batch_size`` Gaussian inputs with label noise ``noise_std`` at every
+step) and the collapsed iterator of the same configuration, and reads (C1, C2, C3) off the full matrices by
+projection (``full_matrix.project``). ``max_rel_dev`` is the largest relative deviation of the full from the
+collapsed state over steps 0..``steps`` and components with a nonzero collapsed value; ``structure_residual`` the
+largest relative distance of W_V and P^T W_KQ P from the collapsed structure; under SGD ``expected_rel_dev`` is
+the batch noise's random-walk size. The definitions, as ``rdyn crosscheck`` prints them, are in
+``rdyn crosscheck --help`` (docs/cli.md). All quantities are dimensionless; steps are GD iterations.
 """
 from __future__ import annotations
 

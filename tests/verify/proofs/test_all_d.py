@@ -196,13 +196,15 @@ def test_the_chart_refuses_d_at_most_2k():
         all_d.AllD(d_lo=6, K=3, activation="relu", kappa=0.0, vstar_norm2=1.0)
 
 
-def test_progress_comes_once_per_20000_boxes():
-    """The CLI's progress lines: none for a proof of a few hundred boxes, one per 20000 boxes otherwise."""
+def test_progress_comes_once_per_20000_boxes(monkeypatch):
+    """The CLI's progress lines: none for a proof of a few hundred boxes, one per PROGRESS_EVERY (20000) boxes
+    otherwise (shown with a cadence of 2000, a tenth of the boxes)."""
+    assert all_d.PROGRESS_EVERY == 20000
     cfg = all_d.AllD(d_lo=12, K=3, activation="relu", kappa=0.0, vstar_norm2=1.0)
     seen = []
     all_d.prove(cfg, progress=seen.append)
     assert seen == []
-    seen.clear()
-    all_d.prove(all_d.AllD(d_lo=12, K=3, activation="leaky", kappa=0.99, vstar_norm2=1.0), max_boxes=45000,
+    monkeypatch.setattr(all_d, "PROGRESS_EVERY", 2000)
+    all_d.prove(all_d.AllD(d_lo=12, K=3, activation="leaky", kappa=0.99, vstar_norm2=1.0), max_boxes=4500,
                 progress=seen.append)
-    assert len(seen) == 2 and 20000 <= seen[0] < 20006 and 40000 <= seen[1] < 40006
+    assert len(seen) == 2 and 2000 <= seen[0] < 2006 and 4000 <= seen[1] < 4006
