@@ -125,8 +125,6 @@ def symbols_in(text: str, as_symbols: tuple[str, ...] = ()) -> dict[str, sp.Symb
     """Every identifier of ``text`` that is not a function or constant of :func:`parse` (or is
     named in ``as_symbols``), as a plain sympy symbol: the symbol table for the project's own
     formula strings (the erratum's expressions and derived forms), never for user text."""
-    import re
-
     names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
     keep = (names - set(FUNCTIONS) - set(CONSTANTS)) | (names & set(as_symbols))
     return {name: sp.Symbol(name) for name in keep}

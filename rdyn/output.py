@@ -13,6 +13,8 @@ import numbers
 import sys
 from fractions import Fraction
 from typing import Any
+import os
+import tempfile
 
 
 class UsageError(ValueError):
@@ -127,9 +129,6 @@ def write_rescued(flag: str, path, write, text: str | None = None) -> str | None
     read-only meanwhile), write it to a new file in the temporary folder (same suffix) and
     warn where it went, or, failing that too, print ``text`` on stdout. Nothing finished is
     discarded. Returns the path written (None when printed)."""
-    import os
-    import tempfile
-
     try:
         write(os.fspath(path))
         return os.fspath(path)

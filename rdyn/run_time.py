@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+import math
+from fractions import Fraction
 
 ANNOUNCE_ABOVE_S = 10.0
 TEACHER_OVERHEAD_S = 8e-6
@@ -344,8 +346,6 @@ def _scaled_tstar(config) -> tuple[float | None, str] | None:
 def _scalable(config) -> bool:
     """Whether T* ~ tau_star/eta may be read off a run at ``SCALE_UP`` eta: that eta is below
     eta_limit/2."""
-    from fractions import Fraction
-
     from rdyn.reduced_dynamics.model_a.dynamics import eta_limit_fraction
 
     if config.eta is None:
@@ -364,8 +364,6 @@ def _scaled_outcome(probe_T_star) -> tuple[float | None, str]:
 
 
 def _limit_tstar(config) -> tuple[float | None, str]:
-    import math
-
     from rdyn.reduced_dynamics.model_a.dynamics import Thresholds
 
     try:
@@ -516,8 +514,6 @@ def default_float64_steps(config, thresholds, min_steps: int) -> tuple[int, bool
     slow-manifold limit
     (``--method slow``: T* ~ tau_star / eta, a few seconds for any D; rdyn teacher --D 1000:
     T* ~ 8.3e11, so the run is capped at 1e12 steps, about 17 h), else a lower bound."""
-    import math
-
     from rdyn.reduced_dynamics.model_a.dynamics import MAX_STEPS, run
 
     for probe_steps in (F64_PRE_RUN_STEPS // 100, F64_PRE_RUN_STEPS // 10, F64_PRE_RUN_STEPS):
@@ -575,8 +571,6 @@ def smooth_float64_estimate(config, nodes: int, steps: int | None, thresholds, m
     is predicted below :data:`ANNOUNCE_ABOVE_S`. A default run's length is 2 T* from the
     slow-manifold limit (``smooth_flow``, a few seconds; computed only when the run may be
     long), at least ``min_steps``, at most ``max_steps``."""
-    import math
-
     per_step = smooth_float64_step_seconds(config.activation.name, nodes)
     if (steps if steps is not None else max_steps) * per_step <= ANNOUNCE_ABOVE_S:
         return None

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from fractions import Fraction
 
 import sympy as sp
 
@@ -599,8 +600,6 @@ def _log_below(A: sp.Rational, r: sp.Rational) -> bool:
     """``log A < r``, exactly: ``r > 0`` and ``A`` below a partial sum of ``exp(r)``'s series (every term positive).
     Once the terms fall (``j > 2 r``) the rest of the series is below twice the last term, so the search stops when
     even that would not reach A."""
-    from fractions import Fraction
-
     if r <= 0:
         return bool(r == 0 and A < 1)           # r < 0 would need an upper bound of exp(r): not decided
     A, r = Fraction(int(A.p), int(A.q)), Fraction(int(r.p), int(r.q))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+import sys
 
 from rdyn.api._common import options
 from rdyn.options.engine_errors import usage_errors
@@ -100,8 +101,6 @@ def smooth_activation(v: FiguresOptions):
 def _run_paper_b(v: FiguresOptions, progress: bool):
     """Model B figures (seed 003): full-matrix GD of the LN / no-LN layers and the looped
     model with the collapsed prediction drawn over them (rdyn.verification.figures.model_b)."""
-    import sys
-
     from rdyn.output import UsageError
     from rdyn.result import Result
     from rdyn.verification.figures.model_b import make_figures as make_b

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import time
+import json
+import math
+from fractions import Fraction
 
 from rdyn.api._common import options
 from rdyn.option_types import ProveOptions
@@ -43,7 +46,6 @@ def hypotheses(v: ProveOptions) -> dict:
     # condition here, unlike rdyn teacher's eta_limit/2 (resolve_eta); the JSON shows which
     eta = instance_eta("paper" if v.eta is None else "given", D, K, M, v.eta)
     limit = _eta_limit(v, kappa)
-    from fractions import Fraction
 
     if Fraction(repr(float(eta))) >= limit:
         raise UsageError(f"--eta {eta!r} is outside the papers' hypotheses: the C1 update must contract at "
@@ -114,8 +116,6 @@ def box_hypotheses(v: ProveOptions):
 
 
 def _check_eta_below_limit(v: ProveOptions, kappa: float, D: int, lo: float, hi: float) -> None:
-    from fractions import Fraction
-
     limit = _eta_limit(v, kappa, D)
     if Fraction(repr(float(hi))) >= limit:
         at = f" at D = {D}" if isinstance(v.D, tuple) else ""
@@ -126,9 +126,6 @@ def _check_eta_below_limit(v: ProveOptions, kappa: float, D: int, lo: float, hi:
 def _unbounded_d(v: ProveOptions, kappa: float, d_lo: int, lo: float, hi: float) -> str:
     """Why ``--D LO:`` is refused: ``D eta_limit(D)`` is a constant c, so ``HI < eta_limit(D)`` fails at
     ``D = ceil(c/HI)``, checked exactly there (the witness is a D of the range)."""
-    import math
-    from fractions import Fraction
-
     c = _eta_limit(v, kappa, d_lo) * d_lo
     witness = max(d_lo, math.ceil(c / Fraction(repr(float(hi)))))
     limit = _eta_limit(v, kappa, witness)
@@ -356,8 +353,6 @@ def grid_options(v: ProveOptions) -> dict:
 def load_sweep_file(path, v: ProveOptions) -> dict:
     """``--resume FILE`` with ``--grid``: the sweep file (``--out`` of an earlier, interrupted run), checked
     to be for this grid and these options (UsageError naming the one that differs). Returns it."""
-    import json
-
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -442,8 +437,6 @@ def run_grid(v: ProveOptions, progress=None, note=None):
     the last; with ``resume`` (a sweep file) the instances it holds are kept and not proved again
     (``out`` defaults to it). An ``out`` that cannot be written (a full disk) does not stop the
     sweep: the result is rescued at the end (``write_rescued``)."""
-    import time
-
     from rdyn.options.engine_errors import usage_errors
     from rdyn.options import check_output_path
     from rdyn.output import warn, write_rescued, write_text_atomic

@@ -3,6 +3,7 @@ rdyn.verification.proofs.model_b; docs/proofs.md, "Model B")."""
 from __future__ import annotations
 
 import math
+import time
 
 from rdyn.option_types import ProveOptions
 from rdyn.options import integral
@@ -140,8 +141,6 @@ def run_b(v: ProveOptions, note=None):
     ``--steps`` raises :class:`rdyn.api._prove.RangeInterrupted` holding the report of the steps
     certified so far (``"complete": false``, ``steps_done``). The branch and bound runs
     of --model noln take about a second (their S0 and region boxes together stay within --max-boxes)."""
-    import time
-
     from rdyn.api._prove import RangeInterrupted
     from rdyn.result import Result
     from rdyn.run_time import ANNOUNCE_ABOVE_S

@@ -6,6 +6,7 @@ validation (rdyn/options/model_a_checks.py, for the CLI and the API alike). Here
 from __future__ import annotations
 
 import os
+import math
 
 from rdyn.api._common import checkpoint_errors, options
 from rdyn.options.engine_errors import usage_errors
@@ -280,8 +281,6 @@ CERTIFY = {"homogeneous": _certify_homogeneous, "smooth": _certify_smooth}
 def initial_multiplier(config, eta) -> float | None:
     """The C1 update's multiplier 1 + eta D dm2/dC1 at step 0 (the zero state, p = 1/D) of a
     smooth activation, in float64 (None if it cannot be evaluated)."""
-    import math
-
     try:
         from rdyn.reduced_dynamics.model_a.smooth import Expectations, Numbers, float64_rule
 

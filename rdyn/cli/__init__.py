@@ -16,6 +16,7 @@ import re
 import sys
 import warnings
 from typing import NoReturn
+import os
 
 from rdyn.derivations.messages import bounded
 from rdyn.output import UsageError
@@ -95,8 +96,6 @@ def one_line_warnings():
     seen = set()
 
     def show(message, category, filename, lineno, file=None, line=None):
-        import os
-
         text = " ".join(str(message).split())
         if (category, text) in seen:
             return
@@ -162,8 +161,6 @@ def pin_blas_threads() -> bool:
     (then the library has read it): LAPACK's solves (the Radau flows) then give the same float64 digits
     on every core count, and rdyn's small matrices run faster without thread start-up
     (docs/input_rules.md, "Reproducible digits"). Returns whether it could still take effect."""
-    import os
-
     if "numpy" in sys.modules:
         return False
     for name in BLAS_THREAD_VARIABLES:

@@ -24,6 +24,7 @@ All quantities are dimensionless; steps are GD iterations.
 from __future__ import annotations
 
 import math
+import sys
 
 from rdyn.option_types import CrosscheckOptions
 from rdyn.output import format_real
@@ -33,8 +34,6 @@ NAME = "crosscheck"
 
 def run(values: CrosscheckOptions, args) -> int:
     from rdyn.api._crosscheck import run as api_run
-
-    import sys
 
     from rdyn.cli.teacher import DIVERGED_EXIT
 

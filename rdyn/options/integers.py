@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 from typing import SupportsInt, cast
+from decimal import Decimal, InvalidOperation
 
 from rdyn.options.shown_values import shown
 
@@ -16,8 +17,6 @@ def integral(value) -> int | None:
     numeric string whose value is an integer ("20", 20.0, "1e3", 1e9 -> 1000000000); else
     None (2.5, "2.5", nan, inf, True, "abc"). Strings are read exactly (decimal), never
     through a float, so "12345678901234567890" stays exact."""
-    from decimal import Decimal, InvalidOperation
-
     if isinstance(value, bool):
         return None
     if isinstance(value, numbers.Integral):
@@ -40,7 +39,6 @@ def integer_argument(text: str) -> int:
     number of more than 100000 digits (``--D 1e1000000``) is refused before it is converted
     (the exact conversion is quadratic in the number of digits), and no option comes near."""
     import argparse
-    from decimal import Decimal, InvalidOperation
 
     try:
         number = Decimal(text.strip())

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 from rdyn.derivations.atomic_files import output_target, reaches_descriptor, unwritable_reason
 from rdyn.options.option import Command, Option
@@ -92,8 +93,6 @@ def probe_folder(flag: str, path: str) -> None:
     probe and every folder the probe created: validation leaves nothing behind, so a check
     that refuses later leaves no folder (the job creates the folder when it writes, after
     every check has passed)."""
-    import tempfile
-
     created = []   # the folders the probe creates, deepest first
     missing = path
     while not os.path.exists(missing):

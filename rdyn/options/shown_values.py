@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from decimal import Decimal, ROUND_DOWN
 
 
 def shown(value: Any) -> str:
@@ -21,8 +22,6 @@ def shown(value: Any) -> str:
 def shown_integer(value: int) -> str:
     """An integer in a message: as is up to 24 digits, else in scientific form with its digit
     count (``--D 1e300`` -> "1.000e+300 (an integer of 301 digits)"): one short line."""
-    from decimal import ROUND_DOWN, Decimal
-
     value = int(value)
     if value.bit_length() <= 79:   # below 10^24: as is
         return str(value)

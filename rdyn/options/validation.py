@@ -24,6 +24,7 @@ validated values into the command's frozen dataclass of :mod:`rdyn.option_types`
 from __future__ import annotations
 
 import os
+import importlib.util
 
 from rdyn.derivations.atomic_files import output_target
 from rdyn.options.coercion import coerce
@@ -37,8 +38,6 @@ from rdyn.output import UsageError
 def check_dependency(flag: str, module: str, extra: str) -> None:
     """Refuse (UsageError) an option whose optional dependency ``module`` cannot be imported,
     naming the extra that installs it."""
-    import importlib.util
-
     try:
         found = importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):

@@ -20,6 +20,8 @@ enclosure stops ("not certified").
 """
 from __future__ import annotations
 
+import os
+
 from rdyn.reduced_dynamics.certified.arb_iteration import MEAN_VALUE, ArbIteration, BranchUndetermined
 from rdyn.reduced_dynamics.certified.exact_inputs import exact_inputs
 from rdyn.reduced_dynamics.certified.certificate import CertifiedResult, EventCertificate, relative_radius
@@ -31,8 +33,6 @@ CHUNK = 10000   # steps per chunk of the driver (the progress bar moves at its e
 def companion_path(path: str) -> str:
     """The file next to a ``rdyn teacher --checkpoint`` file that holds the --certify pass's
     checkpoint: ``run.npz`` -> ``run.certify.npz``."""
-    import os
-
     root, ext = os.path.splitext(path)
     return f"{root}.certify{ext or '.npz'}"
 

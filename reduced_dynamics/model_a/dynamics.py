@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, ClassVar, Sequence
+from fractions import Fraction
 
 import numpy as np
 
@@ -138,8 +139,6 @@ def eta_limit_exact(config: TeacherConfig):
 
 @lru_cache(maxsize=None)
 def _eta_limit_function(activation: str) -> Callable:
-    from fractions import Fraction
-
     namespace = {"F": math, "R": Fraction}
     run_generated(eta_limit_source(activation), f"eta_limit [{activation}]", namespace)
     return namespace["eta_limit"]
@@ -148,8 +147,6 @@ def _eta_limit_function(activation: str) -> Callable:
 def eta_limit_fraction(config: TeacherConfig):
     """:func:`eta_limit_exact` as a ``fractions.Fraction`` (the same exact value, computed
     from the derived expression printed once into the source cache: no sympy when warm)."""
-    from fractions import Fraction
-
     value = _eta_limit_function(config.activation)(
         Fraction(config.D), Fraction(config.K), Fraction(repr(config.kappa)))
     return Fraction(value)

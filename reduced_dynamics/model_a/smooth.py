@@ -33,6 +33,8 @@ import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar, Sequence
+import sys
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -196,7 +198,6 @@ class Numbers:
             import mpmath
 
             return mpmath.workprec(self.bits)
-        from contextlib import nullcontext
 
         return nullcontext()
 
@@ -716,8 +717,6 @@ def _compiled_loop(config: SmoothConfig, n: int):
     :mod:`rdyn.reduced_dynamics.model_a.compiled`), else (iterate, z, w), the n-point tensor
     rule compiled (:mod:`rdyn.reduced_dynamics.model_a.compiled_rule`); False (one line on
     stderr) if the formula does not compile under numba: the numpy step then."""
-    import sys
-
     from rdyn.reduced_dynamics.model_a.compiled_rule import compiled_rule_loop
 
     if config.activation.name in COMPILED:

@@ -29,6 +29,8 @@ import os
 import zipfile
 from contextlib import contextmanager
 from typing import Any, Callable
+import re
+import sys
 
 import numpy as np
 
@@ -103,8 +105,6 @@ def save_or_warn(write) -> bool:
     """Run ``write()`` (a periodic or final checkpoint save); if the file cannot be written
     (a full disk, a file made read-only meanwhile) warn on stderr and go on: the run's result
     is still computed and printed, nothing finished is lost. Returns whether it was saved."""
-    import sys
-
     try:
         write()
         return True
@@ -152,8 +152,6 @@ _ABSENT = object()
 
 def _lookup(tree: Any, dotted: str) -> Any:
     """The value at a path of :func:`identity_difference` ("a.b", "configs[3].eta")."""
-    import re
-
     for part in dotted.split("."):
         name = part.split("[", 1)[0]
         indices = [int(i) for i in re.findall(r"\[(\d+)\]", part)]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import importlib
 
 from rdyn.derivations.messages import error_kind
 
@@ -58,8 +59,6 @@ def _probe_function():
     given modules import. A nested function, so cloudpickle sends it by value (the far side
     needs nothing of rdyn to unpickle it, only to run what it imports)."""
     def probe(modules):
-        import importlib
-
         try:
             # importing the version module imports the rdyn package first
             version = importlib.import_module("rdyn.reduced_dynamics._version").__version__

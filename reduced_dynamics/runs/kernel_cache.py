@@ -31,6 +31,10 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
+import importlib.abc
+import importlib.util
+import io
+import re
 
 _HEADER = "# rdyn generated source sha256="
 _PACKAGE_DIRS = ("derivations", "reduced_dynamics")
@@ -217,8 +221,6 @@ def _defer_scipy_linalg() -> None:
     loaded, or when numba's internals differ (then numba imports scipy.linalg as usual)."""
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return
-    import importlib.abc
-    import importlib.util
 
     class _Defer(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
@@ -245,8 +247,6 @@ def load_module(kind: str, source: str, label: str):
     """Import ``source`` (a complete module: it imports what it needs, and decorates the
     functions to compile with :func:`njit`) from ``kernels/`` in the cache. The file is
     (re)written when missing or not byte-identical to the expected text."""
-    import importlib.util
-
     text = module_text(source, label).encode()
     name = f"rdyn_{kind}_{module_key(source)}"
     if name in sys.modules:
@@ -286,7 +286,6 @@ _DIGEST = 32  # bytes of sha256 in front of every cache file numba writes throug
 
 def _checked_cache_classes():
     """(cache file class, function cache class) whose files carry a sha256 of their bytes."""
-    import io
     import pickle
 
     from numba.core import caching
@@ -406,7 +405,6 @@ def nested_function_source(factory: Callable, name: str) -> str:
     generated module can define it with its callees as module globals (numba can cache
     that, not a closure)."""
     import inspect
-    import re
     import textwrap
 
     lines = textwrap.dedent(inspect.getsource(factory)).splitlines()

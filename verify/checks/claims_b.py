@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from fractions import Fraction
 
 import numpy as np
 import sympy as sp
@@ -258,8 +259,6 @@ def upsilon2_check() -> Check:
     L'' = 2 kappa2, so the bound needs kappa2 = E||S a||^2: on the Task 2 spectrum (3, 1, 1, 1)
     kappa2 = sum m_i^2/d = 3 exactly, while Upsilon = 1/min m_i = 1, Upsilon_1 and Upsilon_3 (the
     constants of the looped and LN runs) differ: no defined symbol can stand for kappa2."""
-    from fractions import Fraction
-
     ln = _run("ln", 2.0, 50)
     looped = _run("looped", 0.1, 50)
     kappa2 = Fraction(sum(m * m for m in SPECTRUM), len(SPECTRUM))

@@ -21,6 +21,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
+import time
 
 from rdyn.verification.checks.record import Check
 
@@ -173,7 +174,6 @@ def run_checks(only: Sequence[str] | None = None, model: str = "all", quick: boo
     an ``only`` pattern, if given). ``progress`` names each group on stderr."""
     if model not in ("A", "B", "all"):
         raise ValueError(f"model must be A, B or all, not {model!r}")
-    import time
 
     out: list[Check] = []
     selected = list(select_groups(model, quick, only, groups))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+import sys
+import tempfile
 
 
 class FigureLayoutWarning(UserWarning):
@@ -82,8 +84,6 @@ def save_figure(fig, path: Path, dpi: int) -> Path:
         shown = "; ".join(f"{a} / {b}" for a, b in overlaps[:5])
         warnings.warn(f"{Path(path).name}: {len(overlaps)} overlapping labels: {shown}",
                       FigureLayoutWarning, stacklevel=2)
-    import sys
-    import tempfile
 
     from rdyn.reduced_dynamics.runs.atomic_files import write_atomic
 
@@ -105,9 +105,6 @@ def output_folder(out: Path) -> Path:
     was removed together with a parent that is now a file, a read-only mount, ...), a new
     folder ``rdyn-rescued-figures-*`` in the temporary folder, with a warning on stderr saying
     where: figures that took minutes to train are never lost to a late write failure."""
-    import sys
-    import tempfile
-
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
