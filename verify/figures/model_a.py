@@ -4,8 +4,8 @@ Each experiment (:func:`run_experiment`) trains the full student (:mod:`rdyn.ver
 by online SGD from W_V = 0, W_KQ = 0 at half of eta_limit, a fresh Gaussian batch with label noise at every step,
 beside the collapsed (C1, C2, C3) prediction of the same teacher. :func:`plot_figure2` draws the excess population
 loss, the excess OOD loss on Exp(1) inputs and cos(W_V, V*) against the step, SGD solid and collapsed dashed, with
-the log-log slopes fitted over t >= 2 T* (:func:`fitted_slope`); :func:`plot_figure3` the attention S at the last
-step. The paper's six experiments are CNN and GCN with ReLU and Leaky ReLU (kappa 0.1), STS and GSLP with ReLU;
+the log-log slopes fitted (:func:`fitted_slope`) over t >= 2 T* when the run reaches 4 T*, else over the last
+decade; :func:`plot_figure3` the attention S at the last step. The paper's six experiments are CNN and GCN with ReLU and Leaky ReLU (kappa 0.1), STS and GSLP with ReLU;
 for an activation the paper does not treat (:func:`experiments_with`) the four teachers with that sigma, the
 collapsed side by the smooth map (:func:`rdyn.reduced_dynamics.model_a.smooth.run`), the paper's slopes context
 only. Sizes, definitions and the exit status as ``rdyn figures`` states them: ``rdyn figures --help``
