@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import sys
+import tempfile
 from fractions import Fraction
 from typing import Any
-import os
-import tempfile
 
 
 class UsageError(ValueError):

@@ -31,9 +31,9 @@ estimate is a lower bound ("more than").
 """
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
-import math
 from fractions import Fraction
 
 ANNOUNCE_ABOVE_S = 10.0

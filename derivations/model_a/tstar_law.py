@@ -73,8 +73,8 @@ reuses this module's positivity tests (:func:`box_nonnegative`, :func:`nonnegati
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 
 import sympy as sp
 

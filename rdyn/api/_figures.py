@@ -1,8 +1,8 @@
 """``rdyn.figures``: Figures 2 and 3 of the teacher-model paper as PNG files."""
 from __future__ import annotations
 
-from pathlib import Path
 import sys
+from pathlib import Path
 
 from rdyn.api._common import options
 from rdyn.options.engine_errors import usage_errors

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import time
 import json
 import math
+import time
 from fractions import Fraction
 
 from rdyn.api._common import options

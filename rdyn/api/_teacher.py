@@ -5,8 +5,8 @@ validation (rdyn/options/model_a_checks.py, for the CLI and the API alike). Here
 :func:`teacher_request` maps them into the request once and :func:`run` runs it."""
 from __future__ import annotations
 
-import os
 import math
+import os
 
 from rdyn.api._common import checkpoint_errors, options
 from rdyn.options.engine_errors import usage_errors

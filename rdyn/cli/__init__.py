@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
 import warnings
 from typing import NoReturn
-import os
 
 from rdyn.derivations.messages import bounded
 from rdyn.output import UsageError

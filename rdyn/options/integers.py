@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import SupportsInt, cast
 from decimal import Decimal, InvalidOperation
+from typing import SupportsInt, cast
 
 from rdyn.options.shown_values import shown
 

@@ -4,8 +4,8 @@ a long path is shortened so that the refusal stays one short line.
 from __future__ import annotations
 
 import os
-from typing import Any
 from decimal import Decimal, ROUND_DOWN
+from typing import Any
 
 
 def shown(value: Any) -> str:

@@ -23,8 +23,8 @@ validated values into the command's frozen dataclass of :mod:`rdyn.option_types`
 """
 from __future__ import annotations
 
-import os
 import importlib.util
+import os
 
 from rdyn.derivations.atomic_files import output_target
 from rdyn.options.coercion import coerce

@@ -17,9 +17,9 @@ from contextlib import contextmanager
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from typing import Callable, ClassVar, Sequence
-from fractions import Fraction
 
 import numpy as np
 

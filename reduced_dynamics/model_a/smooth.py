@@ -30,11 +30,11 @@ results agree with the next order to the tolerance (float64: 1e-13 relative; ``d
 from __future__ import annotations
 
 import math
+import sys
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar, Sequence
-import sys
-from contextlib import nullcontext
 
 import numpy as np
 

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 import zipfile
 from contextlib import contextmanager
 from typing import Any, Callable
-import re
-import sys
 
 import numpy as np
 

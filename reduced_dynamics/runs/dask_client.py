@@ -19,8 +19,8 @@ submitted, and reported as one :class:`SchedulerError` line (the commands print 
 from __future__ import annotations
 
 import contextlib
-import re
 import importlib
+import re
 
 from rdyn.derivations.messages import error_kind
 

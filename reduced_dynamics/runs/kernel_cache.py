@@ -25,16 +25,16 @@ When numba has to compile (a cold cache, or an entry rebuilt), one line goes to 
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
+import importlib.util
+import io
 import os
+import re
 import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
-import importlib.abc
-import importlib.util
-import io
-import re
 
 _HEADER = "# rdyn generated source sha256="
 _PACKAGE_DIRS = ("derivations", "reduced_dynamics")

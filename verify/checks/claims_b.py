@@ -12,8 +12,8 @@ corrected eta_max is decided by ``rdyn prove --paper B`` at its own instance (Ta
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import sympy as sp

@@ -19,9 +19,9 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
-import time
 
 from rdyn.verification.checks.record import Check
 

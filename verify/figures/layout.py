@@ -9,10 +9,10 @@ next row's titles (Figure 3 did, with ``tight_layout``) fails the suite.
 """
 from __future__ import annotations
 
-import warnings
-from pathlib import Path
 import sys
 import tempfile
+import warnings
+from pathlib import Path
 
 
 class FigureLayoutWarning(UserWarning):
